@@ -1,0 +1,119 @@
+"""The Actor base class and the context the runtime gives each instance.
+
+An actor is a class with one async handler for its message union::
+
+    class Counter(Actor[CounterMsg]):
+        def __init__(self) -> None:
+            self.n = 0
+
+        async def handle(self, msg: CounterMsg) -> int | None:
+            match msg:
+                case Add(by=by):
+                    self.n += by
+                case Get():
+                    return self.n
+            return None
+
+Semantics the runtime guarantees:
+
+- A *serial* actor (``max_concurrency = 1``, the default) handles one message
+  at a time, in mailbox order, and may keep state in plain attributes.
+- A *concurrent* actor (``max_concurrency = N > 1``) runs each request in its
+  own task under the actor's nursery; at most N run at once and the mailbox
+  is not read while N are busy, so senders feel back-pressure.
+- The value a handler returns is the reply to an ``ask``. An exception whose
+  type is listed in ``expected_errors`` goes to the asker only. Any other
+  exception goes to the asker *and* crashes the instance: ``on_stop`` runs,
+  and the supervisor decides whether a fresh instance (from the factory)
+  takes over the same mailbox.
+- When an asker is cancelled (or its ask times out) while its request runs,
+  the handler is cancelled. The asker's cancellation completes only once the
+  handler has unwound, so a cancelled ask leaves nothing running.
+"""
+
+from __future__ import annotations
+
+import abc
+from typing import TYPE_CHECKING, Any, ClassVar, Generic, TypeVar
+
+import trio
+
+if TYPE_CHECKING:
+    from ._ref import ActorRef
+
+M = TypeVar("M")
+
+
+class ActorContext(abc.ABC, Generic[M]):
+    """What an actor instance knows about its place in the system.
+
+    The runtime sets ``self.ctx`` before ``on_start``.
+    """
+
+    __slots__ = ()
+
+    @property
+    @abc.abstractmethod
+    def name(self) -> str:
+        """The actor's name, unique in its system."""
+
+    @property
+    @abc.abstractmethod
+    def self_ref(self) -> ActorRef[M]:
+        """A ref to this actor (valid across restarts)."""
+
+    @property
+    @abc.abstractmethod
+    def restarts(self) -> int:
+        """How many times this actor has been restarted so far."""
+
+    @property
+    @abc.abstractmethod
+    def nursery(self) -> trio.Nursery:
+        """Nursery for background tasks that live as long as this incarnation.
+
+        Available to concurrent actors and to actors that set
+        ``background_tasks = True``. A background task that raises crashes
+        the instance; all of them are cancelled when the instance stops.
+        """
+
+    @abc.abstractmethod
+    def stop(self) -> None:
+        """Stop this actor normally once the current message is handled.
+
+        A normal stop is not a crash: a transient or temporary child is not
+        restarted after it.
+        """
+
+
+class Actor(abc.ABC, Generic[M]):
+    """Base class of actors; see the module docstring for the semantics."""
+
+    #: How many requests may run at once; 1 makes the actor serial.
+    max_concurrency: ClassVar[int] = 1
+    #: Exceptions that are the asker's problem: replied, but not a crash.
+    expected_errors: ClassVar[tuple[type[Exception], ...]] = ()
+    #: Give a serial actor a nursery (``ctx.nursery``) for background tasks.
+    background_tasks: ClassVar[bool] = False
+
+    __slots__ = ("ctx",)
+
+    ctx: ActorContext[M]
+
+    async def on_start(self) -> None:
+        """Called before the first message of each incarnation.
+
+        An exception here is a crash (the supervisor may retry).
+        """
+
+    @abc.abstractmethod
+    async def handle(self, msg: M) -> Any:
+        """Handle one message; the return value is the reply to an ask."""
+
+    async def on_stop(self, reason: BaseException | None) -> None:
+        """Called when this incarnation ends: ``reason`` is None for a normal
+        stop, else the crash or the cancellation that ended it.
+
+        Runs shielded from cancellation, bounded by the child's shutdown
+        grace period; release clients, files and processes here.
+        """

@@ -1,0 +1,74 @@
+"""What a supervisor needs from a child: an actor cell or a supervisor."""
+
+from __future__ import annotations
+
+import enum
+from typing import Protocol
+
+import msgspec
+import trio
+
+
+class State(enum.Enum):
+    """Life-cycle state of an actor or supervisor, as shown in snapshots."""
+
+    STARTING = "starting"
+    RUNNING = "running"
+    STOPPING = "stopping"
+    RESTARTING = "restarting"  # waiting out its restart backoff
+    STOPPED = "stopped"
+
+
+class ActorInfo(msgspec.Struct, frozen=True):
+    """One row of :meth:`ActorSystem.snapshot`."""
+
+    name: str
+    kind: str  # "actor" or "supervisor"
+    parent: str | None
+    state: State
+    mailbox_depth: int
+    mailbox_capacity: int
+    restarts: int
+    in_flight: int
+
+
+class Link(Protocol):
+    """How a running child reports to its supervisor."""
+
+    def started(self) -> None:
+        """The incarnation is ready for messages."""
+
+    def exited(self, reason: BaseException | None) -> None:
+        """The incarnation ended: None for a normal exit, else the crash
+        (or the Cancelled that ended it)."""
+
+
+class Node(Protocol):
+    """A supervised child.
+
+    ``start`` starts one incarnation as a task in the supervisor's nursery;
+    the task reports its start and its end to the link, and raises only the
+    cancellation that ended it.
+    """
+
+    @property
+    def name(self) -> str: ...
+
+    restarts: int
+    state: State
+
+    def start(self, nursery: trio.Nursery, link: Link) -> None: ...
+
+    def request_stop(self) -> None:
+        """Ask the running incarnation to finish gracefully."""
+
+    def interrupt_with(self, error: BaseException) -> None:
+        """The error that requests cut short by a forced stop receive."""
+
+    def kill(self) -> None:
+        """Cancel the running incarnation now, without grace."""
+
+    def close(self) -> None:
+        """Stop for good: refuse new messages and fail the queued ones."""
+
+    def snapshot(self, parent: str | None, into: list[ActorInfo]) -> None: ...

@@ -1,0 +1,203 @@
+"""ActorSystem: the root supervisor, the name registry, dead letters, snapshots.
+
+::
+
+    async with ActorSystem(strict=True) as system:
+        counter = await system.spawn(Counter, name="counter")
+        await counter.tell(Add(2))
+        assert await counter.ask(Get()) == 2
+
+Leaving the block stops every actor, last started first, each within its
+grace period; asks still waiting then fail with :class:`ActorStopped`. If
+the root supervisor gives up, the block is cancelled and
+:class:`SupervisorGaveUp` is raised out of it.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Callable
+from contextlib import AbstractAsyncContextManager
+from types import TracebackType
+from typing import Any, TypeVar
+
+import trio
+
+from ._actor import Actor
+from ._cell import Cell, unwrap_group
+from ._deadletters import DeadLetter
+from ._errors import NoSuchActor
+from ._node import ActorInfo
+from ._policy import DEFAULT_BACKOFF, DEFAULT_INTENSITY, Backoff, Intensity, Restart, Strategy
+from ._ref import ActorRef
+from ._runtime import Runtime
+from ._spec import ChildSpec, SupervisorSpec
+from ._supervisor import Supervisor
+
+M = TypeVar("M")
+
+
+class ActorSystem:
+    """Async context manager that owns every actor of one application.
+
+    ``strict=True`` round-trips every message and reply through msgspec
+    msgpack (see :mod:`._codec`); the test suite runs that way. ``seed``
+    makes restart jitter reproducible. ``shutdown_timeout`` bounds the
+    graceful shutdown on exit, after which whatever is left is cancelled.
+    """
+
+    def __init__(
+        self,
+        *,
+        strict: bool = False,
+        strategy: Strategy = Strategy.ONE_FOR_ONE,
+        intensity: Intensity = DEFAULT_INTENSITY,
+        backoff: Backoff = DEFAULT_BACKOFF,
+        seed: int | None = None,
+        shutdown_timeout: float = 30.0,
+    ) -> None:
+        self._runtime = Runtime(strict=strict)
+        self._root_spec = SupervisorSpec(
+            "root", strategy=strategy, intensity=intensity, backoff=backoff
+        )
+        self._rng = random.Random(seed)
+        self._shutdown_timeout = shutdown_timeout
+        self._root: Supervisor | None = None
+        self._root_done = trio.Event()
+        self._nursery_cm: AbstractAsyncContextManager[trio.Nursery] | None = None
+
+    # -- context management ------------------------------------------------------
+
+    async def __aenter__(self) -> ActorSystem:
+        if self._nursery_cm is not None:
+            raise RuntimeError("an ActorSystem can be entered only once")
+        self._root = Supervisor(self._runtime, self._root_spec, rng=self._rng)
+        self._nursery_cm = trio.open_nursery()
+        nursery = await self._nursery_cm.__aenter__()
+        try:
+            await nursery.start(self._run_root)
+        except BaseException as exc:
+            await self._nursery_cm.__aexit__(type(exc), exc, exc.__traceback__)
+            raise
+        return self
+
+    async def _run_root(self, task_status: trio.TaskStatus[None]) -> None:
+        assert self._root is not None
+        link = _RootLink(task_status)
+        try:
+            async with trio.open_nursery() as nursery:
+                self._root.start(nursery, link)
+        finally:
+            self._root_done.set()
+        if link.reason is not None:
+            raise link.reason  # the root gave up: end the system's block
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> bool | None:
+        assert self._root is not None and self._nursery_cm is not None
+        self._root.request_stop()
+        with trio.CancelScope(shield=True) as scope:
+            scope.deadline = trio.current_time() + self._shutdown_timeout
+            await self._root_done.wait()
+        try:
+            return await self._nursery_cm.__aexit__(exc_type, exc, tb)
+        except BaseException as group:
+            real = unwrap_group(group)
+            if real is not group:
+                raise real from None
+            raise
+        finally:
+            self._root.close()
+
+    # -- starting and stopping actors -------------------------------------------
+
+    @property
+    def root(self) -> Supervisor:
+        if self._root is None:
+            raise RuntimeError("the ActorSystem has not been entered")
+        return self._root
+
+    async def spawn(
+        self,
+        factory: Callable[[], Actor[M]],
+        *,
+        name: str,
+        restart: Restart = Restart.PERMANENT,
+        shutdown: float = 5.0,
+        mailbox_size: int = 1024,
+    ) -> ActorRef[M]:
+        """Start an actor under the root supervisor and return its ref."""
+        spec = ChildSpec(
+            name, factory, restart=restart, shutdown=shutdown, mailbox_size=mailbox_size
+        )
+        return await self.root.start_child(spec)
+
+    async def start_supervisor(self, spec: SupervisorSpec) -> Supervisor:
+        """Start a supervisor (and its children) under the root supervisor."""
+        return await self.root.start_supervisor(spec)
+
+    async def stop(self, name: str) -> None:
+        """Stop the actor or supervisor called ``name`` for good."""
+        parent = self._parent_of(name, self.root)
+        if parent is None:
+            raise NoSuchActor(name)
+        await parent.stop_child(name)
+
+    def _parent_of(self, name: str, sup: Supervisor) -> Supervisor | None:
+        if name in sup.children():
+            return sup
+        for child_name in sup.children():
+            node = self._runtime.names.get(child_name)
+            if isinstance(node, Supervisor):
+                found = self._parent_of(name, node)
+                if found is not None:
+                    return found
+        return None
+
+    # -- lookup and observation --------------------------------------------------
+
+    def lookup(self, name: str) -> ActorRef[Any]:
+        """The ref of the actor called ``name``; raises :class:`NoSuchActor`."""
+        node = self._runtime.names.get(name)
+        if not isinstance(node, Cell):
+            raise NoSuchActor(name)
+        return node.ref
+
+    def supervisor(self, name: str) -> Supervisor:
+        """The supervisor called ``name``; raises :class:`NoSuchActor`."""
+        node = self._runtime.names.get(name)
+        if not isinstance(node, Supervisor):
+            raise NoSuchActor(name)
+        return node
+
+    def dead_letters(self) -> AbstractAsyncContextManager[trio.MemoryReceiveChannel[DeadLetter]]:
+        """Subscribe to dead letters: ``async with system.dead_letters() as s``."""
+        return self._runtime.dead_letters.subscribe()
+
+    def snapshot(self) -> list[ActorInfo]:
+        """Every actor and supervisor, depth first in start order."""
+        rows: list[ActorInfo] = []
+        self.root.snapshot(None, rows)
+        return rows
+
+    @property
+    def strict(self) -> bool:
+        return self._runtime.strict
+
+
+class _RootLink:
+    """The root supervisor's parent: the system's own nursery."""
+
+    def __init__(self, task_status: trio.TaskStatus[None]) -> None:
+        self._task_status = task_status
+        self.reason: BaseException | None = None
+
+    def started(self) -> None:
+        self._task_status.started()
+
+    def exited(self, reason: BaseException | None) -> None:
+        self.reason = reason

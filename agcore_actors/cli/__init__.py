@@ -1,0 +1,5 @@
+"""Command line: ``agcore-actors``."""
+
+from ._main import main
+
+__all__ = ["main"]

@@ -31,7 +31,7 @@ from trio.lowlevel import Abort, wait_task_rescheduled
 from ._actor import Actor, ActorContext
 from ._codec import roundtrip
 from ._errors import ActorCrashed, ActorStopped, UnencodableMessage
-from ._mailbox import ABANDONED, QUEUED, RUNNING, Envelope, Mailbox
+from ._mailbox import ABANDONED, DONE, QUEUED, RUNNING, Envelope, Mailbox
 from ._node import ActorInfo, Link, State
 from ._ref import ActorRef
 from ._runtime import Runtime, log
@@ -227,7 +227,11 @@ class Cell(ActorContext[M], Generic[M]):
         link.started()
 
     async def _finish(self, actor: Actor[M], link: Link, reason: BaseException | None) -> None:
-        """Run ``on_stop``, report the exit, re-raise a cancellation."""
+        """Answer a request left unanswered, run ``on_stop``, report the exit,
+        re-raise a cancellation."""
+        env, self._current = self._current, None
+        if env is not None and env.state != DONE:  # a bug between handling and reply
+            env.complete(outcome.Error(ActorCrashed(self._name, reason)))
         self._scope = self._loop_scope = None
         self.state = State.STOPPING
         deadline = trio.current_time() + self.shutdown if math.isfinite(self.shutdown) else math.inf
@@ -274,17 +278,17 @@ class Cell(ActorContext[M], Generic[M]):
                         try:
                             result = await actor.handle(env.msg)
                         except BaseException as exc:
-                            self._current = None
                             self._failed(env, exc, expected)
                         else:
-                            self._current = None
                             self._reply(env, result)
+                        self._current = None
                         if scope.cancel_called:
                             break  # an asker cancelled its request: take a fresh scope
                         burst += 1
                         if burst >= _BURST:
                             burst = 0
                             await trio.lowlevel.cancel_shielded_checkpoint()
+                self._current = None  # the scope caught an asker's cancellation
         except BaseException as exc:
             if not own_life:
                 raise
@@ -327,6 +331,8 @@ class Cell(ActorContext[M], Generic[M]):
                 else:
                     self._reply(env, result)
         finally:
+            if env.state != DONE:  # a bug between handling and reply
+                env.complete(outcome.Error(ActorCrashed(self._name)))
             self.in_flight -= 1
             self._wake_slot_waiter()
 

@@ -33,12 +33,15 @@ def roundtrip(obj: Any, actor: str) -> Any:
     try:
         data = _encoder.encode(obj)
         copy = _decoder_for(type(obj)).decode(data)
-    except (TypeError, ValueError, msgspec.MsgspecError, OverflowError) as exc:
+        # msgspec encodes attrs classes and dataclasses field by field, so an
+        # object in an untyped field (a channel, a lock) would arrive as a
+        # plain dict. Equality catches that, and any other lossy conversion.
+        unchanged = bool(copy == obj)
+    except Exception as exc:
+        # Not only encode errors: building a decoder for an arbitrary class
+        # can fail (unresolvable annotations), and so can a field's __eq__.
         raise UnencodableMessage(actor, obj, exc) from exc
-    # msgspec encodes attrs classes and dataclasses field by field, so an object
-    # in an untyped field (a channel, a lock) would arrive as a plain dict.
-    # Equality catches that; it also catches any other lossy conversion.
-    if copy != obj:
+    if not unchanged:
         raise UnencodableMessage(
             actor, obj, ValueError("it does not survive a msgpack round trip unchanged")
         )

@@ -1,0 +1,90 @@
+"""Strict message mode: every message and reply round-trips through msgpack."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import msgspec
+import pytest
+import trio
+
+from agcore_actors import Actor, ActorSystem, Request, UnencodableMessage
+
+
+class Carry(Request[Any], frozen=True, tag=True):
+    payload: Any
+
+
+class Mutable(Request[list[int]], frozen=True, tag=True):
+    items: list[int]
+
+
+class Typed(Request[int], frozen=True, tag=True):
+    n: int
+
+
+class Keeper(Actor[Carry | Mutable | Typed]):
+    def __init__(self) -> None:
+        self.kept: list[int] | None = None
+
+    async def handle(self, msg: Carry | Mutable | Typed) -> Any:
+        match msg:
+            case Carry(payload="give me a channel"):
+                send, _ = trio.open_memory_channel[int](1)
+                return send
+            case Carry(payload=payload):
+                return payload
+            case Mutable(items=items):
+                self.kept = items
+                return items
+            case Typed(n=n):
+                return n
+        raise AssertionError(msg)
+
+
+@pytest.mark.parametrize(
+    "payload",
+    [trio.Event(), object(), lambda: 1],
+    ids=["attrs-object", "object", "function"],
+)
+async def test_unencodable_message_refused_at_sender(system: ActorSystem, payload: Any) -> None:
+    ref = await system.spawn(Keeper, name="k")
+    with pytest.raises(UnencodableMessage) as info:
+        await ref.ask(Carry(payload))
+    assert info.value.actor == "k"
+    assert isinstance(info.value, TypeError)
+    with pytest.raises(UnencodableMessage):
+        await ref.tell(Carry(payload))
+    with pytest.raises(UnencodableMessage):
+        ref.tell_nowait(Carry(payload))
+    assert await ref.ask(Carry("still works")) == "still works"
+
+
+async def test_unencodable_reply_fails_the_ask(system: ActorSystem) -> None:
+    ref = await system.spawn(Keeper, name="k")
+    with pytest.raises(UnencodableMessage):
+        await ref.ask(Carry("give me a channel"))
+
+
+async def test_receiver_gets_a_private_copy(system: ActorSystem) -> None:
+    ref = await system.spawn(Keeper, name="k")
+    items = [1, 2, 3]
+    reply = await ref.ask(Mutable(items))
+    items.append(4)  # the sender mutates after sending
+    reply.append(5)  # and mutates the reply
+    assert await ref.ask(Mutable([9])) == [9]
+    assert reply == [1, 2, 3, 5]
+
+
+async def test_messages_are_validated_against_their_types(system: ActorSystem) -> None:
+    ref = await system.spawn(Keeper, name="k")
+    bad = msgspec.structs.replace(Typed(1), n="not an int")  # type: ignore[arg-type]
+    with pytest.raises(UnencodableMessage, match="Expected `int`"):
+        await ref.ask(bad)
+
+
+async def test_non_strict_system_passes_objects_through() -> None:
+    async with ActorSystem(strict=False) as system:
+        ref = await system.spawn(Keeper, name="k")
+        event = trio.Event()
+        assert await ref.ask(Carry(event)) is event

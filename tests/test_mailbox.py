@@ -119,3 +119,37 @@ async def test_many_senders_never_lose_a_message(system: ActorSystem) -> None:
 async def test_mailbox_size_must_be_positive(system: ActorSystem) -> None:
     with pytest.raises(ValueError, match="mailbox_size"):
         await system.spawn(lambda: Gate(trio.Event()), name="bad", mailbox_size=0)
+
+
+class Busy(Actor[Item | Seen]):
+    """A concurrent actor whose Items wait for a shared gate."""
+
+    max_concurrency = 2
+
+    def __init__(self, gate: trio.Event) -> None:
+        self.gate = gate
+        self.seen: list[int] = []
+
+    async def handle(self, msg: Item | Seen) -> list[int] | None:
+        if isinstance(msg, Seen):
+            return self.seen
+        await self.gate.wait()
+        self.seen.append(msg.n)
+        return None
+
+
+async def test_concurrent_actor_stops_reading_while_all_slots_are_busy(
+    system: ActorSystem,
+) -> None:
+    gate = trio.Event()
+    ref = await system.spawn(lambda: Busy(gate), name="busy", mailbox_size=2)
+    for n in range(4):  # two start running, two wait in the mailbox
+        await ref.tell(Item(n))
+        await trio.testing.wait_all_tasks_blocked()
+    row = next(r for r in system.snapshot() if r.name == "busy")
+    assert (row.in_flight, row.mailbox_depth) == (2, 2)
+    with pytest.raises(MailboxFull):
+        ref.tell_nowait(Item(99))
+    gate.set()
+    await trio.testing.wait_all_tasks_blocked()
+    assert sorted(await ref.ask(Seen())) == [0, 1, 2, 3]

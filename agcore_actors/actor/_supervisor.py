@@ -108,11 +108,11 @@ class _Exited:
     incarnation: int
 
 
+@attrs.define(eq=False)
 class _StopSignal:
-    pass
+    epoch: int  # the incarnation it was meant for; a later one ignores it
 
 
-_STOP = _StopSignal()
 _Event = _Call | _Exited | _StopSignal
 
 
@@ -145,6 +145,7 @@ class Supervisor:
         self._history: tuple[float, ...] = ()
         self._events_in, self._events = trio.open_memory_channel[_Event](math.inf)
         self._nursery: trio.Nursery | None = None
+        self._epoch = 0
         self._closed = False
         runtime.register(self)
         self._children: list[_Child] = []
@@ -190,6 +191,8 @@ class Supervisor:
         return [c.name for c in self._children]
 
     async def _call(self, action: str, arg: Any) -> Any:
+        # The supervisor's task carries the call out even if this caller is
+        # cancelled meanwhile: a child started that way is supervised as usual.
         if self._closed:
             raise ActorStopped(self.name)
         call = _Call(action, arg)
@@ -206,7 +209,7 @@ class Supervisor:
 
     def request_stop(self) -> None:
         if not self._closed:
-            self.post(_STOP)
+            self.post(_StopSignal(self._epoch))
 
     def interrupt_with(self, error: BaseException) -> None:
         """Supervisors handle no requests themselves; each child is told on its stop."""
@@ -263,6 +266,9 @@ class Supervisor:
         """
         self.state = State.STARTING
         self._history = ()
+        self._epoch += 1
+        for child in self._children:
+            child.restart_due = None
         reason: BaseException | None = None
         try:
             async with trio.open_nursery() as nursery:
@@ -308,7 +314,9 @@ class Supervisor:
             if event is None:
                 continue
             if isinstance(event, _StopSignal):
-                return
+                if event.epoch == self._epoch:
+                    return
+                continue
             if isinstance(event, _Exited):
                 if event.incarnation == event.child.incarnation:  # else: an earlier run
                     await self._on_exit(event.child, event.reason)
@@ -325,6 +333,9 @@ class Supervisor:
                 self._remove(child)
         except Exception as exc:
             call.error = exc
+        except BaseException:
+            call.error = ActorStopped(self.name, "stopped while handling this call")
+            raise
         finally:
             call.done.set()
 

@@ -1,9 +1,19 @@
-"""Entry point of the ``agcore-actors`` command."""
+"""Entry point of the ``agcore-actors`` command.
+
+Each command group lives in a module ``_cmd_<group>.py`` of this package with a
+``register(subparsers)`` function that adds its parsers and sets ``func`` (taking the
+parsed namespace, returning the exit status). Modules are found by name, so adding a
+group touches no other file.
+"""
 
 from __future__ import annotations
 
 import argparse
+import importlib
+import pkgutil
 import sys
+from collections.abc import Callable
+from pathlib import Path
 
 
 def _build_parser() -> argparse.ArgumentParser:
@@ -11,24 +21,17 @@ def _build_parser() -> argparse.ArgumentParser:
         prog="agcore-actors", description="LLM agents as supervised trio actors."
     )
     commands = parser.add_subparsers(dest="command", required=True)
-    demo = commands.add_parser("demo", help="run a small supervised actor tree")
-    demo.add_argument("--jobs", type=int, default=40, help="jobs to send (default 40)")
-    demo.add_argument(
-        "--crash-every", type=int, default=9, help="the worker crashes on every N-th job"
-    )
+    package = Path(__file__).parent
+    for module in sorted(m.name for m in pkgutil.iter_modules([str(package)])):
+        if module.startswith("_cmd_"):
+            importlib.import_module(f"{__package__}.{module}").register(commands)
     return parser
 
 
 def main(argv: list[str] | None = None) -> int:
     args = _build_parser().parse_args(argv)
-    if args.command == "demo":
-        if args.jobs < 1 or args.crash_every < 1:
-            print("agcore-actors demo: --jobs and --crash-every must be >= 1", file=sys.stderr)
-            return 2
-        from ._demo import main as demo
-
-        demo(args.jobs, args.crash_every)
-    return 0
+    func: Callable[[argparse.Namespace], int] = args.func
+    return func(args)
 
 
 if __name__ == "__main__":

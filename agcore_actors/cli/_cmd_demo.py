@@ -7,6 +7,9 @@ and a counter (in a one_for_one tree, so unaffected) tallies the results.
 
 from __future__ import annotations
 
+import argparse
+import sys
+
 import msgspec
 import trio
 
@@ -103,3 +106,20 @@ async def run_demo(jobs: int = 40, crash_every: int = 9) -> None:
 
 def main(jobs: int, crash_every: int) -> None:
     trio.run(run_demo, jobs, crash_every)
+
+
+def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    demo = commands.add_parser("demo", help="run a small supervised actor tree")
+    demo.add_argument("--jobs", type=int, default=40, help="jobs to send (default 40)")
+    demo.add_argument(
+        "--crash-every", type=int, default=9, help="the worker crashes on every N-th job"
+    )
+    demo.set_defaults(func=_run)
+
+
+def _run(args: argparse.Namespace) -> int:
+    if args.jobs < 1 or args.crash_every < 1:
+        print("agcore-actors demo: --jobs and --crash-every must be >= 1", file=sys.stderr)
+        return 2
+    main(args.jobs, args.crash_every)
+    return 0

@@ -16,10 +16,10 @@ from ._errors import (
     SupervisorGaveUp,
     UnencodableMessage,
 )
-from ._message import Request
+from ._message import Request, StreamRequest
 from ._node import ActorInfo, State
 from ._policy import NO_BACKOFF, Backoff, Intensity, Restart, Strategy
-from ._ref import ActorRef
+from ._ref import ActorRef, EventStream
 from ._spec import ChildSpec, SupervisorSpec
 from ._supervisor import Supervisor
 from ._system import ActorSystem
@@ -39,6 +39,7 @@ __all__ = [
     "ChildSpec",
     "DeadLetter",
     "DuplicateName",
+    "EventStream",
     "Intensity",
     "MailboxFull",
     "NoSuchActor",
@@ -46,6 +47,7 @@ __all__ = [
     "Restart",
     "State",
     "Strategy",
+    "StreamRequest",
     "Supervisor",
     "SupervisorGaveUp",
     "SupervisorSpec",

@@ -20,8 +20,9 @@ mailbox, ref and one cancel scope.
 
 from __future__ import annotations
 
+import contextlib
 import math
-from collections.abc import Callable
+from collections.abc import AsyncIterator, Callable
 from typing import Any, Generic, TypeVar
 
 import outcome
@@ -184,7 +185,7 @@ class Cell(ActorContext[M], Generic[M]):
             if env.state != QUEUED:
                 continue
             self.runtime.dead_letters.publish(self._name, env.msg, "stopped")
-            if env.asker is not None:
+            if env.awaited:
                 env.complete(outcome.Error(ActorStopped(self._name)))
 
     def start(self, nursery: trio.Nursery, link: Link) -> None:
@@ -277,6 +278,9 @@ class Cell(ActorContext[M], Generic[M]):
                         self._current = env
                         try:
                             result = await actor.handle(env.msg)
+                            if env.sink is not None:
+                                await self._pump(env, result)
+                                result = None
                         except BaseException as exc:
                             self._failed(env, exc, expected)
                         else:
@@ -326,6 +330,9 @@ class Cell(ActorContext[M], Generic[M]):
                     scope.cancel()
                 try:
                     result = await actor.handle(env.msg)
+                    if env.sink is not None:
+                        await self._pump(env, result)
+                        result = None
                 except BaseException as exc:
                     self._failed(env, exc, expected)
                 else:
@@ -353,16 +360,39 @@ class Cell(ActorContext[M], Generic[M]):
 
     # -- completing requests ---------------------------------------------------
 
+    async def _pump(self, env: Envelope, events: Any) -> None:
+        """Forward a stream handler's events to the reader, with back-pressure.
+
+        Runs inside the request, so cancelling the request (the reader left)
+        cancels the iterator, which is always closed before this returns.
+        """
+        if not isinstance(events, AsyncIterator):
+            raise TypeError(
+                f"the handler of stream request {type(env.msg).__name__} returned "
+                f"{type(events).__name__}, not an async iterator"
+            )
+        sink = env.sink
+        assert sink is not None
+        strict = self.runtime.strict
+        async with contextlib.aclosing(events):  # type: ignore[type-var]
+            async for event in events:
+                if strict:
+                    event = roundtrip(event, self._name)
+                try:
+                    await sink.send(event)
+                except trio.BrokenResourceError:
+                    return  # the reader left; it cancels us, or already has
+
     def _reply(self, env: Envelope, result: Any) -> None:
-        if env.asker is None:
-            return
+        if not env.awaited:
+            return  # a tell
         if self.runtime.strict:
             try:
                 result = roundtrip(result, self._name)
             except UnencodableMessage as exc:
                 env.complete(outcome.Error(exc))
                 return
-        if not env.complete(outcome.Value(result)):
+        if not env.complete(outcome.Value(result)) and env.sink is None:
             self.runtime.dead_letters.publish(self._name, result, "late_reply")
 
     def _failed(
@@ -378,8 +408,10 @@ class Cell(ActorContext[M], Generic[M]):
             # sibling's crash.
             env.complete(outcome.Error(self._interrupt or ActorStopped(self._name)))
             raise exc
-        if isinstance(exc, expected):
-            if env.asker is None:
+        if isinstance(exc, (*expected, UnencodableMessage)):
+            # An event of a stream that cannot cross the boundary ends that
+            # stream, like an unencodable reply ends its ask: not a crash.
+            if not env.awaited:
                 log.warning("actor %r: told message %s failed: %r", self._name, env.msg, exc)
             env.complete(outcome.Error(exc))
             return

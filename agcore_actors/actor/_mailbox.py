@@ -39,10 +39,12 @@ class Envelope:
     """One message in flight, and for an ask, the parked asker waiting on it.
 
     An envelope is also the trio abort callback of its asker (``__call__``),
-    which saves allocating one per ask.
+    which saves allocating one per ask. For a stream request it carries the
+    channel the events go to (``sink``) and, once done, the error that ended
+    the stream (``error``).
     """
 
-    __slots__ = ("asker", "cell", "msg", "raise_cancel", "scope", "state")
+    __slots__ = ("asker", "cell", "error", "msg", "raise_cancel", "scope", "sink", "state")
 
     def __init__(self, msg: Any, asker: Task | None, cell: AbortHandler | None = None) -> None:
         self.msg = msg
@@ -54,6 +56,13 @@ class Envelope:
         self.raise_cancel: Any = None
         # Per-request cancel scope, only for requests of concurrent actors.
         self.scope: trio.CancelScope | None = None
+        self.sink: trio.MemorySendChannel[Any] | None = None
+        self.error: BaseException | None = None
+
+    @property
+    def awaited(self) -> bool:
+        """Someone waits for this request to complete (an asker or a stream)."""
+        return self.asker is not None or self.sink is not None
 
     def __call__(self, raise_cancel: Any) -> Abort:
         assert self.cell is not None
@@ -63,9 +72,15 @@ class Envelope:
         """Wake the asker with ``result``; returns False if the reply was dropped.
 
         A reply is dropped (and the asker woken with its Cancelled) when the
-        asker was cancelled while the request ran.
+        asker was cancelled while the request ran. A stream's channel is
+        closed here; an error is kept for the reader to raise.
         """
         self.state = DONE
+        sink = self.sink
+        if sink is not None:
+            if isinstance(result, outcome.Error):
+                self.error = result.error
+            sink.close()
         asker = self.asker
         if asker is None:
             return True

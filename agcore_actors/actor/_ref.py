@@ -2,21 +2,28 @@
 
 from __future__ import annotations
 
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from typing import TYPE_CHECKING, Generic, TypeVar
 
 import trio
-from trio.lowlevel import current_task, wait_task_rescheduled
+from trio.lowlevel import Abort, current_task, wait_task_rescheduled
 
 from ._codec import roundtrip
 from ._errors import AskTimeout
-from ._mailbox import Envelope
-from ._message import Request
+from ._mailbox import QUEUED, RUNNING, Envelope
+from ._message import Request, StreamRequest
 
 if TYPE_CHECKING:
     from ._cell import Cell
 
 M = TypeVar("M")
 R = TypeVar("R")
+E = TypeVar("E")
+
+
+def _no_cancel() -> None:
+    """Stands in for an asker's Cancelled when a reader closes its stream."""
 
 
 class ActorRef(Generic[M]):
@@ -28,7 +35,10 @@ class ActorRef(Generic[M]):
     - ``await ask(msg, timeout=...)`` returns the handler's reply, or raises
       the handler's exception, :class:`AskTimeout` or :class:`ActorStopped`.
 
-    All three raise :class:`ActorStopped` once the actor has stopped for
+    - ``async with stream(msg) as events`` sends a :class:`StreamRequest`
+      and iterates the events its handler yields (see :meth:`stream`).
+
+    All of them raise :class:`ActorStopped` once the actor has stopped for
     good, and :class:`UnencodableMessage` in strict mode for a message that
     cannot cross a process boundary.
 
@@ -87,3 +97,58 @@ class ActorRef(Generic[M]):
             await mailbox.put(env)
         reply: R = await wait_task_rescheduled(env)
         return reply
+
+    @asynccontextmanager
+    async def stream(
+        self, msg: StreamRequest[E], *, buffer: int = 16
+    ) -> AsyncIterator[EventStream[E]]:
+        """Send a stream request and read the events its handler yields.
+
+        ``async with ref.stream(msg) as events: async for event in events``.
+        At most ``buffer`` events wait unread; then the handler waits too
+        (back-pressure). An error that ends the stream is raised from the
+        iteration. Leaving the block before the stream ended, or being
+        cancelled, cancels the handler; the exit completes once it has
+        unwound, so nothing keeps running on the reader's behalf.
+        """
+        cell = self._cell
+        if cell.runtime.strict:
+            msg = roundtrip(msg, cell.name)
+        send, receive = trio.open_memory_channel[E](buffer)
+        env = Envelope(msg, None, cell)
+        env.sink = send
+        mailbox = cell.mailbox
+        if len(mailbox) < mailbox.capacity:
+            mailbox.put_nowait(env)
+        else:
+            await mailbox.put(env)
+        try:
+            yield EventStream(receive, env)
+        finally:
+            receive.close()
+            if env.state == QUEUED:
+                cell.abort_ask(env, _no_cancel)
+            elif env.state == RUNNING and cell.abort_ask(env, _no_cancel) is Abort.FAILED:
+                env.asker = current_task()
+                await wait_task_rescheduled(env)
+
+
+class EventStream(Generic[E]):
+    """The events of one stream request, as an async iterator."""
+
+    __slots__ = ("_env", "_receive")
+
+    def __init__(self, receive: trio.MemoryReceiveChannel[E], env: Envelope) -> None:
+        self._receive = receive
+        self._env = env
+
+    def __aiter__(self) -> EventStream[E]:
+        return self
+
+    async def __anext__(self) -> E:
+        try:
+            return await self._receive.receive()
+        except trio.EndOfChannel:
+            if self._env.error is not None:
+                raise self._env.error from None
+            raise StopAsyncIteration from None

@@ -88,3 +88,31 @@ async def test_non_strict_system_passes_objects_through() -> None:
         ref = await system.spawn(Keeper, name="k")
         event = trio.Event()
         assert await ref.ask(Carry(event)) is event
+
+
+class Point(msgspec.Struct, frozen=True):
+    x: int
+
+
+class Points(Request[list[Point]], frozen=True, tag=True):
+    n: int
+    wrong: bool = False
+
+
+class Plotter(Actor[Points]):
+    async def handle(self, msg: Points) -> object:
+        if msg.wrong:
+            return ["not", "points"]
+        return [Point(i) for i in range(msg.n)]
+
+
+async def test_replies_decode_into_the_declared_type(system: ActorSystem) -> None:
+    ref = await system.spawn(Plotter, name="plot")
+    assert await ref.ask(Points(3)) == [Point(0), Point(1), Point(2)]
+
+
+async def test_reply_of_the_wrong_type_is_refused(system: ActorSystem) -> None:
+    ref = await system.spawn(Plotter, name="plot")
+    with pytest.raises(UnencodableMessage, match="Expected `object`, got `str`"):
+        await ref.ask(Points(3, wrong=True))
+    assert await ref.ask(Points(1)) == [Point(0)]  # not a crash

@@ -30,9 +30,10 @@ import trio
 from trio.lowlevel import Abort, wait_task_rescheduled
 
 from ._actor import Actor, ActorContext
-from ._codec import roundtrip
+from ._codec import declared_type, roundtrip
 from ._errors import ActorCrashed, ActorStopped, UnencodableMessage
 from ._mailbox import ABANDONED, DONE, QUEUED, RUNNING, Envelope, Mailbox
+from ._message import Request, StreamRequest
 from ._node import ActorInfo, Link, State
 from ._ref import ActorRef
 from ._runtime import Runtime, log
@@ -374,10 +375,11 @@ class Cell(ActorContext[M], Generic[M]):
         sink = env.sink
         assert sink is not None
         strict = self.runtime.strict
+        event_type = declared_type(type(env.msg), StreamRequest) if strict else None
         async with contextlib.aclosing(events):  # type: ignore[type-var]
             async for event in events:
                 if strict:
-                    event = roundtrip(event, self._name)
+                    event = roundtrip(event, self._name, event_type)
                 try:
                     await sink.send(event)
                 except trio.BrokenResourceError:
@@ -388,7 +390,7 @@ class Cell(ActorContext[M], Generic[M]):
             return  # a tell
         if self.runtime.strict:
             try:
-                result = roundtrip(result, self._name)
+                result = roundtrip(result, self._name, declared_type(type(env.msg), Request))
             except UnencodableMessage as exc:
                 env.complete(outcome.Error(exc))
                 return

@@ -1,14 +1,21 @@
 """Strict message mode: round-trip every message through msgspec msgpack.
 
-With ``ActorSystem(strict=True)`` every message and every reply is encoded
-and decoded back into its own type before delivery. The receiver therefore
-gets a private copy (nothing shared-mutable crosses an actor boundary) that
-has been validated against its declared types, and anything that could not
-cross a process or network boundary is refused at the sender.
+With ``ActorSystem(strict=True)`` every message, reply and stream event is
+encoded and decoded back before delivery. The receiver therefore gets a
+private copy (nothing shared-mutable crosses an actor boundary) that has been
+validated against its declared type, and anything that could not cross a
+process or network boundary is refused at the sender.
+
+Messages decode into their own class. Replies decode into the ``R`` their
+request declares (``Request[R]``) and stream events into the ``E`` of
+``StreamRequest[E]``, so a ``list[SomeStruct]`` reply arrives as structs and
+a reply of the wrong type is caught; where the declaration is missing or
+``Any``, the value's own type is used.
 """
 
 from __future__ import annotations
 
+import typing
 from typing import Any
 
 import msgspec
@@ -16,30 +23,58 @@ import msgspec
 from ._errors import UnencodableMessage
 
 _encoder = msgspec.msgpack.Encoder()
-_decoders: dict[type, msgspec.msgpack.Decoder[Any]] = {}
+_decoders: dict[Any, msgspec.msgpack.Decoder[Any]] = {}
+_declared: dict[tuple[type, type], Any] = {}
 
 
-def _decoder_for(tp: type) -> msgspec.msgpack.Decoder[Any]:
+def _decoder_for(tp: Any) -> msgspec.msgpack.Decoder[Any]:
     decoder = _decoders.get(tp)
     if decoder is None:
         decoder = _decoders[tp] = msgspec.msgpack.Decoder(tp)
     return decoder
 
 
-def roundtrip(obj: Any, actor: str) -> Any:
-    """Return a validated copy of ``obj`` or raise :class:`UnencodableMessage`."""
-    if obj is None:
-        return None
+def declared_type(msg_type: type, base: type) -> Any:
+    """The type argument ``msg_type`` gives ``base`` (``Request`` or
+    ``StreamRequest``), or None if it gives none (or ``Any``)."""
+    key = (msg_type, base)
+    if key in _declared:
+        return _declared[key]
+    found: Any = None
+    for klass in msg_type.__mro__:
+        for orig in klass.__dict__.get("__orig_bases__", ()):
+            if typing.get_origin(orig) is base:
+                args = typing.get_args(orig)
+                if args and not isinstance(args[0], typing.TypeVar) and args[0] is not Any:
+                    found = args[0]
+                break
+        else:
+            continue
+        break
+    _declared[key] = found
+    return found
+
+
+def roundtrip(obj: Any, actor: str, declared: Any = None) -> Any:
+    """Return a validated copy of ``obj`` or raise :class:`UnencodableMessage`.
+
+    ``declared`` is the type to decode into; by default ``obj``'s own type.
+    """
+    if declared is None:
+        if obj is None:
+            return None
+        declared = type(obj)
     try:
         data = _encoder.encode(obj)
-        copy = _decoder_for(type(obj)).decode(data)
+        copy = _decoder_for(declared).decode(data)
         # msgspec encodes attrs classes and dataclasses field by field, so an
         # object in an untyped field (a channel, a lock) would arrive as a
         # plain dict. Equality catches that, and any other lossy conversion.
         unchanged = bool(copy == obj)
     except Exception as exc:
         # Not only encode errors: building a decoder for an arbitrary class
-        # can fail (unresolvable annotations), and so can a field's __eq__.
+        # can fail (unresolvable annotations), and so can a field's __eq__;
+        # a value of the wrong type fails validation.
         raise UnencodableMessage(actor, obj, exc) from exc
     if not unchanged:
         raise UnencodableMessage(

@@ -1,0 +1,149 @@
+"""ConversationMemory: a session's transcript, one stored item per message.
+
+Rows: id ``conv:{session}:{index:010}`` (``session`` escaped, see
+:func:`escape_segment`), content = the message as msgspec JSON, metadata
+``{"session_id", "index"}``. The index is one more than the last stored
+index, so ids never repeat and id order is transcript order, whatever the
+clock does (the seed reused indexes after a window eviction and relied on a
+nanosecond timestamp to keep ids apart).
+
+Strategies (:class:`MemoryStrategy`): ``SLIDING_WINDOW`` keeps the newest
+``max_turns`` messages (``max_turns`` counts messages, as in the seed) and
+deletes the older ones from the store in the same transaction as the
+append; ``FULL`` keeps everything.
+
+Differences from the seed, on purpose:
+
+- The store is the transcript: there is no hot cache to drift from it, so
+  ``history()`` always reads the store (the seed's ``get_history`` never did)
+  and a transcript survives a restart without an explicit ``load``.
+- Compaction is not done here (it lives in the context layer, above this
+  one); :meth:`replace` writes a compacted history back (the seed's designed
+  but unbuilt ``sync_to_store``).
+"""
+
+from __future__ import annotations
+
+import enum
+
+import msgspec
+
+from ._errors import InvalidInput, SerializationError
+from ._item import ChatMessage, MemoryFilter, escape_segment
+from ._store import MemoryBackend
+
+CONVERSATION_PREFIX = "conv:"
+
+_encoder = msgspec.json.Encoder()
+_decoder = msgspec.json.Decoder(ChatMessage)
+
+
+class MemoryStrategy(enum.Enum):
+    SLIDING_WINDOW = "sliding_window"
+    FULL = "full"
+
+
+class ConversationMemoryConfig(msgspec.Struct, frozen=True, kw_only=True):
+    """The seed's defaults: sliding window of 50 messages."""
+
+    strategy: MemoryStrategy = MemoryStrategy.SLIDING_WINDOW
+    max_turns: int = 50
+
+    def __post_init__(self) -> None:
+        if self.max_turns < 0:
+            raise ValueError(f"max_turns must be >= 0, not {self.max_turns!r}")
+
+
+def conversation_prefix(session_id: str) -> str:
+    return f"{CONVERSATION_PREFIX}{escape_segment(session_id)}:"
+
+
+def encode_message(msg: ChatMessage) -> str:
+    return _encoder.encode(msg).decode()
+
+
+def decode_message(text: str, where: str) -> ChatMessage:
+    try:
+        return _decoder.decode(text)
+    except msgspec.DecodeError as exc:
+        raise SerializationError(f"{where}: not a chat message: {exc}") from None
+
+
+class ConversationMemory:
+    """One session's transcript over a store (synchronous; see module doc)."""
+
+    def __init__(
+        self,
+        store: MemoryBackend,
+        session_id: str,
+        config: ConversationMemoryConfig | None = None,
+    ) -> None:
+        if not session_id:
+            raise InvalidInput("session_id must be a non-empty string")
+        self.store = store
+        self.session_id = session_id
+        self.config = config or ConversationMemoryConfig()
+        self.prefix = conversation_prefix(session_id)
+
+    def _next_index(self) -> int:
+        last = self.store.keys(self.prefix, limit=1, reverse=True)
+        if not last:
+            return 0
+        try:
+            return int(last[0][len(self.prefix) :]) + 1
+        except ValueError:
+            raise SerializationError(f"unexpected conversation id {last[0]!r}") from None
+
+    def add_message(self, msg: ChatMessage) -> int:
+        """Append ``msg``; return its index. One transaction with the window."""
+        return self.extend([msg])[0]
+
+    def extend(self, msgs: list[ChatMessage]) -> list[int]:
+        """Append several messages in one transaction; their indexes."""
+        if not msgs:
+            return []
+        with self.store.batch():
+            index = self._next_index()
+            out: list[int] = []
+            for msg in msgs:
+                self.store.put(
+                    f"{self.prefix}{index:010d}",
+                    encode_message(msg),
+                    {"session_id": self.session_id, "index": index},
+                    pinned=False,
+                )
+                out.append(index)
+                index += 1
+            self._apply_window()
+        return out
+
+    def _apply_window(self) -> None:
+        if self.config.strategy is not MemoryStrategy.SLIDING_WINDOW:
+            return
+        excess = self.store.count(self.prefix) - self.config.max_turns
+        if excess > 0:
+            for old in self.store.keys(self.prefix, limit=excess):
+                self.store.delete(old)
+
+    def history(self) -> list[ChatMessage]:
+        """The stored transcript, oldest first (by index, not by clock)."""
+        items = self.store.list(MemoryFilter(prefix=self.prefix))
+        items.sort(key=lambda item: item.id)
+        return [decode_message(item.content, item.id) for item in items]
+
+    def __len__(self) -> int:
+        return self.store.count(self.prefix)
+
+    def clear(self) -> int:
+        """Delete the whole transcript; how many messages were removed."""
+        with self.store.batch():
+            ids = self.store.keys(self.prefix)
+            for id in ids:
+                self.store.delete(id)
+        return len(ids)
+
+    def replace(self, msgs: list[ChatMessage]) -> None:
+        """Replace the transcript by ``msgs`` (e.g. after compaction), atomically."""
+        with self.store.batch():
+            self.clear()
+            self.extend(msgs)

@@ -1,0 +1,134 @@
+"""MemoryRetriever: keyword (Dice), BM25 and hybrid retrieval of knowledge pages.
+
+Modes (:class:`RetrievalMode`):
+
+- ``DICE`` — the seed's retriever: keywords (:func:`extract_keywords`) find
+  candidate pages by case-insensitive substring (title, summary, tags and,
+  unlike the seed, content), each candidate is scored with the seed's
+  :func:`text_overlap_score` on the *original* query, scores below
+  ``min_score`` are dropped (inclusive bound), the rest sorted best first
+  (stable: ties keep discovery order) and cut to ``max_results``. It scans
+  every page: fine for hundreds of pages, slow for 100,000.
+- ``BM25`` — the full-text index (FTS5 in SQLite, :mod:`._bm25` in memory)
+  ranks pages; a page's score is its BM25 score divided by the best one's,
+  so the top hit scores 1.0 and ``min_score`` drops weak tails.
+- ``HYBRID`` (the default; the seed's designed hybrid channel) — BM25 picks
+  ``candidates`` pages, each scored
+  ``bm25_weight·(bm25 / best) + dice_weight·text_overlap_score``.
+
+Every page returned is counted as recalled with its score (the statistics
+recall-based eviction uses).
+"""
+
+from __future__ import annotations
+
+import enum
+
+import msgspec
+
+from ._errors import InvalidInput
+from ._item import KnowledgePage, RetrievalResult, ScoredPage
+from ._knowledge import KNOWLEDGE_PREFIX, KnowledgeStore, decode_page
+from ._store import MemoryBackend
+from ._text import (
+    DEFAULT_STOP_WORDS,
+    extract_keywords,
+    matches_any,
+    query_terms,
+    text_overlap_score,
+)
+
+
+class RetrievalMode(enum.Enum):
+    DICE = "dice"
+    BM25 = "bm25"
+    HYBRID = "hybrid"
+
+
+class RetrieverConfig(msgspec.Struct, frozen=True, kw_only=True):
+    """Retrieval settings; the seed's defaults ``max_results=20``, ``min_score=0.1``."""
+
+    max_results: int = 20
+    min_score: float = 0.1
+    mode: RetrievalMode = RetrievalMode.HYBRID
+    bm25_weight: float = 0.5
+    dice_weight: float = 0.5
+    #: How many BM25 hits the hybrid mode rescores (at least ``max_results``).
+    candidates: int = 50
+
+    def __post_init__(self) -> None:
+        if self.max_results < 0:
+            raise ValueError("max_results must be >= 0")
+        if not 0.0 <= self.min_score <= 1.0:
+            raise ValueError("min_score must be within [0, 1]")
+        if self.bm25_weight < 0 or self.dice_weight < 0:
+            raise ValueError("weights must be >= 0")
+
+
+def _rank(scored: list[tuple[KnowledgePage, float]], config: RetrieverConfig) -> list[ScoredPage]:
+    kept = [(p, s) for p, s in scored if s >= config.min_score]
+    kept.sort(key=lambda ps: -ps[1])  # stable: ties keep discovery order
+    return [ScoredPage(page=p, score=s) for p, s in kept[: config.max_results]]
+
+
+class MemoryRetriever:
+    """Retrieval over the knowledge pages of a store (synchronous)."""
+
+    def __init__(
+        self,
+        store: MemoryBackend,
+        config: RetrieverConfig | None = None,
+        *,
+        stop_words: frozenset[str] = DEFAULT_STOP_WORDS,
+    ) -> None:
+        self.store = store
+        self.knowledge = KnowledgeStore(store)
+        self.config = config or RetrieverConfig()
+        self.stop_words = stop_words
+
+    def retrieve(self, query: str, config: RetrieverConfig | None = None) -> RetrievalResult:
+        """The pages that answer ``query``, best first (see the module doc)."""
+        if not isinstance(query, str):
+            raise InvalidInput("query must be a string")
+        cfg = config or self.config
+        if not query.strip() or cfg.max_results == 0:
+            return RetrievalResult(items=[], query=query)
+        items = self._dice(query, cfg) if cfg.mode is RetrievalMode.DICE else self._bm25(query, cfg)
+        # Recall statistics are buffered by the store (no commit per query).
+        for item in items:
+            self.store.record_recall(KNOWLEDGE_PREFIX + item.page.id, item.score)
+        return RetrievalResult(items=items, query=query)
+
+    def _dice(self, query: str, cfg: RetrieverConfig) -> list[ScoredPage]:
+        keywords = extract_keywords(query, self.stop_words)
+        if not keywords:
+            return []
+        found: list[tuple[int, int, KnowledgePage]] = []
+        for position, page in enumerate(self.knowledge.pages()):
+            first = matches_any(page, keywords)
+            if first is not None:
+                found.append((first, position, page))
+        found.sort(key=lambda f: (f[0], f[1]))  # the seed's discovery order
+        return _rank([(p, text_overlap_score(query, p)) for _, _, p in found], cfg)
+
+    def _bm25(self, query: str, cfg: RetrieverConfig) -> list[ScoredPage]:
+        terms = query_terms(query, self.stop_words)
+        if not terms:
+            return []
+        hybrid = cfg.mode is RetrievalMode.HYBRID
+        limit = max(cfg.candidates, cfg.max_results) if hybrid else cfg.max_results
+        hits = self.store.search(terms, prefix=KNOWLEDGE_PREFIX, limit=limit)
+        if not hits:
+            return []
+        best = hits[0][1] or 1.0
+        scored: list[tuple[KnowledgePage, float]] = []
+        for key, raw in hits:
+            item = self.store.get(key)
+            if item is None:
+                continue
+            page = decode_page(item)
+            score = raw / best
+            if hybrid:
+                score = cfg.bm25_weight * score + cfg.dice_weight * text_overlap_score(query, page)
+            scored.append((page, score))
+        return _rank(scored, cfg)

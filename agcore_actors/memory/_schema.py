@@ -1,0 +1,75 @@
+"""The SQLite schema, its migrations, and the mapping of sqlite3 errors."""
+
+from __future__ import annotations
+
+import contextlib
+import sqlite3
+from collections.abc import Iterator
+
+from ._errors import StorageError
+
+#: Schema migrations; migration ``i`` takes ``PRAGMA user_version`` from i to i + 1.
+MIGRATIONS: tuple[str, ...] = (
+    # 1: the items table and the indexes eviction scans.
+    """
+    CREATE TABLE items (
+        n INTEGER PRIMARY KEY,
+        id TEXT NOT NULL UNIQUE,
+        content TEXT NOT NULL,
+        metadata TEXT NOT NULL DEFAULT '{}',
+        created_at REAL NOT NULL,
+        seq INTEGER NOT NULL,
+        pinned INTEGER NOT NULL DEFAULT 0,
+        accessed_at REAL NOT NULL,
+        access_seq INTEGER NOT NULL,
+        access_count INTEGER NOT NULL DEFAULT 0,
+        recall_count INTEGER NOT NULL DEFAULT 0,
+        recall_score_total REAL NOT NULL DEFAULT 0,
+        recalled_at REAL
+    );
+    CREATE INDEX items_age ON items (created_at, seq) WHERE pinned = 0;
+    CREATE INDEX items_use ON items (access_seq) WHERE pinned = 0;
+    """,
+    # 2: the full-text index. Rows hold pre-tokenised text (see _text.tokens:
+    # lowercase words, CJK bigrams, space-separated), so the plain 'ascii'
+    # tokenizer (non-ASCII characters are token characters) splits exactly
+    # where our tokenizer did; rowid = items.n.
+    """
+    CREATE VIRTUAL TABLE items_fts USING fts5 (body, tokenize = 'ascii');
+    """,
+)
+SCHEMA_VERSION = len(MIGRATIONS)
+
+
+@contextlib.contextmanager
+def storage_errors() -> Iterator[None]:
+    try:
+        yield
+    except sqlite3.Error as exc:
+        raise StorageError(f"{type(exc).__name__}: {exc}") from exc
+
+
+def migrate(conn: sqlite3.Connection) -> int:
+    """Bring the schema to :data:`SCHEMA_VERSION`, one transaction per step.
+
+    Returns the version found. A file from a newer version is refused.
+    """
+    (found,) = conn.execute("PRAGMA user_version").fetchone()
+    if found > SCHEMA_VERSION:
+        raise StorageError(
+            f"the database has schema version {found}, newer than this code's {SCHEMA_VERSION}"
+        )
+    for version in range(found, SCHEMA_VERSION):
+        conn.execute("BEGIN IMMEDIATE")
+        try:
+            for statement in MIGRATIONS[version].split(";"):
+                if statement.strip():
+                    conn.execute(statement)
+            # user_version lives in the file header, so it commits atomically
+            # with the migration. (A PRAGMA takes no parameters; it is an int.)
+            conn.execute(f"PRAGMA user_version = {int(version) + 1}")
+            conn.execute("COMMIT")
+        except BaseException:
+            conn.execute("ROLLBACK")
+            raise
+    return int(found)

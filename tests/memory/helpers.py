@@ -1,0 +1,28 @@
+"""Shared helpers of the memory tests: a fake wall clock and store builders."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from agcore_actors.memory import EvictionConfig, InMemoryStore, MemoryBackend, SqliteStore
+
+
+class FakeClock:
+    """A wall clock that moves only when told to (Unix seconds)."""
+
+    def __init__(self, start: float = 1_717_000_000.0) -> None:
+        self.now = start
+
+    def __call__(self) -> float:
+        return self.now
+
+    def advance(self, seconds: float) -> None:
+        self.now += seconds
+
+
+def make_store(
+    kind: str, tmp_path: Path, clock: FakeClock, eviction: EvictionConfig | None = None
+) -> MemoryBackend:
+    if kind == "memory":
+        return InMemoryStore(eviction, clock=clock)
+    return SqliteStore(tmp_path / "memory.db", eviction, clock=clock)

@@ -1,0 +1,62 @@
+"""``agcore-actors memory``: stats, export / import of transcripts, search."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from agcore_actors.cli import main
+from agcore_actors.memory import (
+    ChatMessage,
+    ConversationMemory,
+    KnowledgePage,
+    KnowledgeStore,
+    SqliteStore,
+)
+
+
+@pytest.fixture
+def db(tmp_path: Path) -> Path:
+    path = tmp_path / "memory.db"
+    store = SqliteStore(path)
+    ConversationMemory(store, "s1").extend(
+        [ChatMessage(role="user", content="hi"), ChatMessage(role="assistant", content="hello")]
+    )
+    KnowledgeStore(store).add_page(
+        KnowledgePage(id="rust", title="Rust ownership", content="the borrow checker")
+    )
+    store.close()
+    return path
+
+
+def test_stats(db: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["memory", "stats", str(db)]) == 0
+    out = capsys.readouterr().out
+    assert "conversation           2" in out and "knowledge              1" in out
+    assert "integrity     ok" in out
+
+
+def test_export_then_import_into_another_session(
+    db: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["memory", "export", str(db), "s1"]) == 0
+    jsonl = capsys.readouterr().out
+    assert jsonl.count("\n") == 2
+    file = tmp_path / "t.jsonl"
+    file.write_text(jsonl, "utf-8")
+    assert main(["memory", "import", str(db), "s2", str(file)]) == 0
+    assert "imported 2 message(s)" in capsys.readouterr().out
+    assert main(["memory", "export", str(db), "s2"]) == 0
+    assert capsys.readouterr().out == jsonl
+
+
+def test_search_and_errors(db: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["memory", "search", str(db), "borrow checker"]) == 0
+    assert "rust  Rust ownership" in capsys.readouterr().out
+    assert main(["memory", "stats", str(tmp_path / "missing.db")]) == 1
+    assert "no such file" in capsys.readouterr().err
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text("{nope\n", "utf-8")
+    assert main(["memory", "import", str(db), "s3", str(bad)]) == 1
+    assert "line 1" in capsys.readouterr().err

@@ -1,0 +1,109 @@
+"""SQLite specifics: schema migrations, the file's settings, statistics that
+survive a reopen, rollback of a failed batch."""
+
+from __future__ import annotations
+
+import sqlite3
+from pathlib import Path
+
+import pytest
+from memory.helpers import FakeClock
+
+from agcore_actors.memory import (
+    SCHEMA_VERSION,
+    Capacity,
+    EvictionConfig,
+    InvalidInput,
+    Lru,
+    MemoryFilter,
+    SqliteStore,
+    StorageError,
+)
+from agcore_actors.memory._schema import MIGRATIONS
+
+
+def test_a_new_file_gets_the_current_schema_in_wal_mode(tmp_path: Path) -> None:
+    store = SqliteStore(tmp_path / "m.db")
+    store.close()
+    conn = sqlite3.connect(tmp_path / "m.db")
+    try:
+        assert conn.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == 2
+        assert conn.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+    finally:
+        conn.close()
+
+
+def test_a_version_1_file_is_migrated_and_keeps_its_rows(tmp_path: Path) -> None:
+    path = tmp_path / "old.db"
+    conn = sqlite3.connect(path, isolation_level=None)
+    conn.executescript(MIGRATIONS[0])
+    conn.execute("PRAGMA user_version = 1")
+    conn.execute(
+        "INSERT INTO items (id, content, created_at, seq, accessed_at, access_seq) "
+        "VALUES ('a', 'from v1', 5.0, 1, 5.0, 2)"
+    )
+    conn.close()
+    store = SqliteStore(path, clock=FakeClock(10.0))
+    try:
+        assert [i.content for i in store.list()] == ["from v1"]
+        store.put("b", "new", index_text="searchable words")
+        assert [i for i, _ in store.search(["searchable"])] == ["b"]
+        # The counters continue after the old rows' sequence numbers.
+        assert [i.id for i in store.list(MemoryFilter())] == ["a", "b"]
+    finally:
+        store.close()
+
+
+def test_a_file_from_a_newer_version_is_refused(tmp_path: Path) -> None:
+    path = tmp_path / "future.db"
+    conn = sqlite3.connect(path)
+    conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION + 1}")
+    conn.close()
+    with pytest.raises(StorageError, match="newer"):
+        SqliteStore(path)
+
+
+def test_not_a_database_is_a_storage_error(tmp_path: Path) -> None:
+    path = tmp_path / "junk.db"
+    path.write_bytes(b"this is not sqlite" * 100)
+    with pytest.raises(StorageError):
+        SqliteStore(path)
+
+
+def test_synchronous_level_is_checked(tmp_path: Path) -> None:
+    with pytest.raises(InvalidInput):
+        SqliteStore(tmp_path / "m.db", synchronous="OFF")  # type: ignore[arg-type]
+
+
+def test_access_statistics_survive_a_reopen(tmp_path: Path) -> None:
+    clock = FakeClock()
+    config = EvictionConfig(policy=Lru(max_items=2), check_interval=1)
+    store = SqliteStore(tmp_path / "m.db", config, clock=clock)
+    store.put("a", "1")
+    store.put("b", "2")
+    assert store.get("a") is not None  # a is now more recently used than b
+    store.close()
+    store = SqliteStore(tmp_path / "m.db", config, clock=clock)
+    got = store.get("a")
+    assert got is not None and got.access_count == 2
+    store.put("c", "3")  # evicts the least recently used: b
+    assert store.keys() == ["a", "c"]
+    store.close()
+
+
+def test_a_failed_batch_rolls_back_everything(tmp_path: Path) -> None:
+    clock = FakeClock()
+    store = SqliteStore(
+        tmp_path / "m.db", EvictionConfig(policy=Capacity(max_items=5)), clock=clock
+    )
+    store.put("keep", "x")
+    with pytest.raises(InvalidInput), store.batch():
+        store.put("a", "1")
+        store.put("b", "2")
+        store.delete("keep")
+        store.put("", "refused")
+    assert store.keys() == ["keep"]
+    for i in range(4):  # the capacity count was restored too: nothing is evicted
+        store.put(f"n{i}", "x")
+    assert store.keys() == ["keep", "n0", "n1", "n2", "n3"]
+    store.close()

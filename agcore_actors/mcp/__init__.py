@@ -1,0 +1,98 @@
+"""MCP: JSON-RPC client (stdio and streamable HTTP), supervised McpConnection
+actors (protocol: :mod:`.messages`), tools adapted into a ToolRegistry, and
+the ``mcpServers`` configuration format."""
+
+from ._breaker import BreakerConfig, BreakerState, is_open, is_parked, on_failure, on_success
+from ._client import ClientOptions, McpClient, map_error, open_client
+from ._config import (
+    DEFAULT_INHERITED_ENV,
+    HttpServer,
+    McpConfigError,
+    ServerConfig,
+    StdioServer,
+    child_environment,
+    load_config,
+    parse_config,
+)
+from ._connection import (
+    DEFAULT_SEPARATOR,
+    ConnectionOptions,
+    McpConnection,
+    McpToolAdapter,
+    ServerHealth,
+    prefixed_name,
+    server_spec,
+    servers_spec,
+)
+from ._errors import (
+    McpConnectionClosed,
+    McpError,
+    McpMethodNotFound,
+    McpNotInitialized,
+    McpProtocolError,
+    McpServerError,
+    McpTimeout,
+    McpUnavailable,
+)
+from ._jsonrpc import LATEST_PROTOCOL_VERSION, PROTOCOL_VERSIONS
+from .messages import (
+    CallTool,
+    GetStatus,
+    ListTools,
+    McpConnectionMsg,
+    McpEvent,
+    McpStatus,
+    McpToolInfo,
+    McpToolList,
+    McpToolResult,
+    PingServer,
+)
+
+__all__ = [
+    "DEFAULT_INHERITED_ENV",
+    "DEFAULT_SEPARATOR",
+    "LATEST_PROTOCOL_VERSION",
+    "PROTOCOL_VERSIONS",
+    "BreakerConfig",
+    "BreakerState",
+    "CallTool",
+    "ClientOptions",
+    "ConnectionOptions",
+    "GetStatus",
+    "HttpServer",
+    "ListTools",
+    "McpClient",
+    "McpConfigError",
+    "McpConnection",
+    "McpConnectionClosed",
+    "McpConnectionMsg",
+    "McpError",
+    "McpEvent",
+    "McpMethodNotFound",
+    "McpNotInitialized",
+    "McpProtocolError",
+    "McpServerError",
+    "McpStatus",
+    "McpTimeout",
+    "McpToolAdapter",
+    "McpToolInfo",
+    "McpToolList",
+    "McpToolResult",
+    "McpUnavailable",
+    "PingServer",
+    "ServerConfig",
+    "ServerHealth",
+    "StdioServer",
+    "child_environment",
+    "is_open",
+    "is_parked",
+    "load_config",
+    "map_error",
+    "on_failure",
+    "on_success",
+    "open_client",
+    "parse_config",
+    "prefixed_name",
+    "server_spec",
+    "servers_spec",
+]

@@ -1,0 +1,358 @@
+"""McpClient: the MCP protocol over one transport, owned by one task.
+
+``async with open_client(name, config) as client:`` starts the transport,
+runs ``initialize`` (offering the newest protocol version and accepting any
+version in :data:`PROTOCOL_VERSIONS`), sends ``notifications/initialized``
+and yields. Leaving the block shuts the transport down (bounded, shielded).
+
+Every request has a deadline (``request_timeout`` unless given). A request
+that times out or is cancelled is withdrawn: ``notifications/cancelled`` is
+sent for it and a late answer is dropped. When the server goes away every
+waiting request fails with :class:`McpConnectionClosed` and ``closed`` is
+set. Server requests are answered (``ping``; anything else -32601).
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import AsyncIterator, Callable
+from contextlib import asynccontextmanager, suppress
+from typing import Any
+
+import attrs
+import msgspec
+import trio
+
+from ._config import HttpServer, ServerConfig
+from ._errors import (
+    McpConnectionClosed,
+    McpError,
+    McpMethodNotFound,
+    McpProtocolError,
+    McpServerError,
+    McpTimeout,
+)
+from ._http import HttpTransport
+from ._jsonrpc import (
+    INVALID_PARAMS,
+    LATEST_PROTOCOL_VERSION,
+    METHOD_NOT_FOUND,
+    PROTOCOL_VERSIONS,
+    Incoming,
+    JsonRpcError,
+    JsonRpcNotification,
+    JsonRpcRequest,
+    JsonRpcResponse,
+    decode,
+    encode,
+)
+from ._stdio import StdioTransport
+from ._transport import Transport
+from .messages import McpEvent, McpToolInfo, McpToolResult
+
+log = logging.getLogger("agcore_actors.mcp")
+
+CLIENT_INFO = {"name": "agcore-actors", "version": "0.1.0"}
+#: Pages of ``tools/list`` followed at most (a server looping on cursors ends here).
+MAX_PAGES = 100
+
+
+@attrs.frozen
+class ClientOptions:
+    request_timeout: float = 30.0  # the seed's default
+    connect_timeout: float = 30.0
+    shutdown_grace: float = 2.0
+
+
+class _Pending:
+    __slots__ = ("done", "error", "result")
+
+    def __init__(self) -> None:
+        self.done = trio.Event()
+        self.result: Any = None
+        self.error: Exception | None = None
+
+
+def map_error(method: str, error: JsonRpcError) -> McpServerError:
+    """A JSON-RPC error as a typed exception (unknown method: both dialects)."""
+    unknown = error.code == METHOD_NOT_FOUND or (
+        error.code == INVALID_PARAMS
+        and error.message == "Invalid request parameters"
+        and method != "tools/call"
+    )
+    kind = McpMethodNotFound if unknown else McpServerError
+    return kind(method, error.code, error.message, error.data)
+
+
+def tool_result(raw: Any) -> McpToolResult:
+    if not isinstance(raw, dict):
+        raise McpProtocolError(f"tools/call answered {type(raw).__name__}, not an object")
+    content = raw.get("content")
+    content = [c for c in content if isinstance(c, dict)] if isinstance(content, list) else []
+    text = "\n".join(
+        c["text"] for c in content if c.get("type") == "text" and isinstance(c.get("text"), str)
+    )
+    return McpToolResult(
+        text=text,
+        content=content,
+        structured=raw.get("structuredContent"),
+        is_error=raw.get("isError") is True,
+    )
+
+
+def parse_tools(raw: Any) -> tuple[list[McpToolInfo], str | None]:
+    if not isinstance(raw, dict) or not isinstance(raw.get("tools"), list):
+        raise McpProtocolError("tools/list answer has no 'tools' array")
+    tools = []
+    for item in raw["tools"]:
+        if not isinstance(item, dict) or not isinstance(item.get("name"), str):
+            raise McpProtocolError(f"tools/list entry without a name: {item!r}")
+        schema = item.get("inputSchema")
+        tools.append(
+            McpToolInfo(
+                name=item["name"],
+                description=item.get("description") or "",
+                input_schema=schema
+                if isinstance(schema, dict)
+                else {"type": "object", "properties": {}},
+            )
+        )
+    cursor = raw.get("nextCursor")
+    return tools, cursor if isinstance(cursor, str) and cursor else None
+
+
+class McpClient:
+    def __init__(
+        self,
+        name: str,
+        transport: Transport,
+        options: ClientOptions,
+        on_event: Callable[[McpEvent], None] | None,
+    ) -> None:
+        self.name = name
+        self.transport = transport
+        self.options = options
+        self.on_event = on_event
+        self.protocol_version: str | None = None
+        self.server_info: dict[str, Any] = {}
+        self.capabilities: dict[str, Any] = {}
+        self.tools: list[McpToolInfo] = []
+        self.tools_changed = trio.Event()
+        self.closed = trio.Event()
+        self.closed_reason = ""
+        self._next_id = 0
+        self._progress_token = 0
+        self._pending: dict[int | str, _Pending] = {}
+        self._nursery: trio.Nursery | None = None
+
+    # -- transport callbacks (synchronous: no queue between transport and client)
+
+    def _deliver(self, data: bytes) -> None:
+        try:
+            messages = decode(data)
+        except msgspec.DecodeError as exc:
+            log.warning("[%s] ignoring a malformed message: %s", self.name, exc)
+            return
+        for msg in messages:
+            if msg.is_response:
+                self._on_response(msg)
+            elif msg.method is not None and msg.id is not None:
+                self._on_server_request(msg)
+            elif msg.method is not None:
+                self._on_notification(msg)
+
+    def _on_response(self, msg: Incoming) -> None:
+        assert msg.id is not None
+        pending = self._pending.pop(msg.id, None)
+        if pending is None:  # a late answer to a withdrawn request (1.x sends code 0)
+            log.debug("[%s] dropping an answer to unknown id %r", self.name, msg.id)
+            return
+        if msg.error is not None:
+            pending.error = McpServerError("", msg.error.code, msg.error.message, msg.error.data)
+            pending.result = msg.error
+        else:
+            pending.result = None if msg.result is msgspec.UNSET else msg.result
+        pending.done.set()
+
+    def _fail(self, request_id: int | str, error: Exception) -> None:
+        pending = self._pending.pop(request_id, None)
+        if pending is not None:
+            pending.error = error
+            pending.done.set()
+
+    def _closed(self, reason: str) -> None:
+        self.closed_reason = reason
+        for pending in self._pending.values():
+            pending.error = McpConnectionClosed(self.name, reason)
+            pending.done.set()
+        self._pending.clear()
+        self.closed.set()
+
+    def _on_server_request(self, msg: Incoming) -> None:
+        assert msg.id is not None
+        if msg.method == "ping":
+            reply = JsonRpcResponse(id=msg.id, result={})
+        else:
+            reply = JsonRpcResponse(
+                id=msg.id,
+                error=JsonRpcError(METHOD_NOT_FOUND, f"Method not found: {msg.method}"),
+            )
+        if self._nursery is not None:
+            self._nursery.start_soon(self._send_quietly, encode(reply))
+
+    def _on_notification(self, msg: Incoming) -> None:
+        assert msg.method is not None
+        if msg.method == "notifications/tools/list_changed":
+            self.tools_changed.set()
+        elif msg.method == "notifications/message" and isinstance(msg.params, dict):
+            log.info("[%s] %s: %s", self.name, msg.params.get("level"), msg.params.get("data"))
+        if self.on_event is not None:
+            self.on_event(McpEvent(self.name, msg.method, msg.params))
+
+    async def _send_quietly(self, data: bytes) -> None:
+        with trio.move_on_after(self.options.request_timeout):
+            try:
+                await self.transport.send(data, None)
+            except McpError as exc:
+                log.info("[%s] could not send: %s", self.name, exc)
+
+    # -- requests --------------------------------------------------------------
+
+    async def request(
+        self, method: str, params: dict[str, Any] | None = None, *, timeout: float | None = None
+    ) -> Any:
+        """Send a request and return its result; raise a typed :class:`McpError`."""
+        if self.closed.is_set():
+            raise McpConnectionClosed(self.name, self.closed_reason)
+        self._next_id += 1
+        request_id = self._next_id
+        message = JsonRpcRequest(id=request_id, method=method)
+        if params is not None:
+            message.params = params
+        pending = self._pending[request_id] = _Pending()
+        seconds = self.options.request_timeout if timeout is None else timeout
+        answered = False
+        try:
+            with trio.move_on_after(seconds):
+                await self.transport.send(encode(message), request_id)
+                await pending.done.wait()
+                answered = True
+        finally:
+            if not answered:
+                self._pending.pop(request_id, None)
+                if method != "initialize" and not self.closed.is_set():
+                    await self._cancel_remote(request_id)
+        if not answered:
+            raise McpTimeout(method, seconds)
+        if isinstance(pending.error, McpServerError) and isinstance(pending.result, JsonRpcError):
+            raise map_error(method, pending.result)
+        if pending.error is not None:
+            raise pending.error
+        return pending.result
+
+    async def _cancel_remote(self, request_id: int) -> None:
+        note = JsonRpcNotification(
+            method="notifications/cancelled",
+            params={"requestId": request_id, "reason": "cancelled by the client"},
+        )
+        with (
+            trio.CancelScope(shield=True),
+            trio.move_on_after(self.options.shutdown_grace),
+            suppress(McpError),
+        ):
+            await self.transport.send(encode(note), None)
+
+    async def notify(self, method: str, params: dict[str, Any] | None = None) -> None:
+        note = JsonRpcNotification(method=method)
+        if params is not None:
+            note.params = params
+        with trio.fail_after(self.options.request_timeout):
+            await self.transport.send(encode(note), None)
+
+    async def initialize(self) -> None:
+        result = await self.request(
+            "initialize",
+            {
+                "protocolVersion": LATEST_PROTOCOL_VERSION,
+                "capabilities": {},
+                "clientInfo": CLIENT_INFO,
+            },
+            timeout=self.options.connect_timeout,
+        )
+        if not isinstance(result, dict):
+            raise McpProtocolError(f"initialize answered {result!r}")
+        version = result.get("protocolVersion")
+        if version not in PROTOCOL_VERSIONS:
+            raise McpProtocolError(
+                f"MCP server '{self.name}' speaks protocol {version!r}; "
+                f"supported: {', '.join(PROTOCOL_VERSIONS)}"
+            )
+        self.protocol_version = version
+        self.server_info = result.get("serverInfo") or {}
+        self.capabilities = result.get("capabilities") or {}
+        self.transport.negotiated(version)
+        await self.notify("notifications/initialized")
+
+    async def list_tools(self) -> list[McpToolInfo]:
+        """All tools, following ``nextCursor``; replaces the cache."""
+        self.tools_changed = trio.Event()
+        tools: list[McpToolInfo] = []
+        cursor: str | None = None
+        seen: set[str] = set()
+        for _ in range(MAX_PAGES):
+            page, cursor = parse_tools(
+                await self.request("tools/list", {"cursor": cursor} if cursor else None)
+            )
+            tools.extend(page)
+            if cursor is None or cursor in seen:
+                break
+            seen.add(cursor)
+        self.tools = tools
+        return tools
+
+    async def call_tool(
+        self, name: str, arguments: dict[str, Any], *, timeout: float | None = None
+    ) -> McpToolResult:
+        raw = await self.request(
+            "tools/call", {"name": name, "arguments": arguments}, timeout=timeout
+        )
+        return tool_result(raw)
+
+    async def ping(self) -> None:
+        await self.request("ping")
+
+
+def make_transport(name: str, config: ServerConfig, options: ClientOptions) -> Transport:
+    if isinstance(config, HttpServer):
+        return HttpTransport(
+            name, config, connect_timeout=options.connect_timeout, grace=options.shutdown_grace
+        )
+    return StdioTransport(name, config, grace=options.shutdown_grace)
+
+
+@asynccontextmanager
+async def open_client(
+    name: str,
+    config: ServerConfig,
+    *,
+    options: ClientOptions | None = None,
+    on_event: Callable[[McpEvent], None] | None = None,
+) -> AsyncIterator[McpClient]:
+    """Connect and initialize; see the module docstring. Must stay in one task."""
+    options = options or ClientOptions()
+    transport = make_transport(name, config, options)
+    client = McpClient(name, transport, options, on_event)
+    try:
+        async with trio.open_nursery() as nursery:
+            client._nursery = nursery
+            try:
+                await transport.start(nursery, client._deliver, client._fail, client._closed)
+                await client.initialize()
+                yield client
+            finally:
+                await transport.aclose()
+                nursery.cancel_scope.cancel()
+    except BaseExceptionGroup as group:  # surface the one real error, not a group
+        if len(group.exceptions) == 1:
+            raise group.exceptions[0] from None
+        raise

@@ -1,0 +1,131 @@
+"""Stdio transport: the server is a child process speaking newline-delimited
+JSON-RPC on stdin/stdout; its stderr goes to our log.
+
+Shutdown (:meth:`StdioTransport.aclose`): close stdin (MCP servers exit at
+EOF), wait ``grace`` seconds, terminate, wait ``grace`` again, kill, and
+always reap the process: no zombie, even when cancelled.
+"""
+
+from __future__ import annotations
+
+import collections
+import contextlib
+import logging
+import subprocess
+
+import trio
+
+from ._config import StdioServer, child_environment
+from ._errors import McpConnectionClosed, McpProtocolError
+from ._transport import Closed, Deliver, Fail
+
+log = logging.getLogger("agcore_actors.mcp.stdio")
+
+#: A longer line is a protocol error (and would be unbounded memory).
+MAX_LINE_BYTES = 16 * 1024 * 1024
+
+
+class StdioTransport:
+    def __init__(self, name: str, config: StdioServer, *, grace: float = 2.0) -> None:
+        self.name = name
+        self.config = config
+        self.grace = grace
+        self.process: trio.Process | None = None
+        self.stderr_tail: collections.deque[str] = collections.deque(maxlen=20)
+        self._closing = False
+        self._send_lock = trio.Lock()
+
+    async def start(
+        self, nursery: trio.Nursery, deliver: Deliver, fail: Fail, closed: Closed
+    ) -> None:
+        try:
+            self.process = await trio.lowlevel.open_process(
+                [self.config.command, *self.config.args],
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                env=child_environment(self.config),
+                cwd=self.config.cwd,
+            )
+        except OSError as exc:
+            raise McpConnectionClosed(
+                self.name, f"cannot start {self.config.command!r}: {exc.strerror or exc}"
+            ) from None
+        nursery.start_soon(self._read_stdout, deliver, closed)
+        nursery.start_soon(self._read_stderr)
+
+    async def _read_stdout(self, deliver: Deliver, closed: Closed) -> None:
+        assert self.process is not None and self.process.stdout is not None
+        stream = self.process.stdout
+        buffer = bytearray()
+        reason = "the server closed its stdout"
+        try:
+            while True:
+                chunk = await stream.receive_some(65536)
+                if not chunk:
+                    break
+                buffer += chunk
+                while (end := buffer.find(b"\n")) >= 0:
+                    line = bytes(buffer[:end]).strip()
+                    del buffer[: end + 1]
+                    if line:
+                        deliver(line)
+                if len(buffer) > MAX_LINE_BYTES:
+                    raise McpProtocolError(f"MCP server '{self.name}': line over {MAX_LINE_BYTES}")
+        except (trio.BrokenResourceError, trio.ClosedResourceError) as exc:
+            reason = f"reading stdout failed: {exc}"
+        except McpProtocolError as exc:
+            reason = str(exc)
+        if not self._closing:
+            tail = "; stderr: " + " | ".join(self.stderr_tail) if self.stderr_tail else ""
+            # The process usually exits right after closing stdout: name its status.
+            with trio.move_on_after(0.5):
+                await self.process.wait()
+            code = self.process.returncode
+            status = f" (exit status {code})" if code is not None else ""
+            closed(f"{reason}{status}{tail}")
+
+    async def _read_stderr(self) -> None:
+        assert self.process is not None and self.process.stderr is not None
+        buffer = bytearray()
+        try:
+            while chunk := await self.process.stderr.receive_some(65536):
+                buffer += chunk
+                while (end := buffer.find(b"\n")) >= 0:
+                    line = buffer[:end].decode("utf-8", "replace").rstrip()
+                    del buffer[: end + 1]
+                    self.stderr_tail.append(line)
+                    log.info("[%s] %s", self.name, line)
+                del buffer[:-MAX_LINE_BYTES]  # keep memory bounded on a never-ending line
+        except (trio.BrokenResourceError, trio.ClosedResourceError):
+            pass
+
+    async def send(self, data: bytes, request_id: int | str | None) -> None:
+        assert self.process is not None and self.process.stdin is not None
+        async with self._send_lock:
+            try:
+                await self.process.stdin.send_all(data + b"\n")
+            except (trio.BrokenResourceError, trio.ClosedResourceError) as exc:
+                raise McpConnectionClosed(self.name, f"writing stdin failed: {exc}") from None
+
+    def negotiated(self, protocol_version: str) -> None:
+        return None
+
+    async def aclose(self) -> None:
+        process = self.process
+        if process is None:
+            return
+        self._closing = True
+        with trio.CancelScope(shield=True):
+            if process.stdin is not None:
+                with contextlib.suppress(trio.BrokenResourceError):
+                    await process.stdin.aclose()
+            with trio.move_on_after(self.grace):
+                await process.wait()
+            if process.returncode is None:
+                process.terminate()
+                with trio.move_on_after(self.grace):
+                    await process.wait()
+            if process.returncode is None:
+                process.kill()
+                await process.wait()  # SIGKILL cannot be ignored: this returns

@@ -1,0 +1,32 @@
+"""The transport interface the MCP client drives.
+
+A transport moves encoded JSON-RPC messages. It is started in the client's
+nursery with three callbacks: ``deliver(data)`` for each message received,
+``fail(request_id, error)`` when a request cannot get an answer (an HTTP
+error status), and ``closed(error)`` once the peer is gone for good.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Protocol
+
+import trio
+
+Deliver = Callable[[bytes], None]
+Fail = Callable[[int | str, Exception], None]
+Closed = Callable[[str], None]
+
+
+class Transport(Protocol):
+    async def start(
+        self, nursery: trio.Nursery, deliver: Deliver, fail: Fail, closed: Closed
+    ) -> None: ...
+
+    async def send(self, data: bytes, request_id: int | str | None) -> None: ...
+
+    def negotiated(self, protocol_version: str) -> None: ...
+
+    async def aclose(self) -> None:
+        """Shut down; bounded in time; runs under a shield when cancelled."""
+        ...

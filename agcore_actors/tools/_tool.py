@@ -1,0 +1,196 @@
+"""The tool protocol, the per-call context, and tools made from typed functions.
+
+A tool is anything with ``name``, ``description``, ``parameters`` (a JSON
+Schema object), ``required_permissions``, ``requires_approval``, ``timeout``
+(None: the executor's default) and ``async call(args, ctx)``. ``args`` is the
+decoded JSON object the model sent; the return value is any JSON value (a
+``str`` is shown to the model as is). Failures are :class:`ToolError`\\s;
+any other exception counts as an execution failure.
+
+Cancellation: ``call`` is cancelled like any trio code when the call times
+out or its batch is cancelled; ``ctx.cancelled`` lets code that does not
+checkpoint (a worker thread) notice it.
+"""
+
+from __future__ import annotations
+
+import functools
+import inspect
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any, Protocol, get_type_hints, runtime_checkable
+
+import attrs
+import msgspec
+import trio
+
+from ._errors import ExecutionFailed, InvalidArguments, ToolError
+
+#: ``report(progress, total, message)``: progress of a running call.
+ProgressReporter = Callable[[float, float | None, str | None], None]
+
+
+def _no_progress(progress: float, total: float | None, message: str | None) -> None:
+    return None
+
+
+@attrs.define
+class CancelToken:
+    """A flag a running tool may poll (set when its call is cancelled)."""
+
+    _cancelled: bool = False
+
+    def cancel(self) -> None:
+        self._cancelled = True
+
+    def is_cancelled(self) -> bool:
+        return self._cancelled
+
+
+@attrs.define
+class ToolContext:
+    """What a tool knows about the call it serves (defaults keep old tools working)."""
+
+    session_id: str = ""
+    trace_id: str = ""
+    call_id: str = ""
+    cancel_token: CancelToken = attrs.field(factory=CancelToken)
+    report: ProgressReporter = _no_progress
+
+    @property
+    def cancelled(self) -> bool:
+        return self.cancel_token.is_cancelled()
+
+    def report_progress(
+        self, progress: float, total: float | None = None, message: str | None = None
+    ) -> None:
+        """Report progress; never blocks (the executor drops events it cannot deliver)."""
+        self.report(progress, total, message)
+
+
+@runtime_checkable
+class Tool(Protocol):
+    @property
+    def name(self) -> str: ...
+    @property
+    def description(self) -> str: ...
+    @property
+    def parameters(self) -> Mapping[str, Any]: ...
+    @property
+    def required_permissions(self) -> Sequence[str]: ...
+    @property
+    def requires_approval(self) -> bool: ...
+    @property
+    def timeout(self) -> float | None: ...
+
+    async def call(self, args: Any, ctx: ToolContext) -> Any: ...
+
+
+def schema_of(struct_type: type[msgspec.Struct]) -> dict[str, Any]:
+    """The JSON Schema of ``struct_type`` as one object (nested types under ``$defs``)."""
+    (top,), components = msgspec.json.schema_components(
+        [struct_type], ref_template="#/$defs/{name}"
+    )
+    name = top["$ref"].rsplit("/", 1)[1]
+    schema = dict(components.pop(name))
+    schema.pop("title", None)
+    if components:
+        schema["$defs"] = components
+    return schema
+
+
+@attrs.frozen
+class FunctionTool:
+    """A tool from a typed Python callable (see :func:`function_tool`)."""
+
+    name: str
+    description: str
+    func: Callable[..., Any]
+    args_type: type[msgspec.Struct]
+    parameters: Mapping[str, Any]
+    context_param: str | None = None
+    required_permissions: tuple[str, ...] = ()
+    requires_approval: bool = False
+    timeout: float | None = None
+
+    def decode_args(self, args: Any) -> dict[str, Any]:
+        """Validate ``args`` against the signature; raise :class:`InvalidArguments`."""
+        if args is None:
+            args = {}
+        try:
+            decoded = msgspec.convert(args, self.args_type)
+        except msgspec.ValidationError as exc:
+            raise InvalidArguments(self.name, str(exc)) from None
+        return {f: getattr(decoded, f) for f in decoded.__struct_fields__}
+
+    async def call(self, args: Any, ctx: ToolContext) -> Any:
+        kwargs = self.decode_args(args)
+        if self.context_param is not None:
+            kwargs[self.context_param] = ctx
+        try:
+            if inspect.iscoroutinefunction(self.func):
+                result = await self.func(**kwargs)
+            else:
+                # A sync tool runs in a worker thread; on cancellation the thread is
+                # abandoned (it cannot be interrupted) and ctx.cancelled turns true.
+                result = await trio.to_thread.run_sync(
+                    functools.partial(self.func, **kwargs), abandon_on_cancel=True
+                )
+        except ToolError:
+            raise
+        except Exception as exc:
+            raise ExecutionFailed(self.name, f"{type(exc).__name__}: {exc}") from exc
+        return msgspec.to_builtins(result)
+
+
+def function_tool(
+    func: Callable[..., Any] | None = None,
+    *,
+    name: str | None = None,
+    description: str | None = None,
+    permissions: Sequence[str] = (),
+    requires_approval: bool = False,
+    timeout: float | None = None,
+) -> Any:
+    """Make a :class:`FunctionTool` from ``func`` (usable as a bare or called decorator).
+
+    Parameters become the JSON Schema through msgspec (``Annotated[...,
+    msgspec.Meta(description=...)]`` documents one); a parameter annotated
+    :class:`ToolContext` receives the context instead. The description
+    defaults to the docstring. Every parameter needs a type hint.
+    """
+
+    def build(f: Callable[..., Any]) -> FunctionTool:
+        hints = get_type_hints(f, include_extras=True)
+        fields: list[tuple[str, Any] | tuple[str, Any, Any]] = []
+        context_param = None
+        for pname, param in inspect.signature(f).parameters.items():
+            if param.kind in (param.VAR_POSITIONAL, param.VAR_KEYWORD):
+                raise TypeError(f"tool {f.__name__!r}: *args/**kwargs are not supported")
+            if pname not in hints:
+                raise TypeError(f"tool {f.__name__!r}: parameter {pname!r} has no type hint")
+            if hints[pname] is ToolContext:
+                context_param = pname
+                continue
+            if param.default is param.empty:
+                fields.append((pname, hints[pname]))
+            else:
+                fields.append((pname, hints[pname], param.default))
+        tool_name = name or f.__name__
+        args_type = msgspec.defstruct(
+            f"{tool_name}_args", fields, kw_only=True, forbid_unknown_fields=True
+        )
+        return FunctionTool(
+            name=tool_name,
+            description=description or inspect.cleandoc(f.__doc__ or ""),
+            func=f,
+            args_type=args_type,
+            parameters=schema_of(args_type),
+            context_param=context_param,
+            required_permissions=tuple(permissions),
+            requires_approval=requires_approval,
+            timeout=timeout,
+        )
+
+    if func is not None:
+        return build(func)
+    return build

@@ -1,0 +1,101 @@
+"""Tools and MCP benchmark.
+
+- ``ExecuteTools`` through the ToolExecutor actor in strict mode, with batches
+  of 1, 10 and 100 trivial async function tools (batches/s and calls/s);
+- ``tools/call`` round trips to a real MCP server (the official SDK 2.x,
+  stdio, from ``.peers/mcp2``) through the McpConnection actor, one at a
+  time and 8 in parallel (calls/s). Skipped when the peer is not installed.
+
+Each figure is the median of several rounds. Run from the repository root::
+
+    python benchmarks/tools.py            # full run, about 20 s
+    python benchmarks/tools.py --quick    # smoke test
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import sys
+import time
+from collections.abc import Sequence
+from pathlib import Path
+
+import trio
+
+from agcore_actors import ActorSystem
+from agcore_actors.mcp import CallTool, ListTools, StdioServer, server_spec
+from agcore_actors.tools import ExecuteTools, ToolCall, ToolExecutor, ToolRegistry, function_tool
+
+ROOT = Path(__file__).resolve().parent.parent
+PEER = ROOT / ".peers" / "mcp2" / "bin" / "python"
+SERVER = ROOT / "tests" / "mcp" / "server_app.py"
+
+
+@function_tool
+async def add(a: int, b: int) -> int:
+    return a + b
+
+
+async def bench_executor(batch: int, rounds: int, batches: int) -> tuple[float, float]:
+    calls = [ToolCall(f"c{i}", "add", '{"a": 1, "b": 2}') for i in range(batch)]
+    rates = []
+    async with ActorSystem(strict=True) as system:
+        ref = await system.spawn(lambda: ToolExecutor(ToolRegistry([add])), name="tools")
+        for _ in range(rounds):
+            start = time.perf_counter()
+            for n in range(batches):
+                await ref.ask(ExecuteTools(f"b{n}", calls))
+            rates.append(batches / (time.perf_counter() - start))
+    rate = statistics.median(rates)
+    return rate, rate * batch
+
+
+async def bench_mcp(calls: int, parallel: int, rounds: int) -> float:
+    rates = []
+    async with ActorSystem(strict=True) as system:
+        await system.start_supervisor(server_spec("bench", StdioServer(str(PEER), [str(SERVER)])))
+        conn = system.lookup("mcp:bench")
+        await conn.ask(ListTools())
+        for _ in range(rounds):
+            start = time.perf_counter()
+
+            async def worker(n: int) -> None:
+                for _ in range(n):
+                    await conn.ask(CallTool("add", {"a": 1, "b": 2}))
+
+            async with trio.open_nursery() as nursery:
+                for _ in range(parallel):
+                    nursery.start_soon(worker, calls // parallel)
+            rates.append(calls / (time.perf_counter() - start))
+    return statistics.median(rates)
+
+
+async def run(quick: bool) -> None:
+    rounds = 1 if quick else 5
+    print("| batch size | batches/s | calls/s |")
+    print("|---:|---:|---:|")
+    for batch in (1, 10, 100):
+        batches = 5 if quick else max(20, 4000 // batch)
+        per_batch, per_call = await bench_executor(batch, rounds, batches)
+        print(f"| {batch} | {per_batch:,.0f} | {per_call:,.0f} |")
+    if not PEER.exists():
+        print("\n(MCP round trips skipped: run tests/peers/install_mcp.sh)")
+        return
+    print("\n| MCP tools/call (stdio, mcp 2.3.0) | calls/s |")
+    print("|---|---:|")
+    for parallel in (1, 8):
+        rate = await bench_mcp(16 if quick else 400, parallel, 1 if quick else 3)
+        print(f"| {parallel} in parallel | {rate:,.0f} |")
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="one short round (smoke test)")
+    args = parser.parse_args(argv)
+    trio.run(run, args.quick)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

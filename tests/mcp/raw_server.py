@@ -1,0 +1,87 @@
+"""A hand-written stdio MCP server for protocol corner cases (no SDK, stdlib only).
+
+``python raw_server.py MODE``:
+- ``paged``: 5 tools served 2 per ``tools/list`` page; before answering a
+  ``tools/call`` it pings the client and writes a malformed line;
+- ``stubborn``: like ``paged`` but ignores stdin EOF and SIGTERM (only SIGKILL ends it);
+- ``old``: answers ``initialize`` with an unsupported protocol version.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import sys
+import time
+
+MODE = sys.argv[1] if len(sys.argv) > 1 else "paged"
+TOOLS = [{"name": f"t{i}", "inputSchema": {"type": "object"}} for i in range(5)]
+
+
+def send(obj: object) -> None:
+    sys.stdout.write(json.dumps(obj) + "\n")
+    sys.stdout.flush()
+
+
+def main() -> None:
+    if MODE == "stubborn":
+        signal.signal(signal.SIGTERM, signal.SIG_IGN)
+    for line in sys.stdin:
+        msg = json.loads(line)
+        mid, method = msg.get("id"), msg.get("method")
+        if mid is None:
+            continue
+        if method == "initialize":
+            version = "1999-01-01" if MODE == "old" else msg["params"]["protocolVersion"]
+            send(
+                {
+                    "jsonrpc": "2.0",
+                    "id": mid,
+                    "result": {
+                        "protocolVersion": version,
+                        "capabilities": {"tools": {}},
+                        "serverInfo": {"name": "raw", "version": "0"},
+                    },
+                }
+            )
+        elif method == "tools/list":
+            start = int((msg.get("params") or {}).get("cursor") or 0)
+            result: dict[str, object] = {"tools": TOOLS[start : start + 2]}
+            if start + 2 < len(TOOLS):
+                result["nextCursor"] = str(start + 2)
+            send({"jsonrpc": "2.0", "id": mid, "result": result})
+        elif method == "tools/call":
+            send({"jsonrpc": "2.0", "id": "srv-1", "method": "ping"})
+            sys.stdout.write("this is not json\n")
+            send(
+                {
+                    "jsonrpc": "2.0",
+                    "method": "notifications/resources/updated",
+                    "params": {"uri": "file:///x"},
+                }
+            )
+            send(
+                {
+                    "jsonrpc": "2.0",
+                    "id": mid,
+                    "result": {
+                        "content": [
+                            {"type": "text", "text": "a"},
+                            {"type": "image", "data": ""},
+                            {"type": "text", "text": "b"},
+                        ],
+                        "isError": False,
+                    },
+                }
+            )
+        else:
+            send({"jsonrpc": "2.0", "id": mid, "error": {"code": -32601, "message": "nope"}})
+    if MODE == "stubborn":
+        while True:
+            time.sleep(1)
+    os._exit(0)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,97 @@
+"""A small MCP server for the tests, on the official ``mcp`` SDK (2.x or 1.x).
+
+Run by a peer interpreter (``.peers/mcp2`` or ``.peers/mcp1``), never by the
+project's own: ``python server_app.py stdio`` or ``python server_app.py http PORT``.
+The same tools exist on both SDK lines, so the tests compare their behaviour.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from typing import Any
+
+import anyio
+
+try:  # mcp 2.x
+    from mcp.server.mcpserver import Context
+    from mcp.server.mcpserver import MCPServer as Server
+
+    SDK = 2
+except ImportError:  # mcp 1.x
+    from mcp.server.fastmcp import Context  # type: ignore[no-redef]
+    from mcp.server.fastmcp import FastMCP as Server  # type: ignore[no-redef]
+
+    SDK = 1
+
+
+def build(host: str = "127.0.0.1", port: int = 8000) -> Any:
+    # 1.x takes host and port in the constructor, 2.x in run().
+    mcp = Server("agcore-test") if SDK == 2 else Server("agcore-test", host=host, port=port)
+
+    @mcp.tool(description="Echo the text back.")
+    def echo(text: str) -> str:
+        return text
+
+    @mcp.tool(description="Add two integers.")
+    def add(a: int, b: int) -> int:
+        return a + b
+
+    @mcp.tool(description="Sleep for some seconds, then answer.")
+    async def slow(seconds: float) -> str:
+        await anyio.sleep(seconds)
+        return f"slept {seconds}"
+
+    @mcp.tool(description="Log a message and report progress, then answer.")
+    async def chatty(message: str, ctx: Context) -> str:
+        await ctx.info(message)
+        await ctx.report_progress(1, 2)
+        return f"logged {message}"
+
+    @mcp.tool(description="Fail with an error result.")
+    def fail(message: str) -> str:
+        raise ValueError(message)
+
+    @mcp.tool(description="Kill the server process at once.")
+    def crash() -> str:
+        os._exit(3)
+
+    @mcp.tool(description="Print the environment variable NAME (or '<unset>').")
+    def getenv(name: str) -> str:
+        return os.environ.get(name, "<unset>")
+
+    @mcp.tool(description="The server's process id.")
+    def pid() -> int:
+        return os.getpid()
+
+    @mcp.tool(description="Write to stderr.")
+    def stderr(text: str) -> str:
+        print(text, file=sys.stderr, flush=True)
+        return "ok"
+
+    @mcp.tool(description="Register a new tool NAME and notify the client.")
+    async def grow(name: str, ctx: Context) -> str:
+        mcp.add_tool(lambda: name, name=name, description=f"added tool {name}")
+        await ctx.session.send_tool_list_changed()
+        return f"added {name}"
+
+    for i in range(int(os.environ.get("AGCORE_TEST_EXTRA_TOOLS", "0"))):
+        mcp.add_tool(lambda i=i: i, name=f"extra_{i}", description=f"extra tool {i}")
+    return mcp
+
+
+def main() -> None:
+    mode = sys.argv[1] if len(sys.argv) > 1 else "stdio"
+    if mode == "stdio":
+        build().run("stdio")
+    else:
+        port = int(sys.argv[2])
+        mcp = build(port=port)
+        if SDK == 2:
+            mcp.run("streamable-http", host="127.0.0.1", port=port)
+        else:
+            mcp.run("streamable-http")
+
+
+if __name__ == "__main__":
+    main()

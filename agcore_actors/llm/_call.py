@@ -1,0 +1,188 @@
+"""The one retry loop: hooks, per-attempt timeouts, the call deadline, backoff.
+
+:class:`Caller` applies a :class:`RetryConfig`, :class:`Timeouts` and a
+:class:`HookExecutor` to a provider. All waiting is on trio's clock, so the
+loop runs on virtual time in tests.
+
+- ``chat``: each attempt is bounded by ``timeouts.attempt`` and by the call
+  deadline (``timeouts.call`` from the start of the call); an attempt cut by
+  its own timeout is a retryable :class:`LlmTimeoutError`, one cut by the
+  call deadline is final.
+- ``stream``: the first delta must come within ``timeouts.attempt``, each
+  next one within ``timeouts.idle``, all within the call deadline. No cancel
+  scope is held across a ``yield``, so a slow reader never counts against
+  the provider's timeouts. Once an output event (anything but
+  ``UsageUpdate``/``Retrying``) was yielded, the call is never retried.
+- Cancellation: cancelling the caller cancels the attempt in progress (the
+  provider's HTTP response is closed as its generator unwinds) or the
+  backoff sleep; no hook fires for a cancellation.
+"""
+
+from __future__ import annotations
+
+import math
+import random
+from collections.abc import AsyncGenerator, Callable
+from contextlib import aclosing
+
+import attrs
+import httpx
+import msgspec
+import trio
+
+from ._errors import BlockedByHook, LlmError, LlmTimeoutError
+from ._hooks import HookContext, HookEvent, HookExecutor
+from ._provider import Provider
+from ._retry import RetryConfig, Timeouts, decide
+from ._stream import StreamAssembler
+from ._types import ChatRequest
+from ._usage import Usage
+from .messages import ChatResponse, Finish, Retrying, StreamEvent, UsageUpdate
+
+
+def _limit(now: float, seconds: float | None, deadline: float) -> float:
+    return min(deadline, math.inf if seconds is None else now + seconds)
+
+
+@attrs.define
+class Caller:
+    """Runs calls of any provider under one retry policy, timeouts and hooks.
+
+    ``on_usage(provider, usage)`` is told every usage a provider reported,
+    once per response (failed streamed attempts included when they got that
+    far); the ProviderActor accounts it.
+    """
+
+    retry: RetryConfig = attrs.field(factory=RetryConfig)
+    timeouts: Timeouts = attrs.field(factory=Timeouts)
+    hooks: HookExecutor = attrs.field(factory=HookExecutor)
+    rng: random.Random = attrs.field(factory=random.Random)
+    on_usage: Callable[[str, Usage], None] | None = None
+
+    async def _pre_request(self, name: str, request: ChatRequest) -> None:
+        if self.hooks:
+            reason = await self.hooks.block_reason(
+                HookContext(HookEvent.PRE_REQUEST, name, request)
+            )
+            if reason is not None:
+                raise BlockedByHook(name, reason)
+
+    async def _give_up(self, name: str, request: ChatRequest, error: LlmError) -> None:
+        if self.hooks:
+            await self.hooks.execute(HookContext(HookEvent.ON_ERROR, name, request, error))
+
+    async def _backoff(
+        self, name: str, request: ChatRequest, error: LlmError, retries: int, delay: float
+    ) -> None:
+        if self.hooks:
+            await self.hooks.execute(
+                HookContext(HookEvent.ON_RETRY, name, request, error, retries, delay)
+            )
+
+    def _deadline(self) -> float:
+        return _limit(trio.current_time(), self.timeouts.call, math.inf)
+
+    def _timeout(self, name: str, step_deadline: float, deadline: float) -> LlmTimeoutError:
+        if step_deadline >= deadline and self.timeouts.call is not None:
+            return LlmTimeoutError(name, self.timeouts.call, scope="call")
+        return LlmTimeoutError(name, self.timeouts.attempt or math.inf)
+
+    async def chat(
+        self, name: str, provider: Provider, client: httpx.AsyncClient, request: ChatRequest
+    ) -> ChatResponse:
+        deadline = self._deadline()
+        retries = 0
+        while True:
+            await self._pre_request(name, request)
+            step_deadline = _limit(trio.current_time(), self.timeouts.attempt, deadline)
+            try:
+                with trio.move_on_at(step_deadline) as scope:
+                    response = await provider.chat(client, request)
+                if scope.cancelled_caught:
+                    raise self._timeout(name, step_deadline, deadline)
+            except LlmError as error:
+                decision = decide(
+                    self.retry,
+                    error,
+                    retries,
+                    self.rng.random(),
+                    now=trio.current_time(),
+                    deadline=deadline,
+                )
+                if decision.delay is None:
+                    await self._give_up(name, request, error)
+                    raise
+                retries += 1
+                await self._backoff(name, request, error, retries, decision.delay)
+                await trio.sleep(decision.delay)
+                continue
+            response = msgspec.structs.replace(response, provider=name, attempts=retries + 1)
+            if self.on_usage is not None:
+                self.on_usage(name, response.usage)
+            if self.hooks:
+                await self.hooks.execute(
+                    HookContext(HookEvent.POST_REQUEST, name, request, usage=response.usage)
+                )
+            return response
+
+    async def stream(
+        self, name: str, provider: Provider, client: httpx.AsyncClient, request: ChatRequest
+    ) -> AsyncGenerator[StreamEvent, None]:
+        deadline = self._deadline()
+        retries = 0
+        delivered = False
+        while True:
+            await self._pre_request(name, request)
+            assembler = StreamAssembler()
+            try:
+                async with aclosing(provider.stream(client, request)) as deltas:
+                    limit = self.timeouts.attempt
+                    pull = deltas.__anext__
+                    while True:
+                        step_deadline = _limit(trio.current_time(), limit, deadline)
+                        try:
+                            if step_deadline == math.inf:
+                                delta = await pull()
+                            else:
+                                # One scope per delta is half the cost of assembly; a
+                                # bare CancelScope, since move_on_at's wrapper doubles it.
+                                with trio.CancelScope(deadline=step_deadline) as scope:
+                                    delta = await pull()
+                                if scope.cancelled_caught:
+                                    raise self._timeout(name, step_deadline, deadline)
+                        except StopAsyncIteration:
+                            break
+                        limit = self.timeouts.idle
+                        for event in assembler.feed(delta):
+                            if not delivered and not isinstance(event, UsageUpdate):
+                                delivered = True
+                            yield event
+            except LlmError as error:
+                if assembler.usage is not None and self.on_usage is not None:
+                    self.on_usage(name, assembler.usage)
+                decision = decide(
+                    self.retry,
+                    error,
+                    retries,
+                    self.rng.random(),
+                    now=trio.current_time(),
+                    deadline=deadline,
+                    output_delivered=delivered,
+                )
+                if decision.delay is None:
+                    await self._give_up(name, request, error)
+                    raise
+                retries += 1
+                await self._backoff(name, request, error, retries, decision.delay)
+                yield Retrying(retries, decision.delay, error.kind, str(error))
+                await trio.sleep(decision.delay)
+                continue
+            response = assembler.response(name, retries + 1)
+            if self.on_usage is not None:
+                self.on_usage(name, response.usage)
+            if self.hooks:
+                await self.hooks.execute(
+                    HookContext(HookEvent.POST_REQUEST, name, request, usage=response.usage)
+                )
+            yield Finish(response)
+            return

@@ -1,0 +1,102 @@
+"""Request-level hooks: async callables run around each provider call.
+
+- ``PRE_REQUEST`` runs before every attempt (retries included) and may block
+  the request: the call then fails with :class:`BlockedByHook` carrying the
+  first blocking reason (default ``"Blocked by pre-request hook"``), the
+  provider is not called and ``ON_ERROR`` is not fired.
+- ``POST_REQUEST`` (after a successful response, or after a stream ended),
+  ``ON_RETRY`` (before each backoff sleep; ``attempt`` is 1-based) and
+  ``ON_ERROR`` (before an error is raised to the caller) only observe: their
+  results are ignored.
+- Hooks of one event run one after another in registration order; all of
+  them run (no short-circuit). A hook that raises is a bug of the hook: the
+  exception propagates and fails the call.
+- The turn and plan events exist for the agent layer, which fires them.
+"""
+
+from __future__ import annotations
+
+import enum
+from collections.abc import Awaitable, Callable
+
+import attrs
+
+from ._types import ChatRequest
+from ._usage import Usage
+
+
+class HookEvent(enum.Enum):
+    PRE_REQUEST = "pre_request"
+    POST_REQUEST = "post_request"
+    ON_RETRY = "on_retry"
+    ON_ERROR = "on_error"
+    ON_TURN_START = "on_turn_start"
+    ON_TURN_END = "on_turn_end"
+    ON_PLAN_STEP_COMPLETE = "on_plan_step_complete"
+
+
+@attrs.frozen
+class HookContext:
+    event: HookEvent
+    provider: str = ""
+    request: ChatRequest | None = None
+    error: BaseException | None = None
+    #: 0 except for ON_RETRY, where it is the retry number (1-based).
+    attempt: int = 0
+    #: Seconds the call waits before the retry (ON_RETRY only).
+    delay: float | None = None
+    usage: Usage | None = None
+    turn_index: int | None = None
+    plan_step_index: int | None = None
+
+
+@attrs.frozen
+class HookResult:
+    should_block: bool = False
+    reason: str | None = None
+
+
+ALLOW = HookResult()
+
+
+def block(reason: str | None = None) -> HookResult:
+    return HookResult(True, reason)
+
+
+Hook = Callable[[HookContext], Awaitable[HookResult | None]]
+
+DEFAULT_BLOCK_REASON = "Blocked by pre-request hook"
+
+
+class HookExecutor:
+    """An ordered list of (event, hook); :meth:`execute` runs those of one event."""
+
+    __slots__ = ("_hooks",)
+
+    def __init__(self) -> None:
+        self._hooks: list[tuple[HookEvent, Hook]] = []
+
+    def register(self, event: HookEvent, hook: Hook) -> HookExecutor:
+        self._hooks.append((event, hook))
+        return self
+
+    def __bool__(self) -> bool:
+        return bool(self._hooks)
+
+    def has(self, event: HookEvent) -> bool:
+        return any(e is event for e, _ in self._hooks)
+
+    async def execute(self, ctx: HookContext) -> list[HookResult]:
+        results: list[HookResult] = []
+        for event, hook in self._hooks:
+            if event is ctx.event:
+                result = await hook(ctx)
+                results.append(ALLOW if result is None else result)
+        return results
+
+    async def block_reason(self, ctx: HookContext) -> str | None:
+        """Run the PRE_REQUEST hooks; the first blocking reason, or None to go ahead."""
+        for result in await self.execute(ctx):
+            if result.should_block:
+                return result.reason or DEFAULT_BLOCK_REASON
+        return None

@@ -1,0 +1,83 @@
+"""Shared helpers of the LLM tests: run calls through the real retry loop."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import httpx
+import trio
+
+from agcore_actors.llm import (
+    Caller,
+    ChatRequest,
+    ChatResponse,
+    HookExecutor,
+    OpenAICompatibleProvider,
+    OpenAIConfig,
+    Provider,
+    RetryConfig,
+    StreamEvent,
+    Timeouts,
+    user,
+)
+
+FAST_RETRY = RetryConfig(max_retries=3, base_delay=0.01, max_delay=0.05, jitter=0.1)
+SHORT = Timeouts(attempt=5.0, idle=5.0, connect=2.0, call=20.0)
+
+
+def openai(base_url: str, **kw: Any) -> OpenAICompatibleProvider:
+    kw.setdefault("api_key", "sk-test-secret-key-123")
+    kw.setdefault("model", "test-model")
+    return OpenAICompatibleProvider(OpenAIConfig(name="fault", base_url=base_url, **kw))
+
+
+def hello(**kw: Any) -> ChatRequest:
+    return ChatRequest([user("Hello")], **kw)
+
+
+def caller(
+    retry: RetryConfig = FAST_RETRY,
+    timeouts: Timeouts = SHORT,
+    hooks: HookExecutor | None = None,
+) -> Caller:
+    return Caller(retry, timeouts, hooks or HookExecutor())
+
+
+async def chat(provider: Provider, request: ChatRequest | None = None, **kw: Any) -> ChatResponse:
+    async with httpx.AsyncClient() as client:
+        return await caller(**kw).chat(provider.name, provider, client, request or hello())
+
+
+async def stream(
+    provider: Provider, request: ChatRequest | None = None, **kw: Any
+) -> list[StreamEvent]:
+    events: list[StreamEvent] = []
+    async with httpx.AsyncClient() as client:
+        gen = caller(**kw).stream(provider.name, provider, client, request or hello())
+        async for event in gen:
+            events.append(event)
+    return events
+
+
+async def stream_until_error(
+    provider: Provider, request: ChatRequest | None = None, **kw: Any
+) -> tuple[list[StreamEvent], BaseException]:
+    events: list[StreamEvent] = []
+    try:
+        async with httpx.AsyncClient() as client:
+            gen = caller(**kw).stream(provider.name, provider, client, request or hello())
+            async for event in gen:
+                events.append(event)
+    except Exception as exc:
+        return events, exc
+    raise AssertionError(f"no error; events: {events}")
+
+
+async def eventually(predicate: Callable[[], bool], seconds: float = 2.0) -> None:
+    """Poll a condition another thread (the fault server) makes true."""
+    for _ in range(int(seconds / 0.02)):
+        if predicate():
+            return
+        await trio.sleep(0.02)
+    raise AssertionError("condition not met in time")

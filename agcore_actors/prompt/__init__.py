@@ -1,0 +1,61 @@
+"""Prompts: Jinja2 templates in a sandbox, a registry of partials, and a composer.
+
+::
+
+    registry = TemplateRegistry().register("persona", "You are {{ name }}.")
+    messages = (
+        PromptComposer()
+        .system_template(registry.get("persona"), {"name": "a helpful assistant"})
+        .user("What is the weather in Paris?")
+        .assistant(tool_calls=[tool_call("call_1", "weather", {"city": "Paris"})])
+        .tool("call_1", "Sunny, 25°C")
+        .validate()
+        .build()
+    )
+"""
+
+from ._composer import (
+    PromptComposer,
+    audio_part,
+    file_part,
+    image_part,
+    text_part,
+    tool_call,
+    validate_messages,
+)
+from ._errors import (
+    InvalidSequence,
+    NotAnArray,
+    PartialNotFound,
+    PromptError,
+    TemplateRecursionError,
+    TemplateRenderError,
+    TemplateSecurityError,
+    TemplateSyntaxError,
+    VariableNotFound,
+)
+from ._seed_syntax import from_seed_syntax
+from ._template import PromptTemplate, TemplateRegistry, context_from_json
+
+__all__ = [
+    "InvalidSequence",
+    "NotAnArray",
+    "PartialNotFound",
+    "PromptComposer",
+    "PromptError",
+    "PromptTemplate",
+    "TemplateRecursionError",
+    "TemplateRegistry",
+    "TemplateRenderError",
+    "TemplateSecurityError",
+    "TemplateSyntaxError",
+    "VariableNotFound",
+    "audio_part",
+    "context_from_json",
+    "file_part",
+    "from_seed_syntax",
+    "image_part",
+    "text_part",
+    "tool_call",
+    "validate_messages",
+]

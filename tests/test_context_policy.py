@@ -1,0 +1,135 @@
+"""Budget arithmetic, the failure breaker, and the token estimate."""
+
+from __future__ import annotations
+
+import msgspec
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from agcore_actors.context import (
+    MAX_CONSECUTIVE_FAILURES,
+    MESSAGE_OVERHEAD,
+    Breaker,
+    CompactConfig,
+    allows,
+    estimate_message_tokens,
+    estimate_text_tokens,
+    estimate_tokens,
+    record_failure,
+    record_success,
+    should_compact,
+)
+from agcore_actors.llm import (
+    AssistantMessage,
+    AudioPart,
+    FilePart,
+    FunctionCall,
+    ImagePart,
+    ImageUrl,
+    TextPart,
+    ToolCall,
+    ToolMessage,
+    UserMessage,
+)
+
+
+def test_threshold_defaults_to_95000() -> None:
+    assert CompactConfig().threshold() == 95_000
+    assert CompactConfig(context_window=8_192, reserved_tokens=20_000).threshold() == 0
+    assert should_compact(95_000, 95_000) and not should_compact(94_999, 95_000)
+
+
+def test_config_rejects_bad_values() -> None:
+    with pytest.raises(ValueError, match="keep_tool_result"):
+        CompactConfig(keep_tool_result=-2)
+    with pytest.raises(ValueError, match="max_failures"):
+        CompactConfig(max_failures=0)
+    with pytest.raises(ValueError, match="keep_recent"):
+        CompactConfig(keep_recent=-1)
+
+
+# -- the breaker --------------------------------------------------------------------------
+
+events = st.lists(st.booleans(), max_size=30)  # True = success, False = failure
+
+
+@given(events)
+def test_breaker_opens_after_3_consecutive_failures_and_closes_on_success(
+    outcomes: list[bool],
+) -> None:
+    breaker = Breaker()
+    run = 0
+    for t, ok in enumerate(outcomes):
+        if ok:
+            breaker = record_success(breaker)
+            run = 0
+        else:
+            breaker = record_failure(breaker, float(t), MAX_CONSECUTIVE_FAILURES)
+            run += 1
+        assert breaker.consecutive_failures == run
+        assert breaker.is_open() == (run >= 3)
+        # Open: no trial before the cooldown, one after it.
+        if breaker.is_open():
+            assert not allows(breaker, float(t) + 59.0, 60.0)
+            assert allows(breaker, float(t) + 60.0, 60.0)
+        else:
+            assert allows(breaker, float(t), 60.0)
+
+
+def test_breaker_seed_example() -> None:
+    b = Breaker()
+    b = record_failure(b, 0.0, 3)
+    b = record_failure(b, 0.0, 3)
+    assert not b.is_open()
+    b = record_failure(b, 0.0, 3)
+    assert b.is_open()
+    # A failed half-open trial re-opens from its own time.
+    b = record_failure(b, 500.0, 3)
+    assert b.opened_at == 500.0 and not allows(b, 501.0, 300.0)
+    assert record_success(b) == Breaker()
+
+
+# -- the estimate ------------------------------------------------------------------------
+
+
+def test_estimate_examples() -> None:
+    assert estimate_text_tokens("") == 0
+    assert estimate_message_tokens(UserMessage("")) == MESSAGE_OVERHEAD
+    assert estimate_message_tokens(UserMessage([TextPart("")])) == MESSAGE_OVERHEAD
+    # English: about a token per short word, punctuation one each.
+    assert estimate_text_tokens("The cat sat on the mat.") == 7
+    # CJK: one per character (the seed's chars/4 said 2 for this).
+    assert estimate_text_tokens("今天天气很好") == 6
+    assert estimate_text_tokens("こんにちは") == 5
+    # JSON is mostly punctuation.
+    assert estimate_text_tokens('{"a": 1}') == 7
+
+
+def test_estimate_counts_tool_calls_names_and_parts() -> None:
+    plain = estimate_message_tokens(AssistantMessage("ok"))
+    call = ToolCall("call_abc", FunctionCall("get_weather", '{"city": "Paris"}'))
+    with_call = estimate_message_tokens(AssistantMessage("ok", tool_calls=[call]))
+    assert with_call >= plain + 8 + estimate_text_tokens('{"city": "Paris"}')
+    assert estimate_message_tokens(UserMessage("hi", name="alice")) > estimate_message_tokens(
+        UserMessage("hi")
+    )
+    assert estimate_message_tokens(ToolMessage("", "call_abc")) > MESSAGE_OVERHEAD
+    img = UserMessage([ImagePart(ImageUrl("data:,", detail="low"))])
+    assert estimate_message_tokens(img) == MESSAGE_OVERHEAD + 85
+    hi = UserMessage([ImagePart(ImageUrl("data:,", detail="high"))])
+    assert estimate_message_tokens(hi) == MESSAGE_OVERHEAD + 765
+    audio_part = {"type": "input_audio", "input_audio": {"data": "A" * 400_000, "format": "wav"}}
+    audio = UserMessage([msgspec.convert(audio_part, AudioPart)])
+    assert estimate_message_tokens(audio) > 200
+    doc = UserMessage([msgspec.convert({"type": "file", "file": {"file_id": "f1"}}, FilePart)])
+    assert estimate_message_tokens(doc) == MESSAGE_OVERHEAD + 1000
+
+
+@given(st.text(), st.text())
+def test_estimate_is_subadditive_enough_and_monotone(a: str, b: str) -> None:
+    # Appending text never lowers the estimate by more than the one merged
+    # piece at the seam, and a message always costs at least its overhead.
+    assert estimate_text_tokens(a + b) >= estimate_text_tokens(a) - 1
+    assert estimate_text_tokens(a + b) <= estimate_text_tokens(a) + estimate_text_tokens(b) + 1
+    assert estimate_tokens([UserMessage(a)]) >= MESSAGE_OVERHEAD

@@ -119,11 +119,14 @@ def record_restart(
     """Add a restart at ``now``; return the new window and whether it overflowed.
 
     ``history`` holds the times of earlier restarts. Restarts older than
-    ``period`` seconds before ``now`` fall out of the window. The window
-    overflows when it then holds more than ``max_restarts`` restarts.
+    ``period`` seconds before ``now`` fall out of the window; one exactly
+    ``period`` old stays in it, as in OTP. The window overflows when it then
+    holds more than ``max_restarts`` restarts.
     """
     horizon = now - intensity.period
-    window = (*(t for t in history if t > horizon), now)
+    # Fix: ``>=``, not ``>``: a restart exactly one period old is not older
+    # than the period (OTP's supervisor:add_restart keeps R >= Now - Period).
+    window = (*(t for t in history if t >= horizon), now)
     return window, len(window) > intensity.max_restarts
 
 
@@ -151,10 +154,14 @@ def backoff_delay(attempt: int, backoff: Backoff, unit: float) -> float:
         raise ValueError(f"unit must be in [0, 1), not {unit}")
     if backoff.initial == 0 or backoff.cap == 0:
         return 0.0
-    base = backoff.cap
-    # Stop growing once the cap is reached: a huge power would overflow.
-    exponent = attempt - 1
-    growth_limit = math.log(backoff.cap / backoff.initial, backoff.multiplier)
-    if backoff.multiplier == 1 or exponent < growth_limit:
-        base = min(backoff.cap, backoff.initial * backoff.multiplier**exponent)
+    # Fix: the cap used to be detected with log(cap / initial, multiplier),
+    # which raised (and so crashed the supervisor) for the valid multiplier 1
+    # (ZeroDivisionError) and when cap / initial underflowed (ValueError) or
+    # overflowed (the power then overflowed). A power too large for a float
+    # is past any cap.
+    try:
+        grown = backoff.initial * backoff.multiplier ** (attempt - 1)
+    except OverflowError:
+        grown = math.inf
+    base = min(backoff.cap, grown)
     return base * (1.0 + backoff.jitter * unit)

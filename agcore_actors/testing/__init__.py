@@ -1,0 +1,69 @@
+"""A test kit for code that embeds the actor runtime.
+
+- :class:`TrioDriver` drives one long-lived trio run step by step from
+  synchronous code (hypothesis state machines), with virtual time standing
+  still between steps.
+- :func:`virtual_clock`, :func:`settle`, :func:`advance` and :func:`elapsed`
+  for tests in virtual time.
+- :class:`Probe`, a test actor that crashes, exits or sleeps on request and
+  records its starts and stops in an :class:`EventLog`.
+- Scenario operations (:class:`CrashChild`, ...) and :func:`apply_operation`
+  to apply them to a supervisor of probes; hypothesis strategies for specs
+  and operations are in :mod:`agcore_actors.testing.strategies`, which is the
+  only module here that needs hypothesis.
+"""
+
+from ._driver import DEFAULT_TIMEOUT, StepTimeout, TrioDriver, TrioRunEnded
+from ._probe import (
+    Crash,
+    EventLog,
+    Exit,
+    Ping,
+    Probe,
+    ProbeCrash,
+    ProbeEvent,
+    ProbeMsg,
+    Sleep,
+    stop_reason,
+)
+from ._scenario import (
+    AdvanceTime,
+    CrashChild,
+    ExitChild,
+    Operation,
+    StartChild,
+    StopChild,
+    apply_operation,
+    running_children,
+)
+from ._time import Elapsed, advance, elapsed, settle, virtual_clock
+
+__all__ = [
+    "DEFAULT_TIMEOUT",
+    "AdvanceTime",
+    "Crash",
+    "CrashChild",
+    "Elapsed",
+    "EventLog",
+    "Exit",
+    "ExitChild",
+    "Operation",
+    "Ping",
+    "Probe",
+    "ProbeCrash",
+    "ProbeEvent",
+    "ProbeMsg",
+    "Sleep",
+    "StartChild",
+    "StepTimeout",
+    "StopChild",
+    "TrioDriver",
+    "TrioRunEnded",
+    "advance",
+    "apply_operation",
+    "elapsed",
+    "running_children",
+    "settle",
+    "stop_reason",
+    "virtual_clock",
+]

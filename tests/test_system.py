@@ -228,3 +228,23 @@ async def test_system_cannot_be_entered_twice() -> None:
     async with system:
         with pytest.raises(RuntimeError, match="only once"):
             await system.__aenter__()
+
+
+async def test_on_stop_learns_that_the_actor_was_killed(
+    autojump_clock: trio.testing.MockClock,
+) -> None:
+    reasons: list[BaseException | None] = []
+
+    class Recorder(Member):
+        async def on_stop(self, reason: BaseException | None) -> None:
+            reasons.append(reason)
+
+    async with ActorSystem(strict=True) as system:
+        graceful = await system.spawn(lambda: Recorder("g", []), name="g", shutdown=2)
+        stubborn = await system.spawn(lambda: Recorder("s", []), name="s", shutdown=2)
+        await stubborn.tell(Hold(1000))
+        await graceful.tell(Hold(1))
+        await trio.testing.wait_all_tasks_blocked()
+    killed, finished = reasons  # stopped last started first
+    assert isinstance(killed, ActorStopped) and "grace" in str(killed)
+    assert finished is None

@@ -112,7 +112,8 @@ class Actor(abc.ABC, Generic[M]):
 
     async def on_stop(self, reason: BaseException | None) -> None:
         """Called when this incarnation ends: ``reason`` is None for a normal
-        stop, else the crash or the cancellation that ended it.
+        stop, else the crash, the cancellation that ended it, or
+        :class:`ActorStopped` when it was killed after its shutdown grace.
 
         Runs shielded from cancellation, bounded by the child's shutdown
         grace period; release clients, files and processes here.

@@ -69,6 +69,7 @@ class Cell(ActorContext[M], Generic[M]):
     __slots__ = (
         "_current",
         "_interrupt",
+        "_killed",
         "_loop_scope",
         "_name",
         "_nursery",
@@ -104,6 +105,7 @@ class Cell(ActorContext[M], Generic[M]):
         self._restarts = 0
         self.in_flight = 0
         self._stop_requested = False
+        self._killed = False
         self._interrupt: BaseException | None = None
         # The running request of a serial actor.
         self._current: Envelope | None = None
@@ -174,6 +176,7 @@ class Cell(ActorContext[M], Generic[M]):
         self._interrupt = error
 
     def kill(self) -> None:
+        self._killed = True
         self.request_stop()
         if self._scope is not None:
             self._scope.cancel()
@@ -195,7 +198,7 @@ class Cell(ActorContext[M], Generic[M]):
         The factory runs here, so its error is raised to the supervisor as a
         start failure.
         """
-        self._stop_requested = False
+        self._stop_requested = self._killed = False
         self._interrupt = None
         self.state = State.STARTING
         actor = self.factory()
@@ -234,6 +237,10 @@ class Cell(ActorContext[M], Generic[M]):
         env, self._current = self._current, None
         if env is not None and env.state != DONE:  # a bug between handling and reply
             env.complete(outcome.Error(ActorCrashed(self._name, reason)))
+        if reason is None and self._killed:
+            # The kill's Cancelled was absorbed by our own scope; on_stop must
+            # still learn that this was no graceful stop.
+            reason = ActorStopped(self._name, "was killed when its shutdown grace ran out")
         self._scope = self._loop_scope = None
         self.state = State.STOPPING
         deadline = trio.current_time() + self.shutdown if math.isfinite(self.shutdown) else math.inf

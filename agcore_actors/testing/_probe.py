@@ -17,11 +17,12 @@ tuples:
   is the actor's restart count (0 for the first start).
 - ``("stop", name, reason)`` when ``on_stop`` runs, where ``reason`` names
   the reason the runtime passed (see :func:`stop_reason`): ``"normal"``
-  (None: it exited by itself or its supervisor stopped it; the runtime
-  also passes None when the supervisor cancels it after its shutdown grace
-  ran out), ``"crash"`` (it was told to :class:`Crash`), ``"killed"``
-  (cancelled from outside, e.g. because its supervisor was cancelled) or
-  ``"error:<Type>"`` for any other exception.
+  (None: it exited by itself or its supervisor stopped it gracefully),
+  ``"crash"`` (it was told to :class:`Crash`), ``"killed"`` (cancelled:
+  its supervisor killed it after its shutdown grace ran out, which the
+  runtime reports as :class:`ActorStopped`, or it was cancelled from
+  outside, e.g. with its supervisor) or ``"error:<Type>"`` for any other
+  exception.
 """
 
 from __future__ import annotations
@@ -32,7 +33,7 @@ from typing import NamedTuple
 
 import trio
 
-from ..actor import Actor, Request
+from ..actor import Actor, ActorStopped, Request
 from ..actor._cell import is_cancellation
 
 
@@ -140,6 +141,6 @@ def stop_reason(reason: BaseException | None) -> str:
         return "normal"
     if isinstance(reason, ProbeCrash):
         return "crash"
-    if is_cancellation(reason):
+    if is_cancellation(reason) or isinstance(reason, ActorStopped):
         return "killed"
     return f"error:{type(reason).__name__}"

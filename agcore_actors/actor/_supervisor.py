@@ -30,6 +30,7 @@ from ._cell import Cell, is_cancellation, unwrap_group
 from ._errors import ActorCrashed, ActorStopped, NoSuchActor, SupervisorGaveUp
 from ._node import ActorInfo, Link, Node, State
 from ._policy import (
+    Restart,
     backoff_delay,
     next_attempt,
     record_restart,
@@ -46,34 +47,46 @@ M = TypeVar("M")
 
 @attrs.define(eq=False)
 class _Child:
-    """The supervisor's book-keeping for one child (kept small: one per actor)."""
+    """The supervisor's book-keeping for one child.
+
+    There is one per actor, so it keeps only what it needs of the child's
+    spec (its restart type and shutdown grace), not the spec itself.
+    """
 
     owner: Supervisor
-    spec: ChildSpec[Any] | SupervisorSpec
     node: Node
+    restart: Restart
+    shutdown: float
     dynamic: bool
     running: bool = False
     stopping: bool = False
     incarnation: int = 0
-    # Events exist only while the supervisor waits for a start or an exit.
-    start_signal: trio.Event | None = None
-    exit_signal: trio.Event | None = None
+    # Exists only while the supervisor waits for this child's start or exit
+    # (never both at once: the supervisor does one thing at a time).
+    signal: trio.Event | None = None
     start_error: BaseException | None = None
     attempt: int = 0
     last_started: float = -math.inf
     restart_due: float | None = None
 
+    @classmethod
+    def of(
+        cls, owner: Supervisor, spec: ChildSpec[Any] | SupervisorSpec, dynamic: bool
+    ) -> _Child:
+        node = make_node(owner.runtime, spec, owner._rng)
+        return cls(owner, node, spec.restart, spec.shutdown, dynamic)
+
     @property
     def name(self) -> str:
-        return self.spec.name
+        return self.node.name
 
     # -- Link: called from the child's own task ---------------------------------
 
     def started(self) -> None:
         self.running = True
         self.last_started = trio.current_time()
-        if self.start_signal is not None:
-            self.start_signal.set()
+        if self.signal is not None:
+            self.signal.set()
 
     def exited(self, reason: BaseException | None) -> None:
         was_running, self.running = self.running, False
@@ -82,12 +95,10 @@ class _Child:
             if reason is None or cancelled:
                 reason = ActorStopped(self.name, "stopped while starting")
             self.start_error = reason
-            if self.start_signal is not None:
-                self.start_signal.set()
         elif not self.stopping and not cancelled:
             self.owner.post(_Exited(self, reason, self.incarnation))
-        if self.exit_signal is not None:
-            self.exit_signal.set()
+        if self.signal is not None:
+            self.signal.set()
 
 
 @attrs.define(eq=False)
@@ -151,9 +162,7 @@ class Supervisor:
         self._children: list[_Child] = []
         try:
             for child_spec in spec.children:
-                self._children.append(
-                    _Child(self, child_spec, make_node(runtime, child_spec, rng), False)
-                )
+                self._children.append(_Child.of(self, child_spec, dynamic=False))
         except BaseException:
             self.close()
             raise
@@ -346,14 +355,13 @@ class Supervisor:
         raise NoSuchActor(name)
 
     async def _start_dynamic(self, spec: ChildSpec[Any] | SupervisorSpec) -> Node:
-        node = make_node(self.runtime, spec, self._rng)
-        child = _Child(self, spec, node, True)
+        child = _Child.of(self, spec, dynamic=True)
         self._children.append(child)
         error = await self._start(child)
         if error is not None:
             self._remove(child)
             raise error
-        return node
+        return child.node
 
     async def _start(self, child: _Child) -> BaseException | None:
         """Start one incarnation of ``child``; return its start error, if any."""
@@ -361,16 +369,16 @@ class Supervisor:
         child.incarnation += 1
         child.start_error = None
         child.stopping = False
-        signal = child.start_signal = trio.Event()
+        signal = child.signal = trio.Event()
         # The node starts its task with start_soon, not nursery.start, whose
         # temporary nursery would cost every idle actor a cancel scope.
         try:
             child.node.start(self._nursery, child)
         except Exception as exc:  # the factory failed
-            child.start_signal = None
+            child.signal = None
             return exc
         await signal.wait()
-        child.start_signal = None
+        child.signal = None
         return child.start_error
 
     async def _on_exit(self, child: _Child, reason: BaseException | None) -> None:
@@ -379,7 +387,7 @@ class Supervisor:
         crashed = reason is not None
         if crashed:
             log.warning("supervisor %r: child %r crashed: %r", self.name, child.name, reason)
-        if not should_restart(child.spec.restart, crashed):
+        if not should_restart(child.restart, crashed):
             self._remove(child)
             return
         now = trio.current_time()
@@ -394,7 +402,7 @@ class Supervisor:
             if sibling is child:
                 continue
             await self._stop(sibling, ActorCrashed(sibling.name, reason))
-            if not should_restart_sibling(sibling.spec.restart):
+            if not should_restart_sibling(sibling.restart):
                 self._remove(sibling)
         child.attempt = next_attempt(child.attempt, child.last_started, now, self.spec.backoff)
         due = now + backoff_delay(child.attempt, self.spec.backoff, self._rng.random())
@@ -424,13 +432,13 @@ class Supervisor:
         child.stopping = True
         child.node.interrupt_with(interrupt)
         child.node.request_stop()
-        signal = child.exit_signal = trio.Event()
-        with trio.move_on_after(child.spec.shutdown):
+        signal = child.signal = trio.Event()
+        with trio.move_on_after(child.shutdown):
             await signal.wait()
         if not signal.is_set():
             child.node.kill()
             await signal.wait()
-        child.exit_signal = None
+        child.signal = None
 
     async def _shutdown(self) -> None:
         """Stop every child, last started first."""

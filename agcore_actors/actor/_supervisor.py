@@ -70,9 +70,7 @@ class _Child:
     restart_due: float | None = None
 
     @classmethod
-    def of(
-        cls, owner: Supervisor, spec: ChildSpec[Any] | SupervisorSpec, dynamic: bool
-    ) -> _Child:
+    def of(cls, owner: Supervisor, spec: ChildSpec[Any] | SupervisorSpec, dynamic: bool) -> _Child:
         node = make_node(owner.runtime, spec, owner._rng)
         return cls(owner, node, spec.restart, spec.shutdown, dynamic)
 

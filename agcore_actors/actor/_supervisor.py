@@ -31,6 +31,7 @@ from ._errors import ActorCrashed, ActorStopped, NoSuchActor, SupervisorGaveUp
 from ._node import ActorInfo, Link, Node, State
 from ._policy import (
     Restart,
+    Strategy,
     backoff_delay,
     next_attempt,
     record_restart,
@@ -157,10 +158,17 @@ class Supervisor:
         self._epoch = 0
         self._closed = False
         runtime.register(self)
-        self._children: list[_Child] = []
+        # Children by name, in start order (dicts keep insertion order): a
+        # session host has thousands of dynamic children, so finding and
+        # removing one must not scan them all.
+        self._children: dict[str, _Child] = {}
+        # Children waiting out a restart backoff, and child supervisors: the
+        # few that the event loop and parent lookups need to look at.
+        self._pending: set[_Child] = set()
+        self._subtrees: set[_Child] = set()
         try:
             for child_spec in spec.children:
-                self._children.append(_Child.of(self, child_spec, dynamic=False))
+                self._add(_Child.of(self, child_spec, dynamic=False))
         except BaseException:
             self.close()
             raise
@@ -195,7 +203,18 @@ class Supervisor:
 
     def children(self) -> list[str]:
         """Names of the current children, in start order."""
-        return [c.name for c in self._children]
+        return list(self._children)
+
+    def parent_of(self, name: str) -> Supervisor | None:
+        """The supervisor in this subtree whose child is called ``name``."""
+        if name in self._children:
+            return self
+        for child in self._subtrees:
+            assert isinstance(child.node, Supervisor)
+            found = child.node.parent_of(name)
+            if found is not None:
+                return found
+        return None
 
     async def _call(self, action: str, arg: Any) -> Any:
         # The supervisor's task carries the call out even if this caller is
@@ -232,9 +251,11 @@ class Supervisor:
             return
         self._closed = True
         self.state = State.STOPPED
-        for child in reversed(self._children):
+        for child in reversed(self._children.values()):
             child.node.close()
         self._children.clear()
+        self._pending.clear()
+        self._subtrees.clear()
         self.runtime.unregister(self)
         # Answer calls that were posted but will never be handled.
         while True:
@@ -259,7 +280,7 @@ class Supervisor:
                 in_flight=0,
             )
         )
-        for child in self._children:
+        for child in self._children.values():
             child.node.snapshot(self.name, into)
 
     def start(self, nursery: trio.Nursery, link: Link) -> None:
@@ -274,13 +295,14 @@ class Supervisor:
         self.state = State.STARTING
         self._history = ()
         self._epoch += 1
-        for child in self._children:
+        for child in self._pending:
             child.restart_due = None
+        self._pending.clear()
         reason: BaseException | None = None
         try:
             async with trio.open_nursery() as nursery:
                 self._nursery = nursery
-                for child in list(self._children):
+                for child in list(self._children.values()):
                     error = await self._start(child)
                     if error is not None:
                         await self._shutdown()
@@ -309,7 +331,7 @@ class Supervisor:
     async def _loop(self) -> None:
         while True:
             due = min(
-                (c.restart_due for c in self._children if c.restart_due is not None),
+                (c.restart_due for c in self._pending if c.restart_due is not None),
                 default=math.inf,
             )
             if due <= trio.current_time():
@@ -347,14 +369,22 @@ class Supervisor:
             call.done.set()
 
     def _find(self, name: str) -> _Child:
-        for child in self._children:
-            if child.name == name:
-                return child
-        raise NoSuchActor(name)
+        child = self._children.get(name)
+        if child is None:
+            raise NoSuchActor(name)
+        return child
+
+    def _add(self, child: _Child) -> None:
+        self._children[child.name] = child
+        if isinstance(child.node, Supervisor):
+            self._subtrees.add(child)
+
+    def _has(self, child: _Child) -> bool:
+        return self._children.get(child.name) is child
 
     async def _start_dynamic(self, spec: ChildSpec[Any] | SupervisorSpec) -> Node:
         child = _Child.of(self, spec, dynamic=True)
-        self._children.append(child)
+        self._add(child)
         error = await self._start(child)
         if error is not None:
             self._remove(child)
@@ -380,7 +410,7 @@ class Supervisor:
         return child.start_error
 
     async def _on_exit(self, child: _Child, reason: BaseException | None) -> None:
-        if child not in self._children:
+        if not self._has(child):
             return
         crashed = reason is not None
         if crashed:
@@ -394,8 +424,10 @@ class Supervisor:
             raise SupervisorGaveUp(
                 self.name, len(self._history) - 1, self.spec.intensity.period, reason
             )
-        names = restart_set(self.spec.strategy, self.children(), child.name)
-        targets = [c for c in self._children if c.name in names]
+        strategy = self.spec.strategy
+        # one_for_one needs no look at the siblings: keep it O(1).
+        order = [child.name] if strategy is Strategy.ONE_FOR_ONE else self.children()
+        targets = [self._children[n] for n in restart_set(strategy, order, child.name)]
         for sibling in reversed(targets):
             if sibling is child:
                 continue
@@ -405,17 +437,23 @@ class Supervisor:
         child.attempt = next_attempt(child.attempt, child.last_started, now, self.spec.backoff)
         due = now + backoff_delay(child.attempt, self.spec.backoff, self._rng.random())
         for target in targets:
-            if target in self._children:
+            if self._has(target):
                 target.restart_due = due
                 target.node.state = State.RESTARTING
+                self._pending.add(target)
 
     async def _restart_due(self) -> None:
         now = trio.current_time()
-        for child in list(self._children):
+        due = [c for c in self._pending if c.restart_due is not None and c.restart_due <= now]
+        if len(due) > 1:  # a group restart: in start order
+            position = {name: i for i, name in enumerate(self._children)}
+            due.sort(key=lambda c: position.get(c.name, -1))
+        for child in due:
             if child.restart_due is None or child.restart_due > now:
-                continue
+                continue  # rescheduled by a failed start earlier in this loop
             child.restart_due = None
-            if child not in self._children or child.running:
+            self._pending.discard(child)
+            if not self._has(child) or child.running:
                 continue
             child.node.restarts += 1
             error = await self._start(child)
@@ -425,6 +463,7 @@ class Supervisor:
     async def _stop(self, child: _Child, interrupt: BaseException) -> None:
         """Stop ``child`` gracefully, cancelling it after its grace period."""
         child.restart_due = None
+        self._pending.discard(child)
         if not child.running:
             return
         child.stopping = True
@@ -440,14 +479,16 @@ class Supervisor:
 
     async def _shutdown(self) -> None:
         """Stop every child, last started first."""
-        for child in reversed(self._children):
+        for child in reversed(list(self._children.values())):
             await self._stop(child, ActorStopped(child.name, "was shut down"))
 
     def _remove(self, child: _Child) -> None:
-        if child in self._children:
-            self._children.remove(child)
+        if self._has(child):
+            del self._children[child.name]
+        self._pending.discard(child)
+        self._subtrees.discard(child)
         child.node.close()
 
     def _drop_dynamic_children(self) -> None:
-        for child in [c for c in self._children if c.dynamic]:
+        for child in [c for c in self._children.values() if c.dynamic]:
             self._remove(child)

@@ -142,21 +142,10 @@ class ActorSystem:
 
     async def stop(self, name: str) -> None:
         """Stop the actor or supervisor called ``name`` for good."""
-        parent = self._parent_of(name, self.root)
+        parent = self.root.parent_of(name)
         if parent is None:
             raise NoSuchActor(name)
         await parent.stop_child(name)
-
-    def _parent_of(self, name: str, sup: Supervisor) -> Supervisor | None:
-        if name in sup.children():
-            return sup
-        for child_name in sup.children():
-            node = self._runtime.names.get(child_name)
-            if isinstance(node, Supervisor):
-                found = self._parent_of(name, node)
-                if found is not None:
-                    return found
-        return None
 
     # -- lookup and observation --------------------------------------------------
 

@@ -32,7 +32,7 @@ import msgspec
 from httpx_sse import EventSource, SSEError
 
 from ._errors import InvalidResponseError, StreamError, redact
-from ._provider import status_error, transport_error
+from ._provider import open_stream, post, status_error
 from ._stream import ChatDelta, DeltaToolCall
 from ._types import (
     AssistantMessage,
@@ -288,16 +288,8 @@ class AnthropicProvider:
 
     async def chat(self, client: httpx.AsyncClient, request: ChatRequest) -> ChatResponse:
         body, extra = anthropic_body(request, self.config, stream=False)
-        try:
-            response = await client.post(
-                self._url, content=body, headers=self._headers(extra, False)
-            )
-        except httpx.HTTPError as exc:
-            raise transport_error(self.name, exc, self._secrets) from None
-        if not response.is_success:
-            raise status_error(
-                self.name, response.status_code, response.headers, response.text, self._secrets
-            )
+        headers = self._headers(extra, False)
+        response = await post(client, self._url, body, headers, self.name, self._secrets)
         try:
             message = _message_decoder.decode(response.content)
         except msgspec.DecodeError as exc:
@@ -309,19 +301,12 @@ class AnthropicProvider:
         self, client: httpx.AsyncClient, request: ChatRequest
     ) -> AsyncGenerator[ChatDelta, None]:
         body, extra = anthropic_body(request, self.config, stream=True)
-        try:
-            async with client.stream(
-                "POST", self._url, content=body, headers=self._headers(extra, True)
-            ) as response:
-                if not response.is_success:
-                    text = (await response.aread()).decode("utf-8", "replace")
-                    raise status_error(
-                        self.name, response.status_code, response.headers, text, self._secrets
-                    )
-                async for delta in self._events(response):
-                    yield delta
-        except httpx.HTTPError as exc:
-            raise transport_error(self.name, exc, self._secrets) from None
+        headers = self._headers(extra, True)
+        async with open_stream(
+            client, self._url, body, headers, self.name, self._secrets
+        ) as response:
+            async for delta in self._events(response):
+                yield delta
 
     async def _events(self, response: httpx.Response) -> AsyncGenerator[ChatDelta, None]:
         events = EventSource(response).aiter_sse()

@@ -28,7 +28,7 @@ from httpx_sse import EventSource
 
 from ._errors import InvalidResponseError, LlmError, StreamError, redact
 from ._openai_wire import ChatCompletion, ChatCompletionChunk, chunk_decoder, completion_decoder
-from ._provider import error_message, status_error, transport_error
+from ._provider import error_message, open_stream, post, status_error
 from ._stream import ChatDelta, DeltaToolCall
 from ._types import AssistantMessage, ChatRequest, content_text, finish_reason
 from ._usage import Usage
@@ -233,16 +233,8 @@ class OpenAICompatibleProvider:
 
     async def chat(self, client: httpx.AsyncClient, request: ChatRequest) -> ChatResponse:
         body, extra = request_body(request, self.config, stream=False)
-        try:
-            response = await client.post(
-                self._url, content=body, headers=self._headers(extra, False)
-            )
-        except httpx.HTTPError as exc:
-            raise transport_error(self.name, exc, self._secrets) from None
-        if not response.is_success:
-            raise status_error(
-                self.name, response.status_code, response.headers, response.text, self._secrets
-            )
+        headers = self._headers(extra, False)
+        response = await post(client, self._url, body, headers, self.name, self._secrets)
         return self._parse(response.content)
 
     def _parse(self, content: bytes) -> ChatResponse:
@@ -257,51 +249,44 @@ class OpenAICompatibleProvider:
         self, client: httpx.AsyncClient, request: ChatRequest
     ) -> AsyncGenerator[ChatDelta, None]:
         body, extra = request_body(request, self.config, stream=True)
-        try:
-            async with client.stream(
-                "POST", self._url, content=body, headers=self._headers(extra, True)
-            ) as response:
-                if not response.is_success:
-                    text = (await response.aread()).decode("utf-8", "replace")
-                    raise status_error(
-                        self.name, response.status_code, response.headers, text, self._secrets
-                    )
-                ctype = response.headers.get("content-type", "")
-                if "text/event-stream" not in ctype:
-                    content = await response.aread()
-                    if not content.strip():
-                        raise StreamError(self.name, "the server sent an empty body, no events")
-                    yield delta_from_response(self._parse(content))
-                    return
-                events = EventSource(response).aiter_sse()
-                done = seen = False
-                async with contextlib.aclosing(events):
-                    async for sse in events:
-                        seen = True
-                        data = sse.data
-                        if data == "[DONE]":
-                            done = True
-                            break
-                        if not data:
-                            continue  # an event without data (only ``event:``/``id:``)
-                        if sse.event == "error" or data.startswith('{"error"'):
-                            raise self._stream_error_event(data)
-                        try:
-                            chunk = chunk_decoder.decode(data)
-                        except msgspec.DecodeError as exc:
-                            raw = redact(data, self._secrets)[:200]
-                            raise StreamError(
-                                self.name, f"chunk parse failed: {exc} | raw: {raw}"
-                            ) from None
-                        yield delta_from_chunk(chunk)
-                if not seen:
-                    # llama.cpp answers some requests it cannot stream with an empty 200:
-                    # deterministic, so not worth a retry.
-                    raise StreamError(self.name, "the server sent no events")
-                if not done:
-                    raise StreamError(self.name, "the stream ended without [DONE]", truncated=True)
-        except httpx.HTTPError as exc:
-            raise transport_error(self.name, exc, self._secrets) from None
+        headers = self._headers(extra, True)
+        async with open_stream(
+            client, self._url, body, headers, self.name, self._secrets
+        ) as response:
+            ctype = response.headers.get("content-type", "")
+            if "text/event-stream" not in ctype:
+                content = await response.aread()
+                if not content.strip():
+                    raise StreamError(self.name, "the server sent an empty body, no events")
+                yield delta_from_response(self._parse(content))
+                return
+            events = EventSource(response).aiter_sse()
+            done = seen = False
+            async with contextlib.aclosing(events):
+                async for sse in events:
+                    seen = True
+                    data = sse.data
+                    if data == "[DONE]":
+                        done = True
+                        break
+                    if not data:
+                        continue  # an event without data (only ``event:``/``id:``)
+                    if sse.event == "error" or data.startswith('{"error"'):
+                        raise self._stream_error_event(data)
+                    try:
+                        chunk = chunk_decoder.decode(data)
+                    except msgspec.DecodeError as exc:
+                        raw = redact(data, self._secrets)[:200]
+                        raise StreamError(
+                            self.name, f"chunk parse failed: {exc} | raw: {raw}"
+                        ) from None
+                    yield delta_from_chunk(chunk)
+            if not seen:
+                # llama.cpp answers some requests it cannot stream with an empty 200:
+                # deterministic, so not worth a retry.
+                raise StreamError(self.name, "the server sent no events")
+            if not done:
+                raise StreamError(self.name, "the stream ended without [DONE]", truncated=True)
 
     def _stream_error_event(self, data: str) -> LlmError:
         """An error the server reported inside the stream (OpenAI, vLLM, llama.cpp)."""

@@ -12,7 +12,8 @@ from __future__ import annotations
 import math
 import re
 import time
-from collections.abc import AsyncGenerator, Callable
+from collections.abc import AsyncGenerator, AsyncIterator, Callable
+from contextlib import asynccontextmanager
 from typing import Protocol, runtime_checkable
 
 import httpx
@@ -125,6 +126,49 @@ def transport_error(provider: str, exc: httpx.HTTPError, secrets: tuple[str, ...
     if isinstance(exc, httpx.TransportError):
         return LlmConnectionError(provider, f"connection failed: {text}")
     return LlmConnectionError(provider, f"HTTP failure: {text}")
+
+
+async def post(
+    client: httpx.AsyncClient,
+    url: str,
+    body: bytes,
+    headers: dict[str, str],
+    provider: str,
+    secrets: tuple[str, ...],
+) -> httpx.Response:
+    """POST ``body``; a transport failure or a non-2xx status becomes its typed error."""
+    try:
+        response = await client.post(url, content=body, headers=headers)
+    except httpx.HTTPError as exc:
+        raise transport_error(provider, exc, secrets) from None
+    if not response.is_success:
+        raise status_error(provider, response.status_code, response.headers, response.text, secrets)
+    return response
+
+
+@asynccontextmanager
+async def open_stream(
+    client: httpx.AsyncClient,
+    url: str,
+    body: bytes,
+    headers: dict[str, str],
+    provider: str,
+    secrets: tuple[str, ...],
+) -> AsyncIterator[httpx.Response]:
+    """POST ``body`` and hold the streaming response open for the block.
+
+    Errors as :func:`post`, including transport failures while the block
+    reads the stream. Leaving the block (or a cancellation) closes the
+    response.
+    """
+    try:
+        async with client.stream("POST", url, content=body, headers=headers) as response:
+            if not response.is_success:
+                text = (await response.aread()).decode("utf-8", "replace")
+                raise status_error(provider, response.status_code, response.headers, text, secrets)
+            yield response
+    except httpx.HTTPError as exc:
+        raise transport_error(provider, exc, secrets) from None
 
 
 class ProviderRegistry:

@@ -5,23 +5,17 @@ No speed figure is asserted; the numbers belong in docs/performance.md.
 
 from __future__ import annotations
 
-import importlib.util
-import sys
+from collections.abc import Callable
 from pathlib import Path
+from types import ModuleType
 
 import pytest
 
-BENCHMARK = Path(__file__).resolve().parent.parent / "benchmarks" / "memory.py"
-
 
 def test_quick_run_prints_the_tables(
-    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], tmp_path: Path
+    load_benchmark: Callable[[str], ModuleType], capsys: pytest.CaptureFixture[str], tmp_path: Path
 ) -> None:
-    spec = importlib.util.spec_from_file_location("benchmark_memory", BENCHMARK)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    monkeypatch.setitem(sys.modules, spec.name, module)
-    spec.loader.exec_module(module)
+    module = load_benchmark("memory")
 
     argv = ["--quick", "--pages", "300", "--cache-dir", str(tmp_path)]
     assert module.main(argv) == 0

@@ -67,17 +67,36 @@ class Caller:
             if reason is not None:
                 raise BlockedByHook(name, reason)
 
-    async def _give_up(self, name: str, request: ChatRequest, error: LlmError) -> None:
-        if self.hooks:
-            await self.hooks.execute(HookContext(HookEvent.ON_ERROR, name, request, error))
-
-    async def _backoff(
-        self, name: str, request: ChatRequest, error: LlmError, retries: int, delay: float
-    ) -> None:
+    async def _after_error(
+        self,
+        name: str,
+        request: ChatRequest,
+        error: LlmError,
+        retries: int,
+        deadline: float,
+        delivered: bool = False,
+    ) -> float | None:
+        """Decide on a failed attempt and run its hook: the delay before retry
+        number ``retries + 1`` (after ON_RETRY), or None to give up (after
+        ON_ERROR; the caller re-raises)."""
+        decision = decide(
+            self.retry,
+            error,
+            retries,
+            self.rng.random(),
+            now=trio.current_time(),
+            deadline=deadline,
+            output_delivered=delivered,
+        )
+        if decision.delay is None:
+            if self.hooks:
+                await self.hooks.execute(HookContext(HookEvent.ON_ERROR, name, request, error))
+            return None
         if self.hooks:
             await self.hooks.execute(
-                HookContext(HookEvent.ON_RETRY, name, request, error, retries, delay)
+                HookContext(HookEvent.ON_RETRY, name, request, error, retries + 1, decision.delay)
             )
+        return decision.delay
 
     def _deadline(self) -> float:
         return _limit(trio.current_time(), self.timeouts.call, math.inf)
@@ -101,20 +120,11 @@ class Caller:
                 if scope.cancelled_caught:
                     raise self._timeout(name, step_deadline, deadline)
             except LlmError as error:
-                decision = decide(
-                    self.retry,
-                    error,
-                    retries,
-                    self.rng.random(),
-                    now=trio.current_time(),
-                    deadline=deadline,
-                )
-                if decision.delay is None:
-                    await self._give_up(name, request, error)
+                delay = await self._after_error(name, request, error, retries, deadline)
+                if delay is None:
                     raise
                 retries += 1
-                await self._backoff(name, request, error, retries, decision.delay)
-                await trio.sleep(decision.delay)
+                await trio.sleep(delay)
                 continue
             response = msgspec.structs.replace(response, provider=name, attempts=retries + 1)
             if self.on_usage is not None:
@@ -160,22 +170,12 @@ class Caller:
             except LlmError as error:
                 if assembler.usage is not None and self.on_usage is not None:
                     self.on_usage(name, assembler.usage)
-                decision = decide(
-                    self.retry,
-                    error,
-                    retries,
-                    self.rng.random(),
-                    now=trio.current_time(),
-                    deadline=deadline,
-                    output_delivered=delivered,
-                )
-                if decision.delay is None:
-                    await self._give_up(name, request, error)
+                delay = await self._after_error(name, request, error, retries, deadline, delivered)
+                if delay is None:
                     raise
                 retries += 1
-                await self._backoff(name, request, error, retries, decision.delay)
-                yield Retrying(retries, decision.delay, error.kind, str(error))
-                await trio.sleep(decision.delay)
+                yield Retrying(retries, delay, error.kind, str(error))
+                await trio.sleep(delay)
                 continue
             response = assembler.response(name, retries + 1)
             if self.on_usage is not None:

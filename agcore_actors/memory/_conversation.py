@@ -30,7 +30,7 @@ import msgspec
 
 from ._errors import InvalidInput, SerializationError
 from ._item import ChatMessage, MemoryFilter, escape_segment
-from ._store import MemoryBackend
+from ._store import MemoryBackend, delete_prefix
 
 CONVERSATION_PREFIX = "conv:"
 
@@ -136,11 +136,7 @@ class ConversationMemory:
 
     def clear(self) -> int:
         """Delete the whole transcript; how many messages were removed."""
-        with self.store.batch():
-            ids = self.store.keys(self.prefix)
-            for id in ids:
-                self.store.delete(id)
-        return len(ids)
+        return delete_prefix(self.store, self.prefix)
 
     def replace(self, msgs: list[ChatMessage]) -> None:
         """Replace the transcript by ``msgs`` (e.g. after compaction), atomically."""

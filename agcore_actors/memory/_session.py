@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from ._errors import InvalidInput
 from ._item import MemoryFilter, escape_segment
-from ._store import MemoryBackend
+from ._store import MemoryBackend, delete_prefix
 
 SESSION_PREFIX = "_session_"
 
@@ -66,11 +66,7 @@ class SessionMemory:
 
     def clear(self) -> int:
         """Delete this session's keys only; how many were removed."""
-        with self.store.batch():
-            ids = self.store.keys(self.prefix)
-            for id in ids:
-                self.store.delete(id)
-        return len(ids)
+        return delete_prefix(self.store, self.prefix)
 
     def snapshot(self) -> str:
         lines = ["<session-context>"]

@@ -181,6 +181,15 @@ class _Row:
         )
 
 
+def delete_prefix(store: MemoryBackend, prefix: str) -> int:
+    """Delete every item whose id starts with ``prefix``, in one batch; how many."""
+    with store.batch():
+        ids = store.keys(prefix)
+        for id in ids:
+            store.delete(id)
+    return len(ids)
+
+
 class InMemoryStore:
     """A dict-backed store; nothing survives the process.
 

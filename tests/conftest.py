@@ -12,6 +12,8 @@ import pytest
 
 from agcore_actors import ActorSystem
 
+pytest_plugins = ("tests.peers.fixtures",)
+
 
 @pytest.fixture
 async def system() -> AsyncIterator[ActorSystem]:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from context.conversations import conversations, pairing_errors, system_prefix
+from tests.context.conversations import conversations, pairing_errors, system_prefix
 from hypothesis import given
 from hypothesis import strategies as st
 

@@ -7,7 +7,7 @@ import sqlite3
 from pathlib import Path
 
 import pytest
-from memory.helpers import FakeClock
+from tests.memory.helpers import FakeClock
 
 from agcore_actors.memory import (
     SCHEMA_VERSION,

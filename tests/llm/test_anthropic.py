@@ -5,8 +5,8 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from fault_server import FaultServer, anthropic_event, json_reply, sse_reply
-from helpers import chat, stream, stream_until_error
+from tests.peers.fault_server import FaultServer, anthropic_event, json_reply, sse_reply
+from tests.llm.helpers import chat, stream, stream_until_error
 
 from agcore_actors.llm import (
     AnthropicConfig,

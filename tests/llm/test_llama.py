@@ -12,8 +12,8 @@ from collections.abc import Iterator
 
 import pytest
 import trio
-from helpers import chat, stream, stream_until_error
-from llama_server import llama_server
+from tests.llm.helpers import chat, stream, stream_until_error
+from tests.peers.llama import llama_server
 
 from agcore_actors import ActorSystem
 from agcore_actors.llm import (

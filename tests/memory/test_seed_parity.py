@@ -8,7 +8,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from memory.helpers import FakeClock, make_store
+from tests.memory.helpers import FakeClock, make_store
 
 from agcore_actors.memory import (
     Capacity,

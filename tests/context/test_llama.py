@@ -11,8 +11,8 @@ from __future__ import annotations
 import httpx
 import msgspec
 import pytest
-from context.conversations import pairing_errors
-from context.llama import N_CTX, llama_server_fixture  # noqa: F401  (the fixture)
+from tests.context.conversations import pairing_errors
+from tests.peers.llama import N_CTX
 
 from agcore_actors import ActorSystem
 from agcore_actors.context import (

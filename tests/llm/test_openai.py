@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 import trio
-from fault_server import (
+from tests.peers.fault_server import (
     FaultServer,
     Reply,
     chunk,
@@ -21,7 +21,7 @@ from fault_server import (
     sse_reply,
     usage_chunk,
 )
-from helpers import chat, openai, stream, stream_until_error
+from tests.llm.helpers import chat, openai, stream, stream_until_error
 
 from agcore_actors.llm import (
     AuthenticationError,

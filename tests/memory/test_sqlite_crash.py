@@ -14,8 +14,8 @@ import pytest
 
 from agcore_actors.memory import ConversationMemory, SqliteStore
 
-WRITER = Path(__file__).resolve().parent / "memory" / "crash_writer.py"
-REPO = Path(__file__).resolve().parent.parent
+WRITER = Path(__file__).resolve().parent / "crash_writer.py"
+REPO = Path(__file__).resolve().parents[2]
 
 
 @pytest.mark.parametrize("kill_after", [1, 150])

@@ -5,7 +5,7 @@ from __future__ import annotations
 import httpx
 import pytest
 import trio
-from fault_server import (
+from tests.peers.fault_server import (
     FaultServer,
     Reply,
     chunk,
@@ -16,7 +16,7 @@ from fault_server import (
     sse,
     sse_reply,
 )
-from helpers import FAST_RETRY, SHORT, eventually, hello, openai
+from tests.llm.helpers import FAST_RETRY, SHORT, eventually, hello, openai
 
 from agcore_actors import ActorSystem
 from agcore_actors.llm import (

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 import trio
-from context.conversations import conversations, pairing_errors, system_prefix
-from context.summarizers import Extractive, Failing, Stalling
+from tests.context.conversations import conversations, pairing_errors, system_prefix
+from tests.context.summarizers import Extractive, Failing, Stalling
 from hypothesis import given, settings
 from hypothesis import strategies as st
 

@@ -1,11 +1,13 @@
 """MCP client units (spec §15.3 ported) and protocol corner cases against a
-hand-written stdio server (tests/mcp/raw_server.py), run as a real process."""
+hand-written stdio server (tests/peers/mcp_raw_server.py), run as a real process."""
 
 from __future__ import annotations
 
 import os
 import sys
 from pathlib import Path
+
+from tests.peers.mcp import RAW_SERVER
 
 import msgspec
 import pytest
@@ -30,7 +32,7 @@ from agcore_actors.mcp import (
 from agcore_actors.mcp._client import parse_tools, tool_result
 from agcore_actors.mcp._jsonrpc import JsonRpcError, JsonRpcRequest, decode, encode
 
-RAW = str(Path(__file__).parent / "mcp" / "raw_server.py")
+RAW = str(RAW_SERVER)
 
 # -- §15.3 ----------------------------------------------------------------------
 

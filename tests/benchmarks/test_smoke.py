@@ -1,0 +1,69 @@
+"""Every benchmark runs end to end in ``--quick`` mode and prints its tables.
+
+No speed or memory figure is asserted: the numbers belong in docs/performance.md, not in
+a pass/fail test.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+from types import ModuleType
+
+import pytest
+
+# benchmark -> (extra argv, lines its output must contain); "{tmp}" is the test's tmp_path.
+CASES: dict[str, tuple[list[str], list[str]]] = {
+    "actors": (
+        [],
+        ["| implementation | asks/s | tells/s |", "### Ratios", "### Targets (agcore_actors)"],
+    ),
+    "context": ([], ["| heuristic estimate |", "| microcompact |", "| Compact ask"]),
+    "llm": (
+        [],
+        [
+            "## LLM layer (benchmarks/llm.py)",
+            "| stream assembly, chunks/s |",
+            "| non-streamed request, µs |",
+        ],
+    ),
+    "memory": (
+        ["--pages", "300", "--cache-dir", "{tmp}"],
+        [
+            "| FTS5 bm25() top-10 (raw query) |",
+            "| MemoryRetriever dice top-10 (seed scan) |",
+            "| SqliteStore FULL, 1 put per transaction |",
+        ],
+    ),
+    "tools": ([], ["| 100 |", "| 8 in parallel |"]),
+}
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_quick_run_prints_the_tables(
+    name: str,
+    load_benchmark: Callable[[str], ModuleType],
+    capsys: pytest.CaptureFixture[str],
+    tmp_path: Path,
+) -> None:
+    extra, expected = CASES[name]
+    argv = ["--quick", *(arg.replace("{tmp}", str(tmp_path)) for arg in extra)]
+    assert load_benchmark(name).main(argv) == 0
+    out = capsys.readouterr().out
+    missing = [line for line in expected if line not in out]
+    assert not missing, f"benchmarks/{name}.py --quick did not print {missing}"
+
+
+def test_memory_benchmark_reuses_its_cached_corpus(
+    load_benchmark: Callable[[str], ModuleType],
+    capsys: pytest.CaptureFixture[str],
+    tmp_path: Path,
+) -> None:
+    module = load_benchmark("memory")
+    argv = ["--quick", "--pages", "300", "--cache-dir", str(tmp_path)]
+    assert module.main(argv) == 0
+    assert list(tmp_path.glob("corpus-*-300.db"))
+    capsys.readouterr()
+    assert module.main(argv) == 0
+    assert "building" not in capsys.readouterr().out

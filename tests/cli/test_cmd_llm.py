@@ -8,6 +8,7 @@ import subprocess
 import sys
 
 import trio
+
 from tests.peers.fault_server import FaultServer, chunk, error_reply, sse, sse_reply, usage_chunk
 
 KEY = "sk-cli-secret-789"

@@ -4,8 +4,6 @@ from __future__ import annotations
 
 import pytest
 import trio
-from tests.context.conversations import conversations, pairing_errors, system_prefix
-from tests.context.summarizers import Extractive, Failing, Stalling
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -34,6 +32,8 @@ from agcore_actors.llm import (
     UserMessage,
     content_text,
 )
+from tests.context.conversations import conversations, pairing_errors, system_prefix
+from tests.context.summarizers import Extractive, Failing, Stalling
 
 
 def conversation(rounds: int, result_size: int = 400) -> list[Message]:

@@ -11,8 +11,6 @@ from __future__ import annotations
 import httpx
 import msgspec
 import pytest
-from tests.context.conversations import pairing_errors
-from tests.peers.llama import N_CTX
 
 from agcore_actors import ActorSystem
 from agcore_actors.context import (
@@ -43,6 +41,8 @@ from agcore_actors.llm import (
     provider_actor,
 )
 from agcore_actors.prompt import validate_messages
+from tests.context.conversations import pairing_errors
+from tests.peers.llama import N_CTX
 
 pytestmark = pytest.mark.slow
 

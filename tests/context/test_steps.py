@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from tests.context.conversations import conversations, pairing_errors, system_prefix
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -29,6 +28,7 @@ from agcore_actors.llm import (
     UserMessage,
     content_text,
 )
+from tests.context.conversations import conversations, pairing_errors, system_prefix
 
 keeps = st.integers(0, 8)
 

@@ -5,18 +5,6 @@ from __future__ import annotations
 import httpx
 import pytest
 import trio
-from tests.peers.fault_server import (
-    FaultServer,
-    Reply,
-    chunk,
-    completion,
-    dumps,
-    error_reply,
-    json_reply,
-    sse,
-    sse_reply,
-)
-from tests.llm.helpers import FAST_RETRY, SHORT, eventually, hello, openai
 
 from agcore_actors import ActorSystem
 from agcore_actors.llm import (
@@ -38,6 +26,18 @@ from agcore_actors.llm import (
     Usage,
     block,
     provider_actor,
+)
+from tests.llm.helpers import FAST_RETRY, SHORT, eventually, hello, openai
+from tests.peers.fault_server import (
+    FaultServer,
+    Reply,
+    chunk,
+    completion,
+    dumps,
+    error_reply,
+    json_reply,
+    sse,
+    sse_reply,
 )
 
 USAGE = {"prompt_tokens": 10, "completion_tokens": 2, "total_tokens": 12}

@@ -5,8 +5,6 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from tests.peers.fault_server import FaultServer, anthropic_event, json_reply, sse_reply
-from tests.llm.helpers import chat, stream, stream_until_error
 
 from agcore_actors.llm import (
     AnthropicConfig,
@@ -32,6 +30,8 @@ from agcore_actors.llm import (
     tool_result,
     user,
 )
+from tests.llm.helpers import chat, stream, stream_until_error
+from tests.peers.fault_server import FaultServer, anthropic_event, json_reply, sse_reply
 
 KEY = "sk-ant-test-key-456"
 ANTHROPIC_USAGE = {

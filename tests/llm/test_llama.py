@@ -12,8 +12,6 @@ from collections.abc import Iterator
 
 import pytest
 import trio
-from tests.llm.helpers import chat, stream, stream_until_error
-from tests.peers.llama import llama_server
 
 from agcore_actors import ActorSystem
 from agcore_actors.llm import (
@@ -37,6 +35,8 @@ from agcore_actors.llm import (
     tool_result,
     user,
 )
+from tests.llm.helpers import chat, stream, stream_until_error
+from tests.peers.llama import llama_server
 
 pytestmark = pytest.mark.slow
 

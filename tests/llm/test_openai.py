@@ -9,19 +9,6 @@ from typing import Any
 
 import pytest
 import trio
-from tests.peers.fault_server import (
-    FaultServer,
-    Reply,
-    chunk,
-    completion,
-    dumps,
-    error_reply,
-    json_reply,
-    sse,
-    sse_reply,
-    usage_chunk,
-)
-from tests.llm.helpers import chat, openai, stream, stream_until_error
 
 from agcore_actors.llm import (
     AuthenticationError,
@@ -46,6 +33,19 @@ from agcore_actors.llm import (
     Usage,
     function_tool,
     user,
+)
+from tests.llm.helpers import chat, openai, stream, stream_until_error
+from tests.peers.fault_server import (
+    FaultServer,
+    Reply,
+    chunk,
+    completion,
+    dumps,
+    error_reply,
+    json_reply,
+    sse,
+    sse_reply,
+    usage_chunk,
 )
 
 NO_RETRY = RetryConfig(max_retries=0)

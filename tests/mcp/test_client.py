@@ -5,9 +5,6 @@ from __future__ import annotations
 
 import os
 import sys
-from pathlib import Path
-
-from tests.peers.mcp import RAW_SERVER
 
 import msgspec
 import pytest
@@ -31,6 +28,7 @@ from agcore_actors.mcp import (
 )
 from agcore_actors.mcp._client import parse_tools, tool_result
 from agcore_actors.mcp._jsonrpc import JsonRpcError, JsonRpcRequest, decode, encode
+from tests.peers.mcp import RAW_SERVER
 
 RAW = str(RAW_SERVER)
 

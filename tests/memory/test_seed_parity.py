@@ -8,7 +8,6 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from tests.memory.helpers import FakeClock, make_store
 
 from agcore_actors.memory import (
     Capacity,
@@ -39,6 +38,7 @@ from agcore_actors.memory import (
     text_overlap_dice,
     text_overlap_score,
 )
+from tests.memory.helpers import FakeClock, make_store
 
 KINDS = ["memory", "sqlite"]
 

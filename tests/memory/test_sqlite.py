@@ -7,7 +7,6 @@ import sqlite3
 from pathlib import Path
 
 import pytest
-from tests.memory.helpers import FakeClock
 
 from agcore_actors.memory import (
     SCHEMA_VERSION,
@@ -20,6 +19,7 @@ from agcore_actors.memory import (
     StorageError,
 )
 from agcore_actors.memory._schema import MIGRATIONS
+from tests.memory.helpers import FakeClock
 
 
 def test_a_new_file_gets_the_current_schema_in_wal_mode(tmp_path: Path) -> None:

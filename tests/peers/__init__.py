@@ -35,7 +35,9 @@ def installed(*parts: str, installer: str) -> Path:
     """``.peers/<parts>``, or a RuntimeError naming the installer that makes it."""
     path = PEERS.joinpath(*parts)
     if not path.exists():
-        raise RuntimeError(f"{path} is missing: run `bash tests/peers/{installer}` (./dev test does)")
+        raise RuntimeError(
+            f"{path} is missing: run `bash tests/peers/{installer}` (./dev test does)"
+        )
     return path
 
 

@@ -1,0 +1,43 @@
+"""Supervision and backoff policy as frozen data and pure functions.
+
+No event loop, no I/O: these are what the supervisor applies, and what other packages
+reuse (LLM retry delays and MCP circuit breaking use :class:`Backoff` and
+:func:`backoff_delay`). Property-test them without trio.
+"""
+
+from __future__ import annotations
+
+from .._exports import publish
+from ._policy import (
+    DEFAULT_BACKOFF,
+    DEFAULT_INTENSITY,
+    NO_BACKOFF,
+    Backoff,
+    Intensity,
+    Restart,
+    Strategy,
+    backoff_delay,
+    next_attempt,
+    record_restart,
+    restart_set,
+    should_restart,
+    should_restart_sibling,
+)
+
+__all__ = [
+    "DEFAULT_BACKOFF",
+    "DEFAULT_INTENSITY",
+    "NO_BACKOFF",
+    "Backoff",
+    "Intensity",
+    "Restart",
+    "Strategy",
+    "backoff_delay",
+    "next_attempt",
+    "record_restart",
+    "restart_set",
+    "should_restart",
+    "should_restart_sibling",
+]
+
+publish(__name__, __all__)

@@ -6,6 +6,11 @@ Three implementations of the same tiny actor (an ask of ``Ping(n)`` returns ``n`
 - asks/s: one client asking one actor sequentially;
 - tells/s: one client telling one actor N messages, then one ``Count`` ask as a flush,
   timed until the actor has handled all of them;
+- the cost of agcore_actors' own variants of one ask, as µs per ask: a serial actor (the
+  figure above), the same actor declared ``Actor[Any]`` (no message type check at the
+  sender), and the same actor spawned with ``max_concurrency=16`` (a task per request);
+  and the message type check alone (one ``isinstance`` against the cached tuple), timed
+  with ``timeit``;
 - bytes per idle actor: N actors are spawned, each is asked once (so it is warmed up and
   parked), then memory is measured, in a fresh subprocess per implementation. Two figures:
   the traced Python heap (``tracemalloc``) and the resident set size (``/proc/self/statm``).
@@ -31,6 +36,7 @@ import statistics
 import subprocess
 import sys
 import time
+import timeit
 import tracemalloc
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
@@ -43,6 +49,7 @@ import pykka
 import trio
 
 from agcore_actors import Actor, ActorSystem, Request
+from agcore_actors.actor.lowlevel import message_types
 
 #: Implementation keys, in the order every round measures them.
 IMPLS = ("ours", "chan", "pykka")
@@ -113,6 +120,21 @@ class EchoActor(Actor[Msg]):
             self.handled += 1
             return None
         return self.handled
+
+
+class UncheckedEcho(EchoActor, Actor[Any]):
+    """The same actor declared ``Actor[Any]``: sends to it skip the message type check."""
+
+
+#: agcore_actors variants whose ask cost is compared with the serial actor's.
+VARIANTS = ("serial", "unchecked", "concurrent")
+VARIANT_LABELS = {
+    "serial": "serial actor (Actor[Msg], checked)",
+    "unchecked": "serial actor declared Actor[Any] (unchecked)",
+    "concurrent": "concurrent actor (max_concurrency=16)",
+}
+#: The concurrency limit of the concurrent variant.
+CONCURRENCY = 16
 
 
 ChanReply = trio.MemorySendChannel[int]
@@ -235,6 +257,40 @@ async def _chan_rates(asks: int, tells: int) -> Rates:
         rates = await time_async(ask, tell, asks, tells)
         outbox.close()  # ends the server
     return rates
+
+
+async def _variant_ask_rate(variant: str, asks: int) -> float:
+    async with ActorSystem() as system:
+        if variant == "concurrent":
+            ref = await system.spawn(EchoActor, name="echo", max_concurrency=CONCURRENCY)
+        else:
+            factory = UncheckedEcho if variant == "unchecked" else EchoActor
+            ref = await system.spawn(factory, name="echo")
+        for i in range(WARMUP):
+            await ref.ask(Ping(i))
+        gc.collect()
+        total = 0
+        start = time.perf_counter()
+        for i in range(asks):
+            total += await ref.ask(Ping(i))
+        seconds = time.perf_counter() - start
+        check("sum of ask replies", total, asks * (asks - 1) // 2)
+    return asks / seconds
+
+
+def variant_ask_rate(variant: str, asks: int) -> float:
+    """Sequential asks/s of one agcore_actors variant (see ``VARIANTS``)."""
+    return trio.run(_variant_ask_rate, variant, asks)
+
+
+def type_check_ns(number: int = 2_000_000) -> float:
+    """Nanoseconds of the sender's message type check, net of the loop's own cost."""
+    env = {"accepts": message_types(EchoActor), "msg": Ping(1)}
+    checked = timeit.timeit(
+        "accepts is not None and not isinstance(msg, accepts)", globals=env, number=number
+    )
+    bare = timeit.timeit("accepts is not None", globals=env, number=number)
+    return max(0.0, checked - bare) / number * 1e9
 
 
 def ours_rates(asks: int, tells: int) -> Rates:
@@ -426,10 +482,22 @@ class Samples:
     rss: list[float]
 
 
-def run_rounds(args: argparse.Namespace) -> dict[str, Samples]:
+@dataclass
+class VariantSamples:
+    """Every round's ask rates of the agcore_actors variants, and the check's cost."""
+
+    asks: dict[str, list[float]]
+    check_ns: list[float]
+
+
+def run_rounds(args: argparse.Namespace) -> tuple[dict[str, Samples], VariantSamples]:
     """Measure every implementation once per round, interleaved; return all samples."""
     samples = {impl: Samples([], [], [], []) for impl in THROUGHPUT}
+    variants = VariantSamples({v: [] for v in VARIANTS}, [])
     for r in range(args.rounds):
+        for variant in VARIANTS:
+            variants.asks[variant].append(variant_ask_rate(variant, args.asks))
+        variants.check_ns.append(type_check_ns())
         for impl in THROUGHPUT:
             rates = RATES[impl](args.asks, args.tells)
             s = samples[impl]
@@ -440,7 +508,7 @@ def run_rounds(args: argparse.Namespace) -> dict[str, Samples]:
                 s.traced.append(memory["traced"])
                 s.rss.append(memory["rss"])
         print(f"round {r + 1}/{args.rounds} done", file=sys.stderr, flush=True)
-    return samples
+    return samples, variants
 
 
 def idle_actors(impl: str, args: argparse.Namespace) -> int:
@@ -591,6 +659,37 @@ def ratio_table(samples: dict[str, Samples]) -> list[str]:
     return ["### Ratios (of the medians)", "", *table(["ratio", "asks/s", "tells/s"], rows)]
 
 
+def variant_table(variants: VariantSamples) -> list[str]:
+    """µs per ask of each agcore_actors variant, against the serial actor of the same rounds."""
+    serial_us = 1e6 / med(variants.asks["serial"])
+    rows = []
+    for variant in VARIANTS:
+        us = 1e6 / med(variants.asks[variant])
+        rows.append(
+            [
+                VARIANT_LABELS[variant],
+                median_cell(variants.asks[variant]),
+                f"{us:.2f}",
+                f"{us / serial_us:.2f}x",
+            ]
+        )
+    check = med(variants.check_ns)
+    rows.append(
+        [
+            "message type check alone (timeit)",
+            "-",
+            f"{check / 1000:.3f}",
+            f"{check / 1000 / serial_us:.3f}x",
+        ]
+    )
+    header = ["agcore_actors ask", "asks/s", "µs per ask", "vs serial"]
+    return [
+        "### agcore_actors variants (median of the same rounds)",
+        "",
+        *table(header, rows),
+    ]
+
+
 def target_table(samples: dict[str, Samples]) -> list[str]:
     """Each target of agcore_actors with the measured value and PASS/FAIL.
 
@@ -660,8 +759,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         f" {args.actors:,} idle trio actors, {args.pykka_actors:,} idle pykka actors"
     )
     print("\n".join(lines), flush=True)
-    samples = run_rounds(args)
+    samples, variants = run_rounds(args)
     report = ["", *result_tables(samples, args), "", *ratio_table(samples)]
+    report += ["", *variant_table(variants)]
     report += ["", *target_table(samples)]
     report += [
         "",

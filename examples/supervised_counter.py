@@ -6,6 +6,8 @@ Run it with ``.venv/bin/python examples/supervised_counter.py`` (after ``./dev r
 
 from __future__ import annotations
 
+from typing import NoReturn, assert_never
+
 import msgspec
 import trio
 
@@ -33,19 +35,35 @@ class Explode(msgspec.Struct, frozen=True, tag=True):
     """Told: crash (to show a restart)."""
 
 
-class Counter(Actor[Add | Get | Explode]):
+CounterMsg = Add | Get | Explode
+
+
+class Counter(Actor[CounterMsg]):
+    """Counts what it is told to add; crashes when told to explode."""
+
     def __init__(self) -> None:
         self.count = 0
 
-    async def handle(self, msg: Add | Get | Explode) -> int | None:
+    async def handle(self, msg: CounterMsg) -> int | None:
         match msg:
-            case Add(by=by):
-                self.count += by
+            case Add():
+                self._on_add(msg)
             case Get():
-                return self.count
+                return self._on_get(msg)
             case Explode():
-                raise RuntimeError("boom")
+                self._on_explode(msg)
+            case _:
+                assert_never(msg)
         return None
+
+    def _on_add(self, msg: Add) -> None:
+        self.count += msg.by
+
+    def _on_get(self, msg: Get) -> int:
+        return self.count
+
+    def _on_explode(self, msg: Explode) -> NoReturn:
+        raise RuntimeError("boom")
 
 
 async def main() -> list[str]:

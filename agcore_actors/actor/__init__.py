@@ -1,10 +1,20 @@
 """The domain-free actor runtime on trio: refs, mailboxes, supervision, system.
 
+What a user of the runtime needs is here: :class:`Actor` and its
+:class:`ActorContext`, :class:`ActorRef`, :class:`ActorSystem`, specs and
+:class:`Supervisor`, the message bases :class:`Request` and
+:class:`StreamRequest`, the errors (all under :class:`ActorError`), and the
+supervision policy values a spec takes. Pure policy functions are in
+:mod:`agcore_actors.actor.policy`; mechanics for code that builds on the
+runtime itself (cancellation helpers, strict-mode copies, message type
+checks) in :mod:`agcore_actors.actor.lowlevel`.
+
 See ``docs/architecture.md`` for the model and the guarantees.
 """
 
+from .._exports import publish
 from ._actor import Actor, ActorContext
-from ._deadletters import DeadLetter
+from ._deadletters import DeadLetter, DeadLetterReason
 from ._errors import (
     ActorCrashed,
     ActorError,
@@ -15,6 +25,7 @@ from ._errors import (
     NoSuchActor,
     SupervisorGaveUp,
     UnencodableMessage,
+    UnknownMessage,
 )
 from ._message import Request, StreamRequest
 from ._node import ActorInfo, State
@@ -38,6 +49,7 @@ __all__ = [
     "Backoff",
     "ChildSpec",
     "DeadLetter",
+    "DeadLetterReason",
     "DuplicateName",
     "EventStream",
     "Intensity",
@@ -52,4 +64,7 @@ __all__ = [
     "SupervisorGaveUp",
     "SupervisorSpec",
     "UnencodableMessage",
+    "UnknownMessage",
 ]
+
+publish(__name__, __all__)

@@ -1,6 +1,9 @@
 """The Actor base class and the context the runtime gives each instance.
 
-An actor is a class with one async handler for its message union::
+An actor is a class with one async handler for its message union; the type
+argument of its base declares what it accepts::
+
+    CounterMsg = Add | Get
 
     class Counter(Actor[CounterMsg]):
         def __init__(self) -> None:
@@ -8,19 +11,26 @@ An actor is a class with one async handler for its message union::
 
         async def handle(self, msg: CounterMsg) -> int | None:
             match msg:
-                case Add(by=by):
-                    self.n += by
+                case Add():
+                    self._on_add(msg)
                 case Get():
-                    return self.n
+                    return self._on_get(msg)
+                case _:
+                    assert_never(msg)
             return None
 
 Semantics the runtime guarantees:
 
-- A *serial* actor (``max_concurrency = 1``, the default) handles one message
+- Every send checks the message against the declared type (``Add | Get``
+  here), in the sender: anything else raises :class:`UnknownMessage` there and
+  never reaches the actor. ``Actor[Any]`` turns the check off.
+- A *serial* actor (``max_concurrency`` 1, the default) handles one message
   at a time, in mailbox order, and may keep state in plain attributes.
-- A *concurrent* actor (``max_concurrency = N > 1``) runs each request in its
-  own task under the actor's nursery; at most N run at once and the mailbox
-  is not read while N are busy, so senders feel back-pressure.
+- A *concurrent* actor (``max_concurrency`` N > 1, set on the class or per
+  child with ``spawn(..., max_concurrency=N)`` / ``ChildSpec``) runs each
+  request in its own task under the actor's nursery; at most N run at once
+  and the mailbox is not read while N are busy, so senders feel
+  back-pressure.
 - The value a handler returns is the reply to an ``ask``. An exception whose
   type is listed in ``expected_errors`` goes to the asker only. Any other
   exception goes to the asker *and* crashes the instance: ``on_stop`` runs,
@@ -72,9 +82,10 @@ class ActorContext(abc.ABC, Generic[M]):
     def nursery(self) -> trio.Nursery:
         """Nursery for background tasks that live as long as this incarnation.
 
-        Available to concurrent actors and to actors that set
-        ``background_tasks = True``. A background task that raises crashes
-        the instance; all of them are cancelled when the instance stops.
+        Available to concurrent actors and to actors with background tasks
+        (``background_tasks = True`` on the class, or the spawn option). A
+        background task that raises crashes the instance; all of them are
+        cancelled when the instance stops.
         """
 
     @abc.abstractmethod
@@ -89,11 +100,13 @@ class ActorContext(abc.ABC, Generic[M]):
 class Actor(abc.ABC, Generic[M]):
     """Base class of actors; see the module docstring for the semantics."""
 
-    #: How many requests may run at once; 1 makes the actor serial.
+    #: How many requests may run at once; 1 makes the actor serial. The default
+    #: for ``spawn(..., max_concurrency=...)`` / ``ChildSpec.max_concurrency``.
     max_concurrency: ClassVar[int] = 1
     #: Exceptions that are the asker's problem: replied, but not a crash.
     expected_errors: ClassVar[tuple[type[Exception], ...]] = ()
-    #: Give a serial actor a nursery (``ctx.nursery``) for background tasks.
+    #: Give a serial actor a nursery (``ctx.nursery``) for background tasks. The
+    #: default for the ``background_tasks`` spawn / ``ChildSpec`` option.
     background_tasks: ClassVar[bool] = False
 
     __slots__ = ("ctx",)

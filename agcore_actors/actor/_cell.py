@@ -29,7 +29,9 @@ import outcome
 import trio
 from trio.lowlevel import Abort, wait_task_rescheduled
 
+from ._accept import message_types
 from ._actor import Actor, ActorContext
+from ._cancel import is_cancellation, unwrap_group
 from ._codec import declared_type, roundtrip
 from ._errors import ActorCrashed, ActorStopped, UnencodableMessage
 from ._mailbox import ABANDONED, DONE, QUEUED, RUNNING, Envelope, Mailbox
@@ -44,39 +46,23 @@ M = TypeVar("M")
 _BURST = 64
 
 
-def is_cancellation(exc: BaseException) -> bool:
-    """True for a Cancelled, or a group made only of Cancelled."""
-    if isinstance(exc, trio.Cancelled):
-        return True
-    if isinstance(exc, BaseExceptionGroup):
-        return all(is_cancellation(e) for e in exc.exceptions)
-    return False
-
-
-def unwrap_group(exc: BaseException) -> BaseException:
-    """The one real error inside nested single-member groups, else ``exc``."""
-    while isinstance(exc, BaseExceptionGroup):
-        real = [e for e in exc.exceptions if not is_cancellation(e)]
-        if len(real) != 1:
-            return exc
-        exc = real[0]
-    return exc
-
-
 class Cell(ActorContext[M], Generic[M]):
     """Mailbox, ref and life cycle of one actor across its incarnations."""
 
     __slots__ = (
+        "_background_tasks",
         "_current",
         "_interrupt",
         "_killed",
         "_loop_scope",
+        "_max_concurrency",
         "_name",
         "_nursery",
         "_restarts",
         "_scope",
         "_slot_waiter",
         "_stop_requested",
+        "accepts",
         "factory",
         "in_flight",
         "mailbox",
@@ -94,12 +80,20 @@ class Cell(ActorContext[M], Generic[M]):
         *,
         mailbox_size: int,
         shutdown: float,
+        max_concurrency: int | None = None,
+        background_tasks: bool | None = None,
     ) -> None:
         self.runtime = runtime
         self._name = name
         self.factory = factory
         self.mailbox = Mailbox(name, mailbox_size)
         self.shutdown = shutdown
+        # Spawn options; None: the actor class's own attribute decides.
+        self._max_concurrency = max_concurrency
+        self._background_tasks = background_tasks
+        # The message classes a send must match (None: unchecked); set per
+        # incarnation from the instance's class, see _accept.
+        self.accepts: tuple[type, ...] | None = None
         self.ref: ActorRef[M] = ActorRef(self)
         self.state = State.STARTING
         self._restarts = 0
@@ -140,8 +134,8 @@ class Cell(ActorContext[M], Generic[M]):
     def nursery(self) -> trio.Nursery:
         if self._nursery is None:
             raise RuntimeError(
-                f"actor {self._name!r} has no nursery: set background_tasks = True "
-                "on its class to start background tasks"
+                f"actor {self._name!r} has no nursery: spawn it with background_tasks=True "
+                "(or set that attribute on its class) to start background tasks"
             )
         return self._nursery
 
@@ -203,12 +197,19 @@ class Cell(ActorContext[M], Generic[M]):
         self.state = State.STARTING
         actor = self.factory()
         actor.ctx = self
-        if actor.max_concurrency > 1 or actor.background_tasks:
-            nursery.start_soon(self._run_hosted, actor, link, name=self._name)
+        self.accepts = message_types(type(actor))
+        limit = self._max_concurrency
+        if limit is None:
+            limit = actor.max_concurrency
+        background = self._background_tasks
+        if background is None:
+            background = actor.background_tasks
+        if limit > 1 or background:
+            nursery.start_soon(self._run_hosted, actor, link, limit, name=self._name)
         else:
             nursery.start_soon(self._serve_serial, actor, link, True, name=self._name)
 
-    async def _run_hosted(self, actor: Actor[M], link: Link) -> None:
+    async def _run_hosted(self, actor: Actor[M], link: Link, limit: int) -> None:
         """An incarnation with its own nursery (concurrent or background tasks)."""
         reason: BaseException | None = None
         try:
@@ -217,8 +218,8 @@ class Cell(ActorContext[M], Generic[M]):
                 self._scope = nursery.cancel_scope
                 await actor.on_start()
                 self._started(link)
-                if actor.max_concurrency > 1:
-                    await self._serve_concurrent(actor, nursery)
+                if limit > 1:
+                    await self._serve_concurrent(actor, nursery, limit)
                 else:
                     await self._serve_serial(actor, link, False)
                 nursery.cancel_scope.cancel()  # background tasks end with us
@@ -310,9 +311,8 @@ class Cell(ActorContext[M], Generic[M]):
         if own_life:
             await self._finish(actor, link, reason)
 
-    async def _serve_concurrent(self, actor: Actor[M], nursery: trio.Nursery) -> None:
+    async def _serve_concurrent(self, actor: Actor[M], nursery: trio.Nursery, limit: int) -> None:
         expected = actor.expected_errors
-        limit = actor.max_concurrency
         mailbox = self.mailbox
         while not self._stop_requested:
             if self.in_flight >= limit:

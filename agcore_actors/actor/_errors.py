@@ -1,26 +1,53 @@
-"""Errors raised by the actor runtime.
+"""Errors raised by the actor runtime: the ``ActorError`` branch of the tree.
 
-Every error the runtime itself raises derives from :class:`ActorError`. Errors
-raised by a handler are *not* wrapped: the asker receives the handler's own
-exception object, with a note naming the actor attached (see
+Every error the runtime itself raises derives from :class:`ActorError`, which
+derives from :class:`~agcore_actors.AgcoreError`::
+
+    ActorError                  a runtime failure (never raised itself)
+    ├── MailboxFull             tell_nowait found the mailbox full (retryable)
+    ├── ActorStopped            the actor has stopped, or stopped under the request
+    ├── ActorCrashed            the actor crashed while this request ran (retryable)
+    ├── AskTimeout              (TimeoutError) no reply within ``seconds`` (retryable)
+    ├── UnencodableMessage      (TypeError) strict mode refused a message or reply
+    ├── UnknownMessage          (TypeError) not an instance of the actor's message type
+    ├── DuplicateName           (ValueError) the name is taken
+    ├── NoSuchActor             (LookupError) no actor of that name
+    └── SupervisorGaveUp        restart intensity exceeded
+
+Errors raised by a handler are *not* wrapped: the asker receives the handler's
+own exception object, with a note naming the actor attached (see
 :meth:`BaseException.add_note`), so ``except RateLimitError`` works across an
 ``ask``.
 """
 
 from __future__ import annotations
 
+from typing import ClassVar
 
-class ActorError(Exception):
+from .._errors import AgcoreError
+
+
+class ActorError(AgcoreError):
     """Base class of every error the actor runtime raises."""
+
+    kind: ClassVar[str] = "actor"
 
 
 class MailboxFull(ActorError):
-    """``tell_nowait`` found the bounded mailbox full."""
+    """``tell_nowait`` found the bounded mailbox full.
+
+    Retryable: the same message may fit once the actor has caught up.
+    """
+
+    kind: ClassVar[str] = "mailbox_full"
 
     def __init__(self, actor: str, capacity: int) -> None:
         super().__init__(f"mailbox of actor {actor!r} is full ({capacity} messages)")
         self.actor = actor
         self.capacity = capacity
+
+    def is_retryable(self) -> bool:
+        return True
 
 
 class ActorStopped(ActorError):
@@ -30,6 +57,8 @@ class ActorStopped(ActorError):
     that was still queued (or running past the shutdown grace period) when
     the actor stopped.
     """
+
+    kind: ClassVar[str] = "actor_stopped"
 
     def __init__(self, actor: str, detail: str = "has stopped") -> None:
         super().__init__(f"actor {actor!r} {detail}")
@@ -41,10 +70,13 @@ class ActorCrashed(ActorError):
 
     The request that *caused* a crash receives the handler's own exception;
     this error goes to the other requests that were running at the same time
-    (concurrent actors, or a sibling stopped by a ``one_for_all`` restart).
-    Queued requests are not affected: they stay in the mailbox and are handled
-    by the restarted instance.
+    (concurrent actors, or a sibling stopped by a
+    ``one_for_all`` restart). Queued requests are not affected: they stay in
+    the mailbox and are handled by the restarted instance. Retryable: the
+    request did not cause the crash.
     """
+
+    kind: ClassVar[str] = "actor_crashed"
 
     def __init__(self, actor: str, cause: BaseException | None = None) -> None:
         why = f": {type(cause).__name__}: {cause}" if cause is not None else ""
@@ -52,18 +84,36 @@ class ActorCrashed(ActorError):
         self.actor = actor
         self.cause = cause
 
+    def is_retryable(self) -> bool:
+        return True
+
 
 class AskTimeout(ActorError, TimeoutError):
-    """``ask(..., timeout=...)`` got no reply in time; the handler was cancelled."""
+    """``ask(..., timeout=seconds)`` got no reply in time; the handler was cancelled.
 
-    def __init__(self, actor: str, timeout: float) -> None:
-        super().__init__(f"actor {actor!r} did not reply within {timeout:g} s")
+    Retryable: a later ask may be answered in time.
+    """
+
+    kind: ClassVar[str] = "ask_timeout"
+
+    def __init__(self, actor: str, seconds: float) -> None:
+        super().__init__(f"actor {actor!r} did not reply within {seconds:g} s")
         self.actor = actor
-        self.timeout = timeout
+        self.seconds = seconds
+
+    @property
+    def timeout(self) -> float:
+        """The same as :attr:`seconds` (the name this attribute had first)."""
+        return self.seconds
+
+    def is_retryable(self) -> bool:
+        return True
 
 
 class UnencodableMessage(ActorError, TypeError):
     """Strict mode refused a message (or reply) that msgspec cannot round-trip."""
+
+    kind: ClassVar[str] = "unencodable_message"
 
     def __init__(self, actor: str, obj: object, cause: BaseException) -> None:
         super().__init__(
@@ -74,8 +124,31 @@ class UnencodableMessage(ActorError, TypeError):
         self.cause = cause
 
 
+class UnknownMessage(ActorError, TypeError):
+    """The message is not an instance of the message type the actor declares.
+
+    An actor declares its message type as the type argument of its base class
+    (``class Counter(Actor[Add | Get])``); every send checks it at the sender,
+    before anything is enqueued. Actors declared ``Actor[Any]`` (or with a type
+    variable) accept anything and check nothing.
+    """
+
+    kind: ClassVar[str] = "unknown_message"
+
+    def __init__(self, actor: str, msg: object, accepted: tuple[type, ...]) -> None:
+        names = " | ".join(t.__name__ for t in accepted)
+        super().__init__(
+            f"actor {actor!r} does not handle {type(msg).__name__} messages (it takes {names})"
+        )
+        self.actor = actor
+        self.message_type: type = type(msg)
+        self.accepted = accepted
+
+
 class DuplicateName(ActorError, ValueError):
     """An actor with this name already exists in the system."""
+
+    kind: ClassVar[str] = "duplicate_actor_name"
 
     def __init__(self, name: str) -> None:
         super().__init__(f"an actor named {name!r} already exists")
@@ -84,6 +157,8 @@ class DuplicateName(ActorError, ValueError):
 
 class NoSuchActor(ActorError, LookupError):
     """No actor with this name is registered."""
+
+    kind: ClassVar[str] = "no_such_actor"
 
     def __init__(self, name: str) -> None:
         super().__init__(f"no actor named {name!r}")
@@ -97,6 +172,8 @@ class SupervisorGaveUp(ActorError):
     crash of that supervisor; raised out of the root supervisor it ends the
     :class:`ActorSystem` block.
     """
+
+    kind: ClassVar[str] = "supervisor_gave_up"
 
     def __init__(
         self, supervisor: str, restarts: int, period: float, last: BaseException | None

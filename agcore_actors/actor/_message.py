@@ -20,8 +20,9 @@ from typing import Generic, TypeVar
 
 import msgspec
 
-R = TypeVar("R")
-E = TypeVar("E")
+# Covariant: a request answered with an int is a request answered with an object.
+R = TypeVar("R", covariant=True)
+E = TypeVar("E", covariant=True)
 
 
 class Request(msgspec.Struct, Generic[R], frozen=True):

@@ -124,8 +124,8 @@ def record_restart(
     holds more than ``max_restarts`` restarts.
     """
     horizon = now - intensity.period
-    # Fix: ``>=``, not ``>``: a restart exactly one period old is not older
-    # than the period (OTP's supervisor:add_restart keeps R >= Now - Period).
+    # ``>=``: a restart exactly one period old is not older than the period
+    # (OTP's supervisor:add_restart keeps R >= Now - Period).
     window = (*(t for t in history if t >= horizon), now)
     return window, len(window) > intensity.max_restarts
 
@@ -154,11 +154,9 @@ def backoff_delay(attempt: int, backoff: Backoff, unit: float) -> float:
         raise ValueError(f"unit must be in [0, 1), not {unit}")
     if backoff.initial == 0 or backoff.cap == 0:
         return 0.0
-    # Fix: the cap used to be detected with log(cap / initial, multiplier),
-    # which raised (and so crashed the supervisor) for the valid multiplier 1
-    # (ZeroDivisionError) and when cap / initial underflowed (ValueError) or
-    # overflowed (the power then overflowed). A power too large for a float
-    # is past any cap.
+    # Grow by plain multiplication: it works for every valid multiplier (1
+    # included) and any cap / initial ratio, and a power too large for a
+    # float is past any cap.
     try:
         grown = backoff.initial * backoff.multiplier ** (attempt - 1)
     except OverflowError:

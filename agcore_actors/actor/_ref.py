@@ -1,4 +1,8 @@
-"""ActorRef: the handle through which everything talks to an actor."""
+"""ActorRef: the handle through which everything talks to an actor.
+
+Every check on a message happens here, in the sender, before anything is
+enqueued: a bad message is the sender's error, never the actor's crash.
+"""
 
 from __future__ import annotations
 
@@ -10,7 +14,7 @@ import trio
 from trio.lowlevel import Abort, current_task, wait_task_rescheduled
 
 from ._codec import roundtrip
-from ._errors import AskTimeout
+from ._errors import AskTimeout, UnknownMessage
 from ._mailbox import QUEUED, RUNNING, Envelope
 from ._message import Request, StreamRequest
 
@@ -29,23 +33,27 @@ def _no_cancel() -> None:
 class ActorRef(Generic[M]):
     """Address of one actor; stays valid across the actor's restarts.
 
-    - ``await tell(msg)`` enqueues and returns; it waits while the mailbox
-      is full (back-pressure).
-    - ``tell_nowait(msg)`` raises :class:`MailboxFull` instead of waiting.
+    Semantics:
+
+    - ``await tell(msg)`` enqueues and returns; it waits while the mailbox is
+      full (back-pressure).
+    - ``tell_nowait(msg)`` enqueues or raises :class:`MailboxFull`.
     - ``await ask(msg, timeout=...)`` returns the handler's reply, or raises
-      the handler's exception, :class:`AskTimeout` or :class:`ActorStopped`.
+      the handler's exception.
+    - ``async with stream(msg) as events`` sends a :class:`StreamRequest` and
+      iterates the events its handler yields.
 
-    - ``async with stream(msg) as events`` sends a :class:`StreamRequest`
-      and iterates the events its handler yields (see :meth:`stream`).
+    Messages are checked at the sender, before anything is enqueued: a message
+    that is not an instance of the actor's declared message type (the ``M`` of
+    its ``Actor[M]`` base) raises :class:`UnknownMessage`, and in strict mode one
+    that cannot cross a process boundary raises :class:`UnencodableMessage`.
+    Every call raises :class:`ActorStopped` once the actor has stopped for good.
 
-    All of them raise :class:`ActorStopped` once the actor has stopped for
-    good, and :class:`UnencodableMessage` in strict mode for a message that
-    cannot cross a process boundary.
-
-    Cancelling an ``ask`` cancels the handler of that request if it has
-    started (the cancellation completes once the handler has unwound), or
-    withdraws the request if it has not. A reply that arrives after the
-    asker gave up is dropped (and published as a dead letter).
+    Messages from one sender are handled in the order sent. Cancelling an
+    ``ask`` cancels the handler of that request if it has started (the
+    cancellation completes once the handler has unwound), or withdraws the
+    request if it has not. A reply that arrives after the asker gave up is
+    dropped and published as a dead letter.
     """
 
     __slots__ = ("_cell",)
@@ -55,13 +63,30 @@ class ActorRef(Generic[M]):
 
     @property
     def name(self) -> str:
+        """The actor's name, unique in its system."""
         return self._cell.name
 
     def __repr__(self) -> str:
         return f"<ActorRef {self._cell.name!r}>"
 
     async def tell(self, msg: M) -> None:
+        """Enqueue ``msg`` for the actor; return once it is in the mailbox.
+
+        Mailbox full: waits for room.
+
+        Cancellation: if the caller is cancelled while waiting for room,
+        nothing was enqueued. Once enqueued the message is handled even if
+        the caller is cancelled afterwards (``tell`` is always a checkpoint).
+
+        Raises:
+            UnknownMessage: ``msg`` is not of the actor's message type.
+            UnencodableMessage: strict mode, and ``msg`` cannot be encoded.
+            ActorStopped: the actor has stopped for good (also while waiting).
+        """
         cell = self._cell
+        accepts = cell.accepts
+        if accepts is not None and not isinstance(msg, accepts):
+            raise UnknownMessage(cell.name, msg, accepts)
         if cell.runtime.strict:
             msg = roundtrip(msg, cell.name)
         await trio.lowlevel.checkpoint_if_cancelled()
@@ -73,12 +98,48 @@ class ActorRef(Generic[M]):
             await mailbox.put(Envelope(msg, None))
 
     def tell_nowait(self, msg: M) -> None:
+        """Enqueue ``msg`` now, or raise; never waits.
+
+        Mailbox full: raises :class:`MailboxFull` and enqueues nothing.
+
+        Raises:
+            MailboxFull: the mailbox is at capacity.
+            UnknownMessage: ``msg`` is not of the actor's message type.
+            UnencodableMessage: strict mode, and ``msg`` cannot be encoded.
+            ActorStopped: the actor has stopped for good.
+        """
         cell = self._cell
+        accepts = cell.accepts
+        if accepts is not None and not isinstance(msg, accepts):
+            raise UnknownMessage(cell.name, msg, accepts)
         if cell.runtime.strict:
             msg = roundtrip(msg, cell.name)
         cell.mailbox.put_nowait(Envelope(msg, None))
 
     async def ask(self, msg: Request[R], *, timeout: float | None = None) -> R:
+        """Send the request ``msg`` and return the handler's reply.
+
+        The reply is what the handler returns; in strict mode it is a copy
+        decoded into the ``R`` the request declares. ``timeout`` bounds the
+        whole ask (waiting for room, for the queue, and for the handler).
+
+        Mailbox full: waits for room, like :meth:`tell`.
+
+        Cancellation: if the request has not started, it is withdrawn and
+        never handled; if it is running, its handler is cancelled and the
+        cancellation completes once the handler has unwound (a handler that
+        shields itself delays it). The same happens on a timeout.
+
+        Raises:
+            AskTimeout: no reply within ``timeout`` seconds.
+            ActorStopped: the actor stopped for good before or while handling it.
+            ActorCrashed: the actor crashed, because of another request, while
+                this one ran.
+            UnknownMessage: ``msg`` is not of the actor's message type.
+            UnencodableMessage: strict mode, and ``msg`` or the reply cannot be
+                encoded (or the reply is not of the declared type).
+            Exception: whatever the handler raised, with a note naming the actor.
+        """
         if timeout is None:
             return await self._ask(msg)
         with trio.move_on_after(timeout):
@@ -87,6 +148,9 @@ class ActorRef(Generic[M]):
 
     async def _ask(self, msg: Request[R]) -> R:
         cell = self._cell
+        accepts = cell.accepts
+        if accepts is not None and not isinstance(msg, accepts):
+            raise UnknownMessage(cell.name, msg, accepts)
         if cell.runtime.strict:
             msg = roundtrip(msg, cell.name)
         env = Envelope(msg, current_task(), cell)
@@ -106,12 +170,27 @@ class ActorRef(Generic[M]):
 
         ``async with ref.stream(msg) as events: async for event in events``.
         At most ``buffer`` events wait unread; then the handler waits too
-        (back-pressure). An error that ends the stream is raised from the
-        iteration. Leaving the block before the stream ended, or being
-        cancelled, cancels the handler; the exit completes once it has
-        unwound, so nothing keeps running on the reader's behalf.
+        (back-pressure). An error that ends the stream (the handler's own, or
+        :class:`ActorStopped` / :class:`ActorCrashed`) is raised from the
+        iteration.
+
+        Mailbox full: entering the block waits for room, like :meth:`tell`.
+
+        Cancellation: leaving the block before the stream ended, or being
+        cancelled, cancels the handler (or withdraws the request if it has not
+        started); the exit completes once the handler has unwound, so nothing
+        keeps running on the reader's behalf.
+
+        Raises:
+            UnknownMessage: ``msg`` is not of the actor's message type.
+            UnencodableMessage: strict mode, and ``msg`` or an event cannot be
+                encoded.
+            ActorStopped: the actor has stopped for good.
         """
         cell = self._cell
+        accepts = cell.accepts
+        if accepts is not None and not isinstance(msg, accepts):
+            raise UnknownMessage(cell.name, msg, accepts)
         if cell.runtime.strict:
             msg = roundtrip(msg, cell.name)
         send, receive = trio.open_memory_channel[E](buffer)

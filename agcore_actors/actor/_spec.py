@@ -8,41 +8,46 @@ from typing import Any, Generic, TypeVar
 
 import attrs
 
+from .._validators import non_empty, non_negative
 from ._actor import Actor
 from ._policy import DEFAULT_BACKOFF, DEFAULT_INTENSITY, Backoff, Intensity, Restart, Strategy
 
 M = TypeVar("M")
 
 
-def _valid_name(_: object, attribute: attrs.Attribute[str], value: str) -> None:
-    if not isinstance(value, str) or not value:
-        raise ValueError(f"{attribute.name} must be a non-empty string, not {value!r}")
-
-
-def _grace(_: object, attribute: attrs.Attribute[float], value: float) -> None:
-    if not (value >= 0 or math.isinf(value)):
-        raise ValueError(f"{attribute.name} must be >= 0 seconds, not {value!r}")
-
-
-def _capacity(_: object, attribute: attrs.Attribute[int], value: int) -> None:
-    if not isinstance(value, int) or value < 1:
+def _count(_: object, attribute: attrs.Attribute[Any], value: object) -> None:
+    if not isinstance(value, int) or isinstance(value, bool) or value < 1:
         raise ValueError(f"{attribute.name} must be an integer >= 1, not {value!r}")
+
+
+def _optional_count(_: object, attribute: attrs.Attribute[Any], value: object) -> None:
+    if value is not None:
+        _count(_, attribute, value)
 
 
 @attrs.frozen
 class ChildSpec(Generic[M]):
-    """An actor child.
+    """An actor child: how to make it, and how its supervisor treats it.
 
-    ``factory`` makes a fresh instance for every (re)start. ``shutdown`` is
-    the grace period a stop waits for the current message and ``on_stop``
-    before the instance is cancelled.
+    The options left at None take the value the actor class declares (its
+    ``max_concurrency`` and ``background_tasks`` class attributes), so one
+    actor class serves every limit without a subclass per limit.
     """
 
-    name: str = attrs.field(validator=_valid_name)
+    #: The actor's name, unique in its system.
+    name: str = attrs.field(validator=non_empty)
+    #: Makes a fresh instance for every (re)start (a class, or a function of none).
     factory: Callable[[], Actor[M]]
+    #: When the supervisor restarts the child (see :class:`Restart`).
     restart: Restart = Restart.PERMANENT
-    shutdown: float = attrs.field(default=5.0, validator=_grace)
-    mailbox_size: int = attrs.field(default=1024, validator=_capacity)
+    #: Seconds a stop waits for the current message and ``on_stop`` before cancelling.
+    shutdown: float = attrs.field(default=5.0, validator=non_negative)
+    #: Messages the mailbox holds before senders wait (``tell``) or fail (``tell_nowait``).
+    mailbox_size: int = attrs.field(default=1024, validator=_count)
+    #: Requests that may run at once; 1 is a serial actor. None: the class's attribute.
+    max_concurrency: int | None = attrs.field(default=None, validator=_optional_count)
+    #: Give a serial actor ``ctx.nursery`` for background tasks. None: the class's attribute.
+    background_tasks: bool | None = None
 
 
 def _tuple(children: Sequence[ChildSpec[Any] | SupervisorSpec]) -> tuple[Any, ...]:
@@ -53,16 +58,22 @@ def _tuple(children: Sequence[ChildSpec[Any] | SupervisorSpec]) -> tuple[Any, ..
 class SupervisorSpec:
     """A supervisor child (or the root): its children in start order and its rules."""
 
-    name: str = attrs.field(validator=_valid_name)
+    #: The supervisor's name, unique in its system (shared with actor names).
+    name: str = attrs.field(validator=non_empty)
+    #: Children in start order; they stop in the reverse order.
     children: tuple[ChildSpec[Any] | SupervisorSpec, ...] = attrs.field(
         default=(), converter=_tuple
     )
+    #: Which children one child's failure restarts (see :class:`Strategy`).
     strategy: Strategy = Strategy.ONE_FOR_ONE
+    #: How many restarts within how long make the supervisor give up.
     intensity: Intensity = DEFAULT_INTENSITY
+    #: The delay before each restart of a child.
     backoff: Backoff = DEFAULT_BACKOFF
+    #: When this supervisor's own parent restarts it.
     restart: Restart = Restart.PERMANENT
     #: Grace for stopping this supervisor as a whole; each child has its own.
-    shutdown: float = attrs.field(default=math.inf, validator=_grace)
+    shutdown: float = attrs.field(default=math.inf, validator=non_negative)
 
     def __attrs_post_init__(self) -> None:
         names = [c.name for c in self.children]

@@ -26,7 +26,8 @@ from typing import Any, TypeVar
 import attrs
 import trio
 
-from ._cell import Cell, is_cancellation, unwrap_group
+from ._cancel import is_cancellation, unwrap_group
+from ._cell import Cell
 from ._errors import ActorCrashed, ActorStopped, NoSuchActor, SupervisorGaveUp
 from ._node import ActorInfo, Link, Node, State
 from ._policy import (
@@ -138,6 +139,8 @@ def make_node(runtime: Runtime, spec: ChildSpec[Any] | SupervisorSpec, rng: rand
             spec.factory,
             mailbox_size=spec.mailbox_size,
             shutdown=spec.shutdown,
+            max_concurrency=spec.max_concurrency,
+            background_tasks=spec.background_tasks,
         )
         runtime.register(node)
     return node
@@ -185,7 +188,18 @@ class Supervisor:
     async def start_child(self, spec: ChildSpec[M]) -> ActorRef[M]:
         """Start a dynamic actor child after the existing ones; return its ref.
 
-        Raises :class:`DuplicateName`, or the child's own ``on_start`` error.
+        Returns once the child's ``on_start`` has finished. The child is
+        supervised by ``spec``'s rules until it stops for good; it stops
+        before the children started earlier.
+
+        Cancellation: if the caller is cancelled, the supervisor still
+        completes the start and supervises the child as usual.
+
+        Raises:
+            DuplicateName: an actor or supervisor called ``spec.name`` exists.
+            ActorStopped: this supervisor has stopped, or stopped meanwhile.
+            Exception: whatever the factory or ``on_start`` raised; the child
+                is then not added.
         """
         node = await self._call("start", spec)
         assert isinstance(node, Cell)
@@ -198,7 +212,21 @@ class Supervisor:
         return node
 
     async def stop_child(self, name: str) -> None:
-        """Stop a child for good (reverse order inside it, with grace) and remove it."""
+        """Stop a child for good and remove it.
+
+        The child's current message (a supervisor child: its own children,
+        last started first) gets the child's ``shutdown`` grace, then it is
+        cancelled; ``on_stop`` runs; asks still queued fail with
+        :class:`ActorStopped` and queued tells become dead letters. Returns
+        once the child has stopped.
+
+        Cancellation: if the caller is cancelled, the supervisor still
+        completes the stop.
+
+        Raises:
+            NoSuchActor: this supervisor has no child called ``name``.
+            ActorStopped: this supervisor has stopped.
+        """
         await self._call("stop", name)
 
     def children(self) -> list[str]:

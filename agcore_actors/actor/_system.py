@@ -24,7 +24,8 @@ from typing import Any, TypeVar
 import trio
 
 from ._actor import Actor
-from ._cell import Cell, unwrap_group
+from ._cancel import unwrap_group
+from ._cell import Cell
 from ._deadletters import DeadLetter
 from ._errors import NoSuchActor
 from ._node import ActorInfo
@@ -129,10 +130,34 @@ class ActorSystem:
         restart: Restart = Restart.PERMANENT,
         shutdown: float = 5.0,
         mailbox_size: int = 1024,
+        max_concurrency: int | None = None,
+        background_tasks: bool | None = None,
     ) -> ActorRef[M]:
-        """Start an actor under the root supervisor and return its ref."""
+        """Start an actor under the root supervisor and return its ref.
+
+        The options are those of :class:`ChildSpec`; ``max_concurrency`` and
+        ``background_tasks`` default to the actor class's own attributes.
+        Returns once the actor's ``on_start`` has finished; the actor then
+        stops with the system, after the actors started before it.
+
+        Cancellation: if the caller is cancelled, the root supervisor still
+        completes the start; the actor then runs supervised as usual (find it
+        with :meth:`lookup`).
+
+        Raises:
+            DuplicateName: an actor or supervisor called ``name`` exists.
+            ValueError: an option is out of range.
+            ActorStopped: the system is shutting down.
+            Exception: whatever the factory or ``on_start`` raised.
+        """
         spec = ChildSpec(
-            name, factory, restart=restart, shutdown=shutdown, mailbox_size=mailbox_size
+            name,
+            factory,
+            restart=restart,
+            shutdown=shutdown,
+            mailbox_size=mailbox_size,
+            max_concurrency=max_concurrency,
+            background_tasks=background_tasks,
         )
         return await self.root.start_child(spec)
 
@@ -141,7 +166,20 @@ class ActorSystem:
         return await self.root.start_supervisor(spec)
 
     async def stop(self, name: str) -> None:
-        """Stop the actor or supervisor called ``name`` for good."""
+        """Stop the actor or supervisor called ``name`` for good, and remove it.
+
+        Its parent stops it as on shutdown: the current message (and a
+        supervisor's children, last started first) get the child's
+        ``shutdown`` grace, then it is cancelled; ``on_stop`` runs; asks still
+        queued fail with :class:`ActorStopped` and queued tells become dead
+        letters. Returns once all of that is done.
+
+        Cancellation: if the caller is cancelled, the stop still completes
+        (the parent supervisor carries it out).
+
+        Raises:
+            NoSuchActor: nothing is called ``name``.
+        """
         parent = self.root.parent_of(name)
         if parent is None:
             raise NoSuchActor(name)
@@ -150,14 +188,25 @@ class ActorSystem:
     # -- lookup and observation --------------------------------------------------
 
     def lookup(self, name: str) -> ActorRef[Any]:
-        """The ref of the actor called ``name``; raises :class:`NoSuchActor`."""
+        """The ref of the actor called ``name``.
+
+        The ref stays valid across the actor's restarts. Never blocks.
+
+        Raises:
+            NoSuchActor: no actor is called ``name`` (a supervisor is not an
+                actor: see :meth:`supervisor`).
+        """
         node = self._runtime.names.get(name)
         if not isinstance(node, Cell):
             raise NoSuchActor(name)
         return node.ref
 
     def supervisor(self, name: str) -> Supervisor:
-        """The supervisor called ``name``; raises :class:`NoSuchActor`."""
+        """The supervisor called ``name``.
+
+        Raises:
+            NoSuchActor: no supervisor is called ``name``.
+        """
         node = self._runtime.names.get(name)
         if not isinstance(node, Supervisor):
             raise NoSuchActor(name)

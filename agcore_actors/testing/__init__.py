@@ -11,16 +11,19 @@
   to apply them to a supervisor of probes; hypothesis strategies for specs
   and operations are in :mod:`agcore_actors.testing.strategies`, which is the
   only module here that needs hypothesis.
+- Errors, all under :class:`KitError` (an ``AgcoreError``): :class:`StepTimeout`,
+  :class:`TrioRunEnded` and :class:`ProbeCrash`.
 """
 
-from ._driver import DEFAULT_TIMEOUT, StepTimeout, TrioDriver, TrioRunEnded
+from .._exports import publish
+from ._driver import DEFAULT_TIMEOUT, TrioDriver
+from ._errors import KitError, ProbeCrash, StepTimeout, TrioRunEnded
 from ._probe import (
     Crash,
     EventLog,
     Exit,
     Ping,
     Probe,
-    ProbeCrash,
     ProbeEvent,
     ProbeMsg,
     Sleep,
@@ -47,6 +50,7 @@ __all__ = [
     "EventLog",
     "Exit",
     "ExitChild",
+    "KitError",
     "Operation",
     "Ping",
     "Probe",
@@ -67,3 +71,5 @@ __all__ = [
     "stop_reason",
     "virtual_clock",
 ]
+
+publish(__name__, __all__)

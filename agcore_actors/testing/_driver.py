@@ -35,26 +35,13 @@ import outcome
 import trio
 import trio.testing
 
+from ._errors import StepTimeout, TrioRunEnded
 from ._time import advance
 
 T = TypeVar("T")
 
 #: Real seconds a step may take before :class:`StepTimeout` is raised.
 DEFAULT_TIMEOUT = 30.0
-
-
-class StepTimeout(TimeoutError):
-    """A step did not finish within its real-time limit.
-
-    Typical causes: the step waits for something that never happens (with an
-    autojumping clock and no pending deadline, virtual time cannot help), or
-    it loops without blocking. The driver is unusable afterwards except for
-    :meth:`TrioDriver.close`.
-    """
-
-
-class TrioRunEnded(RuntimeError):
-    """The driver's trio run is over (closed, or ended by an earlier failure)."""
 
 
 @attrs.define(eq=False)
@@ -375,9 +362,7 @@ class TrioDriver:
                     callback = self._queue.get(timeout=remaining)
                 except queue.Empty:
                     self._broken = True
-                    raise StepTimeout(
-                        f"{what} did not finish within {limit:g} real seconds"
-                    ) from None
+                    raise StepTimeout(what, limit) from None
                 callback()
         finally:
             self._pumping = False

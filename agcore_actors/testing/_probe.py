@@ -29,12 +29,13 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Callable
-from typing import NamedTuple
+from typing import NamedTuple, NoReturn, assert_never
 
 import trio
 
 from ..actor import Actor, ActorStopped, Request
-from ..actor._cell import is_cancellation
+from ..actor.lowlevel import is_cancellation
+from ._errors import ProbeCrash
 
 
 class ProbeEvent(NamedTuple):
@@ -74,10 +75,6 @@ class EventLog:
     def clear(self) -> None:
         self.events.clear()
         self.times.clear()
-
-
-class ProbeCrash(Exception):
-    """What a probe raises when told to :class:`Crash`."""
 
 
 class Crash(Request[None], frozen=True, tag=True):
@@ -121,15 +118,29 @@ class Probe(Actor[ProbeMsg]):
 
     async def handle(self, msg: ProbeMsg) -> int | None:
         match msg:
-            case Crash(reason=reason):
-                raise ProbeCrash(reason)
+            case Crash():
+                self._on_crash(msg)
             case Exit():
-                self.ctx.stop()
-            case Sleep(seconds=seconds):
-                await trio.sleep(seconds)
+                self._on_exit(msg)
+            case Sleep():
+                await self._on_sleep(msg)
             case Ping():
-                return self.incarnation
+                return self._on_ping(msg)
+            case _:
+                assert_never(msg)
         return None
+
+    def _on_crash(self, msg: Crash) -> NoReturn:
+        raise ProbeCrash(msg.reason)
+
+    def _on_exit(self, msg: Exit) -> None:
+        self.ctx.stop()
+
+    async def _on_sleep(self, msg: Sleep) -> None:
+        await trio.sleep(msg.seconds)
+
+    def _on_ping(self, msg: Ping) -> int:
+        return self.incarnation
 
     async def on_stop(self, reason: BaseException | None) -> None:
         self.log.record("stop", self.ctx.name, stop_reason(reason))

@@ -293,7 +293,7 @@ async def test_concurrent_actor_crash_fails_siblings_with_actor_crashed(
     system: ActorSystem, autojump_clock: trio.testing.MockClock
 ) -> None:
     ref = await system.spawn(lambda: Parallel([]), name="p")
-    outcomes: dict[str, BaseException | str] = {}
+    outcomes: dict[str, BaseException | str | None] = {}
 
     async def ask(key: str, msg: Slow | Fail) -> None:
         try:

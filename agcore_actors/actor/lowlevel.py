@@ -1,0 +1,31 @@
+"""Mechanics for code that builds on the actor runtime itself.
+
+Application code rarely needs these; test kits, adapters and other runtimes
+do:
+
+- :func:`is_cancellation` / :func:`unwrap_group`: tell a cancellation from a
+  failure in what a task or nursery raised;
+- :func:`roundtrip` / :func:`declared_type`: the strict-mode copy of a
+  message, and the reply or event type a request declares;
+- :func:`message_types` / :func:`declared_message_type`: the message classes
+  an actor class accepts (what every send checks).
+"""
+
+from __future__ import annotations
+
+from .._exports import publish
+from ._accept import declared_message_type, message_types, runtime_types
+from ._cancel import is_cancellation, unwrap_group
+from ._codec import declared_type, roundtrip
+
+__all__ = [
+    "declared_message_type",
+    "declared_type",
+    "is_cancellation",
+    "message_types",
+    "roundtrip",
+    "runtime_types",
+    "unwrap_group",
+]
+
+publish(__name__, __all__)

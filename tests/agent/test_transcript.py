@@ -63,9 +63,9 @@ def test_each_broken_rule_is_reported() -> None:
         [ask, ToolMessage("x", "a"), ToolMessage("x", "a"), ToolMessage("x", "b")]
     )
     assert transcript_errors([ToolMessage("x", "z")])  # result without a call
-    late = [ask, ToolMessage("x", "a"), UserMessage("hi"), ToolMessage("x", "b")]
+    late: list[Message] = [ask, ToolMessage("x", "a"), UserMessage("hi"), ToolMessage("x", "b")]
     assert transcript_errors(late)
-    reused = [ask, ToolMessage("x", "a"), ToolMessage("x", "b"), ask]
+    reused: list[Message] = [ask, ToolMessage("x", "a"), ToolMessage("x", "b"), ask]
     assert any("used twice" in e for e in transcript_errors(reused))
 
 

@@ -31,7 +31,7 @@ def transcripts(draw: st.DrawFn) -> tuple[list[Message], bool]:
             answered = draw(st.permutations(ids))
             messages.extend(ToolMessage("ok", i) for i in answered)
         messages.append(AssistantMessage(f"a{turn}"))
-    if messages and draw(st.booleans()):
+    if len(messages) > 0 and draw(st.booleans()):
         ids = [f"c{next_id + i}" for i in range(draw(st.integers(1, 3)))]
         messages.append(AssistantMessage(None, tool_calls=[_call(i) for i in ids]))
         messages.extend(ToolMessage("ok", i) for i in ids[: draw(st.integers(0, len(ids) - 1))])

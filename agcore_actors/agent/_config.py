@@ -93,8 +93,6 @@ class Agent:
     tools: frozenset[str] | None = attrs.field(
         default=None, converter=attrs.converters.optional(frozenset)
     )
-    #: Tools whose calls wait for a human's approval within the turn.
-    needs_approval: frozenset[str] = attrs.field(default=frozenset(), converter=frozenset)
     model: ModelSettings = ModelSettings()
     #: A msgspec Struct the final answer must decode into (JSON), or None for text.
     output_type: type[msgspec.Struct] | None = None

@@ -8,6 +8,7 @@ module calls :func:`publish` as its last statement (as trio does).
 
 from __future__ import annotations
 
+import builtins
 import sys
 from collections.abc import Iterable
 from typing import Any
@@ -44,11 +45,27 @@ def publish(module_name: str, names: Iterable[str]) -> None:
 
 
 def _annotations_resolve(cls: type, namespace: dict[str, Any]) -> bool:
+    """Whether every string annotation of ``cls`` evaluates in ``namespace``.
+
+    A name an annotation needs that the public module lacks (``Callable``, ``msgspec``)
+    is first copied there from the class's own module, so the answer is yes whenever the
+    names do not clash.
+    """
+    home = vars(sys.modules[cls.__module__])
     for annotation in vars(cls).get("__annotations__", {}).values():
         if not isinstance(annotation, str):
             continue
         try:
-            eval(annotation, dict(namespace), dict(vars(cls)))
+            code = compile(annotation, "<annotation>", "eval")
+        except SyntaxError:
+            return False
+        for name in code.co_names:
+            if name in namespace or name in vars(builtins):
+                continue
+            if name in home:
+                namespace[name] = home[name]
+        try:
+            eval(code, namespace, dict(vars(cls)))
         except Exception:
             return False
     return True

@@ -72,9 +72,7 @@ class AgentBuilder:
         self._fields["store"] = store
         return self
 
-    def tools(
-        self, executor: ActorRef[tm.ToolExecutorMsg], registry: ToolRegistry
-    ) -> AgentBuilder:
+    def tools(self, executor: ActorRef[tm.ToolExecutorMsg], registry: ToolRegistry) -> AgentBuilder:
         self._fields["tools"] = executor
         self._fields["registry"] = registry
         return self

@@ -15,9 +15,7 @@ def facts_block(facts: Mapping[str, str]) -> str:
     Line breaks inside keys and values are written as ``\\n`` so that one fact is always
     one line (a raw newline would let a value forge other facts).
     """
-    lines = [
-        f"{_one_line(key)}: {_one_line(value)}" for key, value in sorted(facts.items())
-    ]
+    lines = [f"{_one_line(key)}: {_one_line(value)}" for key, value in sorted(facts.items())]
     return "\n".join(["<session-context>", *lines, "</session-context>"])
 
 

@@ -52,7 +52,6 @@ SessionRequest = am.SessionMsg | ApprovalRequest
 Emit = Callable[[am.TurnEvent], Awaitable[None]]
 
 
-
 def _final_event(result: am.TurnResult) -> am.TurnEvent:
     if result.status == "completed":
         return am.TurnCompleted(result)
@@ -227,7 +226,9 @@ class Session(Actor[SessionRequest]):
         try:
             with scope:
                 deadline = self.config.turn_timeout
-                with trio.move_on_after(deadline if deadline is not None else float("inf")) as timer:
+                with trio.move_on_after(
+                    deadline if deadline is not None else float("inf")
+                ) as timer:
                     finished = await turn.run(text)
                     status = "completed" if finished else "cancelled"
                 if timer.cancelled_caught:

@@ -136,9 +136,7 @@ class Turn:
                 return True
             output_attempts += 1
             if output_attempts > self.config.output_retries:
-                raise OutputValidationError(
-                    self.agent.output_type.__name__, output_attempts, error
-                )
+                raise OutputValidationError(self.agent.output_type.__name__, output_attempts, error)
             self.messages.append(
                 UserMessage(f"Your answer is not valid: {error}. Answer again with valid JSON.")
             )
@@ -187,7 +185,9 @@ class Turn:
         return offered
 
     async def _prompt(self, reactive: ContextLengthError | None) -> list[ChatMessage]:
-        system: list[ChatMessage] = [SystemMessage(self.system_prompt)] if self.system_prompt else []
+        system: list[ChatMessage] = (
+            [SystemMessage(self.system_prompt)] if self.system_prompt else []
+        )
         messages = system + self.history + self.messages
         compactor = self.ports.compactor
         if compactor is None:
@@ -309,4 +309,3 @@ class Turn:
                         self.messages.append(ToolMessage(result.content, result.call_id))
             raise
         return {result.call_id: result for result in reply.results}
-

@@ -23,7 +23,15 @@ class DictStore:
     def _get(self, session: str) -> dict[str, Any]:
         return self.sessions.setdefault(
             session,
-            {"version": 0, "messages": [], "facts": {}, "usage": Usage(), "agent": "", "turns": 0, "open": None},
+            {
+                "version": 0,
+                "messages": [],
+                "facts": {},
+                "usage": Usage(),
+                "agent": "",
+                "turns": 0,
+                "open": None,
+            },
         )
 
     async def load(self, session: str, tail: int | None) -> SessionSnapshot:

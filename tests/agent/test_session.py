@@ -47,9 +47,7 @@ async def start(
 ) -> tuple[Scripted, DictStore, object]:
     provider = Scripted(script)
     registry = ProviderRegistry().register(provider)
-    llm = await system.spawn(
-        provider_actor(registry, retry=RetryConfig(max_retries=0)), name="llm"
-    )
+    llm = await system.spawn(provider_actor(registry, retry=RetryConfig(max_retries=0)), name="llm")
     tools = ToolRegistry([add, hang])
     executor = await system.spawn(lambda: ToolExecutor(tools), name="tools")
     store = DictStore()

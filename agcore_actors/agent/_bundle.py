@@ -38,7 +38,7 @@ class RuntimeBundle:
     tools: ActorRef[tm.ToolExecutorMsg] | None = None
     registry: ToolRegistry | None = None
     compactor: ActorRef[cm.CompactorMsg] | None = None
-    config: AgentConfig = AgentConfig()
+    config: AgentConfig = attrs.field(factory=AgentConfig)
 
     @property
     def default_agent(self) -> str:

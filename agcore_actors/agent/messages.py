@@ -1,16 +1,14 @@
 """The Session actor's protocol: what it accepts, what it answers, what it streams.
 
-=============================================  ======================  =================================
-request                                        reply                   cancelling the asker
-=============================================  ======================  =================================
-``SubmitTurn(text, ...)`` (stream)             :data:`TurnEvent` s     cancels the turn (as ``immediate``)
-``RunTurn(text, ...)``                         :class:`TurnResult`     cancels the turn (as ``immediate``)
-``CancelTurn(mode)`` (tell or ask)             ``bool`` (was running)  nothing: it is immediate
-``Approve(call_id, allow, reason)``            ``bool`` (was pending)  nothing: it is immediate
-``SwitchAgent(agent)``                         ``str`` (the old name)  nothing: it is immediate
-``SetFacts(set, remove)``                      ``None``                nothing: it is immediate
-``GetSessionInfo()``                           :class:`SessionInfo`    nothing
-=============================================  ======================  =================================
+Requests, their replies, and what cancelling the asker does::
+
+    SubmitTurn(text, turn)  (stream) -> TurnEvent...  cancels the turn, which commits first
+    RunTurn(text, turn)              -> TurnResult     cancels the turn, which commits first
+    CancelTurn(mode)                 -> bool           nothing (answered at once)
+    Approve(call_id, allow, reason)  -> bool           nothing (answered at once)
+    SwitchAgent(agent)               -> str            nothing (the previous agent's name)
+    SetFacts(set, remove)            -> None           nothing (stored with the next turn)
+    GetSessionInfo()                 -> SessionInfo    nothing
 
 One turn runs at a time; further ``SubmitTurn``/``RunTurn`` wait in order behind it, up
 to the session's queue bound (then :class:`~agcore_actors.agent.SessionBusy`). Every
@@ -29,8 +27,8 @@ from ..actor import Request, StreamRequest
 from ..llm import Usage
 
 __all__ = [
-    "Approve",
     "ApprovalRequested",
+    "Approve",
     "CancelMode",
     "CancelTurn",
     "Compacted",

@@ -81,7 +81,7 @@ class Scripted:
     script: list[Sequence[Step]]
     name: str = "scripted"
     requests: list[ChatRequest] = attrs.field(factory=list)
-    usage: Usage = Usage(input_tokens=10, output_tokens=5)
+    usage: Usage = attrs.field(factory=lambda: Usage(input_tokens=10, output_tokens=5))
 
     def _next(self, request: ChatRequest) -> Sequence[Step]:
         self.requests.append(request)

@@ -2,9 +2,6 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
-
-import pytest
 import trio
 
 from agcore_actors import ActorSystem
@@ -98,11 +95,10 @@ async def test_a_tool_turn_answers_and_commits_a_valid_transcript(
 async def test_cancelling_a_turn_mid_tool_answers_every_call(
     system: ActorSystem, autojump_clock: trio.testing.MockClock
 ) -> None:
+    both = [call("a", "hang"), call("b", "add", '{"a":1,"b":1}')]
     _, store, ref = await start(
-        system,
-        [[AssistantMessage(None, tool_calls=[call("a", "hang"), call("b", "add", '{"a":1,"b":1}')])],
-         [AssistantMessage("done")]],
-    )  # fmt: skip
+        system, [[AssistantMessage(None, tool_calls=both)], [AssistantMessage("done")]]
+    )
     got: list[am.TurnEvent] = []
 
     async def run() -> None:

@@ -17,6 +17,7 @@ from ._errors import (
     HookBlocked,
     LimitExceeded,
     OutputValidationError,
+    PeerFailed,
     PlanParseError,
     SessionBusy,
     TurnCancelled,
@@ -26,6 +27,7 @@ from ._plan import JsonPlanParser, Plan, PlanParser, Step, StepStatus
 from ._prompt import facts_block, system_prompt
 from ._session import Session
 from ._store_port import SessionSnapshot, TurnStore
+from ._task import TaskAgent, execute_plan
 from ._transcript import synthetic_results, transcript_errors, unanswered_calls
 
 __all__ = [
@@ -39,6 +41,7 @@ __all__ = [
     "LimitExceeded",
     "ModelSettings",
     "OutputValidationError",
+    "PeerFailed",
     "Plan",
     "PlanParseError",
     "PlanParser",
@@ -49,9 +52,11 @@ __all__ = [
     "SessionSnapshot",
     "Step",
     "StepStatus",
+    "TaskAgent",
     "TurnCancelled",
     "TurnStore",
     "TurnTimeout",
+    "execute_plan",
     "facts_block",
     "messages",
     "session_approver",

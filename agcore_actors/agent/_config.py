@@ -86,6 +86,8 @@ class Agent:
     """
 
     name: str = attrs.field(validator=non_empty)
+    #: What the agent does, shown to other agents that may call it as a tool.
+    description: str = ""
     instructions: str = ""
     base: str = ""
     environment: Callable[[PromptContext], str] = _no_environment
@@ -93,6 +95,8 @@ class Agent:
     tools: frozenset[str] | None = attrs.field(
         default=None, converter=attrs.converters.optional(frozenset)
     )
+    #: Agents this one may call as tools (by name); each call runs a child session.
+    subagents: frozenset[str] = attrs.field(default=frozenset(), converter=frozenset)
     model: ModelSettings = ModelSettings()
     #: A msgspec Struct the final answer must decode into (JSON), or None for text.
     output_type: type[msgspec.Struct] | None = None

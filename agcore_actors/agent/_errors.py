@@ -12,7 +12,10 @@ raised: the agent layer does not wrap them. These are the errors of its own:
 - :class:`OutputValidationError` — the final answer never matched the declared output
   type within the allowed re-asks;
 - :class:`SessionBusy` — a session's queue of turns is full;
-- :class:`TurnCancelled` — the turn was cancelled (immediately or after its step).
+- :class:`TurnCancelled` — the turn was cancelled (immediately or after its step);
+- :class:`PeerFailed` — an actor the turn asked (provider, tool executor, compactor,
+  store) failed with an error that is not one of ours: a bug there, which its own
+  supervisor handles; the turn fails, the session goes on.
 """
 
 from __future__ import annotations
@@ -25,6 +28,7 @@ __all__ = [
     "HookBlocked",
     "LimitExceeded",
     "OutputValidationError",
+    "PeerFailed",
     "PlanParseError",
     "SessionBusy",
     "TurnCancelled",
@@ -124,3 +128,14 @@ class TurnCancelled(AgentError):
         super().__init__(f"the turn of session {session!r} was cancelled ({mode})")
         self.session = session
         self.mode = mode
+
+
+class PeerFailed(AgentError):
+    """An actor the turn asked failed with ``cause`` (not an agcore error)."""
+
+    kind = "peer_failed"
+
+    def __init__(self, actor: str, cause: BaseException) -> None:
+        super().__init__(f"actor {actor!r} failed: {type(cause).__name__}: {cause}")
+        self.actor = actor
+        self.cause = cause

@@ -39,7 +39,7 @@ import trio
 from .._errors import AgcoreError
 from ..actor import Actor
 from ..llm import Message as ChatMessage
-from ..llm import Usage, UserMessage
+from ..llm import SystemMessage, Usage, UserMessage
 from ..tools import ApprovalDecision, ApprovalRequest
 from . import messages as am
 from ._config import Agent, AgentConfig, PromptContext
@@ -113,6 +113,7 @@ class Session(Actor[SessionRequest]):
         self._queued = 0
         self._running: _Running | None = None
         self._pending_facts: tuple[dict[str, str], list[str]] = ({}, [])
+        self._switch_notes: list[ChatMessage] = []
 
     async def on_start(self) -> None:
         snapshot = await self.store.load(self.session, self.history_tail)
@@ -210,14 +211,19 @@ class Session(Actor[SessionRequest]):
             agent=agent,
             config=self.config,
             ports=self.ports,
-            history=list(self.history),
+            history=[*self.history, *self._switch_notes],
             system_prompt=system_prompt(agent, context),
             emit=emit,
             calls_before=self.model_calls,
+            subagents={name: self.agents[name] for name in agent.subagents if name in self.agents},
+            run_child=self._run_child,
         )
+        opening: list[ChatMessage] = [*self._switch_notes, UserMessage(text)]
         self.version = await self.store.begin(
-            self.session, turn_id, self.version, [UserMessage(text)], agent.name
+            self.session, turn_id, self.version, opening, agent.name
         )
+        self.history.extend(self._switch_notes)
+        self._switch_notes = []
         await emit(am.TurnStarted(session=self.session, turn=turn_id, agent=agent.name))
         status: am.TurnStatus = "completed"
         error: BaseException | None = None
@@ -253,23 +259,11 @@ class Session(Actor[SessionRequest]):
     async def _commit(
         self, turn: Turn, status: am.TurnStatus, error: BaseException | None
     ) -> am.TurnResult:
-        turn.close(status)
-        messages = turn.messages[1:]  # the user's message is stored by begin
         facts_set, facts_removed = self._pending_facts
         self._pending_facts = ({}, [])
-        with trio.CancelScope(shield=True):
-            with trio.fail_after(self.commit_timeout):
-                self.version = await self.store.commit(
-                    self.session,
-                    turn.turn_id,
-                    self.version,
-                    messages=messages,
-                    usage=turn.usage,
-                    agent=turn.agent.name,
-                    status=status,
-                    facts_set=facts_set,
-                    facts_removed=facts_removed,
-                )
+        self.version = await self._store_commit(
+            turn, self.version, status, facts_set, facts_removed
+        )
         self.history.extend(turn.messages)
         if self.history_tail is not None and len(self.history) > self.history_tail:
             self.history = _valid_tail(self.history, self.history_tail)
@@ -289,6 +283,63 @@ class Session(Actor[SessionRequest]):
             error_kind=str(kind),
             error=str(error) if error is not None else "",
         )
+
+    async def _run_child(
+        self, agent: Agent, call_id: str, task: str
+    ) -> tuple[am.ToolCallStatus, str, Usage]:
+        """Run ``agent`` on ``task`` as a child session of this one, inside the calling
+        turn's task tree; its transcript is stored as session ``<this>/<call_id>``."""
+        child = f"{self.session}/{call_id}"
+        snapshot = await self.store.load(child, 0)
+        context = PromptContext(session=child, agent=agent.name, turn=0, facts={})
+        turn = Turn(
+            session=child,
+            turn_id=uuid.uuid4().hex,
+            agent=agent,
+            config=self.config,
+            ports=self.ports,
+            history=[],
+            system_prompt=system_prompt(agent, context),
+            emit=_drop,
+        )
+        version = await self.store.begin(
+            child, turn.turn_id, snapshot.version, [UserMessage(task)], agent.name
+        )
+        status: am.ToolCallStatus = "ok"
+        try:
+            await turn.run(task)
+            content = turn.text
+        except AgcoreError as exc:
+            status, content = "error", f"Error: {exc.kind}: {exc}"
+        except BaseException:
+            await self._store_commit(turn, version, "cancelled", {}, [])
+            raise
+        await self._store_commit(turn, version, "completed" if status == "ok" else "failed", {}, [])
+        return status, content, turn.usage
+
+    async def _store_commit(
+        self,
+        turn: Turn,
+        version: int,
+        status: am.TurnStatus,
+        facts_set: dict[str, str],
+        facts_removed: list[str],
+    ) -> int:
+        """Close ``turn``'s open calls and commit it, shielded from cancellation."""
+        turn.close(status)
+        with trio.CancelScope(shield=True), trio.fail_after(self.commit_timeout):
+            version = await self.store.commit(
+                turn.session,
+                turn.turn_id,
+                version,
+                messages=turn.messages[1:],  # the user's message is stored by begin
+                usage=turn.usage,
+                agent=turn.agent.name,
+                status=status,
+                facts_set=facts_set,
+                facts_removed=facts_removed,
+            )
+        return version
 
     # -- control -------------------------------------------------------------------------
 
@@ -338,6 +389,10 @@ class Session(Actor[SessionRequest]):
         if msg.agent not in self.agents:
             raise AgentConfigError(f"unknown agent {msg.agent!r}")
         old, self.agent_name = self.agent_name, msg.agent
+        if old != msg.agent:
+            # The history stays; a note in it tells the model (and readers) who answers now.
+            note = f"[The conversation is now handled by agent {msg.agent!r} (was {old!r}).]"
+            self._switch_notes.append(SystemMessage(note))
         return old
 
     def _on_set_facts(self, msg: am.SetFacts) -> None:

@@ -22,7 +22,7 @@ whatever the outcome.
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Mapping, Sequence
-from typing import Any
+from typing import Any, TypeVar
 
 import attrs
 import msgspec
@@ -49,10 +49,20 @@ from ..llm import messages as lm
 from ..tools import messages as tm
 from . import messages as am
 from ._config import Agent, AgentConfig
-from ._errors import LimitExceeded, OutputValidationError
+from .._errors import AgcoreError
+from ._errors import LimitExceeded, OutputValidationError, PeerFailed
 from ._transcript import synthetic_results
 
+T = TypeVar("T")
 Emit = Callable[[am.TurnEvent], Awaitable[None]]
+#: Runs agent ``Agent`` as a tool for call ``call_id`` on ``task``; its status, answer, usage.
+RunChild = Callable[[Agent, str, str], Awaitable[tuple[am.ToolCallStatus, str, Usage]]]
+
+_TASK_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "properties": {"task": {"type": "string", "description": "What the agent should do."}},
+    "required": ["task"],
+}
 
 _STATUS: dict[str, am.ToolCallStatus] = {
     "ok": "ok",
@@ -98,6 +108,9 @@ class Turn:
     text: str = ""
     output: object = None
     stop_after_step: bool = False
+    #: Agents offered as tools, by tool name, and how to run one.
+    subagents: Mapping[str, Agent] = attrs.field(factory=dict)
+    run_child: RunChild | None = None
     _seen_calls: dict[str, int] = attrs.field(factory=dict)
 
     # -- the loop ------------------------------------------------------------------------
@@ -182,6 +195,9 @@ class Turn:
                     )
                 )
             )
+        for name, agent in self.subagents.items():
+            description = agent.description or f"Ask the {name} agent to do a task."
+            offered.append(ModelTool(FunctionDefinition(name, description, _TASK_SCHEMA)))
         return offered
 
     async def _prompt(self, reactive: ContextLengthError | None) -> list[ChatMessage]:
@@ -213,9 +229,9 @@ class Turn:
     async def _model_call(self) -> ChatResponse:
         reactive: ContextLengthError | None = None
         while True:
-            messages = await self._prompt(reactive)
+            messages = await _peer("compactor", self._prompt(reactive))
             try:
-                return await self._stream(messages)
+                return await _peer(self.ports.provider.name, self._stream(messages))
             except ContextLengthError as error:
                 if reactive is not None or self.ports.compactor is None:
                     raise
@@ -263,13 +279,23 @@ class Turn:
         calls = message.tool_calls or []
         self.tool_calls += len(calls)
         runnable: list[tm.ToolCall] = []
+        children: list[tuple[str, Agent, str]] = []
         refused: dict[str, tuple[am.ToolCallStatus, str]] = {}
         for call in calls:
             name, arguments = call.function.name, call.function.arguments
             await self.emit(am.ToolCallStarted(call_id=call.id, name=name, arguments=arguments))
             key = name + "\x00" + arguments
             self._seen_calls[key] = self._seen_calls.get(key, 0) + 1
-            if not self.agent.allows(name) or self.ports.tools is None:
+            if name in self.subagents and self.run_child is not None:
+                task = _task_of(arguments)
+                if task is None:
+                    refused[call.id] = (
+                        "invalid_arguments",
+                        'Error: invalid arguments: expected {"task": "<text>"}',
+                    )
+                else:
+                    children.append((call.id, self.subagents[name], task))
+            elif not self.agent.allows(name) or self.ports.tools is None:
                 refused[call.id] = ("unknown_tool", f"Error: tool {name!r} is not available")
             elif self._seen_calls[key] > self.config.max_repeated_calls:
                 refused[call.id] = (
@@ -279,8 +305,34 @@ class Turn:
                 )
             else:
                 runnable.append(tm.ToolCall(call.id, name, arguments))
-        results = await self._execute(runnable) if runnable else {}
+        results: dict[str, tm.ToolResult] = {}
+        answered: dict[str, tuple[am.ToolCallStatus, str]] = {}
+
+        async def execute() -> None:
+            assert self.ports.tools is not None
+            results.update(await _peer(self.ports.tools.name, self._execute(runnable)))
+
+        async def child(call_id: str, agent: Agent, task: str) -> None:
+            assert self.run_child is not None
+            status, content, usage = await self.run_child(agent, call_id, task)
+            self.usage = self.usage + usage
+            # Kept at once, so a cancellation of its siblings does not lose it.
+            self.messages.append(ToolMessage(content, call_id))
+            answered[call_id] = (status, content)
+            await self.emit(
+                am.ToolCallFinished(
+                    call_id=call_id, name=agent.name, status=status, content=content
+                )
+            )
+
+        async with trio.open_nursery() as nursery:
+            if runnable:
+                nursery.start_soon(execute)
+            for call_id, agent, task in children:
+                nursery.start_soon(child, call_id, agent, task)
         for call in calls:
+            if call.id in answered:
+                continue
             if call.id in refused:
                 status, content = refused[call.id]
             else:
@@ -309,3 +361,23 @@ class Turn:
                         self.messages.append(ToolMessage(result.content, result.call_id))
             raise
         return {result.call_id: result for result in reply.results}
+
+
+def _task_of(arguments: str) -> str | None:
+    try:
+        decoded = msgspec.json.decode(arguments or "{}")
+    except msgspec.DecodeError:
+        return None
+    task = decoded.get("task") if isinstance(decoded, dict) else None
+    return task if isinstance(task, str) else None
+
+
+async def _peer(actor: str, work: Awaitable[T]) -> T:
+    """``await work``, an ask of another actor: an error of ours passes as it is,
+    anything else (a bug in that actor) becomes :class:`PeerFailed`."""
+    try:
+        return await work
+    except AgcoreError:
+        raise
+    except Exception as exc:
+        raise PeerFailed(actor, exc) from exc

@@ -28,6 +28,7 @@ import attrs
 import msgspec
 import trio
 
+from .._errors import AgcoreError
 from ..actor import ActorRef
 from ..context import messages as cm
 from ..llm import (
@@ -49,7 +50,6 @@ from ..llm import messages as lm
 from ..tools import messages as tm
 from . import messages as am
 from ._config import Agent, AgentConfig
-from .._errors import AgcoreError
 from ._errors import LimitExceeded, OutputValidationError, PeerFailed
 from ._transcript import synthetic_results
 

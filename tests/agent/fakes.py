@@ -45,6 +45,7 @@ class DictStore:
     async def begin(
         self, session: str, turn: str, version: int, messages: list[ChatMessage], agent: str
     ) -> int:
+        await trio.sleep(0.001)  # a real store does I/O here: a point where cancellation lands
         s = self._get(session)
         assert s["version"] == version and s["open"] is None
         s["messages"].extend(messages)
@@ -57,6 +58,7 @@ class DictStore:
         usage: Usage, agent: str, status: str, facts_set: dict[str, str],
         facts_removed: list[str],
     ) -> int:  # fmt: skip
+        await trio.sleep(0.001)
         s = self._get(session)
         assert s["version"] == version and s["open"] == turn
         s["messages"].extend(messages)

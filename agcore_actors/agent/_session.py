@@ -140,7 +140,7 @@ class Session(Actor[SessionRequest]):
             case am.SwitchAgent():
                 return self._on_switch(msg)
             case am.SetFacts():
-                return self._on_set_facts(msg)
+                return await self._on_set_facts(msg)
             case am.GetSessionInfo():
                 return self._on_info()
             case _:
@@ -395,15 +395,22 @@ class Session(Actor[SessionRequest]):
             self._switch_notes.append(SystemMessage(note))
         return old
 
-    def _on_set_facts(self, msg: am.SetFacts) -> None:
-        pending_set, pending_removed = self._pending_facts
+    async def _on_set_facts(self, msg: am.SetFacts) -> None:
+        if self._lock.locked():
+            # A turn runs (or waits): the facts are committed with it, in one transaction.
+            pending_set, pending_removed = self._pending_facts
+            for key in msg.remove:
+                pending_set.pop(key, None)
+                pending_removed.append(key)
+            pending_set.update(msg.set)
+        else:
+            async with self._lock:
+                self.version = await self.store.set_facts(
+                    self.session, self.version, dict(msg.set), list(msg.remove)
+                )
         for key in msg.remove:
             self.facts.pop(key, None)
-            pending_set.pop(key, None)
-            pending_removed.append(key)
-        for key, value in msg.set.items():
-            self.facts[key] = value
-            pending_set[key] = value
+        self.facts.update(msg.set)
 
     def _on_info(self) -> am.SessionInfo:
         running = self._running

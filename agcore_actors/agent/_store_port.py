@@ -63,3 +63,9 @@ class TurnStore(Protocol):
         """Close ``turn`` with ``messages``, usage and facts in one transaction; the new
         version."""
         ...
+
+    async def set_facts(
+        self, session: str, version: int, facts_set: dict[str, str], facts_removed: list[str]
+    ) -> int:
+        """Change facts outside a turn; the new version."""
+        ...

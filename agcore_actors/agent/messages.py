@@ -7,7 +7,8 @@ Requests, their replies, and what cancelling the asker does::
     CancelTurn(mode)                 -> bool           nothing (answered at once)
     Approve(call_id, allow, reason)  -> bool           nothing (answered at once)
     SwitchAgent(agent)               -> str            nothing (the previous agent's name)
-    SetFacts(set, remove)            -> None           nothing (stored with the next turn)
+    SetFacts(set, remove)            -> None           nothing (durable when it replies,
+                                                       or with the running turn)
     GetSessionInfo()                 -> SessionInfo    nothing
 
 One turn runs at a time; further ``SubmitTurn``/``RunTurn`` wait in order behind it, up

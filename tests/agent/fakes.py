@@ -72,6 +72,18 @@ class DictStore:
         s["version"] += 1
         return int(s["version"])
 
+    async def set_facts(
+        self, session: str, version: int, facts_set: dict[str, str], facts_removed: list[str]
+    ) -> int:
+        await trio.sleep(0.001)
+        s = self._get(session)
+        assert s["version"] == version and s["open"] is None
+        for key in facts_removed:
+            s["facts"].pop(key, None)
+        s["facts"].update(facts_set)
+        s["version"] += 1
+        return int(s["version"])
+
 
 Step = AssistantMessage | Exception | float  # a reply, an error, or a stall (seconds)
 

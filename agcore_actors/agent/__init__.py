@@ -23,6 +23,7 @@ from ._errors import (
     TurnCancelled,
     TurnTimeout,
 )
+from ._host import HostConfig, HostSnapshot, SessionHost, SessionParked
 from ._plan import JsonPlanParser, Plan, PlanParser, Step, StepStatus
 from ._prompt import facts_block, system_prompt
 from ._session import Session
@@ -37,6 +38,8 @@ __all__ = [
     "AgentConfigError",
     "AgentError",
     "HookBlocked",
+    "HostConfig",
+    "HostSnapshot",
     "JsonPlanParser",
     "LimitExceeded",
     "ModelSettings",
@@ -49,6 +52,8 @@ __all__ = [
     "RuntimeBundle",
     "Session",
     "SessionBusy",
+    "SessionHost",
+    "SessionParked",
     "SessionSnapshot",
     "Step",
     "StepStatus",

@@ -220,7 +220,8 @@ class SessionHost:
                 raise
             except Exception:
                 # The session's actor crashed: same way out as every deactivation.
-                self._record_crash(session)
+                with trio.CancelScope(shield=True):
+                    await self._on_crash(session)
                 raise
             finally:
                 live.busy -= 1
@@ -311,7 +312,7 @@ class SessionHost:
         if reason in ("idle", "cap"):
             self._counts[f"evicted_{reason}"] += 1
 
-    def _record_crash(self, session: str) -> None:
+    async def _on_crash(self, session: str) -> None:
         now = trio.current_time()
         window = [t for t in self._crashes.get(session, []) if now - t < self.config.crash_window]
         window.append(now)
@@ -319,9 +320,7 @@ class SessionHost:
         self._counts["crashes"] += 1
         if len(window) >= self.config.crash_limit:
             self._parked.add(session)
-        live = self._live.pop(session, None)
-        if live is not None:
-            self._counts["deactivated"] += 1
+        await self._deactivate(session, "crash")
 
     async def close(self, session: str) -> None:
         """Deactivate ``session`` now (its data stays) and unpark it."""

@@ -11,7 +11,7 @@ import httpx
 import trio
 
 from agcore_actors.agent._store_port import SessionSnapshot
-from agcore_actors.llm import AssistantMessage, ChatRequest, ChatResponse, Usage
+from agcore_actors.llm import AssistantMessage, ChatRequest, ChatResponse, Usage, UserMessage
 from agcore_actors.llm import Message as ChatMessage
 from agcore_actors.llm._stream import ChatDelta, DeltaToolCall
 
@@ -126,3 +126,23 @@ class Scripted:
                     )  # fmt: skip
                 reason = "tool_calls" if step.tool_calls else "stop"
                 yield ChatDelta(finish_reason=reason, usage=self.usage)
+
+
+@attrs.define
+class Echo:
+    """A provider that answers ``echo: <the last user message>`` after ``delay`` seconds."""
+
+    name: str = "echo"
+    delay: float = 0.5
+    usage: Usage = attrs.field(factory=lambda: Usage(input_tokens=3, output_tokens=2))
+
+    async def chat(self, client: httpx.AsyncClient, request: ChatRequest) -> ChatResponse:
+        raise NotImplementedError
+
+    async def stream(
+        self, client: httpx.AsyncClient, request: ChatRequest
+    ) -> AsyncGenerator[ChatDelta, None]:
+        await trio.sleep(self.delay)
+        last = next(m for m in reversed(request.messages) if isinstance(m, UserMessage))
+        yield ChatDelta(content=f"echo: {last.content}")
+        yield ChatDelta(finish_reason="stop", usage=self.usage)

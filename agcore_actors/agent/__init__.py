@@ -1,0 +1,76 @@
+"""The agent layer: agents, the Session actor and its turn loop, plans.
+
+A :class:`Session` is one conversation. It runs a turn by sending messages to the
+runtime's actors — the provider, the tool executor, the compactor — and persists every
+turn to the session store, so a cancelled, failed or crashed turn still leaves a
+transcript any provider accepts. The protocol is in :mod:`agcore_actors.agent.messages`
+(use it qualified: ``from agcore_actors.agent import messages as am``).
+"""
+
+from .._exports import publish
+from . import messages
+from ._bundle import AgentBuilder, RuntimeBundle, session_approver, session_name, session_spec
+from ._config import Agent, AgentConfig, ModelSettings, PromptContext
+from ._errors import (
+    AgentConfigError,
+    AgentError,
+    HookBlocked,
+    LimitExceeded,
+    OutputValidationError,
+    PeerFailed,
+    PlanParseError,
+    SessionBusy,
+    TurnCancelled,
+    TurnTimeout,
+)
+from ._host import HostConfig, HostSnapshot, SessionHost, SessionParked
+from ._plan import JsonPlanParser, Plan, PlanParser, Step, StepStatus
+from ._prompt import facts_block, system_prompt
+from ._session import Session
+from ._store_port import SessionSnapshot, TurnStore
+from ._task import TaskAgent, execute_plan
+from ._transcript import synthetic_results, transcript_errors, unanswered_calls
+
+__all__ = [
+    "Agent",
+    "AgentBuilder",
+    "AgentConfig",
+    "AgentConfigError",
+    "AgentError",
+    "HookBlocked",
+    "HostConfig",
+    "HostSnapshot",
+    "JsonPlanParser",
+    "LimitExceeded",
+    "ModelSettings",
+    "OutputValidationError",
+    "PeerFailed",
+    "Plan",
+    "PlanParseError",
+    "PlanParser",
+    "PromptContext",
+    "RuntimeBundle",
+    "Session",
+    "SessionBusy",
+    "SessionHost",
+    "SessionParked",
+    "SessionSnapshot",
+    "Step",
+    "StepStatus",
+    "TaskAgent",
+    "TurnCancelled",
+    "TurnStore",
+    "TurnTimeout",
+    "execute_plan",
+    "facts_block",
+    "messages",
+    "session_approver",
+    "session_name",
+    "session_spec",
+    "synthetic_results",
+    "system_prompt",
+    "transcript_errors",
+    "unanswered_calls",
+]
+
+publish(__name__, __all__)

@@ -1,0 +1,161 @@
+"""The runtime a session needs, gathered once: :class:`RuntimeBundle`, built by
+:class:`AgentBuilder`, and :func:`session_spec` to start a Session under a supervisor."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+import attrs
+
+from ..actor import ActorRef, ActorSystem, ChildSpec, Restart
+from ..context import messages as cm
+from ..llm import messages as lm
+from ..tools import ApprovalDecision, ApprovalRequest, ToolRegistry
+from ..tools import messages as tm
+from ._config import Agent, AgentConfig
+from ._errors import AgentConfigError
+from ._session import Session
+from ._store_port import TurnStore
+from ._turn import TurnPorts
+
+__all__ = ["AgentBuilder", "RuntimeBundle", "session_approver", "session_name", "session_spec"]
+
+
+def session_name(session: str) -> str:
+    """The actor name of a session (what :func:`session_approver` looks up)."""
+    return f"session:{session}"
+
+
+@attrs.frozen(kw_only=True)
+class RuntimeBundle:
+    """Refs to the shared actors and the agents a session may run as; shared, read-only."""
+
+    provider: ActorRef[lm.ProviderMsg]
+    store: TurnStore
+    #: Agents by name, in the order given; the first is the default.
+    agents: Mapping[str, Agent]
+    tools: ActorRef[tm.ToolExecutorMsg] | None = None
+    registry: ToolRegistry | None = None
+    compactor: ActorRef[cm.CompactorMsg] | None = None
+    config: AgentConfig = attrs.field(factory=AgentConfig)
+
+    @property
+    def default_agent(self) -> str:
+        return next(iter(self.agents))
+
+    def ports(self) -> TurnPorts:
+        registry = self.registry
+        definitions = registry.definitions if registry is not None else list
+        return TurnPorts(
+            provider=self.provider,
+            tools=self.tools,
+            definitions=definitions,
+            compactor=self.compactor,
+        )
+
+
+class AgentBuilder:
+    """Collects a :class:`RuntimeBundle`; :meth:`build` checks, in this order, that a
+    provider, a store and at least one agent were given (``AgentConfigError``:
+    ``missing provider``, ``missing store``, ``missing agent``)."""
+
+    def __init__(self) -> None:
+        self._fields: dict[str, Any] = {}
+        self._agents: dict[str, Agent] = {}
+
+    def provider(self, ref: ActorRef[lm.ProviderMsg]) -> AgentBuilder:
+        self._fields["provider"] = ref
+        return self
+
+    def store(self, store: TurnStore) -> AgentBuilder:
+        self._fields["store"] = store
+        return self
+
+    def tools(self, executor: ActorRef[tm.ToolExecutorMsg], registry: ToolRegistry) -> AgentBuilder:
+        self._fields["tools"] = executor
+        self._fields["registry"] = registry
+        return self
+
+    def compactor(self, ref: ActorRef[cm.CompactorMsg]) -> AgentBuilder:
+        self._fields["compactor"] = ref
+        return self
+
+    def agent(self, agent: Agent) -> AgentBuilder:
+        if agent.name in self._agents:
+            raise AgentConfigError(f"agent {agent.name!r} is already registered")
+        self._agents[agent.name] = agent
+        return self
+
+    def agents(self, agents: Iterable[Agent]) -> AgentBuilder:
+        for agent in agents:
+            self.agent(agent)
+        return self
+
+    def config(self, config: AgentConfig) -> AgentBuilder:
+        self._fields["config"] = config
+        return self
+
+    def build(self) -> RuntimeBundle:
+        for required in ("provider", "store"):
+            if required not in self._fields:
+                raise AgentConfigError(f"missing {required}")
+        if not self._agents:
+            raise AgentConfigError("missing agent")
+        return RuntimeBundle(agents=dict(self._agents), **self._fields)
+
+
+def session_spec(
+    session: str,
+    bundle: RuntimeBundle,
+    *,
+    agent: str | None = None,
+    max_queued: int = 4,
+    history_tail: int | None = 200,
+    restart: Restart = Restart.TRANSIENT,
+    shutdown: float = 30.0,
+) -> ChildSpec[Any]:
+    """A child spec for the Session of ``session``, named :func:`session_name`.
+
+    ``agent`` is the agent a new session starts with (a stored session keeps its own);
+    ``restart`` defaults to transient: a crashed session restarts from the store, one
+    that stopped normally stays stopped.
+    """
+    default = agent or bundle.default_agent
+    if default not in bundle.agents:
+        raise AgentConfigError(f"unknown agent {default!r}")
+
+    def factory() -> Session:
+        return Session(
+            session,
+            agents=bundle.agents,
+            default_agent=default,
+            ports=bundle.ports(),
+            store=bundle.store,
+            config=bundle.config,
+            max_queued=max_queued,
+            history_tail=history_tail,
+        )
+
+    return ChildSpec(
+        name=session_name(session), factory=factory, restart=restart, shutdown=shutdown
+    )
+
+
+def session_approver(system: ActorSystem) -> Any:
+    """An approver for the ToolExecutor that asks the session that made the call.
+
+    The session shows the request to its caller as an ``ApprovalRequested`` event and
+    waits for an ``Approve`` message; a call from a session that is not running is
+    denied.
+    """
+
+    async def approve(request: ApprovalRequest) -> ApprovalDecision:
+        try:
+            ref = system.lookup(session_name(request.session_id))
+        except LookupError:
+            return ApprovalDecision(False, f"session {request.session_id!r} is not running")
+        decision: ApprovalDecision = await ref.ask(request)
+        return decision
+
+    return approve

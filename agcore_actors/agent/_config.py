@@ -1,0 +1,105 @@
+"""What an agent is and how its turns are bounded: :class:`Agent`, :class:`ModelSettings`,
+:class:`AgentConfig`. Frozen attrs classes, validated where they are built."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from typing import Any
+
+import attrs
+import msgspec
+
+from .._validators import non_empty, optional_positive, positive
+
+__all__ = ["Agent", "AgentConfig", "ModelSettings", "PromptContext"]
+
+
+def _at_least_one(_: object, attribute: attrs.Attribute[Any], value: int) -> None:
+    if not isinstance(value, int) or isinstance(value, bool) or value < 1:
+        raise ValueError(f"{attribute.name} must be an integer >= 1, not {value!r}")
+
+
+def _non_negative_int(_: object, attribute: attrs.Attribute[Any], value: int) -> None:
+    if not isinstance(value, int) or isinstance(value, bool) or value < 0:
+        raise ValueError(f"{attribute.name} must be an integer >= 0, not {value!r}")
+
+
+@attrs.frozen(kw_only=True)
+class AgentConfig:
+    """Limits of a session's turns; every one is enforced (:class:`LimitExceeded`)."""
+
+    #: Model calls per session, counting every call of every tool loop.
+    max_turns: int = attrs.field(default=50, validator=_at_least_one)
+    #: Rounds of tool calls in one turn; one more model call than this ends the turn.
+    max_tool_turns: int = attrs.field(default=10, validator=_at_least_one)
+    #: Seconds a whole turn may take (model calls, tools, approvals); None: no deadline.
+    turn_timeout: float | None = attrs.field(default=600.0, validator=optional_positive)
+    #: Seconds one tool call may take, unless the tool sets its own.
+    tool_timeout: float = attrs.field(default=60.0, validator=positive)
+    #: Seconds to wait for a human's approval; no answer in time is a denial.
+    approval_timeout: float = attrs.field(default=300.0, validator=positive)
+    #: Re-asks after an answer that does not match the agent's output type.
+    output_retries: int = attrs.field(default=2, validator=_non_negative_int)
+    #: Identical tool calls (same name, same arguments) allowed in one turn.
+    max_repeated_calls: int = attrs.field(default=3, validator=_at_least_one)
+
+    def __attrs_post_init__(self) -> None:
+        if self.turn_timeout is not None and math.isinf(self.turn_timeout):
+            object.__setattr__(self, "turn_timeout", None)
+
+
+@attrs.frozen(kw_only=True)
+class ModelSettings:
+    """Which model answers and how; None leaves the provider's default."""
+
+    #: A provider registered in the ProviderActor's registry; None: its default.
+    provider: str | None = None
+    model: str = ""
+    temperature: float | None = None
+    max_tokens: int | None = None
+    #: Provider-specific body fields (e.g. ``{"enable_thinking": True}``).
+    extra_body: dict[str, Any] | None = None
+
+
+class PromptContext(msgspec.Struct, frozen=True, kw_only=True):
+    """What the environment layer of a system prompt may depend on, each turn."""
+
+    session: str
+    agent: str
+    turn: int
+    facts: dict[str, str]
+
+
+def _no_environment(_: PromptContext) -> str:
+    return ""
+
+
+@attrs.frozen(kw_only=True)
+class Agent:
+    """A role: its instructions, the tools it may call, its model, its answer's type.
+
+    The system prompt of every turn is recomputed from three layers, joined by blank
+    lines and skipping empty ones: ``base`` (shared by a deployment), ``instructions``
+    (this agent), and ``environment(context)`` (the moment: date, session facts, ...).
+    Session facts are always appended as a ``<session-context>`` block.
+    """
+
+    name: str = attrs.field(validator=non_empty)
+    #: What the agent does, shown to other agents that may call it as a tool.
+    description: str = ""
+    instructions: str = ""
+    base: str = ""
+    environment: Callable[[PromptContext], str] = _no_environment
+    #: Tool names this agent may call; None: every tool of the executor.
+    tools: frozenset[str] | None = attrs.field(
+        default=None, converter=attrs.converters.optional(frozenset)
+    )
+    #: Agents this one may call as tools (by name); each call runs a child session.
+    subagents: frozenset[str] = attrs.field(default=frozenset(), converter=frozenset)
+    model: ModelSettings = ModelSettings()
+    #: A msgspec Struct the final answer must decode into (JSON), or None for text.
+    output_type: type[msgspec.Struct] | None = None
+
+    def allows(self, tool: str) -> bool:
+        return self.tools is None or tool in self.tools

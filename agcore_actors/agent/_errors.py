@@ -1,0 +1,141 @@
+"""The agent layer's leaves of the error tree.
+
+Errors of the layers below (:class:`~agcore_actors.llm.LlmError`,
+:class:`~agcore_actors.tools.ToolError`, ...) reach the caller of a turn as they were
+raised: the agent layer does not wrap them. These are the errors of its own:
+
+- :class:`AgentConfigError` — a bundle or agent that cannot run (missing provider, ...);
+- :class:`PlanParseError` — a plan text that does not have the accepted shape;
+- :class:`LimitExceeded` — a turn hit ``max_tool_turns``, a session ``max_turns``, or
+  the turn's deadline (:class:`TurnTimeout`);
+- :class:`HookBlocked` — a turn-start hook refused the turn;
+- :class:`OutputValidationError` — the final answer never matched the declared output
+  type within the allowed re-asks;
+- :class:`SessionBusy` — a session's queue of turns is full;
+- :class:`TurnCancelled` — the turn was cancelled (immediately or after its step);
+- :class:`PeerFailed` — an actor the turn asked (provider, tool executor, compactor,
+  store) failed with an error that is not one of ours: a bug there, which its own
+  supervisor handles; the turn fails, the session goes on.
+"""
+
+from __future__ import annotations
+
+from .._errors import AgcoreError
+
+__all__ = [
+    "AgentConfigError",
+    "AgentError",
+    "HookBlocked",
+    "LimitExceeded",
+    "OutputValidationError",
+    "PeerFailed",
+    "PlanParseError",
+    "SessionBusy",
+    "TurnCancelled",
+    "TurnTimeout",
+]
+
+
+class AgentError(AgcoreError):
+    """Base class of the agent layer's own errors."""
+
+    kind = "agent"
+
+
+class AgentConfigError(AgentError, ValueError):
+    """The bundle or the agent cannot run as configured (e.g. ``missing provider``)."""
+
+    kind = "agent_config"
+
+
+class PlanParseError(AgentError, ValueError):
+    """A plan text does not have the accepted shape; ``reason`` says what is wrong."""
+
+    kind = "plan_parse"
+
+    def __init__(self, reason: str) -> None:
+        super().__init__(f"cannot parse plan: {reason}")
+        self.reason = reason
+
+
+class LimitExceeded(AgentError):
+    """A configured limit ended the turn: ``limit`` names it, ``value`` is its setting."""
+
+    kind = "limit_exceeded"
+
+    def __init__(self, limit: str, value: float, detail: str = "") -> None:
+        extra = f": {detail}" if detail else ""
+        super().__init__(f"limit {limit} ({value:g}) exceeded{extra}")
+        self.limit = limit
+        self.value = value
+
+
+class TurnTimeout(LimitExceeded, TimeoutError):
+    """The turn ran past its deadline; everything it started was cancelled."""
+
+    kind = "turn_timeout"
+
+    def __init__(self, seconds: float) -> None:
+        super().__init__("turn_timeout", seconds, f"the turn took longer than {seconds:g} s")
+        self.seconds = seconds
+
+
+class HookBlocked(AgentError):
+    """A turn-start hook refused the turn; nothing was sent to the model."""
+
+    kind = "hook_blocked"
+
+    def __init__(self, reason: str) -> None:
+        super().__init__(f"turn blocked by a hook: {reason}")
+        self.reason = reason
+
+
+class OutputValidationError(AgentError, ValueError):
+    """The model's final answer did not match the agent's output type after
+    ``attempts`` tries; ``detail`` is the last validation error."""
+
+    kind = "output_validation"
+
+    def __init__(self, output_type: str, attempts: int, detail: str) -> None:
+        super().__init__(
+            f"the answer is not a valid {output_type} after {attempts} attempt(s): {detail}"
+        )
+        self.output_type = output_type
+        self.attempts = attempts
+        self.detail = detail
+
+
+class SessionBusy(AgentError):
+    """The session already has as many turns queued as it accepts."""
+
+    kind = "session_busy"
+
+    def __init__(self, session: str, queued: int) -> None:
+        super().__init__(f"session {session!r} is busy ({queued} turn(s) queued)")
+        self.session = session
+        self.queued = queued
+
+    def is_retryable(self) -> bool:
+        return True
+
+
+class TurnCancelled(AgentError):
+    """The turn was cancelled; its transcript was committed with every tool call answered."""
+
+    kind = "turn_cancelled"
+
+    def __init__(self, session: str, mode: str) -> None:
+        super().__init__(f"the turn of session {session!r} was cancelled ({mode})")
+        self.session = session
+        self.mode = mode
+
+
+class PeerFailed(AgentError):
+    """An actor the turn asked failed with ``cause`` (not an agcore error)."""
+
+    kind = "peer_failed"
+
+    def __init__(self, actor: str, cause: BaseException) -> None:
+        super().__init__(f"actor {actor!r} failed: {type(cause).__name__}: {cause}")
+        self.actor = actor
+        self.cause = cause

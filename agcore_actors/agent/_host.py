@@ -1,0 +1,366 @@
+"""SessionHost: many sessions in one process, live only while they are used.
+
+Semantics:
+    A session becomes live on its first message: its actor starts under the host's
+    supervisor and loads its state from the store (an interrupted turn is repaired
+    first). A live session that has been idle for ``idle_ttl`` seconds, or the least
+    recently used idle one when more than ``max_live`` are live, is deactivated. Turns of
+    different sessions run concurrently, at most ``max_turns_in_flight`` at once (more
+    wait: back-pressure); turns of one session run one at a time in arrival order.
+
+One way out:
+    Every deactivation — idle TTL, the live cap, :meth:`SessionHost.close`,
+    :meth:`SessionHost.delete`, host shutdown, a crash — takes the same path:
+    *persist* what is not durable yet (nothing, between turns: a turn is committed
+    before it reports its end, and facts when they are set), *close* the actor (its
+    ``on_stop`` runs), *drop* every reference the host holds. An idle session costs its
+    actor and a bounded transcript tail while live, and nothing but its stored rows once
+    deactivated.
+
+Crashes:
+    A session whose actor crashes is deactivated and starts again from the store on its
+    next message. One that crashes ``crash_limit`` times within ``crash_window`` seconds
+    is parked: its callers get :class:`SessionParked` until :meth:`SessionHost.close`
+    or :meth:`SessionHost.delete` clears it. A session's crash never stops the host.
+
+Cancellation:
+    Leaving :meth:`SessionHost.submit`'s stream or cancelling :meth:`SessionHost.run`
+    cancels that turn, which is committed before the cancellation completes. Leaving
+    the host's ``async with`` drains: turns in flight get ``drain_timeout`` seconds to
+    finish, then are cancelled (and committed); then every session is deactivated.
+"""
+
+from __future__ import annotations
+
+import collections
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager, suppress
+from types import TracebackType
+from typing import Any
+
+import attrs
+import msgspec
+import trio
+
+from .._errors import AgcoreError
+from .._validators import non_negative, positive
+from ..actor import ActorRef, ActorSystem, Restart, Strategy, Supervisor, SupervisorSpec
+from ..actor.policy import Intensity
+from . import messages as am
+from ._bundle import RuntimeBundle, session_name, session_spec
+from ._errors import AgentError
+
+__all__ = ["HostConfig", "HostSnapshot", "SessionHost", "SessionParked"]
+
+
+class SessionParked(AgentError):
+    """The session crashed too often and is parked until it is closed or deleted."""
+
+    kind = "session_parked"
+
+    def __init__(self, session: str, crashes: int) -> None:
+        super().__init__(f"session {session!r} is parked after {crashes} crashes")
+        self.session = session
+        self.crashes = crashes
+
+
+def _at_least_one(_: object, attribute: attrs.Attribute[Any], value: int) -> None:
+    if not isinstance(value, int) or value < 1:
+        raise ValueError(f"{attribute.name} must be an integer >= 1, not {value!r}")
+
+
+@attrs.frozen(kw_only=True)
+class HostConfig:
+    """Limits of a :class:`SessionHost`."""
+
+    #: Seconds a live session may stay idle before it is deactivated.
+    idle_ttl: float = attrs.field(default=600.0, validator=positive)
+    #: Live sessions at most; beyond it the least recently used idle one goes.
+    max_live: int = attrs.field(default=10_000, validator=_at_least_one)
+    #: Turns running at once across all sessions; more wait.
+    max_turns_in_flight: int = attrs.field(default=256, validator=_at_least_one)
+    #: Turns waiting behind a session's running turn; one more is ``SessionBusy``.
+    max_queued: int = attrs.field(default=4, validator=_at_least_one)
+    #: Messages of a session's transcript kept live (and loaded on activation).
+    history_tail: int = attrs.field(default=200, validator=_at_least_one)
+    #: Crashes within ``crash_window`` seconds that park a session.
+    crash_limit: int = attrs.field(default=3, validator=_at_least_one)
+    crash_window: float = attrs.field(default=60.0, validator=positive)
+    #: Seconds turns in flight get to finish when the host shuts down.
+    drain_timeout: float = attrs.field(default=30.0, validator=non_negative)
+
+
+class HostSnapshot(msgspec.Struct, frozen=True, kw_only=True):
+    """Counters of a host, for metrics and the observer."""
+
+    live: int
+    busy: int
+    turns_in_flight: int
+    activated: int
+    deactivated: int
+    evicted_idle: int
+    evicted_cap: int
+    crashes: int
+    parked: int
+
+
+@attrs.define
+class _Live:
+    ref: ActorRef[Any]
+    last_used: float
+    busy: int = 0
+
+
+class SessionHost:
+    """See the module docstring. ``async with SessionHost(system, bundle) as host:``."""
+
+    def __init__(
+        self,
+        system: ActorSystem,
+        bundle: RuntimeBundle,
+        config: HostConfig | None = None,
+        *,
+        name: str = "sessions",
+    ) -> None:
+        self.system = system
+        self.bundle = bundle
+        self.config = config or HostConfig()
+        self.name = name
+        self._live: collections.OrderedDict[str, _Live] = collections.OrderedDict()
+        self._crashes: dict[str, list[float]] = {}
+        self._parked: set[str] = set()
+        self._activating: dict[str, trio.Event] = {}
+        self._turns = trio.CapacityLimiter(self.config.max_turns_in_flight)
+        self._supervisor: Supervisor | None = None
+        self._lifecycle: Any = None
+        self._counts = collections.Counter[str]()
+        self._busy = 0
+        self._idle = trio.Event()
+
+    # -- lifecycle -----------------------------------------------------------------------
+
+    async def __aenter__(self) -> SessionHost:
+        self._lifecycle = self._run()
+        await self._lifecycle.__aenter__()
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> bool | None:
+        suppress_exc: bool | None = await self._lifecycle.__aexit__(exc_type, exc, tb)
+        return suppress_exc
+
+    @asynccontextmanager
+    async def _run(self) -> AsyncIterator[None]:
+        spec = SupervisorSpec(
+            name=self.name,
+            strategy=Strategy.ONE_FOR_ONE,
+            # Sessions are temporary children: the host, not the supervisor, restarts them,
+            # so no number of session crashes can exhaust this supervisor.
+            intensity=Intensity(max_restarts=1_000_000, period=1.0),
+        )
+        self._supervisor = await self.system.start_supervisor(spec)
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(self._sweeper)
+            try:
+                yield
+            finally:
+                with trio.CancelScope(shield=True):
+                    await self._drain()
+                    for session in list(self._live):
+                        await self._deactivate(session, "shutdown")
+                    await self.system.stop(self.name)
+                nursery.cancel_scope.cancel()
+
+    async def _drain(self) -> None:
+        with trio.move_on_after(self.config.drain_timeout):
+            await self._all_idle()
+        for live in list(self._live.values()):
+            if live.busy:
+                await live.ref.ask(am.CancelTurn("immediate"))
+        await self._all_idle()
+
+    async def _all_idle(self) -> None:
+        while self._busy:
+            self._idle = trio.Event()
+            await self._idle.wait()
+
+    # -- turns ---------------------------------------------------------------------------
+
+    @asynccontextmanager
+    async def submit(
+        self, session: str, text: str, *, turn: str = ""
+    ) -> AsyncIterator[AsyncIterator[am.TurnEvent]]:
+        """Run a turn of ``session`` and read its events:
+        ``async with host.submit(id, text) as events: async for event in events``."""
+        async with (
+            self._turn_slot(session) as ref,
+            ref.stream(am.SubmitTurn(text=text, turn=turn)) as events,
+        ):
+            yield events
+
+    async def run(self, session: str, text: str, *, turn: str = "") -> am.TurnResult:
+        """Run a turn of ``session`` and return its result."""
+        async with self._turn_slot(session) as ref:
+            result: am.TurnResult = await ref.ask(am.RunTurn(text=text, turn=turn))
+            return result
+
+    @asynccontextmanager
+    async def _turn_slot(self, session: str) -> AsyncIterator[ActorRef[Any]]:
+        async with self._turns:
+            live = await self._activate(session)
+            live.busy += 1
+            self._busy += 1
+            try:
+                yield live.ref
+            except AgcoreError:
+                raise
+            except Exception:
+                # The session's actor crashed: same way out as every deactivation.
+                with trio.CancelScope(shield=True):
+                    await self._on_crash(session)
+                raise
+            finally:
+                live.busy -= 1
+                self._busy -= 1
+                if not self._busy:
+                    self._idle.set()
+                live.last_used = trio.current_time()
+                if self._live.get(session) is live:
+                    self._live.move_to_end(session)
+
+    async def cancel(self, session: str, mode: am.CancelMode = "immediate") -> bool:
+        """Cancel the running turn of a live session; False if none runs."""
+        live = self._live.get(session)
+        if live is None:
+            return False
+        cancelled: bool = await live.ref.ask(am.CancelTurn(mode))
+        return cancelled
+
+    async def approve(self, session: str, call_id: str, allow: bool, reason: str = "") -> bool:
+        """Answer an approval request of a live session's running turn."""
+        live = self._live.get(session)
+        if live is None:
+            return False
+        answered: bool = await live.ref.ask(am.Approve(call_id=call_id, allow=allow, reason=reason))
+        return answered
+
+    async def ask(self, session: str, msg: Any) -> Any:
+        """Send another message of the session protocol (facts, agent switch, info)."""
+        live = await self._activate(session)
+        live.last_used = trio.current_time()
+        return await live.ref.ask(msg)
+
+    # -- activation and the one way out ---------------------------------------------------
+
+    async def _activate(self, session: str) -> _Live:
+        if session in self._parked:
+            raise SessionParked(session, len(self._crashes.get(session, ())))
+        while True:
+            live = self._live.get(session)
+            if live is not None:
+                self._live.move_to_end(session)
+                return live
+            pending = self._activating.get(session)
+            if pending is None:
+                break
+            await pending.wait()
+        done = self._activating[session] = trio.Event()
+        try:
+            await self._make_room()
+            assert self._supervisor is not None
+            spec = session_spec(
+                session,
+                self.bundle,
+                max_queued=self.config.max_queued,
+                history_tail=self.config.history_tail,
+                restart=Restart.TEMPORARY,
+            )
+            ref = await self._supervisor.start_child(spec)
+            live = _Live(ref, trio.current_time())
+            self._live[session] = live
+            self._counts["activated"] += 1
+            return live
+        finally:
+            del self._activating[session]
+            done.set()
+
+    async def _make_room(self) -> None:
+        while len(self._live) >= self.config.max_live:
+            victim = next((s for s, live in self._live.items() if not live.busy), None)
+            if victim is None:
+                return  # every live session is busy: allow one over the cap
+            await self._deactivate(victim, "cap")
+
+    async def _deactivate(self, session: str, reason: str) -> None:
+        """The one way out: persist → close → drop (see the module docstring)."""
+        live = self._live.get(session)
+        if live is None:
+            return
+        # Persist: between turns everything is durable already (turns commit before they
+        # end, facts when they are set), so there is nothing to write here.
+        # Close: stop the actor (its on_stop runs); a crashed one is gone already.
+        with suppress(LookupError):
+            await self.system.stop(session_name(session))
+        # Drop.
+        if self._live.get(session) is live:
+            del self._live[session]
+        self._counts["deactivated"] += 1
+        if reason in ("idle", "cap"):
+            self._counts[f"evicted_{reason}"] += 1
+
+    async def _on_crash(self, session: str) -> None:
+        now = trio.current_time()
+        window = [t for t in self._crashes.get(session, []) if now - t < self.config.crash_window]
+        window.append(now)
+        self._crashes[session] = window
+        self._counts["crashes"] += 1
+        if len(window) >= self.config.crash_limit:
+            self._parked.add(session)
+        await self._deactivate(session, "crash")
+
+    async def close(self, session: str) -> None:
+        """Deactivate ``session`` now (its data stays) and unpark it."""
+        self._parked.discard(session)
+        self._crashes.pop(session, None)
+        await self._deactivate(session, "close")
+
+    async def _sweeper(self) -> None:
+        ttl = self.config.idle_ttl
+        while True:
+            await trio.sleep(max(ttl / 4, 0.01))
+            now = trio.current_time()
+            idle = [
+                s for s, live in self._live.items() if not live.busy and now - live.last_used >= ttl
+            ]
+            for session in idle:
+                live = self._live.get(session)
+                if live is not None and not live.busy and now - live.last_used >= ttl:
+                    await self._deactivate(session, "idle")
+
+    # -- observation ---------------------------------------------------------------------
+
+    def snapshot(self) -> HostSnapshot:
+        busy = sum(1 for live in self._live.values() if live.busy)
+        in_flight = self.config.max_turns_in_flight - int(self._turns.available_tokens)
+        return HostSnapshot(
+            live=len(self._live),
+            busy=busy,
+            turns_in_flight=in_flight,
+            activated=self._counts["activated"],
+            deactivated=self._counts["deactivated"],
+            evicted_idle=self._counts["evicted_idle"],
+            evicted_cap=self._counts["evicted_cap"],
+            crashes=self._counts["crashes"],
+            parked=len(self._parked),
+        )
+
+    def is_live(self, session: str) -> bool:
+        return session in self._live
+
+    @property
+    def live_sessions(self) -> list[str]:
+        return list(self._live)

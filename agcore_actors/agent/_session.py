@@ -1,0 +1,435 @@
+"""The Session actor: one conversation, one turn at a time, every turn committed.
+
+Semantics:
+    A session loads its state from the store when it starts (an interrupted turn is
+    repaired first), then serves :mod:`agcore_actors.agent.messages`. Turns run one at a
+    time in arrival order; up to ``max_queued`` more wait behind the running one, and one
+    more is refused with :class:`SessionBusy` without changing anything. Control
+    messages (cancel, approve, switch agent, facts, info) are answered at once, also
+    while a turn runs.
+
+Cancellation:
+    ``CancelTurn("immediate")``, the turn's deadline, the reader leaving a
+    ``SubmitTurn`` stream and the asker of ``RunTurn`` being cancelled all cancel the
+    turn's whole task tree: the model request is closed, the tool batch cancelled. In
+    every case the turn is then committed — shielded from the cancellation, bounded by
+    ``commit_timeout`` — with every tool call answered (synthetic ``cancelled`` results
+    where needed) and the usage it had, before the cancellation completes.
+    ``CancelTurn("after_turn")`` lets the current model call or tool batch finish and
+    stops before the next one.
+
+Errors:
+    A typed error of the layers below (LLM, tools, store conflicts, limits) fails the
+    turn: it is committed as ``failed`` and reported in :class:`TurnFailed` (or raised
+    to the asker of ``RunTurn``); the session goes on. Anything else is a bug: the turn
+    is committed as far as it got, then the actor crashes and its supervisor restarts it
+    from the store.
+"""
+
+from __future__ import annotations
+
+import json
+import uuid
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
+from typing import Any, ClassVar, assert_never
+
+import attrs
+import trio
+
+from .._errors import AgcoreError
+from ..actor import Actor
+from ..llm import Message as ChatMessage
+from ..llm import SystemMessage, Usage, UserMessage
+from ..tools import ApprovalDecision, ApprovalRequest
+from . import messages as am
+from ._config import Agent, AgentConfig, PromptContext
+from ._errors import AgentConfigError, SessionBusy, TurnTimeout
+from ._prompt import system_prompt
+from ._store_port import TurnStore
+from ._turn import Turn, TurnPorts
+
+SessionRequest = am.SessionMsg | ApprovalRequest
+Emit = Callable[[am.TurnEvent], Awaitable[None]]
+
+
+def _final_event(result: am.TurnResult) -> am.TurnEvent:
+    if result.status == "completed":
+        return am.TurnCompleted(result)
+    if result.status == "cancelled":
+        return am.TurnCancelled(result)
+    return am.TurnFailed(result)
+
+
+async def _drop(_: am.TurnEvent) -> None:
+    return None
+
+
+@attrs.define
+class _Running:
+    turn: Turn
+    scope: trio.CancelScope
+    emit: Emit
+    approvals: dict[str, tuple[trio.Event, list[ApprovalDecision]]] = attrs.field(factory=dict)
+
+
+class Session(Actor[SessionRequest]):
+    """One conversation; see the module docstring. Build it with :func:`session_spec`."""
+
+    # One running turn, its queue, and room for control messages beside them.
+    max_concurrency: ClassVar[int] = 16
+    expected_errors = (AgcoreError,)
+
+    def __init__(
+        self,
+        session: str,
+        *,
+        agents: Mapping[str, Agent],
+        default_agent: str,
+        ports: TurnPorts,
+        store: TurnStore,
+        config: AgentConfig,
+        max_queued: int = 4,
+        history_tail: int | None = 200,
+        commit_timeout: float = 30.0,
+    ) -> None:
+        if default_agent not in agents:
+            raise AgentConfigError(f"unknown agent {default_agent!r}")
+        self.session = session
+        self.agents = dict(agents)
+        self.agent_name = default_agent
+        self.ports = ports
+        self.store = store
+        self.config = config
+        self.max_queued = max_queued
+        self.history_tail = history_tail
+        self.commit_timeout = commit_timeout
+        self.history: list[ChatMessage] = []
+        self.facts: dict[str, str] = {}
+        self.usage = Usage()
+        self.turns = 0
+        self.model_calls = 0
+        self.version = 0
+        self._lock = trio.StrictFIFOLock()
+        self._queued = 0
+        self._running: _Running | None = None
+        self._pending_facts: tuple[dict[str, str], list[str]] = ({}, [])
+        self._switch_notes: list[ChatMessage] = []
+
+    async def on_start(self) -> None:
+        snapshot = await self.store.load(self.session, self.history_tail)
+        self.version = snapshot.version
+        self.history = list(snapshot.history)
+        self.facts = dict(snapshot.facts)
+        self.usage = snapshot.usage
+        self.turns = snapshot.turns
+        if snapshot.agent in self.agents:
+            self.agent_name = snapshot.agent
+
+    async def handle(self, msg: SessionRequest) -> Any:
+        match msg:
+            case am.SubmitTurn():
+                return self._on_submit(msg)
+            case am.RunTurn():
+                return await self._on_run(msg)
+            case am.CancelTurn():
+                return self._on_cancel(msg)
+            case am.Approve():
+                return self._on_approve(msg)
+            case ApprovalRequest():
+                return await self._on_approval_request(msg)
+            case am.SwitchAgent():
+                return self._on_switch(msg)
+            case am.SetFacts():
+                return await self._on_set_facts(msg)
+            case am.GetSessionInfo():
+                return self._on_info()
+            case _:
+                assert_never(msg)
+
+    # -- turns ---------------------------------------------------------------------------
+
+    def _admit(self) -> None:
+        busy = self._queued + (1 if self._running is not None else 0)
+        if busy > self.max_queued:
+            raise SessionBusy(self.session, self._queued)
+
+    async def _on_run(self, msg: am.RunTurn) -> am.TurnResult:
+        self._admit()
+        return await self._queued_turn(msg.text, msg.turn, _drop)
+
+    async def _on_submit(self, msg: am.SubmitTurn) -> AsyncIterator[am.TurnEvent]:
+        self._admit()
+        send, receive = trio.open_memory_channel[am.TurnEvent](0)
+        done = trio.Event()
+        holder = trio.CancelScope()
+
+        async def emit(event: am.TurnEvent) -> None:
+            try:
+                await send.send(event)
+            except (trio.BrokenResourceError, trio.ClosedResourceError):
+                holder.cancel()  # the reader left: cancel the turn
+                await trio.lowlevel.checkpoint()
+
+        async def runner() -> None:
+            try:
+                with holder:
+                    async with send:
+                        await self._queued_turn(msg.text, msg.turn, emit)
+            finally:
+                done.set()
+
+        self.ctx.nursery.start_soon(runner)
+        try:
+            async with receive:
+                async for event in receive:
+                    yield event
+        finally:
+            if not done.is_set():
+                holder.cancel()
+                with trio.CancelScope(shield=True):
+                    await done.wait()
+
+    async def _queued_turn(self, text: str, turn_id: str, emit: Emit) -> am.TurnResult:
+        self._queued += 1
+        try:
+            await self._lock.acquire()
+        finally:
+            self._queued -= 1
+        try:
+            return await self._turn(text, turn_id or uuid.uuid4().hex, emit)
+        finally:
+            self._lock.release()
+
+    async def _turn(self, text: str, turn_id: str, emit: Emit) -> am.TurnResult:
+        agent = self.agents[self.agent_name]
+        context = PromptContext(
+            session=self.session, agent=agent.name, turn=self.turns, facts=dict(self.facts)
+        )
+        turn = Turn(
+            session=self.session,
+            turn_id=turn_id,
+            agent=agent,
+            config=self.config,
+            ports=self.ports,
+            history=[*self.history, *self._switch_notes],
+            system_prompt=system_prompt(agent, context),
+            emit=emit,
+            calls_before=self.model_calls,
+            subagents={name: self.agents[name] for name in agent.subagents if name in self.agents},
+            run_child=self._run_child,
+        )
+        opening: list[ChatMessage] = [*self._switch_notes, UserMessage(text)]
+        self.version = await self.store.begin(
+            self.session, turn_id, self.version, opening, agent.name
+        )
+        self.history.extend(self._switch_notes)
+        self._switch_notes = []
+        await emit(am.TurnStarted(session=self.session, turn=turn_id, agent=agent.name))
+        status: am.TurnStatus = "completed"
+        error: BaseException | None = None
+        scope = trio.CancelScope()
+        self._running = _Running(turn, scope, emit)
+        try:
+            with scope:
+                deadline = self.config.turn_timeout
+                with trio.move_on_after(
+                    deadline if deadline is not None else float("inf")
+                ) as timer:
+                    finished = await turn.run(text)
+                    status = "completed" if finished else "cancelled"
+                if timer.cancelled_caught:
+                    assert deadline is not None
+                    raise TurnTimeout(deadline)
+            if scope.cancelled_caught:
+                status = "cancelled"
+        except AgcoreError as exc:
+            status, error = "failed", exc
+        except BaseException as exc:
+            # Cancelled from outside (reader left, asker cancelled, shutdown) or a bug:
+            # commit what the turn did, then let it propagate.
+            crashed = not isinstance(exc, trio.Cancelled)
+            await self._commit(turn, "failed" if crashed else "cancelled", exc)
+            raise
+        finally:
+            self._running = None
+        result = await self._commit(turn, status, error)
+        await emit(_final_event(result))
+        return result
+
+    async def _commit(
+        self, turn: Turn, status: am.TurnStatus, error: BaseException | None
+    ) -> am.TurnResult:
+        facts_set, facts_removed = self._pending_facts
+        self._pending_facts = ({}, [])
+        self.version = await self._store_commit(
+            turn, self.version, status, facts_set, facts_removed
+        )
+        self.history.extend(turn.messages)
+        if self.history_tail is not None and len(self.history) > self.history_tail:
+            self.history = _valid_tail(self.history, self.history_tail)
+        self.usage = self.usage + turn.usage
+        self.model_calls += turn.model_calls
+        self.turns += 1
+        kind = getattr(error, "kind", type(error).__name__) if error is not None else ""
+        return am.TurnResult(
+            session=self.session,
+            turn=turn.turn_id,
+            status=status,
+            text=turn.text if status == "completed" else "",
+            output=turn.output if status == "completed" else None,
+            usage=turn.usage,
+            model_calls=turn.model_calls,
+            tool_calls=turn.tool_calls,
+            error_kind=str(kind),
+            error=str(error) if error is not None else "",
+        )
+
+    async def _run_child(
+        self, agent: Agent, call_id: str, task: str
+    ) -> tuple[am.ToolCallStatus, str, Usage]:
+        """Run ``agent`` on ``task`` as a child session of this one, inside the calling
+        turn's task tree; its transcript is stored as session ``<this>/<call_id>``."""
+        child = f"{self.session}/{call_id}"
+        snapshot = await self.store.load(child, 0)
+        context = PromptContext(session=child, agent=agent.name, turn=0, facts={})
+        turn = Turn(
+            session=child,
+            turn_id=uuid.uuid4().hex,
+            agent=agent,
+            config=self.config,
+            ports=self.ports,
+            history=[],
+            system_prompt=system_prompt(agent, context),
+            emit=_drop,
+        )
+        version = await self.store.begin(
+            child, turn.turn_id, snapshot.version, [UserMessage(task)], agent.name
+        )
+        status: am.ToolCallStatus = "ok"
+        try:
+            await turn.run(task)
+            content = turn.text
+        except AgcoreError as exc:
+            status, content = "error", f"Error: {exc.kind}: {exc}"
+        except BaseException:
+            await self._store_commit(turn, version, "cancelled", {}, [])
+            raise
+        await self._store_commit(turn, version, "completed" if status == "ok" else "failed", {}, [])
+        return status, content, turn.usage
+
+    async def _store_commit(
+        self,
+        turn: Turn,
+        version: int,
+        status: am.TurnStatus,
+        facts_set: dict[str, str],
+        facts_removed: list[str],
+    ) -> int:
+        """Close ``turn``'s open calls and commit it, shielded from cancellation."""
+        turn.close(status)
+        with trio.CancelScope(shield=True), trio.fail_after(self.commit_timeout):
+            version = await self.store.commit(
+                turn.session,
+                turn.turn_id,
+                version,
+                messages=turn.messages[1:],  # the user's message is stored by begin
+                usage=turn.usage,
+                agent=turn.agent.name,
+                status=status,
+                facts_set=facts_set,
+                facts_removed=facts_removed,
+            )
+        return version
+
+    # -- control -------------------------------------------------------------------------
+
+    def _on_cancel(self, msg: am.CancelTurn) -> bool:
+        running = self._running
+        if running is None:
+            return False
+        if msg.mode == "immediate":
+            running.scope.cancel()
+        else:
+            running.turn.stop_after_step = True
+        return True
+
+    async def _on_approval_request(self, request: ApprovalRequest) -> ApprovalDecision:
+        running = self._running
+        if running is None:
+            return ApprovalDecision(False, "no turn is running in this session")
+        event = trio.Event()
+        answer: list[ApprovalDecision] = []
+        running.approvals[request.call_id] = (event, answer)
+        try:
+            await running.emit(
+                am.ApprovalRequested(
+                    call_id=request.call_id,
+                    name=request.tool,
+                    arguments=json.dumps(request.arguments, ensure_ascii=False),
+                    timeout=self.config.approval_timeout,
+                )
+            )
+            with trio.move_on_after(self.config.approval_timeout):
+                await event.wait()
+        finally:
+            running.approvals.pop(request.call_id, None)
+        return answer[0] if answer else ApprovalDecision(False, "approval timed out")
+
+    def _on_approve(self, msg: am.Approve) -> bool:
+        running = self._running
+        pending = running.approvals.get(msg.call_id) if running is not None else None
+        if pending is None:
+            return False
+        event, answer = pending
+        answer.append(ApprovalDecision(msg.allow, msg.reason or ("" if msg.allow else "denied")))
+        event.set()
+        return True
+
+    def _on_switch(self, msg: am.SwitchAgent) -> str:
+        if msg.agent not in self.agents:
+            raise AgentConfigError(f"unknown agent {msg.agent!r}")
+        old, self.agent_name = self.agent_name, msg.agent
+        if old != msg.agent:
+            # The history stays; a note in it tells the model (and readers) who answers now.
+            note = f"[The conversation is now handled by agent {msg.agent!r} (was {old!r}).]"
+            self._switch_notes.append(SystemMessage(note))
+        return old
+
+    async def _on_set_facts(self, msg: am.SetFacts) -> None:
+        if self._lock.locked():
+            # A turn runs (or waits): the facts are committed with it, in one transaction.
+            pending_set, pending_removed = self._pending_facts
+            for key in msg.remove:
+                pending_set.pop(key, None)
+                pending_removed.append(key)
+            pending_set.update(msg.set)
+        else:
+            async with self._lock:
+                self.version = await self.store.set_facts(
+                    self.session, self.version, dict(msg.set), list(msg.remove)
+                )
+        for key in msg.remove:
+            self.facts.pop(key, None)
+        self.facts.update(msg.set)
+
+    def _on_info(self) -> am.SessionInfo:
+        running = self._running
+        return am.SessionInfo(
+            session=self.session,
+            agent=self.agent_name,
+            running_turn=running.turn.turn_id if running is not None else None,
+            queued_turns=self._queued,
+            turns=self.turns,
+            messages=len(self.history),
+            usage=self.usage,
+            facts=dict(self.facts),
+        )
+
+
+def _valid_tail(history: list[ChatMessage], keep: int) -> list[ChatMessage]:
+    """The last ``keep`` messages or a few more, starting at a user message so that no
+    tool result is cut from its call."""
+    start = max(0, len(history) - keep)
+    while start > 0 and not isinstance(history[start], UserMessage):
+        start -= 1
+    return history[start:]

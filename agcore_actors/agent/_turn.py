@@ -1,0 +1,383 @@
+"""One turn, as messages to the runtime's actors.
+
+:class:`Turn` runs a single turn of a session: model call (streamed, compacted when over
+budget and once more after a context-length refusal) → the tool calls it asked for, in
+parallel through the ToolExecutor → again, up to ``max_tool_turns`` rounds → the answer
+(validated against the agent's output type, with re-asks) — emitting
+:data:`~agcore_actors.agent.messages.TurnEvent` s as it goes.
+
+Guarantees, under cancellation too:
+
+- every tool call the model made gets exactly one tool message in :attr:`Turn.messages`
+  — the real result, or a synthetic one saying why there is none (``cancelled``,
+  ``denied``, ``limit``, ``unknown_tool``);
+- usage is added once per model response that reported it;
+- the turn never holds a task after :meth:`Turn.run` returns: the model request, the
+  tool batch and any approval wait are children of the caller's task.
+
+The caller (the Session actor) persists :attr:`Turn.messages` and :attr:`Turn.usage`
+whatever the outcome.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from typing import Any, TypeVar
+
+import attrs
+import msgspec
+import trio
+
+from .._errors import AgcoreError
+from ..actor import ActorRef
+from ..context import messages as cm
+from ..llm import (
+    AssistantMessage,
+    ChatRequest,
+    ChatResponse,
+    ContextLengthError,
+    FunctionDefinition,
+    JsonSchema,
+    ResponseFormatJsonSchema,
+    SystemMessage,
+    ToolMessage,
+    Usage,
+    UserMessage,
+)
+from ..llm import Message as ChatMessage
+from ..llm import Tool as ModelTool
+from ..llm import messages as lm
+from ..tools import messages as tm
+from . import messages as am
+from ._config import Agent, AgentConfig
+from ._errors import LimitExceeded, OutputValidationError, PeerFailed
+from ._transcript import synthetic_results
+
+T = TypeVar("T")
+Emit = Callable[[am.TurnEvent], Awaitable[None]]
+#: Runs agent ``Agent`` as a tool for call ``call_id`` on ``task``; its status, answer, usage.
+RunChild = Callable[[Agent, str, str], Awaitable[tuple[am.ToolCallStatus, str, Usage]]]
+
+_TASK_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "properties": {"task": {"type": "string", "description": "What the agent should do."}},
+    "required": ["task"],
+}
+
+_STATUS: dict[str, am.ToolCallStatus] = {
+    "ok": "ok",
+    "error": "error",
+    "timeout": "timeout",
+    "denied": "denied",
+    "cancelled": "cancelled",
+    "invalid_arguments": "invalid_arguments",
+    "unknown_tool": "unknown_tool",
+}
+
+
+@attrs.define(kw_only=True)
+class TurnPorts:
+    """The actors a turn talks to, and what the model is offered."""
+
+    provider: ActorRef[lm.ProviderMsg]
+    tools: ActorRef[tm.ToolExecutorMsg] | None = None
+    #: Tool definitions by name (JSON Schema ``parameters``), as the registry lists them.
+    definitions: Callable[[], Sequence[Mapping[str, Any]]] = list
+    compactor: ActorRef[cm.CompactorMsg] | None = None
+
+
+@attrs.define
+class Turn:
+    """The state of one running turn; see the module docstring."""
+
+    session: str
+    turn_id: str
+    agent: Agent
+    config: AgentConfig
+    ports: TurnPorts
+    #: The valid history before this turn (system prompt excluded).
+    history: list[ChatMessage]
+    system_prompt: str
+    emit: Emit
+    #: Model calls the session made before this turn (for ``max_turns``).
+    calls_before: int = 0
+    messages: list[ChatMessage] = attrs.field(factory=list)
+    usage: Usage = attrs.field(factory=Usage)
+    model_calls: int = 0
+    tool_calls: int = 0
+    text: str = ""
+    output: object = None
+    stop_after_step: bool = False
+    #: Agents offered as tools, by tool name, and how to run one.
+    subagents: Mapping[str, Agent] = attrs.field(factory=dict)
+    run_child: RunChild | None = None
+    _seen_calls: dict[str, int] = attrs.field(factory=dict)
+
+    # -- the loop ------------------------------------------------------------------------
+
+    async def run(self, user_text: str) -> bool:
+        """Run the turn to its answer; False if it stopped early (``stop_after_step``).
+
+        Raises the typed error that ended the turn (LlmError, LimitExceeded,
+        OutputValidationError, ...); :attr:`messages` is valid whatever happens once
+        :meth:`close` has been called.
+        """
+        self.messages.append(UserMessage(user_text))
+        tool_rounds = 0
+        output_attempts = 0
+        while True:
+            if self.stop_after_step:
+                return False
+            if self.calls_before + self.model_calls >= self.config.max_turns:
+                raise LimitExceeded("max_turns", self.config.max_turns, "model calls per session")
+            response = await self._model_call()
+            message = response.message
+            self.messages.append(message)
+            calls = message.tool_calls or []
+            if calls:
+                if tool_rounds >= self.config.max_tool_turns:
+                    self.close("limit", f"max_tool_turns ({self.config.max_tool_turns}) reached")
+                    raise LimitExceeded("max_tool_turns", self.config.max_tool_turns)
+                tool_rounds += 1
+                await self._run_tools(message)
+                continue
+            self.text = message.text
+            if self.agent.output_type is None:
+                return True
+            error = self._validate_output(self.text)
+            if error is None:
+                return True
+            output_attempts += 1
+            if output_attempts > self.config.output_retries:
+                raise OutputValidationError(self.agent.output_type.__name__, output_attempts, error)
+            self.messages.append(
+                UserMessage(f"Your answer is not valid: {error}. Answer again with valid JSON.")
+            )
+
+    def close(self, status: str, detail: str = "") -> None:
+        """Answer every call the turn left open with a synthetic ``status`` result."""
+        self.messages.extend(synthetic_results(self.messages, status, detail))
+
+    # -- the model -----------------------------------------------------------------------
+
+    def _request(self, messages: list[ChatMessage]) -> ChatRequest:
+        settings = self.agent.model
+        tools = self._offered_tools()
+        response_format = None
+        if self.agent.output_type is not None:
+            schema = msgspec.json.schema(self.agent.output_type)
+            response_format = ResponseFormatJsonSchema(
+                JsonSchema(name=self.agent.output_type.__name__, schema_=schema)
+            )
+        return ChatRequest(
+            messages=messages,
+            model=settings.model,
+            temperature=settings.temperature,
+            max_tokens=settings.max_tokens,
+            tools=tools or None,
+            response_format=response_format,
+            extra_body=settings.extra_body,
+        )
+
+    def _offered_tools(self) -> list[ModelTool]:
+        offered = []
+        for definition in self.ports.definitions():
+            function = definition.get("function", definition)
+            name = str(function.get("name", ""))
+            if not name or not self.agent.allows(name):
+                continue
+            offered.append(
+                ModelTool(
+                    FunctionDefinition(
+                        name=name,
+                        description=function.get("description"),
+                        parameters=function.get("parameters"),
+                    )
+                )
+            )
+        for name, agent in self.subagents.items():
+            description = agent.description or f"Ask the {name} agent to do a task."
+            offered.append(ModelTool(FunctionDefinition(name, description, _TASK_SCHEMA)))
+        return offered
+
+    async def _prompt(self, reactive: ContextLengthError | None) -> list[ChatMessage]:
+        system: list[ChatMessage] = (
+            [SystemMessage(self.system_prompt)] if self.system_prompt else []
+        )
+        messages = system + self.history + self.messages
+        compactor = self.ports.compactor
+        if compactor is None:
+            return messages
+        request: cm.Compact | cm.CompactAfterOverflow
+        if reactive is None:
+            request = cm.Compact(messages)
+        else:
+            request = cm.CompactAfterOverflow.from_error(messages, reactive)
+        result = await compactor.ask(request)
+        report = result.report
+        if report.steps:
+            await self.emit(
+                am.Compacted(
+                    tokens_before=report.tokens_before,
+                    tokens_after=report.tokens_after,
+                    steps=[s.name for s in report.steps],
+                    reactive=reactive is not None,
+                )
+            )
+        return list(result.messages)
+
+    async def _model_call(self) -> ChatResponse:
+        reactive: ContextLengthError | None = None
+        while True:
+            messages = await _peer("compactor", self._prompt(reactive))
+            try:
+                return await _peer(self.ports.provider.name, self._stream(messages))
+            except ContextLengthError as error:
+                if reactive is not None or self.ports.compactor is None:
+                    raise
+                reactive = error
+
+    async def _stream(self, messages: list[ChatMessage]) -> ChatResponse:
+        request = lm.ChatStream(self._request(messages), provider=self.agent.model.provider)
+        self.model_calls += 1
+        async with self.ports.provider.stream(request) as events:
+            async for event in events:
+                match event:
+                    case lm.Content(text=text):
+                        await self.emit(am.TextDelta(text))
+                    case lm.ContentFirst(text=text):
+                        await self.emit(am.ContentStarted(text))
+                    case lm.Thinking(text=text):
+                        await self.emit(am.ThinkingDelta(text))
+                    case lm.Retrying():
+                        await self.emit(
+                            am.RetryingModel(
+                                attempt=event.attempt, delay=event.delay, error=event.error
+                            )
+                        )
+                    case lm.Finish(response=response):
+                        self.usage = self.usage + response.usage
+                        if not response.usage.is_empty:
+                            await self.emit(am.UsageReported(response.usage))
+                        return response
+                    case _:
+                        pass
+        raise RuntimeError("the provider's stream ended without a Finish event")
+
+    def _validate_output(self, text: str) -> str | None:
+        assert self.agent.output_type is not None
+        try:
+            value = msgspec.json.decode(text.strip().encode(), type=self.agent.output_type)
+        except (msgspec.ValidationError, msgspec.DecodeError) as exc:
+            return str(exc)
+        self.output = msgspec.to_builtins(value)
+        return None
+
+    # -- tools ---------------------------------------------------------------------------
+
+    async def _run_tools(self, message: AssistantMessage) -> None:
+        calls = message.tool_calls or []
+        self.tool_calls += len(calls)
+        runnable: list[tm.ToolCall] = []
+        children: list[tuple[str, Agent, str]] = []
+        refused: dict[str, tuple[am.ToolCallStatus, str]] = {}
+        for call in calls:
+            name, arguments = call.function.name, call.function.arguments
+            await self.emit(am.ToolCallStarted(call_id=call.id, name=name, arguments=arguments))
+            key = name + "\x00" + arguments
+            self._seen_calls[key] = self._seen_calls.get(key, 0) + 1
+            if name in self.subagents and self.run_child is not None:
+                task = _task_of(arguments)
+                if task is None:
+                    refused[call.id] = (
+                        "invalid_arguments",
+                        'Error: invalid arguments: expected {"task": "<text>"}',
+                    )
+                else:
+                    children.append((call.id, self.subagents[name], task))
+            elif not self.agent.allows(name) or self.ports.tools is None:
+                refused[call.id] = ("unknown_tool", f"Error: tool {name!r} is not available")
+            elif self._seen_calls[key] > self.config.max_repeated_calls:
+                refused[call.id] = (
+                    "error",
+                    f"Error: the same call of {name!r} was already made "
+                    f"{self.config.max_repeated_calls} times in this turn; do not repeat it",
+                )
+            else:
+                runnable.append(tm.ToolCall(call.id, name, arguments))
+        results: dict[str, tm.ToolResult] = {}
+        answered: dict[str, tuple[am.ToolCallStatus, str]] = {}
+
+        async def execute() -> None:
+            assert self.ports.tools is not None
+            results.update(await _peer(self.ports.tools.name, self._execute(runnable)))
+
+        async def child(call_id: str, agent: Agent, task: str) -> None:
+            assert self.run_child is not None
+            status, content, usage = await self.run_child(agent, call_id, task)
+            self.usage = self.usage + usage
+            # Kept at once, so a cancellation of its siblings does not lose it.
+            self.messages.append(ToolMessage(content, call_id))
+            answered[call_id] = (status, content)
+            await self.emit(
+                am.ToolCallFinished(
+                    call_id=call_id, name=agent.name, status=status, content=content
+                )
+            )
+
+        async with trio.open_nursery() as nursery:
+            if runnable:
+                nursery.start_soon(execute)
+            for call_id, agent, task in children:
+                nursery.start_soon(child, call_id, agent, task)
+        for call in calls:
+            if call.id in answered:
+                continue
+            if call.id in refused:
+                status, content = refused[call.id]
+            else:
+                result = results[call.id]
+                status, content = _STATUS.get(result.status.value, "error"), result.content
+            self.messages.append(ToolMessage(content, call.id))
+            await self.emit(
+                am.ToolCallFinished(
+                    call_id=call.id, name=call.function.name, status=status, content=content
+                )
+            )
+
+    async def _execute(self, calls: list[tm.ToolCall]) -> dict[str, tm.ToolResult]:
+        assert self.ports.tools is not None
+        batch_id = f"{self.session}/{self.turn_id}/{self.model_calls}"
+        request = tm.ExecuteTools(batch_id, calls, session_id=self.session, trace_id=self.turn_id)
+        try:
+            reply = await self.ports.tools.ask(request)
+        except trio.Cancelled:
+            # The executor recorded what finished; the rest are cancelled. Keep the real
+            # results where there are some, so the transcript says what really ran.
+            with trio.CancelScope(shield=True), trio.move_on_after(5.0):
+                recorded = await self.ports.tools.ask(tm.FetchResults(batch_id))
+                if recorded is not None:
+                    for result in recorded.results:
+                        self.messages.append(ToolMessage(result.content, result.call_id))
+            raise
+        return {result.call_id: result for result in reply.results}
+
+
+def _task_of(arguments: str) -> str | None:
+    try:
+        decoded = msgspec.json.decode(arguments or "{}")
+    except msgspec.DecodeError:
+        return None
+    task = decoded.get("task") if isinstance(decoded, dict) else None
+    return task if isinstance(task, str) else None
+
+
+async def _peer(actor: str, work: Awaitable[T]) -> T:
+    """``await work``, an ask of another actor: an error of ours passes as it is,
+    anything else (a bug in that actor) becomes :class:`PeerFailed`."""
+    try:
+        return await work
+    except AgcoreError:
+        raise
+    except Exception as exc:
+        raise PeerFailed(actor, exc) from exc

@@ -1,0 +1,258 @@
+"""The Session actor's protocol: what it accepts, what it answers, what it streams.
+
+Requests, their replies, and what cancelling the asker does::
+
+    SubmitTurn(text, turn)  (stream) -> TurnEvent...  cancels the turn, which commits first
+    RunTurn(text, turn)              -> TurnResult     cancels the turn, which commits first
+    CancelTurn(mode)                 -> bool           nothing (answered at once)
+    Approve(call_id, allow, reason)  -> bool           nothing (answered at once)
+    SwitchAgent(agent)               -> str            nothing (the previous agent's name)
+    SetFacts(set, remove)            -> None           nothing (durable when it replies,
+                                                       or with the running turn)
+    GetSessionInfo()                 -> SessionInfo    nothing
+
+One turn runs at a time; further ``SubmitTurn``/``RunTurn`` wait in order behind it, up
+to the session's queue bound (then :class:`~agcore_actors.agent.SessionBusy`). Every
+turn ends with exactly one of :class:`TurnCompleted`, :class:`TurnCancelled` or
+:class:`TurnFailed` as its last event, and is committed to the session store before
+that event is sent, with every tool call the model made answered exactly once.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+import msgspec
+
+from ..actor import Request, StreamRequest
+from ..llm import Usage
+
+__all__ = [
+    "ApprovalRequested",
+    "Approve",
+    "CancelMode",
+    "CancelTurn",
+    "Compacted",
+    "ContentStarted",
+    "GetSessionInfo",
+    "RetryingModel",
+    "RunTurn",
+    "SessionInfo",
+    "SessionMsg",
+    "SetFacts",
+    "SubmitTurn",
+    "SwitchAgent",
+    "TextDelta",
+    "ThinkingDelta",
+    "ToolCallFinished",
+    "ToolCallStarted",
+    "TurnCancelled",
+    "TurnCompleted",
+    "TurnEvent",
+    "TurnFailed",
+    "TurnResult",
+    "TurnStarted",
+    "TurnStatus",
+    "UsageReported",
+]
+
+CancelMode = Literal["immediate", "after_turn"]
+TurnStatus = Literal["completed", "cancelled", "failed"]
+ToolCallStatus = Literal[
+    "ok", "error", "timeout", "denied", "cancelled", "invalid_arguments", "unknown_tool"
+]
+
+# -- events ------------------------------------------------------------------------------
+
+
+class TurnStarted(msgspec.Struct, frozen=True, kw_only=True, tag=True):
+    """The turn began: the user's message is durable in the store."""
+
+    session: str
+    turn: str
+    agent: str
+
+
+class TextDelta(msgspec.Struct, frozen=True, tag=True):
+    """A piece of the answer's text."""
+
+    text: str
+
+
+class ThinkingDelta(msgspec.Struct, frozen=True, tag=True):
+    """A piece of the model's reasoning."""
+
+    text: str
+
+
+class ContentStarted(msgspec.Struct, frozen=True, tag=True):
+    """The first piece of the answer after reasoning (thinking → answer)."""
+
+    text: str
+
+
+class RetryingModel(msgspec.Struct, frozen=True, kw_only=True, tag=True):
+    """A model call failed before any output and will be tried again after ``delay`` s."""
+
+    attempt: int
+    delay: float
+    error: str
+
+
+class Compacted(msgspec.Struct, frozen=True, kw_only=True, tag=True):
+    """The history was compacted before a model call (``reactive`` after an overflow)."""
+
+    tokens_before: int
+    tokens_after: int
+    steps: list[str]
+    reactive: bool = False
+
+
+class ToolCallStarted(msgspec.Struct, frozen=True, kw_only=True, tag=True):
+    """The model asked for a tool call; it runs now (or waits for approval)."""
+
+    call_id: str
+    name: str
+    arguments: str
+
+
+class ApprovalRequested(msgspec.Struct, frozen=True, kw_only=True, tag=True):
+    """A tool call waits for :class:`Approve`; no answer within ``timeout`` s denies it."""
+
+    call_id: str
+    name: str
+    arguments: str
+    timeout: float
+
+
+class ToolCallFinished(msgspec.Struct, frozen=True, kw_only=True, tag=True):
+    """A tool call ended; ``content`` is what the model is shown."""
+
+    call_id: str
+    name: str
+    status: ToolCallStatus
+    content: str
+
+
+class UsageReported(msgspec.Struct, frozen=True, tag=True):
+    """Usage of one model response (also of a failed attempt that reported some)."""
+
+    usage: Usage
+
+
+class TurnResult(msgspec.Struct, frozen=True, kw_only=True):
+    """How a turn ended, and what it produced."""
+
+    session: str
+    turn: str
+    status: TurnStatus
+    #: The final answer's text ("" when the turn did not get one).
+    text: str = ""
+    #: The final answer decoded as the agent's output type, as JSON-able data.
+    output: object = None
+    usage: Usage = msgspec.field(default_factory=Usage)
+    #: Model calls made in this turn.
+    model_calls: int = 0
+    tool_calls: int = 0
+    #: ``kind`` and message of the error, for failed turns.
+    error_kind: str = ""
+    error: str = ""
+
+
+class TurnCompleted(msgspec.Struct, frozen=True, tag=True):
+    """The last event of a turn that ended with an answer."""
+
+    result: TurnResult
+
+
+class TurnCancelled(msgspec.Struct, frozen=True, tag=True):
+    """The last event of a cancelled turn (committed, every tool call answered)."""
+
+    result: TurnResult
+
+
+class TurnFailed(msgspec.Struct, frozen=True, tag=True):
+    """The last event of a turn that failed with a typed error (committed as far as it got)."""
+
+    result: TurnResult
+
+
+TurnEvent = (
+    TurnStarted
+    | TextDelta
+    | ThinkingDelta
+    | ContentStarted
+    | RetryingModel
+    | Compacted
+    | ToolCallStarted
+    | ApprovalRequested
+    | ToolCallFinished
+    | UsageReported
+    | TurnCompleted
+    | TurnCancelled
+    | TurnFailed
+)
+
+# -- requests ----------------------------------------------------------------------------
+
+
+class SubmitTurn(StreamRequest[TurnEvent], frozen=True, kw_only=True, tag=True):
+    """Run one turn for ``text`` and stream its events."""
+
+    text: str
+    #: An id for the turn (idempotency and logs); "" lets the session choose.
+    turn: str = ""
+
+
+class RunTurn(Request[TurnResult], frozen=True, kw_only=True, tag=True):
+    """Run one turn for ``text`` and reply with its result."""
+
+    text: str
+    turn: str = ""
+
+
+class CancelTurn(Request[bool], frozen=True, tag=True):
+    """Cancel the running turn now, or at its next model/tool boundary."""
+
+    mode: CancelMode = "immediate"
+
+
+class Approve(Request[bool], frozen=True, kw_only=True, tag=True):
+    """Answer an :class:`ApprovalRequested`: run the call, or deny it with ``reason``."""
+
+    call_id: str
+    allow: bool
+    reason: str = ""
+
+
+class SwitchAgent(Request[str], frozen=True, tag=True):
+    """Hand the session to another agent from the next turn on; history is kept."""
+
+    agent: str
+
+
+class SetFacts(Request[None], frozen=True, kw_only=True, tag=True):
+    """Set and remove session facts (shown to the model in every later turn)."""
+
+    set: dict[str, str] = msgspec.field(default_factory=dict)
+    remove: list[str] = msgspec.field(default_factory=list)
+
+
+class SessionInfo(msgspec.Struct, frozen=True, kw_only=True):
+    """A session's state as its actor sees it."""
+
+    session: str
+    agent: str
+    running_turn: str | None
+    queued_turns: int
+    turns: int
+    messages: int
+    usage: Usage
+    facts: dict[str, str]
+
+
+class GetSessionInfo(Request[SessionInfo], frozen=True, tag=True):
+    """The session's current state."""
+
+
+SessionMsg = SubmitTurn | RunTurn | CancelTurn | Approve | SwitchAgent | SetFacts | GetSessionInfo

@@ -1,0 +1,117 @@
+"""SessionHost: activation on demand, idle and cap eviction through one path, restore with
+history, crash parking, and a drain that commits what runs at shutdown."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+import trio
+
+from agcore_actors import ActorSystem
+from agcore_actors.agent import (
+    Agent,
+    AgentBuilder,
+    HostConfig,
+    SessionHost,
+    SessionParked,
+    transcript_errors,
+)
+from agcore_actors.agent import messages as am
+from agcore_actors.llm import AssistantMessage, ProviderRegistry, RetryConfig, provider_actor
+from tests.agent.fakes import DictStore, Scripted
+
+
+async def make_host(
+    system: ActorSystem, script: list[list[Any]], store: DictStore | None = None, **config: Any
+) -> tuple[SessionHost, DictStore, Scripted]:
+    provider = Scripted(script)
+    llm = await system.spawn(
+        provider_actor(ProviderRegistry().register(provider), retry=RetryConfig(max_retries=0)),
+        name="llm",
+    )
+    store = store or DictStore()
+    bundle = AgentBuilder().provider(llm).store(store).agent(Agent(name="a")).build()
+    return SessionHost(system, bundle, HostConfig(**config)), store, provider
+
+
+async def test_idle_sessions_are_evicted_and_restored_with_their_history(
+    system: ActorSystem, autojump_clock: trio.testing.MockClock
+) -> None:
+    host, _, provider = await make_host(system, [[AssistantMessage("ok")]], idle_ttl=10.0)
+    async with host:
+        for sid in ("a", "b", "c"):
+            result = await host.run(sid, f"hello {sid}")
+            assert result.status == "completed"
+        assert sorted(host.live_sessions) == ["a", "b", "c"]
+        await trio.sleep(20)
+        assert host.live_sessions == []
+        snap = host.snapshot()
+        assert snap.evicted_idle == 3 and snap.deactivated == 3
+        assert [i.name for i in system.snapshot() if i.name.startswith("session:")] == []
+        await host.run("a", "again")
+        sent = provider.requests[-1].messages
+        assert [m.content for m in sent] == ["hello a", "ok", "again"]
+        assert host.snapshot().activated == 4
+
+
+async def test_the_live_cap_evicts_the_least_recently_used_idle_session(
+    system: ActorSystem, autojump_clock: trio.testing.MockClock
+) -> None:
+    host, _, _ = await make_host(system, [[AssistantMessage("ok")]], max_live=2)
+    async with host:
+        await host.run("a", "1")
+        await host.run("b", "1")
+        await host.run("a", "2")  # a is now the most recently used
+        await host.run("c", "1")
+        assert sorted(host.live_sessions) == ["a", "c"]
+        assert host.snapshot().evicted_cap == 1
+
+
+class CrashingStore(DictStore):
+    async def begin(self, session: str, *args: Any, **kwargs: Any) -> int:
+        if session == "bad":
+            raise RuntimeError("disk on fire")
+        return await super().begin(session, *args, **kwargs)
+
+
+async def test_a_session_that_keeps_crashing_is_parked_and_the_host_goes_on(
+    system: ActorSystem, autojump_clock: trio.testing.MockClock
+) -> None:
+    host, _, _ = await make_host(
+        system, [[AssistantMessage("ok")]], store=CrashingStore(), crash_limit=2
+    )
+    async with host:
+        for _ in range(2):
+            with pytest.raises(RuntimeError):
+                await host.run("bad", "x")
+        with pytest.raises(SessionParked):
+            await host.run("bad", "x")
+        assert (await host.run("good", "x")).status == "completed"
+        assert host.snapshot().crashes == 2 and host.snapshot().parked == 1
+        await host.close("bad")
+        with pytest.raises(RuntimeError):
+            await host.run("bad", "x")
+
+
+async def test_shutdown_drains_then_cancels_and_commits_running_turns(
+    system: ActorSystem, autojump_clock: trio.testing.MockClock
+) -> None:
+    host, store, _ = await make_host(
+        system, [[1000.0, AssistantMessage("late")]], drain_timeout=5.0
+    )
+    results: list[am.TurnResult] = []
+
+    async def turn(sid: str) -> None:
+        results.append(await host.run(sid, "slow"))
+
+    async with trio.open_nursery() as nursery, host:
+        nursery.start_soon(turn, "x")
+        nursery.start_soon(turn, "y")
+        await trio.sleep(1)
+        assert host.snapshot().turns_in_flight == 2
+        # leaving the host drained for 5 s, then cancelled both turns, which committed
+    assert sorted(r.status for r in results) == ["cancelled", "cancelled"]
+    for sid in ("x", "y"):
+        assert store.sessions[sid]["open"] is None
+        assert transcript_errors(store.sessions[sid]["messages"]) == []

@@ -1,0 +1,147 @@
+"""The Session actor against the real ProviderActor and ToolExecutor, on virtual time."""
+
+from __future__ import annotations
+
+import trio
+
+from agcore_actors import ActorSystem
+from agcore_actors.agent import messages as am
+from agcore_actors.agent._config import Agent, AgentConfig
+from agcore_actors.agent._session import Session
+from agcore_actors.agent._transcript import transcript_errors
+from agcore_actors.agent._turn import TurnPorts
+from agcore_actors.llm import (
+    AssistantMessage,
+    FunctionCall,
+    ProviderRegistry,
+    RetryConfig,
+    ToolCall,
+    provider_actor,
+)
+from agcore_actors.tools import ToolExecutor, ToolRegistry, function_tool
+from tests.agent.fakes import DictStore, Scripted
+
+
+def call(call_id: str, name: str, arguments: str = "{}") -> ToolCall:
+    return ToolCall(call_id, FunctionCall(name, arguments))
+
+
+@function_tool
+async def add(a: int, b: int) -> int:
+    """Add two integers."""
+    return a + b
+
+
+@function_tool
+async def hang() -> str:
+    """Never returns."""
+    await trio.sleep_forever()
+    return ""
+
+
+async def start(
+    system: ActorSystem, script: list[list[AssistantMessage | Exception | float]], **config: float
+) -> tuple[Scripted, DictStore, object]:
+    provider = Scripted(script)
+    registry = ProviderRegistry().register(provider)
+    llm = await system.spawn(provider_actor(registry, retry=RetryConfig(max_retries=0)), name="llm")
+    tools = ToolRegistry([add, hang])
+    executor = await system.spawn(lambda: ToolExecutor(tools), name="tools")
+    store = DictStore()
+    ports = TurnPorts(provider=llm, tools=executor, definitions=tools.definitions)
+    agent = Agent(name="helper", instructions="Be brief.")
+    ref = await system.spawn(
+        lambda: Session(
+            "s1",
+            agents={"helper": agent},
+            default_agent="helper",
+            ports=ports,
+            store=store,
+            config=AgentConfig(**config),  # type: ignore[arg-type]
+        ),
+        name="session:s1",
+    )
+    return provider, store, ref
+
+
+async def events_of(ref: object, text: str) -> list[am.TurnEvent]:
+    out: list[am.TurnEvent] = []
+    async with ref.stream(am.SubmitTurn(text=text)) as events:  # type: ignore[attr-defined]
+        async for event in events:
+            out.append(event)
+    return out
+
+
+async def test_a_tool_turn_answers_and_commits_a_valid_transcript(
+    system: ActorSystem, autojump_clock: trio.testing.MockClock
+) -> None:
+    _, store, ref = await start(
+        system,
+        [[AssistantMessage(None, tool_calls=[call("c1", "add", '{"a": 2, "b": 3}')])],
+         [AssistantMessage("It is 5.")]],
+    )  # fmt: skip
+    events = await events_of(ref, "2+3?")
+    kinds = [type(e).__name__ for e in events]
+    assert kinds[0] == "TurnStarted" and kinds[-1] == "TurnCompleted"
+    finished = [e for e in events if isinstance(e, am.ToolCallFinished)]
+    assert [(f.status, f.content) for f in finished] == [("ok", "5")]
+    result = events[-1].result  # type: ignore[union-attr]
+    assert result.text == "It is 5." and result.model_calls == 2
+    assert result.usage.input_tokens == 20
+    transcript = store.sessions["s1"]["messages"]
+    assert transcript_errors(transcript) == [] and len(transcript) == 4
+
+
+async def test_cancelling_a_turn_mid_tool_answers_every_call(
+    system: ActorSystem, autojump_clock: trio.testing.MockClock
+) -> None:
+    both = [call("a", "hang"), call("b", "add", '{"a":1,"b":1}')]
+    _, store, ref = await start(
+        system, [[AssistantMessage(None, tool_calls=both)], [AssistantMessage("done")]]
+    )
+    got: list[am.TurnEvent] = []
+
+    async def run() -> None:
+        got.extend(await events_of(ref, "go"))
+
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(run)
+        await trio.sleep(5)
+        assert await ref.ask(am.CancelTurn("immediate"))  # type: ignore[attr-defined]
+    assert isinstance(got[-1], am.TurnCancelled)
+    transcript = store.sessions["s1"]["messages"]
+    assert transcript_errors(transcript) == []
+    assert store.sessions["s1"]["open"] is None
+    # the next turn works and sees the history
+    follow = await ref.ask(am.RunTurn(text="again"))  # type: ignore[attr-defined]
+    assert follow.status == "completed" and follow.text == "done"
+
+
+async def test_leaving_the_stream_cancels_and_commits(
+    system: ActorSystem, autojump_clock: trio.testing.MockClock
+) -> None:
+    _, store, ref = await start(
+        system, [[AssistantMessage(None, tool_calls=[call("a", "hang")])], [AssistantMessage("x")]]
+    )
+    async with ref.stream(am.SubmitTurn(text="go")) as events:  # type: ignore[attr-defined]
+        async for event in events:
+            if isinstance(event, am.ToolCallStarted):
+                break
+    assert store.sessions["s1"]["open"] is None
+    assert transcript_errors(store.sessions["s1"]["messages"]) == []
+
+
+async def test_tool_rounds_are_bounded(
+    system: ActorSystem, autojump_clock: trio.testing.MockClock
+) -> None:
+    script = [
+        [AssistantMessage(None, tool_calls=[call(f"x{i}", "add", '{"a":1,"b":2}')])]
+        for i in range(4)
+    ]
+    _, store, ref = await start(system, script, max_tool_turns=2, max_repeated_calls=10)
+    result = await ref.ask(am.RunTurn(text="loop"))  # type: ignore[attr-defined]
+    assert result.status == "failed" and result.error_kind == "limit_exceeded"
+    assert result.model_calls == 3
+    transcript = store.sessions["s1"]["messages"]
+    assert transcript_errors(transcript) == []
+    assert transcript[-1].content == "Error: tool call limit: max_tool_turns (2) reached"

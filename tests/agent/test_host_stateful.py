@@ -10,6 +10,7 @@ left for a session that is not live.
 from __future__ import annotations
 
 import gc
+import weakref
 from functools import partial
 from typing import Any
 
@@ -39,6 +40,17 @@ SESSIONS = ["s0", "s1", "s2", "s3", "s4"]
 CONFIG = HostConfig(idle_ttl=30.0, max_live=3, crash_limit=2, crash_window=1000.0)
 
 
+#: Every Session the runtime makes, held weakly: what is still in here after a
+#: collection is still referenced from somewhere.
+SESSION_OBJECTS: weakref.WeakSet[Session] = weakref.WeakSet()
+_original_init = Session.__init__
+
+
+def _tracked_init(self: Session, *args: Any, **kwargs: Any) -> None:
+    _original_init(self, *args, **kwargs)
+    SESSION_OBJECTS.add(self)
+
+
 class CrashOn(StoreTurns):
     """A store whose begin fails with a bug (not an agcore error) for the text CRASH."""
 
@@ -60,6 +72,7 @@ async def _hold(
 class HostMachine(RuleBasedStateMachine):
     def __init__(self) -> None:
         super().__init__()
+        Session.__init__ = _tracked_init  # type: ignore[method-assign]
         self.driver = TrioDriver(clock=virtual_clock(), timeout=20)
         try:
             self._setup()
@@ -102,6 +115,7 @@ class HostMachine(RuleBasedStateMachine):
         try:
             self._stop_host()
         finally:
+            Session.__init__ = _original_init  # type: ignore[method-assign]
             self.driver.close()
 
     @rule(session=st.sampled_from(SESSIONS), text=st.sampled_from(["hi", "what?", "CRASH"]))
@@ -164,7 +178,7 @@ class HostMachine(RuleBasedStateMachine):
         assert actors & set(SESSIONS) == live
         self.driver.advance(0.01)  # TEMP: see the note on crashed actors
         gc.collect()
-        alive = {o.session for o in gc.get_objects() if isinstance(o, Session)}
+        alive = {session.session for session in SESSION_OBJECTS}
         assert alive == live, (alive, live)
 
 

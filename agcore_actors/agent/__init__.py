@@ -27,7 +27,7 @@ from ._host import HostConfig, HostSnapshot, SessionHost, SessionParked
 from ._plan import JsonPlanParser, Plan, PlanParser, Step, StepStatus
 from ._prompt import facts_block, system_prompt
 from ._session import Session
-from ._store_port import SessionSnapshot, TurnStore
+from ._store_port import SessionState, StoreTurns, TurnStore
 from ._task import TaskAgent, execute_plan
 from ._transcript import synthetic_results, transcript_errors, unanswered_calls
 
@@ -54,9 +54,10 @@ __all__ = [
     "SessionBusy",
     "SessionHost",
     "SessionParked",
-    "SessionSnapshot",
+    "SessionState",
     "Step",
     "StepStatus",
+    "StoreTurns",
     "TaskAgent",
     "TurnCancelled",
     "TurnStore",

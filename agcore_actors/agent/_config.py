@@ -4,7 +4,7 @@
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from typing import Any
 
 import attrs
@@ -71,6 +71,14 @@ class PromptContext(msgspec.Struct, frozen=True, kw_only=True):
     facts: dict[str, str]
 
 
+def _names(values: Iterable[str]) -> frozenset[str]:
+    return frozenset(values)
+
+
+def _optional_names(values: Iterable[str] | None) -> frozenset[str] | None:
+    return None if values is None else frozenset(values)
+
+
 def _no_environment(_: PromptContext) -> str:
     return ""
 
@@ -92,11 +100,9 @@ class Agent:
     base: str = ""
     environment: Callable[[PromptContext], str] = _no_environment
     #: Tool names this agent may call; None: every tool of the executor.
-    tools: frozenset[str] | None = attrs.field(
-        default=None, converter=attrs.converters.optional(frozenset)
-    )
+    tools: frozenset[str] | None = attrs.field(default=None, converter=_optional_names)
     #: Agents this one may call as tools (by name); each call runs a child session.
-    subagents: frozenset[str] = attrs.field(default=frozenset(), converter=frozenset)
+    subagents: frozenset[str] = attrs.field(default=frozenset(), converter=_names)
     model: ModelSettings = ModelSettings()
     #: A msgspec Struct the final answer must decode into (JSON), or None for text.
     output_type: type[msgspec.Struct] | None = None

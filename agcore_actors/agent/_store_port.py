@@ -1,4 +1,5 @@
-"""What a Session needs from the session store, as one small interface.
+"""What a Session needs from the session store, as one small interface, and its
+implementation over the :class:`~agcore_actors.store.SessionStore` actor.
 
 A turn is two writes: :meth:`TurnStore.begin` makes the user's message durable and
 opens the turn; :meth:`TurnStore.commit` adds everything else (assistant and tool
@@ -8,17 +9,20 @@ session's version (compare-and-set), so a stale writer can never interleave turn
 
 from __future__ import annotations
 
-from typing import Protocol
+from typing import Any, Protocol
 
 import msgspec
 
+from ..actor import ActorRef
 from ..llm import Message as ChatMessage
 from ..llm import Usage
+from ..store import SessionNotFound
+from ..store import messages as sm
 
-__all__ = ["SessionSnapshot", "TurnStore"]
+__all__ = ["SessionState", "StoreTurns", "TurnStore"]
 
 
-class SessionSnapshot(msgspec.Struct, frozen=True, kw_only=True):
+class SessionState(msgspec.Struct, frozen=True, kw_only=True):
     """A session as loaded: the tail of its transcript (valid for any provider), its
     facts, the agent that owns it, and the counters a session enforces limits with."""
 
@@ -36,7 +40,7 @@ class SessionSnapshot(msgspec.Struct, frozen=True, kw_only=True):
 class TurnStore(Protocol):
     """The session store as a Session uses it (see the module docstring)."""
 
-    async def load(self, session: str, tail: int | None) -> SessionSnapshot:
+    async def load(self, session: str, tail: int | None) -> SessionState:
         """The session (a new, empty one at version 0 if it does not exist), with an
         interrupted turn repaired first."""
         ...
@@ -69,3 +73,89 @@ class TurnStore(Protocol):
     ) -> int:
         """Change facts outside a turn; the new version."""
         ...
+
+    async def delete(self, session: str) -> bool:
+        """Delete the session with everything stored for it; False if there was none."""
+        ...
+
+
+class StoreTurns:
+    """:class:`TurnStore` over a SessionStore actor (``store``: its ref)."""
+
+    def __init__(self, store: ActorRef[Any]) -> None:
+        self.store = store
+
+    async def load(self, session: str, tail: int | None) -> SessionState:
+        try:
+            loaded: sm.LoadedSession = await self.store.ask(sm.LoadSession(session, tail))
+        except SessionNotFound:
+            return SessionState(session=session, version=0)
+        repaired = None
+        if loaded.interrupted:
+            record = loaded.record
+            assert record.open_turn is not None
+            repaired = record.open_turn
+            await self.store.ask(sm.RepairInterrupted(session, record.open_turn, record.version))
+            loaded = await self.store.ask(sm.LoadSession(session, tail))
+        record = loaded.record
+        return SessionState(
+            session=session,
+            version=record.version,
+            agent=record.agent,
+            history=loaded.history,
+            facts=dict(loaded.facts),
+            usage=record.usage,
+            turns=record.turns,
+            repaired_turn=repaired,
+        )
+
+    async def begin(
+        self, session: str, turn: str, version: int, messages: list[ChatMessage], agent: str
+    ) -> int:
+        request = sm.BeginTurn(
+            session=session, turn=turn, expected_version=version, messages=messages, agent=agent
+        )
+        record: sm.SessionRecord = await self.store.ask(request)
+        return record.version
+
+    async def commit(
+        self,
+        session: str,
+        turn: str,
+        version: int,
+        *,
+        messages: list[ChatMessage],
+        usage: Usage,
+        agent: str,
+        status: str,
+        facts_set: dict[str, str],
+        facts_removed: list[str],
+    ) -> int:
+        request = sm.CommitTurn(
+            session=session,
+            turn=turn,
+            expected_version=version,
+            messages=messages,
+            usage_delta=usage,
+            agent=agent,
+            facts_set=facts_set,
+            facts_removed=facts_removed,
+        )
+        record: sm.SessionRecord = await self.store.ask(request)
+        return record.version
+
+    async def set_facts(
+        self, session: str, version: int, facts_set: dict[str, str], facts_removed: list[str]
+    ) -> int:
+        request = sm.UpdateSession(
+            session=session,
+            expected_version=version,
+            facts_set=facts_set,
+            facts_removed=facts_removed,
+        )
+        record: sm.SessionRecord = await self.store.ask(request)
+        return record.version
+
+    async def delete(self, session: str) -> bool:
+        deleted: sm.Deleted = await self.store.ask(sm.DeleteSessions([session]))
+        return session in deleted.ids

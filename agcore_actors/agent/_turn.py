@@ -304,7 +304,7 @@ class Turn:
                     f"{self.config.max_repeated_calls} times in this turn; do not repeat it",
                 )
             else:
-                runnable.append(tm.ToolCall(call.id, name, arguments))
+                runnable.append(tm.ToolCall(id=call.id, name=name, arguments=arguments))
         results: dict[str, tm.ToolResult] = {}
         answered: dict[str, tuple[am.ToolCallStatus, str]] = {}
 
@@ -348,7 +348,9 @@ class Turn:
     async def _execute(self, calls: list[tm.ToolCall]) -> dict[str, tm.ToolResult]:
         assert self.ports.tools is not None
         batch_id = f"{self.session}/{self.turn_id}/{self.model_calls}"
-        request = tm.ExecuteTools(batch_id, calls, session_id=self.session, trace_id=self.turn_id)
+        request = tm.ExecuteTools(
+            batch_id=batch_id, calls=calls, session_id=self.session, trace_id=self.turn_id
+        )
         try:
             reply = await self.ports.tools.ask(request)
         except trio.Cancelled:

@@ -1,89 +1,17 @@
-"""Doubles for the agent tests: a session store in plain dicts (to be replaced by the
-store package's in-memory backend) and a scripted provider."""
+"""Providers for the agent tests: a scripted one and an echo (to give way to the public
+``agcore_actors.testing.ScriptedProvider``)."""
 
 from __future__ import annotations
 
-from collections.abc import AsyncGenerator, Sequence
+from collections.abc import AsyncGenerator
 from typing import Any
 
 import attrs
 import httpx
 import trio
 
-from agcore_actors.agent._store_port import SessionSnapshot
 from agcore_actors.llm import AssistantMessage, ChatRequest, ChatResponse, Usage, UserMessage
-from agcore_actors.llm import Message as ChatMessage
 from agcore_actors.llm._stream import ChatDelta, DeltaToolCall
-
-
-@attrs.define
-class DictStore:
-    sessions: dict[str, dict[str, Any]] = attrs.field(factory=dict)
-
-    def _get(self, session: str) -> dict[str, Any]:
-        return self.sessions.setdefault(
-            session,
-            {
-                "version": 0,
-                "messages": [],
-                "facts": {},
-                "usage": Usage(),
-                "agent": "",
-                "turns": 0,
-                "open": None,
-            },
-        )
-
-    async def load(self, session: str, tail: int | None) -> SessionSnapshot:
-        s = self._get(session)
-        history = list(s["messages"])
-        return SessionSnapshot(
-            session=session, version=s["version"], agent=s["agent"], history=history,
-            facts=dict(s["facts"]), usage=s["usage"], turns=s["turns"],
-        )  # fmt: skip
-
-    async def begin(
-        self, session: str, turn: str, version: int, messages: list[ChatMessage], agent: str
-    ) -> int:
-        await trio.sleep(0.001)  # a real store does I/O here: a point where cancellation lands
-        s = self._get(session)
-        assert s["version"] == version and s["open"] is None
-        s["messages"].extend(messages)
-        s["open"] = turn
-        s["version"] += 1
-        return int(s["version"])
-
-    async def commit(
-        self, session: str, turn: str, version: int, *, messages: list[ChatMessage],
-        usage: Usage, agent: str, status: str, facts_set: dict[str, str],
-        facts_removed: list[str],
-    ) -> int:  # fmt: skip
-        await trio.sleep(0.001)
-        s = self._get(session)
-        assert s["version"] == version and s["open"] == turn
-        s["messages"].extend(messages)
-        s["usage"] = s["usage"] + usage
-        s["agent"] = agent
-        s["open"] = None
-        s["turns"] += 1
-        for key in facts_removed:
-            s["facts"].pop(key, None)
-        s["facts"].update(facts_set)
-        s["version"] += 1
-        return int(s["version"])
-
-    async def set_facts(
-        self, session: str, version: int, facts_set: dict[str, str], facts_removed: list[str]
-    ) -> int:
-        await trio.sleep(0.001)
-        s = self._get(session)
-        assert s["version"] == version and s["open"] is None
-        for key in facts_removed:
-            s["facts"].pop(key, None)
-        s["facts"].update(facts_set)
-        s["version"] += 1
-        return int(s["version"])
-
 
 Step = AssistantMessage | Exception | float  # a reply, an error, or a stall (seconds)
 
@@ -92,12 +20,12 @@ Step = AssistantMessage | Exception | float  # a reply, an error, or a stall (se
 class Scripted:
     """A provider whose replies follow ``script`` (the last one repeats)."""
 
-    script: list[Sequence[Step]]
+    script: list[list[Any]]
     name: str = "scripted"
     requests: list[ChatRequest] = attrs.field(factory=list)
     usage: Usage = attrs.field(factory=lambda: Usage(input_tokens=10, output_tokens=5))
 
-    def _next(self, request: ChatRequest) -> Sequence[Step]:
+    def _next(self, request: ChatRequest) -> list[Any]:
         self.requests.append(request)
         return self.script.pop(0) if len(self.script) > 1 else self.script[0]
 

@@ -3,11 +3,13 @@ given up), through a real ToolExecutor whose approver asks the session."""
 
 from __future__ import annotations
 
+from typing import Any
+
 import msgspec
 import pytest
 import trio
 
-from agcore_actors import ActorSystem
+from agcore_actors import ActorRef, ActorSystem
 from agcore_actors.agent import (
     Agent,
     AgentBuilder,
@@ -26,12 +28,13 @@ from agcore_actors.llm import (
     provider_actor,
 )
 from agcore_actors.tools import ToolExecutor, ToolRegistry, function_tool
-from tests.agent.fakes import DictStore, Scripted
+from tests.agent.fakes import Scripted
+from tests.agent.stores import start_store, transcript
 
 DELETED: list[str] = []
 
 
-@function_tool(requires_approval=True)
+@function_tool(requires_approval=True)  # type: ignore[untyped-decorator]
 async def delete(path: str) -> str:
     """Delete a file."""
     DELETED.append(path)
@@ -44,9 +47,9 @@ class Weather(msgspec.Struct):
 
 
 async def setup(
-    system: ActorSystem, script: list[list[AssistantMessage]], agent: Agent, **config: float
-) -> tuple[DictStore, Scripted, object]:
-    provider = Scripted(script)  # type: ignore[arg-type]
+    system: ActorSystem, script: list[list[Any]], agent: Agent, **config: float
+) -> tuple[ActorRef[Any], Scripted, ActorRef[Any]]:
+    provider = Scripted(script)
     llm = await system.spawn(
         provider_actor(ProviderRegistry().register(provider), retry=RetryConfig(max_retries=0)),
         name="llm",
@@ -55,7 +58,7 @@ async def setup(
     executor = await system.spawn(
         lambda: ToolExecutor(registry, approver=session_approver(system)), name="tools"
     )
-    store = DictStore()
+    store_ref, store = await start_store(system)
     bundle = (
         AgentBuilder()
         .provider(llm)
@@ -66,7 +69,7 @@ async def setup(
         .build()
     )
     session = await system.root.start_child(session_spec("s1", bundle))
-    return store, provider, session
+    return store_ref, provider, session
 
 
 DELETE_CALL = [
@@ -83,21 +86,21 @@ async def test_a_tool_needing_approval_waits_for_the_caller(
         system, [DELETE_CALL, [AssistantMessage("ok")]], Agent(name="a"), approval_timeout=60.0
     )
     events: list[am.TurnEvent] = []
-    async with session.stream(am.SubmitTurn(text="delete /x")) as stream:  # type: ignore[attr-defined]
+    async with session.stream(am.SubmitTurn(text="delete /x")) as stream:
         async for event in stream:
             events.append(event)
             if isinstance(event, am.ApprovalRequested) and answer != "silence":
                 allow = answer == "allow"
                 assert await session.ask(
                     am.Approve(call_id=event.call_id, allow=allow, reason="no")
-                )  # type: ignore[attr-defined]
+                )
     finished = next(e for e in events if isinstance(e, am.ToolCallFinished))
     assert isinstance(events[-1], am.TurnCompleted)
     if answer == "allow":
         assert finished.status == "ok" and DELETED == ["/x"]
     else:
         assert finished.status == "denied" and DELETED == []
-    assert transcript_errors(store.sessions["s1"]["messages"]) == []
+    assert transcript_errors(await transcript(store, "s1")) == []
 
 
 async def test_typed_output_is_validated_and_re_asked(
@@ -106,7 +109,7 @@ async def test_typed_output_is_validated_and_re_asked(
     agent = Agent(name="w", output_type=Weather)
     script = [[AssistantMessage("sunny")], [AssistantMessage('{"city": "Paris", "celsius": 21.5}')]]
     _, provider, session = await setup(system, script, agent)
-    result = await session.ask(am.RunTurn(text="weather?"))  # type: ignore[attr-defined]
+    result = await session.ask(am.RunTurn(text="weather?"))
     assert result.status == "completed"
     assert result.output == {"city": "Paris", "celsius": 21.5}
     schema = provider.requests[0].response_format
@@ -119,5 +122,5 @@ async def test_typed_output_gives_up_with_a_typed_error(
 ) -> None:
     agent = Agent(name="w", output_type=Weather)
     _, _, session = await setup(system, [[AssistantMessage("no")]], agent, output_retries=1)
-    result = await session.ask(am.RunTurn(text="weather?"))  # type: ignore[attr-defined]
+    result = await session.ask(am.RunTurn(text="weather?"))
     assert result.status == "failed" and result.error_kind == "output_validation"

@@ -8,31 +8,34 @@ from typing import Any
 import pytest
 import trio
 
-from agcore_actors import ActorSystem
+from agcore_actors import ActorRef, ActorSystem
 from agcore_actors.agent import (
     Agent,
     AgentBuilder,
     HostConfig,
     SessionHost,
     SessionParked,
+    StoreTurns,
     transcript_errors,
 )
 from agcore_actors.agent import messages as am
 from agcore_actors.llm import AssistantMessage, ProviderRegistry, RetryConfig, provider_actor
-from tests.agent.fakes import DictStore, Scripted
+from tests.agent.fakes import Scripted
+from tests.agent.stores import start_store, stored, transcript
 
 
 async def make_host(
-    system: ActorSystem, script: list[list[Any]], store: DictStore | None = None, **config: Any
-) -> tuple[SessionHost, DictStore, Scripted]:
+    system: ActorSystem, script: list[list[Any]], crash: bool = False, **config: Any
+) -> tuple[SessionHost, ActorRef[Any], Scripted]:
     provider = Scripted(script)
     llm = await system.spawn(
         provider_actor(ProviderRegistry().register(provider), retry=RetryConfig(max_retries=0)),
         name="llm",
     )
-    store = store or DictStore()
+    store_ref, turns = await start_store(system)
+    store = CrashingStore(store_ref) if crash else turns
     bundle = AgentBuilder().provider(llm).store(store).agent(Agent(name="a")).build()
-    return SessionHost(system, bundle, HostConfig(**config)), store, provider
+    return SessionHost(system, bundle, HostConfig(**config)), store_ref, provider
 
 
 async def test_idle_sessions_are_evicted_and_restored_with_their_history(
@@ -68,7 +71,7 @@ async def test_the_live_cap_evicts_the_least_recently_used_idle_session(
         assert host.snapshot().evicted_cap == 1
 
 
-class CrashingStore(DictStore):
+class CrashingStore(StoreTurns):
     async def begin(self, session: str, *args: Any, **kwargs: Any) -> int:
         if session == "bad":
             raise RuntimeError("disk on fire")
@@ -78,9 +81,7 @@ class CrashingStore(DictStore):
 async def test_a_session_that_keeps_crashing_is_parked_and_the_host_goes_on(
     system: ActorSystem, autojump_clock: trio.testing.MockClock
 ) -> None:
-    host, _, _ = await make_host(
-        system, [[AssistantMessage("ok")]], store=CrashingStore(), crash_limit=2
-    )
+    host, _, _ = await make_host(system, [[AssistantMessage("ok")]], crash=True, crash_limit=2)
     async with host:
         for _ in range(2):
             with pytest.raises(RuntimeError):
@@ -113,5 +114,6 @@ async def test_shutdown_drains_then_cancels_and_commits_running_turns(
         # leaving the host drained for 5 s, then cancelled both turns, which committed
     assert sorted(r.status for r in results) == ["cancelled", "cancelled"]
     for sid in ("x", "y"):
-        assert store.sessions[sid]["open"] is None
-        assert transcript_errors(store.sessions[sid]["messages"]) == []
+        saved = await stored(store, sid)
+        assert saved is not None and saved.record.open_turn is None
+        assert transcript_errors(await transcript(store, sid)) == []

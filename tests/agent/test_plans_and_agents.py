@@ -28,21 +28,22 @@ from agcore_actors.llm import (
     ToolCall,
     provider_actor,
 )
-from tests.agent.fakes import DictStore, Scripted
+from tests.agent.fakes import Scripted
+from tests.agent.stores import start_store, stored, transcript
 
 
 async def setup(
     system: ActorSystem, script: list[list[Any]], *agents: Agent
-) -> tuple[DictStore, Scripted, ActorRef[Any]]:
+) -> tuple[ActorRef[Any], Scripted, ActorRef[Any]]:
     provider = Scripted(script)
     llm = await system.spawn(
         provider_actor(ProviderRegistry().register(provider), retry=RetryConfig(max_retries=0)),
         name="llm",
     )
-    store = DictStore()
+    store_ref, store = await start_store(system)
     bundle = AgentBuilder().provider(llm).store(store).agents(agents).build()
     session = await system.root.start_child(session_spec("s1", bundle))
-    return store, provider, session
+    return store_ref, provider, session
 
 
 async def test_a_plan_runs_step_by_step_and_stops_at_a_failed_step(
@@ -92,7 +93,7 @@ async def test_an_agent_called_as_a_tool_runs_a_child_session(
         [AssistantMessage("x is 42")],  # the researcher's answer (child turn)
         [AssistantMessage("The researcher says 42.")],  # lead's final answer
     ]
-    lead = Agent(name="lead", subagents={"researcher"})
+    lead = Agent(name="lead", subagents=frozenset({"researcher"}))
     researcher = Agent(name="researcher", description="Finds things.")
     store, provider, session = await setup(system, script, lead, researcher)
     result = await session.ask(am.RunTurn(text="what is x?"))
@@ -100,9 +101,9 @@ async def test_an_agent_called_as_a_tool_runs_a_child_session(
     assert result.usage.input_tokens == 30  # the child's call rolled up
     offered = [t.function.name for t in provider.requests[0].tools or []]
     assert offered == ["researcher"]
-    child = store.sessions["s1/k1"]["messages"]
+    child = await transcript(store, "s1/k1")
     assert [m.content for m in child] == ["find x", "x is 42"]
-    parent = store.sessions["s1"]["messages"]
+    parent = await transcript(store, "s1")
     assert transcript_errors(parent) == [] and parent[2].content == "x is 42"
 
 
@@ -123,7 +124,8 @@ async def test_switching_agents_keeps_history_and_records_the_switch(
     )
     assert [getattr(m, "content", None) for m in sent[1:3]] == ["hi", "one"]
     assert "now handled by agent 'plan'" in str(sent[3].content)
-    stored = store.sessions["s1"]
-    assert stored["agent"] == "plan" and stored["facts"] == {"db": "PostgreSQL"}
+    saved = await stored(store, "s1")
+    assert saved is not None
+    assert saved.record.agent == "plan" and saved.facts == {"db": "PostgreSQL"}
     info = await session.ask(am.GetSessionInfo())
     assert info.agent == "plan" and info.turns == 2

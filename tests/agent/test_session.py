@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import trio
 
-from agcore_actors import ActorSystem
+from agcore_actors import ActorRef, ActorSystem
 from agcore_actors.agent import messages as am
 from agcore_actors.agent._config import Agent, AgentConfig
 from agcore_actors.agent._session import Session
@@ -19,7 +21,8 @@ from agcore_actors.llm import (
     provider_actor,
 )
 from agcore_actors.tools import ToolExecutor, ToolRegistry, function_tool
-from tests.agent.fakes import DictStore, Scripted
+from tests.agent.fakes import Scripted
+from tests.agent.stores import start_store, stored, transcript
 
 
 def call(call_id: str, name: str, arguments: str = "{}") -> ToolCall:
@@ -40,14 +43,14 @@ async def hang() -> str:
 
 
 async def start(
-    system: ActorSystem, script: list[list[AssistantMessage | Exception | float]], **config: float
-) -> tuple[Scripted, DictStore, object]:
+    system: ActorSystem, script: list[list[Any]], **config: float
+) -> tuple[Scripted, ActorRef[Any], ActorRef[Any]]:
     provider = Scripted(script)
     registry = ProviderRegistry().register(provider)
     llm = await system.spawn(provider_actor(registry, retry=RetryConfig(max_retries=0)), name="llm")
     tools = ToolRegistry([add, hang])
     executor = await system.spawn(lambda: ToolExecutor(tools), name="tools")
-    store = DictStore()
+    store_ref, store = await start_store(system)
     ports = TurnPorts(provider=llm, tools=executor, definitions=tools.definitions)
     agent = Agent(name="helper", instructions="Be brief.")
     ref = await system.spawn(
@@ -61,7 +64,7 @@ async def start(
         ),
         name="session:s1",
     )
-    return provider, store, ref
+    return provider, store_ref, ref
 
 
 async def events_of(ref: object, text: str) -> list[am.TurnEvent]:
@@ -88,8 +91,8 @@ async def test_a_tool_turn_answers_and_commits_a_valid_transcript(
     result = events[-1].result  # type: ignore[union-attr]
     assert result.text == "It is 5." and result.model_calls == 2
     assert result.usage.input_tokens == 20
-    transcript = store.sessions["s1"]["messages"]
-    assert transcript_errors(transcript) == [] and len(transcript) == 4
+    log = await transcript(store, "s1")
+    assert transcript_errors(log) == [] and len(log) == 4
 
 
 async def test_cancelling_a_turn_mid_tool_answers_every_call(
@@ -107,13 +110,13 @@ async def test_cancelling_a_turn_mid_tool_answers_every_call(
     async with trio.open_nursery() as nursery:
         nursery.start_soon(run)
         await trio.sleep(5)
-        assert await ref.ask(am.CancelTurn("immediate"))  # type: ignore[attr-defined]
+        assert await ref.ask(am.CancelTurn("immediate"))
     assert isinstance(got[-1], am.TurnCancelled)
-    transcript = store.sessions["s1"]["messages"]
-    assert transcript_errors(transcript) == []
-    assert store.sessions["s1"]["open"] is None
+    assert transcript_errors(await transcript(store, "s1")) == []
+    record = await stored(store, "s1")
+    assert record is not None and record.record.open_turn is None
     # the next turn works and sees the history
-    follow = await ref.ask(am.RunTurn(text="again"))  # type: ignore[attr-defined]
+    follow = await ref.ask(am.RunTurn(text="again"))
     assert follow.status == "completed" and follow.text == "done"
 
 
@@ -123,12 +126,13 @@ async def test_leaving_the_stream_cancels_and_commits(
     _, store, ref = await start(
         system, [[AssistantMessage(None, tool_calls=[call("a", "hang")])], [AssistantMessage("x")]]
     )
-    async with ref.stream(am.SubmitTurn(text="go")) as events:  # type: ignore[attr-defined]
+    async with ref.stream(am.SubmitTurn(text="go")) as events:
         async for event in events:
             if isinstance(event, am.ToolCallStarted):
                 break
-    assert store.sessions["s1"]["open"] is None
-    assert transcript_errors(store.sessions["s1"]["messages"]) == []
+    record = await stored(store, "s1")
+    assert record is not None and record.record.open_turn is None
+    assert transcript_errors(await transcript(store, "s1")) == []
 
 
 async def test_tool_rounds_are_bounded(
@@ -139,9 +143,9 @@ async def test_tool_rounds_are_bounded(
         for i in range(4)
     ]
     _, store, ref = await start(system, script, max_tool_turns=2, max_repeated_calls=10)
-    result = await ref.ask(am.RunTurn(text="loop"))  # type: ignore[attr-defined]
+    result = await ref.ask(am.RunTurn(text="loop"))
     assert result.status == "failed" and result.error_kind == "limit_exceeded"
     assert result.model_calls == 3
-    transcript = store.sessions["s1"]["messages"]
-    assert transcript_errors(transcript) == []
-    assert transcript[-1].content == "Error: tool call limit: max_tool_turns (2) reached"
+    log = await transcript(store, "s1")
+    assert transcript_errors(log) == []
+    assert log[-1].content == "Error: tool call limit: max_tool_turns (2) reached"

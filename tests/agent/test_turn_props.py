@@ -39,7 +39,8 @@ from agcore_actors.llm import (
     provider_actor,
 )
 from agcore_actors.tools import ToolExecutor, ToolRegistry, function_tool
-from tests.agent.fakes import DictStore, Scripted
+from tests.agent.fakes import Scripted
+from tests.agent.stores import start_store, stored, transcript
 
 
 @function_tool
@@ -54,21 +55,21 @@ async def broken(x: int) -> int:
     raise ValueError("broken tool")
 
 
-@function_tool(timeout=2.0)
+@function_tool(timeout=2.0)  # type: ignore[untyped-decorator]
 async def slow(x: int) -> int:
     """Takes longer than its timeout."""
     await trio.sleep(10)
     return x
 
 
-@function_tool(timeout=1000.0)
+@function_tool(timeout=1000.0)  # type: ignore[untyped-decorator]
 async def hang(x: int) -> int:
     """Never returns by itself."""
     await trio.sleep_forever()
     return x
 
 
-@function_tool(requires_approval=True)
+@function_tool(requires_approval=True)  # type: ignore[untyped-decorator]
 async def guarded(x: int) -> int:
     """Needs a human's yes."""
     return x
@@ -78,7 +79,7 @@ TOOLS = ["ok", "broken", "slow", "hang", "guarded", "missing"]
 UNIT = Usage(input_tokens=10, output_tokens=5)
 
 call_specs = st.tuples(st.sampled_from(TOOLS), st.sampled_from(['{"x": 1}', "{bad json", "{}"]))
-replies = st.one_of(
+replies: st.SearchStrategy[tuple[str, list[tuple[str, str]]]] = st.one_of(
     st.just(("text", [])),
     st.tuples(st.just("calls"), st.lists(call_specs, min_size=1, max_size=3)),
     st.just(("retryable", [])),
@@ -123,7 +124,7 @@ async def scenario(spec: list[Any], action: str, at: float) -> None:
         executor = await system.spawn(
             lambda: ToolExecutor(registry, approver=session_approver(system)), name="tools"
         )
-        store = DictStore()
+        store_ref, store = await start_store(system)
         config = AgentConfig(max_tool_turns=4, approval_timeout=30.0, turn_timeout=500.0)
         bundle = (
             AgentBuilder()
@@ -157,13 +158,13 @@ async def scenario(spec: list[Any], action: str, at: float) -> None:
                 await trio.sleep(at)
                 await session.ask(am.CancelTurn(action))  # type: ignore[arg-type]
 
-        record = store.sessions["s"]
-        assert record["open"] is None, "the turn was not committed"
-        assert transcript_errors(record["messages"]) == []
+        saved = await stored(store_ref, "s")
+        assert saved is not None and saved.record.open_turn is None, "the turn was not committed"
+        assert transcript_errors(await transcript(store_ref, "s")) == []
         if action != "leave":
             final = events[-1]
             assert isinstance(final, am.TurnCompleted | am.TurnCancelled | am.TurnFailed)
-            assert record["usage"] == reported == final.result.usage
+            assert saved.record.usage == reported == final.result.usage
         for info in system.snapshot():
             if info.name in ("llm", "tools"):
                 assert info.in_flight == 0, f"{info.name} still has work in flight"
@@ -171,7 +172,7 @@ async def scenario(spec: list[Any], action: str, at: float) -> None:
         provider.script[:] = [[AssistantMessage("again")]]
         again = await session.ask(am.RunTurn(text="and now?"))
         assert again.status == "completed", again
-        assert transcript_errors(store.sessions["s"]["messages"]) == []
+        assert transcript_errors(await transcript(store_ref, "s")) == []
 
 
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])

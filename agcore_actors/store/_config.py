@@ -1,0 +1,55 @@
+"""What a SessionStore opens (its backend) and how it batches."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+import attrs
+
+from .._validators import non_empty, positive
+
+__all__ = ["InMemorySessions", "SessionBackendConfig", "SessionStoreConfig", "SqliteSessions"]
+
+
+def _at_least_one(_: object, attribute: attrs.Attribute[int], value: int) -> None:
+    if not isinstance(value, int) or value < 1:
+        raise ValueError(f"{attribute.name} must be an integer >= 1, not {value!r}")
+
+
+def _synchronous(_: object, attribute: attrs.Attribute[str], value: str) -> None:
+    if value not in ("FULL", "NORMAL"):
+        raise ValueError(f"{attribute.name} must be 'FULL' or 'NORMAL', not {value!r}")
+
+
+@attrs.frozen
+class InMemorySessions:
+    """Sessions in memory: kept across restarts of the actor made from one spec, lost
+    with the process. For tests and bots whose sessions need not outlive it."""
+
+
+@attrs.frozen
+class SqliteSessions:
+    """Sessions in a SQLite file (WAL). The file may be the memory store's own."""
+
+    #: The database file; created if missing.
+    path: str = attrs.field(validator=non_empty)
+    #: "FULL": a reply means durable on disk; "NORMAL": survives a killed process only.
+    synchronous: Literal["FULL", "NORMAL"] = attrs.field(default="FULL", validator=_synchronous)
+    #: Seconds to wait for another connection's write transaction on the same file.
+    busy_timeout: float = attrs.field(default=10.0, validator=positive)
+    #: A memory store file whose transcripts (``conv:`` items) and session facts are
+    #: copied into the session tables on the first open; None: no migration.
+    migrate_from: str | None = None
+
+
+SessionBackendConfig = InMemorySessions | SqliteSessions
+
+
+@attrs.frozen
+class SessionStoreConfig:
+    """How the SessionStore actor takes requests and commits them."""
+
+    #: Most requests written in one transaction (one fsync); 1: one transaction each.
+    max_batch: int = attrs.field(default=256, validator=_at_least_one)
+    #: The mailbox's capacity: senders wait beyond it (back-pressure).
+    mailbox_size: int = attrs.field(default=4096, validator=_at_least_one)

@@ -1,0 +1,96 @@
+"""Errors of the session store.
+
+::
+
+    SessionStoreError          session_store
+    ├── Conflict               store_conflict             the asker's view of the session is stale
+    ├── SessionNotFound        store_session_not_found    (LookupError) no such session
+    ├── InvalidTranscript      store_invalid_transcript   (ValueError) the write would break the
+    │                                                     tool-call pairing of the transcript
+    ├── InvalidRequest         store_invalid_request      (ValueError) a bad argument
+    └── StoreStorageError      store_storage              the database failed (a crash)
+
+Every error but :class:`StoreStorageError` is raised before anything is written and goes
+to the asker only (the actor carries on). :class:`StoreStorageError` crashes the actor:
+its supervisor restarts it, which reopens the database; the outcome of the writes in the
+failed transaction is then unknown to their askers (reload to learn it).
+"""
+
+from __future__ import annotations
+
+from typing import ClassVar, Literal
+
+from .._errors import AgcoreError
+
+__all__ = [
+    "Conflict",
+    "ConflictReason",
+    "InvalidRequest",
+    "InvalidTranscript",
+    "SessionNotFound",
+    "SessionStoreError",
+    "StoreStorageError",
+]
+
+#: Why a write conflicted: the version differs (``version``), a turn is already open
+#: (``turn_open``), no turn is open (``no_open_turn``), another turn is open
+#: (``turn_mismatch``), or the session exists where a new one was asked for (``exists``).
+ConflictReason = Literal["version", "turn_open", "no_open_turn", "turn_mismatch", "exists"]
+
+
+class SessionStoreError(AgcoreError):
+    """Base of every error the session store raises."""
+
+    kind: ClassVar[str] = "session_store"
+
+
+class Conflict(SessionStoreError):
+    """The session is not in the state the writer expected; nothing was written.
+
+    ``expected`` is the version the writer gave, ``actual`` the stored one. A stale
+    writer (an older incarnation of a session, a second host) gets this instead of
+    interleaving its turn with the current one; it should reload the session.
+    """
+
+    kind: ClassVar[str] = "store_conflict"
+
+    def __init__(
+        self, session: str, reason: ConflictReason, *, expected: int | None, actual: int
+    ) -> None:
+        super().__init__(
+            f"session {session!r}: {reason} conflict (expected version {expected}, "
+            f"stored version {actual})"
+        )
+        self.session = session
+        self.reason: ConflictReason = reason
+        self.expected = expected
+        self.actual = actual
+
+
+class SessionNotFound(SessionStoreError, LookupError):
+    """No session has this id (never created, deleted or expired)."""
+
+    kind: ClassVar[str] = "store_session_not_found"
+
+    def __init__(self, session: str) -> None:
+        super().__init__(f"session not found: {session!r}")
+        self.session = session
+
+
+class InvalidTranscript(SessionStoreError, ValueError):
+    """The write would leave a tool result without its call, a call answered twice, or
+    (when it closes a turn) a call unanswered; nothing was written."""
+
+    kind: ClassVar[str] = "store_invalid_transcript"
+
+
+class InvalidRequest(SessionStoreError, ValueError):
+    """An argument the store refuses (an empty id, a negative limit, a bad cursor)."""
+
+    kind: ClassVar[str] = "store_invalid_request"
+
+
+class StoreStorageError(SessionStoreError):
+    """The database failed (I/O error, a corrupt or newer file); crashes the actor."""
+
+    kind: ClassVar[str] = "store_storage"

@@ -1,0 +1,127 @@
+"""The session store's SQLite schema, its migrations, and the mapping of sqlite3 errors.
+
+Tables (each maps 1:1 to PostgreSQL: TEXT → text, REAL → double precision, INTEGER →
+bigint, a JSON body → jsonb; ``WITHOUT ROWID`` is SQLite's clustered primary key)::
+
+    sessions (id PK, agent, status, open_turn, turns, last_index, compacted_upto,
+              summary JSON, pending_calls JSON, usage per kind (5 columns),
+              created_at, updated_at, version, owner, lease_until, fence)
+        index sessions_idle (updated_at, id)            ListSessions / ExpireSessions
+        index sessions_status (status, updated_at, id)  ListSessions(status=...)
+    messages (session, idx, turn, role, body JSON, created_at; PK (session, idx))
+        the primary key is the last-N index: a tail is a backward range scan
+    facts (session, key, value; PK (session, key))
+    store_meta (key PK, value)  the schema version and one-off migrations done
+
+``owner``, ``lease_until`` and ``fence`` are reserved for several hosts sharing one
+database (a lease with a fencing token); nothing reads them yet.
+
+The schema version lives in ``store_meta``, not in ``PRAGMA user_version``, which
+belongs to the memory store: both may share one file.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import sqlite3
+from collections.abc import Iterator
+
+from ._errors import StoreStorageError
+
+#: Migration ``i`` takes the schema from version i to i + 1.
+MIGRATIONS: tuple[str, ...] = (
+    """
+    CREATE TABLE sessions (
+        id TEXT PRIMARY KEY,
+        agent TEXT NOT NULL DEFAULT '',
+        status TEXT NOT NULL DEFAULT 'idle'
+            CHECK (status IN ('idle', 'running', 'interrupted')),
+        open_turn TEXT,
+        turns INTEGER NOT NULL DEFAULT 0,
+        last_index INTEGER NOT NULL DEFAULT -1,
+        compacted_upto INTEGER NOT NULL DEFAULT 0,
+        summary TEXT,
+        pending_calls TEXT,
+        input_tokens INTEGER NOT NULL DEFAULT 0,
+        output_tokens INTEGER NOT NULL DEFAULT 0,
+        cache_read_tokens INTEGER NOT NULL DEFAULT 0,
+        cache_write_tokens INTEGER NOT NULL DEFAULT 0,
+        reasoning_tokens INTEGER NOT NULL DEFAULT 0,
+        created_at REAL NOT NULL,
+        updated_at REAL NOT NULL,
+        version INTEGER NOT NULL,
+        owner TEXT,
+        lease_until REAL,
+        fence INTEGER NOT NULL DEFAULT 0
+    );
+    CREATE INDEX sessions_idle ON sessions (updated_at, id);
+    CREATE INDEX sessions_status ON sessions (status, updated_at, id);
+    CREATE TABLE messages (
+        session TEXT NOT NULL,
+        idx INTEGER NOT NULL,
+        turn TEXT NOT NULL,
+        role TEXT NOT NULL,
+        body TEXT NOT NULL,
+        created_at REAL NOT NULL,
+        PRIMARY KEY (session, idx)
+    ) WITHOUT ROWID;
+    CREATE TABLE facts (
+        session TEXT NOT NULL,
+        key TEXT NOT NULL,
+        value TEXT NOT NULL,
+        PRIMARY KEY (session, key)
+    ) WITHOUT ROWID;
+    """,
+)
+SCHEMA_VERSION = len(MIGRATIONS)
+_VERSION_KEY = "sessions_schema_version"
+
+
+@contextlib.contextmanager
+def storage_errors() -> Iterator[None]:
+    """sqlite3 errors become :class:`StoreStorageError`."""
+    try:
+        yield
+    except sqlite3.Error as exc:
+        raise StoreStorageError(f"{type(exc).__name__}: {exc}") from exc
+
+
+def get_meta(conn: sqlite3.Connection, key: str) -> str | None:
+    row = conn.execute("SELECT value FROM store_meta WHERE key = ?", (key,)).fetchone()
+    return None if row is None else str(row[0])
+
+
+def set_meta(conn: sqlite3.Connection, key: str, value: str) -> None:
+    conn.execute(
+        "INSERT INTO store_meta (key, value) VALUES (?, ?) "
+        "ON CONFLICT (key) DO UPDATE SET value = excluded.value",
+        (key, value),
+    )
+
+
+def migrate(conn: sqlite3.Connection) -> int:
+    """Bring the schema to :data:`SCHEMA_VERSION` in one transaction; the version found.
+
+    A file written by a newer version of this code is refused.
+    """
+    conn.execute("BEGIN IMMEDIATE")
+    try:
+        conn.execute(
+            "CREATE TABLE IF NOT EXISTS store_meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)"
+        )
+        found = int(get_meta(conn, _VERSION_KEY) or 0)
+        if found > SCHEMA_VERSION:
+            raise StoreStorageError(
+                f"the session tables have schema version {found}, newer than this "
+                f"code's {SCHEMA_VERSION}"
+            )
+        for version in range(found, SCHEMA_VERSION):
+            for statement in MIGRATIONS[version].split(";"):
+                if statement.strip():
+                    conn.execute(statement)
+        set_meta(conn, _VERSION_KEY, str(SCHEMA_VERSION))
+        conn.execute("COMMIT")
+    except BaseException:
+        conn.execute("ROLLBACK")
+        raise
+    return found

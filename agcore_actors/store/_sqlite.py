@@ -1,0 +1,307 @@
+"""The SQLite backend: sessions, messages and facts as tables in one file (WAL).
+
+Durability: :meth:`SqliteSessionBackend.run_batch` is one transaction, committed before
+it returns. ``synchronous="FULL"`` (the default) fsyncs the WAL at that commit, so an
+acknowledged write survives a process crash, an OS crash and a power loss;
+``"NORMAL"`` still survives the process being killed (the commit is in the OS's page
+cache) but may lose the last commits if the machine goes down.
+
+One batch, many requests: each operation runs inside a savepoint, so one that fails
+(a conflict in one session) is rolled back alone while the others commit together,
+with one fsync for all of them (group commit).
+
+Sharing a file with the memory store: both connections use WAL (readers never block
+the writer), start every write transaction with ``BEGIN IMMEDIATE`` (the write lock is
+taken up front, so a transaction never has to upgrade a read snapshot, the case a busy
+handler cannot retry), and wait up to ``busy_timeout`` for the other's transaction to
+end. The schema version lives in ``store_meta``, so the memory store's
+``PRAGMA user_version`` is left alone.
+
+Threads: the connection is opened with ``check_same_thread=False`` because the actor
+calls the backend from trio's worker threads, one at a time (never concurrently).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import sqlite3
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any, Literal, get_args
+
+import msgspec
+import outcome
+
+from ..llm import Message, Usage
+from ._backend import Operation, decode_message, decode_messages, encode_message, encode_messages
+from ._errors import InvalidRequest, StoreStorageError
+from ._schema import migrate, storage_errors
+from .messages import LogEntry, SessionRecord, SessionStatus
+
+_ROLE: dict[type, str] = {cls: cls.__struct_config__.tag for cls in get_args(Message)}
+_COLUMNS = (
+    "id, agent, status, open_turn, turns, last_index, compacted_upto, pending_calls, "
+    "input_tokens, output_tokens, cache_read_tokens, cache_write_tokens, reasoning_tokens, "
+    "created_at, updated_at, version"
+)
+_SET = ", ".join(f"{c.strip()} = ?" for c in _COLUMNS.split(",")[1:])
+_pending_decoder = msgspec.json.Decoder(list[str])
+_encoder = msgspec.json.Encoder()
+
+
+def _record(row: Sequence[Any]) -> SessionRecord:
+    pending = row[7]
+    return SessionRecord(
+        id=row[0],
+        agent=row[1],
+        status=row[2],
+        open_turn=row[3],
+        turns=row[4],
+        last_index=row[5],
+        compacted_upto=row[6],
+        pending_calls=[] if pending is None else _pending_decoder.decode(pending),
+        usage=Usage(row[8], row[9], row[10], row[11], row[12]),
+        created_at=row[13],
+        updated_at=row[14],
+        version=row[15],
+    )
+
+
+def _values(r: SessionRecord) -> tuple[Any, ...]:
+    """The columns of ``r`` after ``id``, in ``_COLUMNS`` order."""
+    u = r.usage
+    pending = _encoder.encode(r.pending_calls).decode() if r.pending_calls else None
+    return (
+        r.agent,
+        r.status,
+        r.open_turn,
+        r.turns,
+        r.last_index,
+        r.compacted_upto,
+        pending,
+        u.input_tokens,
+        u.output_tokens,
+        u.cache_read_tokens,
+        u.cache_write_tokens,
+        u.reasoning_tokens,
+        r.created_at,
+        r.updated_at,
+        r.version,
+    )
+
+
+class SqliteSessionBackend:
+    """Sessions in one SQLite file (see the module doc for the guarantees)."""
+
+    def __init__(
+        self,
+        path: str | Path,
+        *,
+        synchronous: Literal["FULL", "NORMAL"] = "FULL",
+        busy_timeout: float = 10.0,
+    ) -> None:
+        if synchronous not in ("FULL", "NORMAL"):
+            raise InvalidRequest(f"synchronous must be FULL or NORMAL, not {synchronous!r}")
+        self.path = Path(path)
+        with storage_errors():
+            self._conn = sqlite3.connect(
+                self.path, isolation_level=None, check_same_thread=False, timeout=busy_timeout
+            )
+            try:
+                mode = self._conn.execute("PRAGMA journal_mode = WAL").fetchone()[0]
+                if str(mode).lower() != "wal":
+                    raise StoreStorageError(f"cannot use WAL journal mode here (got {mode!r})")
+                self._conn.execute(f"PRAGMA synchronous = {synchronous}")
+                migrate(self._conn)
+            except BaseException:
+                self._conn.close()
+                raise
+
+    @property
+    def connection(self) -> sqlite3.Connection:
+        """The connection (for one-off maintenance such as the transcript migration)."""
+        return self._conn
+
+    def run_batch(self, operations: Sequence[Operation], write: bool) -> list[outcome.Outcome[Any]]:
+        conn = self._conn
+        results: list[outcome.Outcome[Any]] = []
+        try:
+            conn.execute("BEGIN IMMEDIATE" if write else "BEGIN")
+            for op in operations:
+                if write:
+                    conn.execute("SAVEPOINT op")
+                try:
+                    value = op()
+                except sqlite3.Error:
+                    raise
+                except Exception as exc:
+                    if write:
+                        conn.execute("ROLLBACK TO op")
+                        conn.execute("RELEASE op")
+                    results.append(outcome.Error(exc))
+                else:
+                    if write:
+                        conn.execute("RELEASE op")
+                    results.append(outcome.Value(value))
+            conn.execute("COMMIT")
+        except BaseException as exc:
+            if conn.in_transaction:
+                with contextlib.suppress(sqlite3.Error):
+                    conn.execute("ROLLBACK")
+            if isinstance(exc, sqlite3.Error):
+                raise StoreStorageError(f"{type(exc).__name__}: {exc}") from exc
+            raise
+        return results
+
+    # -- records ----------------------------------------------------------------------
+
+    def record(self, session: str) -> SessionRecord | None:
+        row = self._conn.execute(
+            f"SELECT {_COLUMNS} FROM sessions WHERE id = ?", (session,)
+        ).fetchone()
+        return None if row is None else _record(row)
+
+    def summary(self, session: str) -> list[Message]:
+        row = self._conn.execute("SELECT summary FROM sessions WHERE id = ?", (session,)).fetchone()
+        return [] if row is None or row[0] is None else decode_messages(row[0])
+
+    def put_record(
+        self, record: SessionRecord, *, new: bool, summary: Sequence[Message] | None = None
+    ) -> None:
+        text = None if not summary else encode_messages(summary).decode()
+        if new:
+            self._conn.execute(
+                f"INSERT INTO sessions ({_COLUMNS}, summary) VALUES ({', '.join('?' * 17)})",
+                (record.id, *_values(record), text),
+            )
+        elif summary is None:
+            self._conn.execute(
+                f"UPDATE sessions SET {_SET} WHERE id = ?", (*_values(record), record.id)
+            )
+        else:
+            self._conn.execute(
+                f"UPDATE sessions SET {_SET}, summary = ? WHERE id = ?",
+                (*_values(record), text, record.id),
+            )
+
+    # -- the log and the facts --------------------------------------------------------
+
+    def append(self, session: str, entries: Sequence[LogEntry]) -> None:
+        self._conn.executemany(
+            "INSERT INTO messages (session, idx, turn, role, body, created_at) "
+            "VALUES (?, ?, ?, ?, ?, ?)",
+            [
+                (
+                    session,
+                    e.index,
+                    e.turn,
+                    _ROLE[type(e.message)],
+                    encode_message(e.message).decode(),
+                    e.created_at,
+                )
+                for e in entries
+            ],
+        )
+
+    def update_facts(self, session: str, removed: Sequence[str], values: dict[str, str]) -> None:
+        if removed:
+            self._conn.executemany(
+                "DELETE FROM facts WHERE session = ? AND key = ?", [(session, k) for k in removed]
+            )
+        if values:
+            self._conn.executemany(
+                "INSERT INTO facts (session, key, value) VALUES (?, ?, ?) "
+                "ON CONFLICT (session, key) DO UPDATE SET value = excluded.value",
+                [(session, k, v) for k, v in values.items()],
+            )
+
+    def facts(self, session: str) -> dict[str, str]:
+        return dict(
+            self._conn.execute(
+                "SELECT key, value FROM facts WHERE session = ? ORDER BY key", (session,)
+            ).fetchall()
+        )
+
+    def entries(self, session: str, start: int, stop: int) -> list[LogEntry]:
+        rows = self._conn.execute(
+            "SELECT idx, turn, created_at, body FROM messages "
+            "WHERE session = ? AND idx >= ? AND idx < ? ORDER BY idx",
+            (session, start, stop),
+        )
+        return [
+            LogEntry(index=i, turn=t, created_at=at, message=decode_message(body))
+            for i, t, at, body in rows
+        ]
+
+    def messages(self, session: str, start: int, stop: int) -> list[Message]:
+        rows = self._conn.execute(
+            "SELECT body FROM messages WHERE session = ? AND idx >= ? AND idx < ? ORDER BY idx",
+            (session, start, stop),
+        )
+        return [decode_message(body) for (body,) in rows]
+
+    def is_tool(self, session: str, index: int) -> bool:
+        row = self._conn.execute(
+            "SELECT role FROM messages WHERE session = ? AND idx = ?", (session, index)
+        ).fetchone()
+        return row is not None and row[0] == "tool"
+
+    def group_start(self, session: str, index: int) -> int:
+        row = self._conn.execute(
+            "SELECT idx FROM messages WHERE session = ? AND idx <= ? AND role != 'tool' "
+            "ORDER BY idx DESC LIMIT 1",
+            (session, index),
+        ).fetchone()
+        return 0 if row is None else int(row[0])
+
+    # -- whole sessions ---------------------------------------------------------------
+
+    def page(
+        self,
+        idle_before: float | None,
+        status: SessionStatus | None,
+        after: tuple[float, str] | None,
+        limit: int,
+    ) -> list[SessionRecord]:
+        where: list[str] = []
+        args: list[Any] = []
+        if status is not None:
+            where.append("status = ?")
+            args.append(status)
+        if idle_before is not None:
+            where.append("updated_at < ?")
+            args.append(idle_before)
+        if after is not None:
+            where.append("(updated_at, id) > (?, ?)")
+            args.extend(after)
+        clause = f"WHERE {' AND '.join(where)} " if where else ""
+        rows = self._conn.execute(
+            f"SELECT {_COLUMNS} FROM sessions {clause}ORDER BY updated_at, id LIMIT ?",
+            (*args, limit),
+        )
+        return [_record(row) for row in rows]
+
+    def delete(self, sessions: Sequence[str]) -> list[str]:
+        gone: list[str] = []
+        for session in sessions:
+            if self._conn.execute(
+                "DELETE FROM sessions WHERE id = ? RETURNING id", (session,)
+            ).fetchone():
+                self._conn.execute("DELETE FROM messages WHERE session = ?", (session,))
+                self._conn.execute("DELETE FROM facts WHERE session = ?", (session,))
+                gone.append(session)
+        return gone
+
+    # -- maintenance ------------------------------------------------------------------
+
+    def integrity_check(self) -> str:
+        """``PRAGMA integrity_check``'s first line: "ok" for a sound file."""
+        with storage_errors():
+            return str(self._conn.execute("PRAGMA integrity_check").fetchone()[0])
+
+    def close(self) -> None:
+        """Close the connection (idempotent)."""
+        conn, self._conn = self._conn, None  # type: ignore[assignment]
+        if conn is not None:
+            with storage_errors():
+                conn.close()

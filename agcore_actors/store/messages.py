@@ -1,0 +1,313 @@
+"""The SessionStore actor's protocol: every request it accepts and its reply.
+
+Turns (each one transaction, durable when it replies; ``expected_version`` is compared
+and the version bumped by one)::
+
+    BeginTurn(session, turn, expected_version, messages, agent)        -> SessionRecord
+    AppendTurn(session, turn, expected_version, messages, usage_delta) -> SessionRecord
+    CommitTurn(session, turn, expected_version, messages, usage_delta,
+               agent, facts_set, facts_removed, compaction)            -> SessionRecord
+    RepairInterrupted(session, turn, expected_version)                 -> SessionRecord
+    UpdateSession(session, expected_version, agent, facts_set, facts_removed)
+                                                                       -> SessionRecord
+
+Reads (one consistent read each)::
+
+    LoadSession(session, tail)                       -> LoadedSession
+    ListSessions(idle_before, status, limit, cursor) -> SessionPage
+    ExportSession(session)                           -> SessionSnapshot
+
+Whole sessions (retention never removes single messages)::
+
+    DeleteSessions(ids)                    -> Deleted
+    ExpireSessions(idle_before, limit)     -> Deleted
+    RestoreSession(snapshot, replace)      -> SessionRecord
+
+Cancelling the asker:
+
+- of a write: if the store has not taken the request yet it is withdrawn and never
+  applied; once taken it is applied and made durable, and the asker's cancellation
+  completes only after that. Either way nothing is half-applied; reload to learn which.
+- of a read: the request is withdrawn, or its reply dropped.
+
+Order: requests are applied one at a time, in the order the store takes them; requests
+in flight at the same moment (several askers, pipelined tells) have no order between
+them. Wait for a reply before sending a request that depends on it.
+
+Errors (the asker's, nothing written): :class:`~agcore_actors.store.Conflict` (stale
+version, or the turn is not in the state the request needs),
+:class:`~agcore_actors.store.SessionNotFound`,
+:class:`~agcore_actors.store.InvalidTranscript`,
+:class:`~agcore_actors.store.InvalidRequest`. A session that does not exist has version
+0: ``BeginTurn``, ``UpdateSession`` and ``RestoreSession`` create it.
+
+Transcript validity, kept by every write: each tool message answers a call of the
+assistant message it follows (only tool messages between them), no call is answered
+twice, and every call is answered before the next non-tool message and before the turn
+is committed. Only an open turn (after ``BeginTurn``/``AppendTurn``) may end with
+unanswered calls; ``RepairInterrupted`` answers them with synthetic results.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+import msgspec
+
+from .._exports import publish
+from ..actor import Request
+from ..llm import Message, Usage
+
+__all__ = [
+    "AppendTurn",
+    "BeginTurn",
+    "CommitTurn",
+    "Compaction",
+    "DeleteSessions",
+    "Deleted",
+    "ExpireSessions",
+    "ExportSession",
+    "ListSessions",
+    "LoadSession",
+    "LoadedSession",
+    "LogEntry",
+    "RepairInterrupted",
+    "RestoreSession",
+    "SessionPage",
+    "SessionRecord",
+    "SessionSnapshot",
+    "SessionStatus",
+    "StoreMsg",
+    "StoreReply",
+    "UpdateSession",
+]
+
+#: ``idle``: no turn open; ``running``: a turn is open (begun, not committed);
+#: ``interrupted``: the last turn was closed by ``RepairInterrupted``.
+SessionStatus = Literal["idle", "running", "interrupted"]
+
+# -- values ---------------------------------------------------------------------------
+
+
+class SessionRecord(msgspec.Struct, frozen=True, kw_only=True):
+    """One session's row: who, where it stands, what it cost, and its version."""
+
+    id: str
+    #: The agent that last ran (or was set by ``UpdateSession``); "" if none yet.
+    agent: str = ""
+    status: SessionStatus = "idle"
+    #: The id of the open turn (status ``running``), else None.
+    open_turn: str | None = None
+    #: Turns begun so far.
+    turns: int = 0
+    #: Index of the last message of the raw log; -1 while it is empty.
+    last_index: int = -1
+    #: Messages ``[0, compacted_upto)`` are replaced by the summary in the history.
+    compacted_upto: int = 0
+    #: Ids of the calls of the last assistant message still unanswered (open turn only).
+    pending_calls: list[str] = msgspec.field(default_factory=list)
+    #: Token usage summed over every turn, per kind.
+    usage: Usage = Usage()
+    #: Seconds on the store's clock (``created_at`` is kept by an update).
+    created_at: float
+    updated_at: float
+    #: Bumped by every write; the compare-and-set token of the next write.
+    version: int
+
+
+class LogEntry(msgspec.Struct, frozen=True, kw_only=True):
+    """One message of the raw log, with where and when it was written."""
+
+    index: int
+    turn: str
+    created_at: float
+    message: Message
+
+
+class Compaction(msgspec.Struct, frozen=True):
+    """Replace messages ``[0, upto)`` in the history by ``summary``; the raw log stays.
+
+    ``upto`` never goes back, must not point at a tool message (its call would be
+    lost), and ``summary`` must be a transcript that leaves no call unanswered.
+    """
+
+    upto: int
+    summary: list[Message]
+
+
+class LoadedSession(msgspec.Struct, frozen=True, kw_only=True):
+    """A session as loaded: its record, summary, a tail of its log and its facts.
+
+    ``messages`` are log entries ``first_index ..= record.last_index``; they start at a
+    non-tool message (a tail is extended back to its assistant message rather than
+    split) and never before ``record.compacted_upto``. ``summary + messages`` is a
+    transcript every provider accepts, except that an open turn (``interrupted``) may
+    end with unanswered calls until ``RepairInterrupted`` closes it.
+    """
+
+    record: SessionRecord
+    summary: list[Message]
+    first_index: int
+    messages: list[Message]
+    facts: dict[str, str]
+
+    @property
+    def interrupted(self) -> bool:
+        """A turn was left open: begun and never committed (or still running)."""
+        return self.record.open_turn is not None
+
+    @property
+    def history(self) -> list[Message]:
+        """``summary + messages``: what the next model call should see."""
+        return [*self.summary, *self.messages]
+
+
+class SessionPage(msgspec.Struct, frozen=True):
+    """One page of ``ListSessions``; ``cursor`` continues it (None: no more)."""
+
+    sessions: list[SessionRecord]
+    cursor: str | None = None
+
+
+class Deleted(msgspec.Struct, frozen=True):
+    """The ids of the sessions that were there and are now gone."""
+
+    ids: list[str]
+
+
+class SessionSnapshot(msgspec.Struct, frozen=True, kw_only=True):
+    """A whole session: record, summary, facts and the full raw log (export/import)."""
+
+    record: SessionRecord
+    summary: list[Message] = msgspec.field(default_factory=list)
+    facts: dict[str, str] = msgspec.field(default_factory=dict)
+    entries: list[LogEntry] = msgspec.field(default_factory=list)
+
+
+# -- turns ----------------------------------------------------------------------------
+
+
+class BeginTurn(Request[SessionRecord], frozen=True, tag=True, kw_only=True):
+    """Open turn ``turn``: append the user's message(s), status ``running``."""
+
+    session: str
+    turn: str
+    #: 0 for a session that does not exist yet: it is created.
+    expected_version: int
+    messages: list[Message]
+    #: None: keep the session's agent.
+    agent: str | None = None
+
+
+class AppendTurn(Request[SessionRecord], frozen=True, tag=True, kw_only=True):
+    """Checkpoint the open turn: append its messages so far (calls may stay open)."""
+
+    session: str
+    turn: str
+    expected_version: int
+    messages: list[Message]
+    usage_delta: Usage = Usage()
+
+
+class CommitTurn(Request[SessionRecord], frozen=True, tag=True, kw_only=True):
+    """Close the open turn: its remaining messages, usage, agent, facts, compaction."""
+
+    session: str
+    turn: str
+    expected_version: int
+    messages: list[Message] = msgspec.field(default_factory=list)
+    usage_delta: Usage = Usage()
+    #: None: keep the session's agent.
+    agent: str | None = None
+    facts_set: dict[str, str] = msgspec.field(default_factory=dict)
+    #: Applied before ``facts_set``.
+    facts_removed: list[str] = msgspec.field(default_factory=list)
+    compaction: Compaction | None = None
+
+
+class RepairInterrupted(Request[SessionRecord], frozen=True, tag=True):
+    """Close the open turn ``turn`` as interrupted, answering its open calls."""
+
+    session: str
+    turn: str
+    #: None: do not compare (the turn id is the guard).
+    expected_version: int | None = None
+
+
+class UpdateSession(Request[SessionRecord], frozen=True, tag=True, kw_only=True):
+    """Set the agent and facts outside a turn (creates the session at version 0)."""
+
+    session: str
+    expected_version: int
+    agent: str | None = None
+    facts_set: dict[str, str] = msgspec.field(default_factory=dict)
+    facts_removed: list[str] = msgspec.field(default_factory=list)
+
+
+# -- reads ----------------------------------------------------------------------------
+
+
+class LoadSession(Request[LoadedSession], frozen=True, tag=True):
+    """Record, summary, the last ``tail`` messages (None: all) and facts, in one read."""
+
+    session: str
+    tail: int | None = None
+
+
+class ListSessions(Request[SessionPage], frozen=True, tag=True, kw_only=True):
+    """Sessions idle since before ``idle_before``, oldest update first (keyset pages)."""
+
+    #: Only sessions with ``updated_at < idle_before`` (None: all).
+    idle_before: float | None = None
+    status: SessionStatus | None = None
+    limit: int = 100
+    #: The previous page's cursor.
+    cursor: str | None = None
+
+
+class ExportSession(Request[SessionSnapshot], frozen=True, tag=True):
+    """The whole session, raw log included, in one read."""
+
+    session: str
+
+
+# -- whole sessions -------------------------------------------------------------------
+
+
+class DeleteSessions(Request[Deleted], frozen=True, tag=True):
+    """Delete these sessions with their messages and facts, in one transaction."""
+
+    ids: list[str]
+
+
+class ExpireSessions(Request[Deleted], frozen=True, tag=True):
+    """Delete up to ``limit`` sessions idle since before ``idle_before``, oldest first."""
+
+    idle_before: float
+    limit: int = 1000
+
+
+class RestoreSession(Request[SessionRecord], frozen=True, tag=True):
+    """Write a whole session from a snapshot (import); ``replace`` an existing one."""
+
+    snapshot: SessionSnapshot
+    replace: bool = False
+
+
+StoreReply = SessionRecord | LoadedSession | SessionPage | SessionSnapshot | Deleted
+
+StoreMsg = (
+    BeginTurn
+    | AppendTurn
+    | CommitTurn
+    | RepairInterrupted
+    | UpdateSession
+    | LoadSession
+    | ListSessions
+    | ExportSession
+    | DeleteSessions
+    | ExpireSessions
+    | RestoreSession
+)
+
+publish(__name__, __all__)

@@ -11,6 +11,9 @@
   to apply them to a supervisor of probes; hypothesis strategies for specs
   and operations are in :mod:`agcore_actors.testing.strategies`, which is the
   only module here that needs hypothesis.
+- :class:`ScriptedProvider`, a model provider whose replies and streamed attempts
+  follow a script (:class:`ScriptedReply`, :class:`ScriptedToolCall`), on trio's
+  clock, to run behind the real ``ProviderActor``.
 """
 
 from ._driver import DEFAULT_TIMEOUT, StepTimeout, TrioDriver, TrioRunEnded
@@ -36,6 +39,7 @@ from ._scenario import (
     apply_operation,
     running_children,
 )
+from ._scripted import ScriptedProvider, ScriptedReply, ScriptedToolCall, ScriptItem
 from ._time import Elapsed, advance, elapsed, settle, virtual_clock
 
 __all__ = [
@@ -53,6 +57,10 @@ __all__ = [
     "ProbeCrash",
     "ProbeEvent",
     "ProbeMsg",
+    "ScriptItem",
+    "ScriptedProvider",
+    "ScriptedReply",
+    "ScriptedToolCall",
     "Sleep",
     "StartChild",
     "StepTimeout",

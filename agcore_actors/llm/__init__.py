@@ -1,26 +1,31 @@
-"""The LLM layer: chat types, providers, retry, streaming, usage, hooks, ProviderActor.
+"""The LLM layer: chat types, providers, the ProviderActor and its protocol.
 
 ::
 
     registry = ProviderRegistry().register(OpenAICompatibleProvider(preset("openai", key)))
     async with ActorSystem() as system:
-        llm = await system.spawn(provider_actor(registry), name="llm")
+        llm = await system.root.start_child(provider_spec("llm", registry=registry))
         reply = await llm.ask(Chat(ChatRequest([user("Hello")])))
         async with llm.stream(ChatStream(ChatRequest([user("Hi")]))) as events:
             async for event in events:
                 ...
 
-The actor's protocol is :mod:`agcore_actors.llm.messages`.
+The actor's protocol is :mod:`agcore_actors.llm.messages`. Two more tiers: the wire
+formats and the mechanics providers are built from in :mod:`agcore_actors.llm.wire`,
+the pure policies (retry, error classification, usage arithmetic) in
+:mod:`agcore_actors.llm.policy`.
 """
 
-from ._actor import ProviderActor, default_client, provider_actor
+from .._exports import publish
+from . import messages as messages
+from ._actor import ProviderActor, ProviderConfig, provider_actor, provider_spec
 from ._anthropic import AnthropicConfig, AnthropicProvider
-from ._call import Caller
 from ._errors import (
     AuthenticationError,
     BlockedByHook,
     ContextLengthError,
     InvalidResponseError,
+    LlmConfigError,
     LlmConnectionError,
     LlmError,
     LlmTimeoutError,
@@ -29,16 +34,7 @@ from ._errors import (
     StreamError,
     UnknownProviderError,
 )
-from ._hooks import (
-    ALLOW,
-    DEFAULT_BLOCK_REASON,
-    Hook,
-    HookContext,
-    HookEvent,
-    HookExecutor,
-    HookResult,
-    block,
-)
+from ._hooks import ALLOW, Hook, HookContext, HookEvent, HookExecutor, HookResult, block
 from ._openai import (
     OpenAICompatibleProvider,
     OpenAIConfig,
@@ -46,19 +42,19 @@ from ._openai import (
     openai_preset,
     preset,
     qwen_preset,
-    request_body,
 )
-from ._openai_wire import ChatCompletion, ChatCompletionChunk
 from ._provider import Provider, ProviderRegistry
-from ._retry import Decision, RetryConfig, Timeouts, backoff_delay, decide, parse_retry_after
-from ._stream import ChatDelta, DeltaToolCall, StreamAssembler, merge_chunks
+from ._retry import RetryConfig, Timeouts
 from ._summary import response_summary
 from ._types import (
     AssistantMessage,
+    AssistantToolCall,
     AudioPart,
+    ChatMessage,
     ChatRequest,
     ContentPart,
     DeveloperMessage,
+    FileData,
     FilePart,
     FinishReason,
     FunctionCall,
@@ -66,41 +62,33 @@ from ._types import (
     FunctionMessage,
     ImagePart,
     ImageUrl,
+    InputAudio,
     JsonSchema,
-    Message,
     NamedToolChoice,
+    ReasoningBlock,
+    RedactedThinkingBlock,
     RefusalPart,
     ResponseFormatJsonObject,
     ResponseFormatJsonSchema,
     ResponseFormatText,
-    StreamOptions,
     SystemMessage,
     TextPart,
-    Tool,
-    ToolCall,
+    ThinkingBlock,
     ToolChoice,
+    ToolDefinition,
     ToolMessage,
     UserMessage,
     assistant,
     content_text,
-    finish_reason,
     force_tool,
-    function_tool,
     message_from_json,
     message_to_json,
     system,
+    tool_definition,
     tool_result,
     user,
 )
-from ._usage import (
-    ZERO_USAGE,
-    CostTracker,
-    Pricing,
-    Usage,
-    cost,
-    usage_from_anthropic,
-    usage_from_openai,
-)
+from ._usage import Pricing, Usage
 from .messages import (
     Chat,
     ChatResponse,
@@ -112,6 +100,7 @@ from .messages import (
     ListProviders,
     ProviderList,
     ProviderMsg,
+    Refusal,
     ResetUsage,
     Retrying,
     StreamEvent,
@@ -122,21 +111,24 @@ from .messages import (
     UsageUpdate,
 )
 
+# The names these had before issue 9, importable for now (not in __all__): `Tool`,
+# `ToolCall` and `function_tool` meant other things in agcore_actors.tools.
+Message = ChatMessage
+ToolCall = AssistantToolCall
+Tool = ToolDefinition
+function_tool = tool_definition
+
 __all__ = [
     "ALLOW",
-    "DEFAULT_BLOCK_REASON",
-    "ZERO_USAGE",
     "AnthropicConfig",
     "AnthropicProvider",
     "AssistantMessage",
+    "AssistantToolCall",
     "AudioPart",
     "AuthenticationError",
     "BlockedByHook",
-    "Caller",
     "Chat",
-    "ChatCompletion",
-    "ChatCompletionChunk",
-    "ChatDelta",
+    "ChatMessage",
     "ChatRequest",
     "ChatResponse",
     "ChatStream",
@@ -144,10 +136,8 @@ __all__ = [
     "ContentFirst",
     "ContentPart",
     "ContextLengthError",
-    "CostTracker",
-    "Decision",
-    "DeltaToolCall",
     "DeveloperMessage",
+    "FileData",
     "FilePart",
     "Finish",
     "FinishReason",
@@ -162,23 +152,28 @@ __all__ = [
     "HookResult",
     "ImagePart",
     "ImageUrl",
+    "InputAudio",
     "InvalidResponseError",
     "JsonSchema",
     "ListProviders",
+    "LlmConfigError",
     "LlmConnectionError",
     "LlmError",
     "LlmTimeoutError",
-    "Message",
     "NamedToolChoice",
     "OpenAICompatibleProvider",
     "OpenAIConfig",
     "Pricing",
     "Provider",
     "ProviderActor",
+    "ProviderConfig",
     "ProviderList",
     "ProviderMsg",
     "ProviderRegistry",
     "RateLimitError",
+    "ReasoningBlock",
+    "RedactedThinkingBlock",
+    "Refusal",
     "RefusalPart",
     "RequestError",
     "ResetUsage",
@@ -187,19 +182,17 @@ __all__ = [
     "ResponseFormatText",
     "RetryConfig",
     "Retrying",
-    "StreamAssembler",
     "StreamError",
     "StreamEvent",
-    "StreamOptions",
     "SystemMessage",
     "TextPart",
     "Thinking",
+    "ThinkingBlock",
     "Timeouts",
-    "Tool",
-    "ToolCall",
     "ToolCallChunk",
     "ToolCalls",
     "ToolChoice",
+    "ToolDefinition",
     "ToolMessage",
     "UnknownProviderError",
     "Usage",
@@ -207,29 +200,22 @@ __all__ = [
     "UsageUpdate",
     "UserMessage",
     "assistant",
-    "backoff_delay",
     "block",
     "content_text",
-    "cost",
-    "decide",
     "deepseek_preset",
-    "default_client",
-    "finish_reason",
     "force_tool",
-    "function_tool",
-    "merge_chunks",
     "message_from_json",
     "message_to_json",
     "openai_preset",
-    "parse_retry_after",
     "preset",
     "provider_actor",
+    "provider_spec",
     "qwen_preset",
-    "request_body",
     "response_summary",
     "system",
+    "tool_definition",
     "tool_result",
-    "usage_from_anthropic",
-    "usage_from_openai",
     "user",
 ]
+
+publish(__name__, __all__)

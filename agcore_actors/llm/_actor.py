@@ -1,17 +1,9 @@
-"""ProviderActor: the LLM providers behind one concurrent actor.
+"""ProviderActor: the LLM providers behind one concurrent actor, and its spec.
 
-It owns the HTTP client (made in ``on_start``, closed in ``on_stop``), runs
-every call through the one retry loop (:class:`Caller`), accounts usage per
-provider, and serves the protocol of :mod:`agcore_actors.llm.messages`.
+::
 
-- Concurrency: each request runs in its own task; at most ``max_in_flight``
-  run at once (the runtime's ``max_concurrency``), further requests wait in
-  the bounded mailbox. The client's connection pool is sized to match.
-- Errors: every :class:`LlmError` is an expected error: it goes to the asker
-  (or is raised from the stream's iteration) and the actor keeps running.
-- Cancellation: an asker that is cancelled, times out, or leaves its stream
-  early cancels its request; the HTTP response is closed before the
-  cancellation completes, and no hook fires.
+    spec = provider_spec("llm", registry=registry, config=ProviderConfig(retry=RetryConfig()))
+    llm = await system.root.start_child(spec)
 """
 
 from __future__ import annotations
@@ -19,14 +11,15 @@ from __future__ import annotations
 import functools
 import random
 from collections.abc import AsyncGenerator, Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any, assert_never
 
-import httpx
+import attrs
 
-from ..actor import Actor
+from ..actor import Actor, ChildSpec, Restart
 from ._call import Caller
 from ._errors import LlmError
 from ._hooks import HookExecutor
+from ._http import default_client
 from ._provider import ProviderRegistry
 from ._retry import RetryConfig, Timeouts
 from ._usage import CostTracker, Pricing, Usage
@@ -43,45 +36,74 @@ from .messages import (
     UsageReport,
 )
 
-ClientFactory = Callable[[], httpx.AsyncClient]
+if TYPE_CHECKING:
+    import httpx
+
+ClientFactory = Callable[[], "httpx.AsyncClient"]
+ProviderReply = ChatResponse | AsyncGenerator[StreamEvent, None] | UsageReport | ProviderList | None
+
+#: Requests a ProviderActor runs at once unless told otherwise.
+DEFAULT_MAX_CONCURRENCY = 16
 
 
-def default_client(timeouts: Timeouts, max_in_flight: int) -> httpx.AsyncClient:
-    """An AsyncClient whose only own timeout is connect: the retry loop bounds
-    attempts on trio's clock."""
-    return httpx.AsyncClient(
-        timeout=httpx.Timeout(None, connect=timeouts.connect),
-        limits=httpx.Limits(max_connections=max_in_flight, max_keepalive_connections=max_in_flight),
-        follow_redirects=False,
-    )
+@attrs.frozen
+class ProviderConfig:
+    """How a :class:`ProviderActor` calls its providers."""
+
+    #: When and how long to retry a failed call.
+    retry: RetryConfig = attrs.field(factory=RetryConfig)
+    #: Time limits of one call.
+    timeouts: Timeouts = attrs.field(factory=Timeouts)
+    #: Prices for the cost in usage reports (None: cost 0).
+    pricing: Pricing | None = None
+    #: Seed of the backoff jitter (None: unpredictable).
+    seed: int | None = None
 
 
 class ProviderActor(Actor[ProviderMsg]):
-    """See the module doc. Make instances with :func:`provider_actor`."""
+    """The providers of a :class:`ProviderRegistry` behind one actor.
 
-    max_concurrency = 16
+    Semantics:
+        Serves :mod:`agcore_actors.llm.messages`. Owns the HTTP client (made in
+        ``on_start``, closed in ``on_stop``; its pool is sized to the concurrency),
+        runs every call through the one retry loop (:class:`Caller`) and accounts
+        usage per provider. Each request runs in its own task; at most
+        ``max_concurrency`` run at once (set it with :func:`provider_spec`), further
+        requests wait in the bounded mailbox.
+
+    Cancellation:
+        An asker that is cancelled, times out, or leaves its stream early cancels
+        its request; the HTTP response is closed before the cancellation completes,
+        and no hook fires.
+
+    Errors:
+        Every :class:`LlmError` is an expected error: it goes to the asker (or is
+        raised from the stream's iteration) and the actor keeps running. A hook
+        that raises, or a provider bug, crashes the actor (its supervisor decides).
+    """
+
+    max_concurrency = DEFAULT_MAX_CONCURRENCY
     expected_errors = (LlmError,)
 
     def __init__(
         self,
         registry: ProviderRegistry,
+        config: ProviderConfig | None = None,
         *,
-        retry: RetryConfig | None = None,
-        timeouts: Timeouts | None = None,
         hooks: HookExecutor | None = None,
-        pricing: Pricing | None = None,
         client_factory: ClientFactory | None = None,
-        seed: int | None = None,
     ) -> None:
+        config = config or ProviderConfig()
         self.registry = registry
-        self.timeouts = timeouts or Timeouts()
-        self.tracker = CostTracker(pricing)
+        self.config = config
+        self.timeouts = config.timeouts
+        self.tracker = CostTracker(config.pricing)
         self.by_provider: dict[str, Usage] = {}
         self.caller = Caller(
-            retry or RetryConfig(),
-            self.timeouts,
+            config.retry,
+            config.timeouts,
             hooks or HookExecutor(),
-            random.Random(seed),
+            random.Random(config.seed),
             self._account,
         )
         self._client_factory = client_factory
@@ -93,62 +115,108 @@ class ProviderActor(Actor[ProviderMsg]):
 
     async def on_start(self) -> None:
         factory = self._client_factory
-        self.client = (
-            factory()
-            if factory is not None
-            else default_client(self.timeouts, self.max_concurrency)
-        )
+        if factory is not None:
+            self.client = factory()
+        else:
+            self.client = default_client(self.timeouts.connect, self.max_concurrency)
 
     async def on_stop(self, reason: BaseException | None) -> None:
         if self.client is not None:
             await self.client.aclose()
             self.client = None
 
-    async def handle(self, msg: ProviderMsg) -> Any:
+    async def handle(self, msg: ProviderMsg) -> ProviderReply:
         match msg:
             case Chat():
-                return await self._chat(msg)
+                return await self._on_chat(msg)
             case ChatStream():
-                return self._stream(msg)
+                return self._on_chat_stream(msg)
             case GetUsage():
-                return UsageReport(
-                    self.tracker.total,
-                    self.tracker.calls,
-                    dict(self.by_provider),
-                    self.tracker.last if self.tracker.calls else None,
-                    self.tracker.cost,
-                )
+                return self._on_get_usage(msg)
             case ResetUsage():
-                self.tracker.reset()
-                self.by_provider.clear()
-                return None
+                self._on_reset_usage(msg)
             case ListProviders():
-                return ProviderList(self.registry.names(), self.registry.default_name)
-        raise TypeError(f"ProviderActor cannot handle {type(msg).__name__}")
+                return self._on_list_providers(msg)
+            case _:
+                assert_never(msg)
+        return None
 
-    async def _chat(self, msg: Chat) -> ChatResponse:
+    async def _on_chat(self, msg: Chat) -> ChatResponse:
         assert self.client is not None
         name, provider = self.registry.resolve(msg.provider)
         return await self.caller.chat(name, provider, self.client, msg.request)
 
-    def _stream(self, msg: ChatStream) -> AsyncGenerator[StreamEvent, None]:
+    def _on_chat_stream(self, msg: ChatStream) -> AsyncGenerator[StreamEvent, None]:
         # The runtime iterates (and closes) the generator inside this request.
         assert self.client is not None
         name, provider = self.registry.resolve(msg.provider)
         return self.caller.stream(name, provider, self.client, msg.request)
 
+    def _on_get_usage(self, msg: GetUsage) -> UsageReport:
+        return UsageReport(
+            total=self.tracker.total,
+            calls=self.tracker.calls,
+            by_provider=dict(self.by_provider),
+            last=self.tracker.last if self.tracker.calls else None,
+            cost=self.tracker.cost,
+        )
+
+    def _on_reset_usage(self, msg: ResetUsage) -> None:
+        self.tracker.reset()
+        self.by_provider.clear()
+
+    def _on_list_providers(self, msg: ListProviders) -> ProviderList:
+        return ProviderList(self.registry.names(), self.registry.default_name)
+
 
 @functools.cache
 def _with_limit(limit: int) -> type[ProviderActor]:
+    # Until ChildSpec takes a max_concurrency of its own: one subclass per limit.
     return type(f"ProviderActor{limit}", (ProviderActor,), {"max_concurrency": limit})
 
 
+def _check_concurrency(max_concurrency: int) -> None:
+    if max_concurrency < 2:
+        raise ValueError("max_concurrency must be >= 2 (a ProviderActor is concurrent)")
+
+
+def provider_spec(
+    name: str,
+    *,
+    registry: ProviderRegistry,
+    config: ProviderConfig | None = None,
+    hooks: HookExecutor | None = None,
+    client_factory: ClientFactory | None = None,
+    max_concurrency: int = DEFAULT_MAX_CONCURRENCY,
+    restart: Restart = Restart.PERMANENT,
+    shutdown: float = 5.0,
+    mailbox_size: int = 1024,
+) -> ChildSpec[ProviderMsg]:
+    """A child spec of a :class:`ProviderActor` named ``name`` that runs at most
+    ``max_concurrency`` (>= 2) requests at once; each (re)start gets a fresh
+    instance (and HTTP client). Raises ``ValueError`` for a bad limit."""
+    _check_concurrency(max_concurrency)
+    factory = functools.partial(
+        _with_limit(max_concurrency),
+        registry,
+        config,
+        hooks=hooks,
+        client_factory=client_factory,
+    )
+    return ChildSpec(name, factory, restart=restart, shutdown=shutdown, mailbox_size=mailbox_size)
+
+
 def provider_actor(
-    registry: ProviderRegistry, *, max_in_flight: int = 16, **options: Any
+    registry: ProviderRegistry, *, max_in_flight: int = DEFAULT_MAX_CONCURRENCY, **options: Any
 ) -> Callable[[], ProviderActor]:
-    """A factory for ``system.spawn`` / ``ChildSpec``: a ProviderActor that runs at
-    most ``max_in_flight`` (>= 2) requests at once; ``options`` go to its ``__init__``."""
-    if max_in_flight < 2:
-        raise ValueError("max_in_flight must be >= 2 (a ProviderActor is concurrent)")
-    cls = _with_limit(max_in_flight)
-    return lambda: cls(registry, **options)
+    """A factory for ``system.spawn``: a ProviderActor that runs at most
+    ``max_in_flight`` (>= 2) requests at once. ``options`` are ``hooks``,
+    ``client_factory`` and the fields of :class:`ProviderConfig` (prefer
+    :func:`provider_spec`)."""
+    _check_concurrency(max_in_flight)
+    hooks = options.pop("hooks", None)
+    client_factory = options.pop("client_factory", None)
+    config = ProviderConfig(**options)
+    return functools.partial(
+        _with_limit(max_in_flight), registry, config, hooks=hooks, client_factory=client_factory
+    )

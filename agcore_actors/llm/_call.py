@@ -8,11 +8,13 @@ loop runs on virtual time in tests.
   deadline (``timeouts.call`` from the start of the call); an attempt cut by
   its own timeout is a retryable :class:`LlmTimeoutError`, one cut by the
   call deadline is final.
-- ``stream``: the first delta must come within ``timeouts.attempt``, each
-  next one within ``timeouts.idle``, all within the call deadline. No cancel
-  scope is held across a ``yield``, so a slow reader never counts against
-  the provider's timeouts. Once an output event (anything but
-  ``UsageUpdate``/``Retrying``) was yielded, the call is never retried.
+- ``stream``: the first delta must come within ``timeouts.attempt`` (one cancel
+  scope per attempt); after that the provider applies ``timeouts.idle`` and the
+  call deadline where it waits, at the network read (:class:`ReadLimits`), so
+  no cancel scope is opened per event and none is held across a ``yield``: a
+  slow reader never counts against the provider's timeouts. Once an output
+  event (anything but ``UsageUpdate``/``Retrying``) was yielded, the call is
+  never retried.
 - Cancellation: cancelling the caller cancels the attempt in progress (the
   provider's HTTP response is closed as its generator unwinds) or the
   backoff sleep; no hook fires for a cancellation.
@@ -20,28 +22,48 @@ loop runs on virtual time in tests.
 
 from __future__ import annotations
 
+import functools
+import inspect
 import math
 import random
 from collections.abc import AsyncGenerator, Callable
 from contextlib import aclosing
+from typing import TYPE_CHECKING
 
 import attrs
-import httpx
 import msgspec
 import trio
 
 from ._errors import BlockedByHook, LlmError, LlmTimeoutError
 from ._hooks import HookContext, HookEvent, HookExecutor
-from ._provider import Provider
-from ._retry import RetryConfig, Timeouts, decide
+from ._provider import Provider, ReadLimits
+from ._retry import RetryConfig, Timeouts, retry_decision
 from ._stream import StreamAssembler
 from ._types import ChatRequest
 from ._usage import Usage
 from .messages import ChatResponse, Finish, Retrying, StreamEvent, UsageUpdate
 
+if TYPE_CHECKING:
+    import httpx
+
 
 def _limit(now: float, seconds: float | None, deadline: float) -> float:
     return min(deadline, math.inf if seconds is None else now + seconds)
+
+
+@functools.cache
+def _stream_takes_limits(cls: type[Provider]) -> bool:
+    try:
+        parameters = inspect.signature(cls.stream).parameters
+    except (TypeError, ValueError):
+        return True
+    return len(parameters) >= 4 or any(p.kind is p.VAR_POSITIONAL for p in parameters.values())
+
+
+def _takes_limits(provider: Provider) -> bool:
+    """Whether ``provider.stream`` takes :class:`ReadLimits` (a provider written
+    before it did gets a cancel scope per event instead)."""
+    return _stream_takes_limits(type(provider))
 
 
 @attrs.define
@@ -79,7 +101,7 @@ class Caller:
         """Decide on a failed attempt and run its hook: the delay before retry
         number ``retries + 1`` (after ON_RETRY), or None to give up (after
         ON_ERROR; the caller re-raises)."""
-        decision = decide(
+        decision = retry_decision(
             self.retry,
             error,
             retries,
@@ -101,14 +123,19 @@ class Caller:
     def _deadline(self) -> float:
         return _limit(trio.current_time(), self.timeouts.call, math.inf)
 
-    def _timeout(self, name: str, step_deadline: float, deadline: float) -> LlmTimeoutError:
+    def _timeout(
+        self, name: str, step_deadline: float, deadline: float, idle: bool = False
+    ) -> LlmTimeoutError:
         if step_deadline >= deadline and self.timeouts.call is not None:
             return LlmTimeoutError(name, self.timeouts.call, scope="call")
+        if idle:
+            return LlmTimeoutError(name, self.timeouts.idle or math.inf, scope="idle")
         return LlmTimeoutError(name, self.timeouts.attempt or math.inf)
 
     async def chat(
         self, name: str, provider: Provider, client: httpx.AsyncClient, request: ChatRequest
     ) -> ChatResponse:
+        """One call of ``provider`` (registered as ``name``), retried per the policy."""
         deadline = self._deadline()
         retries = 0
         while True:
@@ -138,35 +165,47 @@ class Caller:
     async def stream(
         self, name: str, provider: Provider, client: httpx.AsyncClient, request: ChatRequest
     ) -> AsyncGenerator[StreamEvent, None]:
+        """One streamed call: its events, retried per the policy before any output."""
         deadline = self._deadline()
         retries = 0
         delivered = False
+        call_seconds = math.inf if self.timeouts.call is None else self.timeouts.call
         while True:
             await self._pre_request(name, request)
             assembler = StreamAssembler()
+            limits = ReadLimits(
+                idle=self.timeouts.idle, deadline=deadline, call_seconds=call_seconds
+            )
             try:
-                async with aclosing(provider.stream(client, request)) as deltas:
-                    limit = self.timeouts.attempt
-                    pull = deltas.__anext__
+                at_read = _takes_limits(provider)
+                if at_read:
+                    deltas = provider.stream(client, request, limits)
+                else:
+                    deltas = provider.stream(client, request)  # type: ignore[call-arg]
+                async with aclosing(deltas):
+                    step_deadline = _limit(trio.current_time(), self.timeouts.attempt, deadline)
+                    idle = False
                     while True:
-                        step_deadline = _limit(trio.current_time(), limit, deadline)
-                        try:
-                            if step_deadline == math.inf:
-                                delta = await pull()
-                            else:
-                                # One scope per delta is half the cost of assembly; a
-                                # bare CancelScope, since move_on_at's wrapper doubles it.
-                                with trio.CancelScope(deadline=step_deadline) as scope:
-                                    delta = await pull()
-                                if scope.cancelled_caught:
-                                    raise self._timeout(name, step_deadline, deadline)
-                        except StopAsyncIteration:
+                        with trio.CancelScope(deadline=step_deadline) as scope:
+                            delta = await anext(deltas, None)
+                        if scope.cancelled_caught:
+                            raise self._timeout(name, step_deadline, deadline, idle)
+                        if delta is None:
                             break
-                        limit = self.timeouts.idle
                         for event in assembler.feed(delta):
-                            if not delivered and not isinstance(event, UsageUpdate):
-                                delivered = True
+                            delivered = delivered or not isinstance(event, UsageUpdate)
                             yield event
+                        if at_read:
+                            break
+                        # A provider that ignores ReadLimits: bound each pull here.
+                        idle = True
+                        step_deadline = _limit(trio.current_time(), self.timeouts.idle, deadline)
+                    if at_read:
+                        async for delta in deltas:
+                            for event in assembler.feed(delta):
+                                if not delivered and not isinstance(event, UsageUpdate):
+                                    delivered = True
+                                yield event
             except LlmError as error:
                 if assembler.usage is not None and self.on_usage is not None:
                     self.on_usage(name, assembler.usage)
@@ -174,7 +213,9 @@ class Caller:
                 if delay is None:
                     raise
                 retries += 1
-                yield Retrying(retries, delay, error.kind, str(error))
+                yield Retrying(
+                    attempt=retries, delay=delay, error_kind=error.kind, error=str(error)
+                )
                 await trio.sleep(delay)
                 continue
             response = assembler.response(name, retries + 1)

@@ -1,20 +1,41 @@
-"""Typed errors of LLM calls.
+"""The LLM package's leaves of the error tree (root: :class:`~agcore_actors.AgcoreError`).
 
-Every error names its provider (and the HTTP status when there is one) and
-never contains an API key: providers pass their secrets to
-:func:`redact`, which replaces them in any server text before it is kept.
+::
 
-Retryable (``is_retryable()``): rate limits, timeouts of one attempt,
-connection failures, streams cut by the transport, and HTTP 5xx/429.
-Not retryable: authentication (401/403), context length, other 4xx, bodies
-that cannot be parsed, requests blocked by a hook, the whole-call deadline.
+    LlmError                      llm            every failed model call
+    ├── AuthenticationError       llm_authentication   HTTP 401/403
+    ├── RateLimitError            rate_limit     HTTP 429 (retryable)
+    ├── RequestError              llm_request    any other non-2xx (5xx, 429: retryable)
+    ├── ContextLengthError        context_length the prompt does not fit
+    ├── LlmTimeoutError           llm_timeout    also TimeoutError; ``seconds``
+    ├── LlmConnectionError        llm_connection server unreachable (retryable)
+    ├── StreamError               llm_stream     a stream broke or was malformed
+    ├── InvalidResponseError      llm_invalid_response  a 2xx body we cannot parse
+    ├── BlockedByHook             llm_blocked    a PreRequest hook refused
+    ├── LlmConfigError            llm_config     also ValueError: bad key, URL or limit
+    └── UnknownProviderError      unknown_provider  also LookupError
+
+Every error names its provider (and the HTTP status when there is one) and never
+contains a secret: providers pass their secrets to :func:`redact`, which replaces
+them in any server text before an error keeps it.
+
+``is_retryable()`` (the root's vocabulary) is True for rate limits, one attempt's
+timeout, connection failures, streams cut by the transport before they finished, and
+HTTP 5xx/429; False for authentication, context length, other 4xx, bodies that
+cannot be parsed, requests blocked by a hook, bad configuration and the whole-call
+deadline.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable
+from typing import Literal
+
+from .._errors import AgcoreError
 
 _BODY_LIMIT = 500
+
+TimeoutScope = Literal["attempt", "idle", "call"]
 
 
 def redact(text: str, secrets: Iterable[str]) -> str:
@@ -30,22 +51,21 @@ def _clip(body: str) -> str:
     return body if len(body) <= _BODY_LIMIT else body[:_BODY_LIMIT] + "..."
 
 
-class LlmError(Exception):
-    """Base of every LLM call error. ``kind`` is a stable short name."""
+class LlmError(AgcoreError):
+    """Base of every LLM call error; ``provider`` names the provider."""
 
-    kind = "other"
+    kind = "llm"
 
     def __init__(self, provider: str, message: str) -> None:
         super().__init__(f"{provider}: {message}")
         self.provider = provider
         self.detail = message
 
-    def is_retryable(self) -> bool:
-        return False
-
 
 class AuthenticationError(LlmError):
-    kind = "authentication"
+    """HTTP 401 or 403: the key is wrong, expired or lacks the permission."""
+
+    kind = "llm_authentication"
 
     def __init__(self, provider: str, status: int, body: str) -> None:
         super().__init__(provider, f"authentication failed (HTTP {status}): {_clip(body)}")
@@ -70,9 +90,10 @@ class RateLimitError(LlmError):
 
 
 class RequestError(LlmError):
-    """Any other non-2xx answer; retryable for 5xx (and 429 without a RateLimitError)."""
+    """Any other non-2xx answer (or an in-stream error of that class); retryable for
+    5xx and 429."""
 
-    kind = "request"
+    kind = "llm_request"
 
     def __init__(
         self, provider: str, status: int, body: str, retry_after: float | None = None
@@ -101,36 +122,45 @@ class ContextLengthError(LlmError):
         self.body = body
 
 
-class LlmTimeoutError(LlmError):
-    """An attempt took longer than ``duration`` seconds (``scope="attempt"``,
-    retryable), or the whole call ran past its deadline (``scope="call"``)."""
+class LlmTimeoutError(LlmError, TimeoutError):
+    """A limit of :class:`~agcore_actors.llm.Timeouts` ran out after ``seconds``.
 
-    kind = "timeout"
+    ``scope`` says which: ``"attempt"`` (one attempt, or a stream's wait for its first
+    event), ``"idle"`` (a stream went silent) — both retryable while nothing was
+    delivered — or ``"call"`` (the whole call's deadline, final).
+    """
 
-    def __init__(self, provider: str, duration: float, scope: str = "attempt") -> None:
-        what = "request" if scope == "attempt" else "call deadline"
-        super().__init__(provider, f"{what} timed out after {duration:g} s")
-        self.duration = duration
+    kind = "llm_timeout"
+
+    def __init__(self, provider: str, seconds: float, scope: TimeoutScope = "attempt") -> None:
+        what = {"attempt": "request", "idle": "stream idle", "call": "call deadline"}[scope]
+        super().__init__(provider, f"{what} timed out after {seconds:g} s")
+        self.seconds = seconds
         self.scope = scope
 
+    @property
+    def duration(self) -> float:
+        """The same as ``seconds`` (the older name)."""
+        return self.seconds
+
     def is_retryable(self) -> bool:
-        return self.scope == "attempt"
+        return self.scope != "call"
 
 
 class LlmConnectionError(LlmError):
     """The server could not be reached, or the connection broke before a reply."""
 
-    kind = "connection"
+    kind = "llm_connection"
 
     def is_retryable(self) -> bool:
         return True
 
 
 class StreamError(LlmError):
-    """A streamed response broke: cut by the transport or ended without ``[DONE]``
-    (``truncated``, retryable while nothing was delivered) or malformed."""
+    """A streamed response broke off before it finished (``truncated``: retryable
+    while nothing was delivered) or was malformed (not retryable)."""
 
-    kind = "stream"
+    kind = "llm_stream"
 
     def __init__(self, provider: str, message: str, *, truncated: bool = False) -> None:
         super().__init__(provider, f"stream error: {message}")
@@ -143,7 +173,7 @@ class StreamError(LlmError):
 class InvalidResponseError(LlmError):
     """A 2xx answer whose body is not the expected JSON."""
 
-    kind = "invalid_response"
+    kind = "llm_invalid_response"
 
     def __init__(self, provider: str, message: str, body: str = "") -> None:
         super().__init__(provider, f"response parse failed: {message}: {_clip(body)}")
@@ -153,14 +183,24 @@ class InvalidResponseError(LlmError):
 class BlockedByHook(LlmError):
     """A PreRequest hook refused the request; the provider was not called."""
 
-    kind = "blocked"
+    kind = "llm_blocked"
 
     def __init__(self, provider: str, reason: str) -> None:
         super().__init__(provider, reason)
         self.reason = reason
 
 
-class UnknownProviderError(LlmError):
+class LlmConfigError(LlmError, ValueError):
+    """A provider's configuration cannot work (an API key with whitespace or
+    non-ASCII characters, a base URL that is not http(s)); raised where the
+    configuration is built, before any request. Never contains the key."""
+
+    kind = "llm_config"
+
+
+class UnknownProviderError(LlmError, LookupError):
+    """No provider of that name is registered (or none was named and there is no default)."""
+
     kind = "unknown_provider"
 
     def __init__(self, name: str | None) -> None:
@@ -169,6 +209,3 @@ class UnknownProviderError(LlmError):
         else:
             super().__init__(name, f"provider {name!r} is not registered")
         self.name = name
-
-
-LLM_ERRORS: tuple[type[Exception], ...] = (LlmError,)

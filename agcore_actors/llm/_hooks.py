@@ -26,6 +26,8 @@ from ._usage import Usage
 
 
 class HookEvent(enum.Enum):
+    """When a hook runs."""
+
     PRE_REQUEST = "pre_request"
     POST_REQUEST = "post_request"
     ON_RETRY = "on_retry"
@@ -37,6 +39,8 @@ class HookEvent(enum.Enum):
 
 @attrs.frozen
 class HookContext:
+    """What a hook is told about the call it runs for."""
+
     event: HookEvent
     provider: str = ""
     request: ChatRequest | None = None
@@ -52,14 +56,18 @@ class HookContext:
 
 @attrs.frozen
 class HookResult:
+    """A hook's answer; only PRE_REQUEST hooks can block."""
+
     should_block: bool = False
     reason: str | None = None
 
 
+#: Let the request go ahead.
 ALLOW = HookResult()
 
 
 def block(reason: str | None = None) -> HookResult:
+    """Refuse the request for ``reason``."""
     return HookResult(True, reason)
 
 
@@ -77,6 +85,7 @@ class HookExecutor:
         self._hooks: list[tuple[HookEvent, Hook]] = []
 
     def register(self, event: HookEvent, hook: Hook) -> HookExecutor:
+        """Run ``hook`` on ``event``, after those registered before; returns self."""
         self._hooks.append((event, hook))
         return self
 
@@ -84,9 +93,11 @@ class HookExecutor:
         return bool(self._hooks)
 
     def has(self, event: HookEvent) -> bool:
+        """Whether any hook runs on ``event``."""
         return any(e is event for e, _ in self._hooks)
 
     async def execute(self, ctx: HookContext) -> list[HookResult]:
+        """Run the hooks of ``ctx.event`` in order; their results (None counts as ALLOW)."""
         results: list[HookResult] = []
         for event, hook in self._hooks:
             if event is ctx.event:

@@ -1,71 +1,100 @@
 """The OpenAI-compatible provider (OpenAI, DeepSeek, Qwen/DashScope, llama.cpp, vLLM ...).
 
-``POST {base_url}/chat/completions`` with a Bearer key. The body is the
-request as the real API wants it: ``model`` filled in from the config when
-empty, ``tool_choice`` dropped without ``tools``, ``reasoning_content``
-stripped from assistant messages unless ``send_reasoning`` (DeepSeek rejects
-it), an assistant message with tool calls and no content sent with ``""``
-(llama.cpp rejects ``null``), ``extra_body`` (config, then request) merged
-into the top level and ``extra_headers`` sent as headers.
+``POST {base_url}/chat/completions`` with a Bearer key. The body is the request as
+the real API wants it (see :func:`openai_request_body`): ``model`` filled in from the
+config when empty, ``tool_choice`` dropped without ``tools``, ``reasoning_content``
+sent back only as ``send_reasoning`` says, ``reasoning_blocks`` never sent, an
+assistant message with tool calls and no content sent with ``""`` (llama.cpp rejects
+``null``), ``extra_body`` (config, then request) merged into the top level and
+``extra_headers`` sent as headers.
 
-Streaming parses Server-Sent Events with httpx-sse (comments, ``event:``
-lines, multi-line ``data``, CRLF and UTF-8 split across reads are handled
-there), stops at ``data: [DONE]`` and reports a stream that ends without it
-as a :class:`StreamError`. A server that ignores ``stream`` and answers with
-JSON is accepted (one delta). Only choice 0 is streamed.
+Streaming reads Server-Sent Events (``_sse``), only choice 0. How a stream ends:
+
+- ``data: [DONE]`` after a ``finish_reason``: complete; the rest of the body is
+  drained so the connection is reused;
+- ``[DONE]`` without any ``finish_reason`` (an interrupted llama.cpp stream), or the
+  body ending without ``[DONE]`` and without a ``finish_reason``: a truncated
+  :class:`StreamError` (retryable while nothing was delivered);
+- the body ending cleanly without ``[DONE]`` after a ``finish_reason``: complete;
+- an error chunk (top-level ``error``, vLLM's ``"object": "error"``, an ``error``
+  event, or ``finish_reason: "error"``): the typed error of :mod:`._stream_errors`.
+
+A server that ignores ``stream`` and answers with JSON is accepted (one delta).
 """
 
 from __future__ import annotations
 
-import contextlib
+import re
 from collections.abc import AsyncGenerator, Mapping
-from typing import Any
+from contextlib import aclosing
+from typing import TYPE_CHECKING, Any, Literal
 
 import attrs
-import httpx
 import msgspec
-from httpx_sse import EventSource
 
-from ._errors import InvalidResponseError, LlmError, StreamError, redact
-from ._openai_wire import ChatCompletion, ChatCompletionChunk, chunk_decoder, completion_decoder
-from ._provider import error_message, open_stream, post, status_error
+from .._validators import positive
+from ._checks import check_api_key, check_base_url, check_headers, secrets_of
+from ._errors import InvalidResponseError, LlmError, RequestError, StreamError, redact
+from ._http import open_stream, post, sse_chunks
+from ._openai_wire import ChatCompletionChunk, ErrorDetail, chunk_decoder, completion_decoder
+from ._openai_wire import response_from_completion as _response
+from ._provider import ReadLimits
+from ._sse import DEFAULT_MAX_EVENT_BYTES, SseEvent
 from ._stream import ChatDelta, DeltaToolCall
-from ._types import AssistantMessage, ChatRequest, content_text, finish_reason
-from ._usage import Usage
+from ._stream_errors import stream_error
+from ._types import ChatRequest, content_text
 from .messages import ChatResponse
+
+if TYPE_CHECKING:
+    import httpx
 
 OPENAI_BASE_URL = "https://api.openai.com/v1"
 DEEPSEEK_BASE_URL = "https://api.deepseek.com/v1"
 DASHSCOPE_BASE_URL = "https://dashscope.aliyuncs.com/compatible-mode/v1"
+
+SendReasoning = bool | Literal["tool_calls"]
 
 
 @attrs.frozen
 class OpenAIConfig:
     """Where and how to reach one OpenAI-compatible endpoint."""
 
+    #: The provider's name (in errors, usage and the registry).
     name: str = "openai"
-    base_url: str = OPENAI_BASE_URL
-    api_key: str = attrs.field(default="", repr=False)
+    #: The API root, usually ending in ``/v1``.
+    base_url: str = attrs.field(default=OPENAI_BASE_URL, validator=check_base_url)
+    #: The Bearer key; checked up front, never shown in errors.
+    api_key: str = attrs.field(default="", repr=False, validator=check_api_key)
+    #: The model of requests that name none.
     model: str = ""
-    headers: Mapping[str, str] = attrs.field(factory=dict)
+    #: Extra HTTP headers of every request (sensitive-looking values are redacted).
+    headers: Mapping[str, str] = attrs.field(factory=dict, validator=check_headers)
+    #: Extra top-level body fields of every request.
     extra_body: Mapping[str, Any] = attrs.field(factory=dict)
     #: Ask for usage in streams (``stream_options.include_usage``).
     include_usage: bool = True
-    #: Send ``reasoning_content`` of earlier assistant messages back.
-    send_reasoning: bool = False
+    #: Send ``reasoning_content`` back: never, always, or only on tool-call turns.
+    send_reasoning: SendReasoning = False
+    #: The largest SSE line or event accepted, in bytes.
+    max_event_bytes: int = attrs.field(default=DEFAULT_MAX_EVENT_BYTES, validator=positive)
 
 
 def openai_preset(api_key: str, model: str = "gpt-4o-mini", **kw: Any) -> OpenAIConfig:
+    """OpenAI's API."""
     return OpenAIConfig(name="openai", base_url=OPENAI_BASE_URL, api_key=api_key, model=model, **kw)
 
 
 def deepseek_preset(api_key: str, model: str = "deepseek-chat", **kw: Any) -> OpenAIConfig:
+    """DeepSeek's API. Its thinking mode requires the ``reasoning_content`` of turns
+    that called tools to be sent back (400 otherwise), so that is the default."""
+    kw.setdefault("send_reasoning", "tool_calls")
     return OpenAIConfig(
         name="deepseek", base_url=DEEPSEEK_BASE_URL, api_key=api_key, model=model, **kw
     )
 
 
 def qwen_preset(api_key: str, model: str = "qwen-plus", **kw: Any) -> OpenAIConfig:
+    """Alibaba DashScope's compatible mode (Qwen)."""
     return OpenAIConfig(
         name="qwen", base_url=DASHSCOPE_BASE_URL, api_key=api_key, model=model, **kw
     )
@@ -91,7 +120,11 @@ def preset(kind: str, api_key: str, model: str | None = None, **kw: Any) -> Open
 _encoder = msgspec.json.Encoder()
 
 
-def request_body(
+def _keeps_reasoning(send: SendReasoning, message: dict[str, Any]) -> bool:
+    return send is True or (send == "tool_calls" and bool(message.get("tool_calls")))
+
+
+def openai_request_body(
     request: ChatRequest, config: OpenAIConfig, *, stream: bool
 ) -> tuple[bytes, dict[str, str]]:
     """The exact JSON body and the extra HTTP headers of ``request``."""
@@ -107,7 +140,8 @@ def request_body(
     for message in body["messages"]:
         if message["role"] != "assistant":
             continue
-        if not config.send_reasoning:
+        message.pop("reasoning_blocks", None)
+        if not _keeps_reasoning(config.send_reasoning, message):
             message.pop("reasoning_content", None)
         if message.get("tool_calls") and message.get("content") is None:
             message["content"] = ""
@@ -127,41 +161,15 @@ def request_body(
     return _encoder.encode(body), headers
 
 
-def response_from_completion(completion: ChatCompletion, provider: str) -> ChatResponse:
-    usage = Usage() if completion.usage is None else completion.usage.canonical()
-    if not completion.choices:
-        return ChatResponse(
-            AssistantMessage(""), None, usage, completion.model, completion.id, provider
-        )
-    choice = completion.choices[0]
-    wire = choice.message
-    content = wire.content if wire.content is None or isinstance(wire.content, str) else None
-    if isinstance(wire.content, list):
-        content = "".join(part.get("text", "") for part in wire.content if isinstance(part, dict))
-    message = AssistantMessage(
-        content=content,
-        reasoning_content=wire.reasoning_content
-        if wire.reasoning_content is not None
-        else wire.reasoning,
-        refusal=wire.refusal,
-        tool_calls=wire.tool_calls or None,
-    )
-    return ChatResponse(
-        message,
-        finish_reason(choice.finish_reason),
-        usage,
-        completion.model,
-        completion.id,
-        provider,
-    )
-
-
 def delta_from_chunk(chunk: ChatCompletionChunk) -> ChatDelta:
+    """Choice 0 of a stream chunk (and its usage) as one delta."""
     usage = None if chunk.usage is None else chunk.usage.canonical()
-    for choice in chunk.choices:
+    for choice in chunk.choices or ():
         if choice.index != 0:
             continue
         d = choice.delta
+        if d is None:
+            return ChatDelta(finish_reason=choice.finish_reason, usage=usage)
         calls = None
         if d.tool_calls:
             calls = [
@@ -207,6 +215,13 @@ def delta_from_response(response: ChatResponse) -> ChatDelta:
     )
 
 
+_VERSIONED = re.compile(r"/v\d")
+
+
+def _is_done(event: SseEvent) -> bool:
+    return event.data == b"[DONE]"
+
+
 class OpenAICompatibleProvider:
     """An OpenAI-compatible endpoint; see the module doc for the wire rules."""
 
@@ -215,10 +230,11 @@ class OpenAICompatibleProvider:
     def __init__(self, config: OpenAIConfig) -> None:
         self.config = config
         self._url = config.base_url.rstrip("/") + "/chat/completions"
-        self._secrets = (config.api_key,) if config.api_key else ()
+        self._secrets = secrets_of(config.api_key, config.headers)
 
     @property
     def name(self) -> str:
+        """The config's name."""
         return self.config.name
 
     def _headers(self, extra: dict[str, str], stream: bool) -> dict[str, str]:
@@ -231,10 +247,22 @@ class OpenAICompatibleProvider:
         headers.update(extra)
         return headers
 
+    def _hinted(self, error: LlmError) -> LlmError:
+        """A 404 from a base URL without a version path: say what is likely missing."""
+        url = self.config.base_url
+        if isinstance(error, RequestError) and error.status == 404 and not _VERSIONED.search(url):
+            hint = f" (hint: base_url {url!r} has no version path such as /v1)"
+            return RequestError(self.name, 404, error.body + hint, error.retry_after)
+        return error
+
     async def chat(self, client: httpx.AsyncClient, request: ChatRequest) -> ChatResponse:
-        body, extra = request_body(request, self.config, stream=False)
+        """One non-streamed attempt."""
+        body, extra = openai_request_body(request, self.config, stream=False)
         headers = self._headers(extra, False)
-        response = await post(client, self._url, body, headers, self.name, self._secrets)
+        try:
+            response = await post(client, self._url, body, headers, self.name, self._secrets)
+        except LlmError as error:
+            raise self._hinted(error) from None
         return self._parse(response.content)
 
     def _parse(self, content: bytes) -> ChatResponse:
@@ -243,57 +271,74 @@ class OpenAICompatibleProvider:
         except msgspec.DecodeError as exc:
             text = redact(content.decode("utf-8", "replace"), self._secrets)
             raise InvalidResponseError(self.name, str(exc), text) from None
-        return response_from_completion(completion, self.name)
+        return _response(completion, self.name)
 
     async def stream(
-        self, client: httpx.AsyncClient, request: ChatRequest
+        self, client: httpx.AsyncClient, request: ChatRequest, limits: ReadLimits
     ) -> AsyncGenerator[ChatDelta, None]:
-        body, extra = request_body(request, self.config, stream=True)
+        """One streamed attempt; see the module doc for how it ends."""
+        body, extra = openai_request_body(request, self.config, stream=True)
         headers = self._headers(extra, True)
-        async with open_stream(
-            client, self._url, body, headers, self.name, self._secrets
-        ) as response:
-            ctype = response.headers.get("content-type", "")
-            if "text/event-stream" not in ctype:
-                content = await response.aread()
-                if not content.strip():
-                    raise StreamError(self.name, "the server sent an empty body, no events")
-                yield delta_from_response(self._parse(content))
-                return
-            events = EventSource(response).aiter_sse()
-            done = seen = False
-            async with contextlib.aclosing(events):
-                async for sse in events:
-                    seen = True
-                    data = sse.data
-                    if data == "[DONE]":
-                        done = True
-                        break
-                    if not data:
-                        continue  # an event without data (only ``event:``/``id:``)
-                    if sse.event == "error" or data.startswith('{"error"'):
-                        raise self._stream_error_event(data)
-                    try:
-                        chunk = chunk_decoder.decode(data)
-                    except msgspec.DecodeError as exc:
-                        raw = redact(data, self._secrets)[:200]
-                        raise StreamError(
-                            self.name, f"chunk parse failed: {exc} | raw: {raw}"
-                        ) from None
-                    yield delta_from_chunk(chunk)
-            if not seen:
-                # llama.cpp answers some requests it cannot stream with an empty 200:
-                # deterministic, so not worth a retry.
-                raise StreamError(self.name, "the server sent no events")
-            if not done:
-                raise StreamError(self.name, "the stream ended without [DONE]", truncated=True)
+        try:
+            async with open_stream(
+                client, self._url, body, headers, self.name, self._secrets
+            ) as response:
+                if "text/event-stream" not in response.headers.get("content-type", ""):
+                    content = await response.aread()
+                    if not content.strip():
+                        raise StreamError(self.name, "the server sent an empty body, no events")
+                    yield delta_from_response(self._parse(content))
+                    return
+                done = seen = finished = False
+                chunks = sse_chunks(
+                    response, self.name, limits, self.config.max_event_bytes, _is_done
+                )
+                async with aclosing(chunks):
+                    async for events in chunks:
+                        for sse in events:
+                            seen = True
+                            if sse.data == b"[DONE]":
+                                done = True
+                            elif sse.data:  # an event without data carries nothing
+                                delta = self._delta(sse)
+                                finished = finished or delta.finish_reason is not None
+                                yield delta
+        except LlmError as error:
+            raise self._hinted(error) from None
+        if not seen:
+            # llama.cpp answers some requests it cannot stream with an empty 200:
+            # deterministic, so not worth a retry.
+            raise StreamError(self.name, "the server sent no events")
+        if not finished:
+            what = "[DONE] came without a finish_reason" if done else "the stream ended early"
+            raise StreamError(self.name, f"{what}: the answer is incomplete", truncated=True)
 
-    def _stream_error_event(self, data: str) -> LlmError:
-        """An error the server reported inside the stream (OpenAI, vLLM, llama.cpp)."""
-        lowered = data.lower()
-        if "rate_limit" in lowered:
-            return status_error(self.name, 429, httpx.Headers(), data, self._secrets)
-        if "context_length" in lowered or "maximum context length" in lowered:
-            return status_error(self.name, 400, httpx.Headers(), data, self._secrets)
-        message = redact(error_message(data), self._secrets)
-        return StreamError(self.name, f"the server reported: {message}")
+    def _delta(self, sse: SseEvent) -> ChatDelta:
+        try:
+            chunk = chunk_decoder.decode(sse.data)
+        except msgspec.DecodeError as exc:
+            if sse.event == "error":
+                raise self._error(sse, None) from None
+            raw = redact(sse.data.decode("utf-8", "replace"), self._secrets)[:200]
+            raise StreamError(self.name, f"chunk parse failed: {exc} | raw: {raw}") from None
+        if chunk.error is not None or chunk.object == "error" or sse.event == "error":
+            raise self._error(sse, chunk)
+        delta = delta_from_chunk(chunk)
+        if delta.finish_reason == "error":
+            raise self._error(sse, chunk)
+        return delta
+
+    def _error(self, sse: SseEvent, chunk: ChatCompletionChunk | None) -> LlmError:
+        raw = sse.data.decode("utf-8", "replace")
+        error = None if chunk is None else chunk.error
+        if isinstance(error, ErrorDetail):
+            kind, code, message = error.type, error.code, error.message or raw
+        elif isinstance(error, str):
+            kind, code, message = None, None, error
+        elif chunk is not None and chunk.object == "error":
+            kind, code, message = chunk.type, chunk.code, chunk.message or raw
+        else:
+            kind, code, message = None, None, raw
+        return stream_error(
+            self.name, message=message, kind=kind, code=code, raw=raw, secrets=self._secrets
+        )

@@ -1,9 +1,12 @@
-"""What an OpenAI-compatible server sends back: responses, stream chunks, usage.
+"""What an OpenAI-compatible server sends back: responses, stream chunks, usage, errors.
 
 Decoding is lenient: every field has a default, unknown fields are ignored,
-``content: null`` and a missing ``usage`` are fine. Streamed tool-call deltas
-carry an ``index`` and optional ``id``/``type``/``name`` (OpenAI sends those
-once per call, llama.cpp repeats them in every piece).
+``content: null``, ``"choices": null`` (DeepSeek and Groq usage chunks),
+``"delta": null`` (Azure) and a missing ``usage`` are fine. Streamed tool-call
+deltas carry an ``index`` and optional ``id``/``type``/``name`` (OpenAI sends those
+once per call, llama.cpp repeats them in every piece). A chunk may instead be an
+error: a top-level ``error`` (OpenAI, OpenRouter, which also ends the choice with
+``finish_reason: "error"``) or vLLM's ``{"object": "error", "message": ...}``.
 """
 
 from __future__ import annotations
@@ -12,16 +15,21 @@ from typing import Any
 
 import msgspec
 
-from ._types import ToolCall
+from ._types import AssistantMessage, AssistantToolCall, finish_reason
 from ._usage import Usage, usage_from_openai
+from .messages import ChatResponse
 
 
 class PromptTokensDetails(msgspec.Struct, frozen=True):
+    """``usage.prompt_tokens_details``."""
+
     cached_tokens: int | None = None
     audio_tokens: int | None = None
 
 
 class CompletionTokensDetails(msgspec.Struct, frozen=True):
+    """``usage.completion_tokens_details``."""
+
     reasoning_tokens: int | None = None
     audio_tokens: int | None = None
     accepted_prediction_tokens: int | None = None
@@ -29,6 +37,8 @@ class CompletionTokensDetails(msgspec.Struct, frozen=True):
 
 
 class WireUsage(msgspec.Struct, frozen=True):
+    """``usage`` as OpenAI-compatible servers count it (cached tokens inside the prompt)."""
+
     prompt_tokens: int | None = 0
     completion_tokens: int | None = 0
     total_tokens: int | None = 0
@@ -38,6 +48,7 @@ class WireUsage(msgspec.Struct, frozen=True):
     prompt_cache_hit_tokens: int | None = None
 
     def canonical(self) -> Usage:
+        """The same counts in the canonical :class:`Usage` convention."""
         cached = 0
         if self.prompt_tokens_details is not None:
             cached = self.prompt_tokens_details.cached_tokens or 0
@@ -52,16 +63,20 @@ class WireUsage(msgspec.Struct, frozen=True):
 
 
 class ResponseMessage(msgspec.Struct, frozen=True):
+    """``choices[].message`` of a completion."""
+
     role: str = "assistant"
     content: str | list[Any] | None = None
     reasoning_content: str | None = None
     # Some servers (vLLM, OpenRouter) call it ``reasoning``.
     reasoning: str | None = None
     refusal: str | None = None
-    tool_calls: list[ToolCall] | None = None
+    tool_calls: list[AssistantToolCall] | None = None
 
 
 class Choice(msgspec.Struct, frozen=True):
+    """One choice of a completion."""
+
     index: int = 0
     message: ResponseMessage = msgspec.field(default_factory=ResponseMessage)
     finish_reason: str | None = None
@@ -69,22 +84,28 @@ class Choice(msgspec.Struct, frozen=True):
 
 
 class ChatCompletion(msgspec.Struct, frozen=True):
+    """A non-streamed reply (``chat.completion``)."""
+
     id: str = ""
     object: str = ""
     created: int = 0
     model: str = ""
-    choices: list[Choice] = msgspec.field(default_factory=list)
+    choices: list[Choice] | None = None
     usage: WireUsage | None = None
     system_fingerprint: str | None = None
     service_tier: str | None = None
 
 
 class FunctionCallDelta(msgspec.Struct, frozen=True):
+    """A piece of a streamed tool call's function."""
+
     name: str | None = None
     arguments: str | None = None
 
 
 class ToolCallDelta(msgspec.Struct, frozen=True):
+    """A piece of a streamed tool call."""
+
     index: int = 0
     id: str | None = None
     type: str | None = None
@@ -92,6 +113,8 @@ class ToolCallDelta(msgspec.Struct, frozen=True):
 
 
 class Delta(msgspec.Struct, frozen=True):
+    """``choices[].delta`` of a stream chunk."""
+
     role: str | None = None
     content: str | None = None
     reasoning_content: str | None = None
@@ -101,36 +124,83 @@ class Delta(msgspec.Struct, frozen=True):
 
 
 class ChunkChoice(msgspec.Struct, frozen=True):
+    """One choice of a stream chunk."""
+
     index: int = 0
-    delta: Delta = msgspec.field(default_factory=Delta)
+    delta: Delta | None = None
     finish_reason: str | None = None
     logprobs: Any = None
 
 
-class ChatCompletionChunk(msgspec.Struct, frozen=True):
-    id: str = ""
-    object: str = ""
-    created: int = 0
-    model: str = ""
-    choices: list[ChunkChoice] = msgspec.field(default_factory=list)
-    usage: WireUsage | None = None
-    system_fingerprint: str | None = None
-
-
 class ErrorDetail(msgspec.Struct, frozen=True):
+    """The ``error`` object of an error body or an in-stream error."""
+
     message: str = ""
     type: str | None = None
     code: str | int | None = None
     param: str | None = None
 
 
+class ChatCompletionChunk(msgspec.Struct, frozen=True):
+    """One event of a stream (``chat.completion.chunk``), or an in-stream error."""
+
+    id: str = ""
+    object: str = ""
+    created: int = 0
+    model: str = ""
+    choices: list[ChunkChoice] | None = None
+    usage: WireUsage | None = None
+    system_fingerprint: str | None = None
+    error: ErrorDetail | str | None = None
+    # vLLM's in-stream error: {"object": "error", "message": ..., "type": ..., "code": ...}
+    message: str | None = None
+    type: str | None = None
+    code: str | int | None = None
+
+
 class ErrorBody(msgspec.Struct, frozen=True):
-    """``{"error": {...}}`` (OpenAI, llama.cpp) or ``{"detail": ...}`` (FastAPI)."""
+    """``{"error": {...}}`` (OpenAI, llama.cpp), ``{"detail": ...}`` (FastAPI) or
+    ``{"object": "error", "message": ...}`` (vLLM)."""
 
     error: ErrorDetail | str | None = None
     detail: Any = None
+    message: str | None = None
 
 
 completion_decoder = msgspec.json.Decoder(ChatCompletion)
 chunk_decoder = msgspec.json.Decoder(ChatCompletionChunk)
 error_decoder = msgspec.json.Decoder(ErrorBody)
+
+
+def response_from_completion(completion: ChatCompletion, provider: str) -> ChatResponse:
+    """Choice 0 of a completion as a :class:`ChatResponse`."""
+    usage = Usage() if completion.usage is None else completion.usage.canonical()
+    if not completion.choices:
+        return ChatResponse(
+            message=AssistantMessage(""),
+            usage=usage,
+            model=completion.model,
+            id=completion.id,
+            provider=provider,
+        )
+    choice = completion.choices[0]
+    wire = choice.message
+    content = wire.content if wire.content is None or isinstance(wire.content, str) else None
+    if isinstance(wire.content, list):
+        content = "".join(part.get("text", "") for part in wire.content if isinstance(part, dict))
+    message = AssistantMessage(
+        content=content,
+        reasoning_content=wire.reasoning_content
+        if wire.reasoning_content is not None
+        else wire.reasoning,
+        refusal=wire.refusal,
+        tool_calls=wire.tool_calls or None,
+    )
+    return ChatResponse(
+        message=message,
+        finish_reason=finish_reason(choice.finish_reason),
+        usage=usage,
+        model=completion.model,
+        id=completion.id,
+        provider=provider,
+    )

@@ -1,174 +1,76 @@
-"""The provider protocol, shared HTTP error mapping, and the provider registry.
+"""The provider protocol, the read limits a stream gets, and the provider registry.
 
-A provider is configuration plus conversion: it turns a :class:`ChatRequest`
-into one HTTP call on a client it is given (the :class:`ProviderActor` owns
-the client), and the answer into a :class:`ChatResponse` or a stream of
-:class:`ChatDelta` s. It does not retry, wait or account usage: the single
-retry loop in ``_call.py`` does (one loop owns retries).
+A provider is configuration plus conversion: it turns a :class:`ChatRequest` into
+one HTTP call on a client it is given (the :class:`ProviderActor` owns the client),
+and the answer into a :class:`ChatResponse` or a stream of :class:`ChatDelta` s. It
+does not retry, wait or account usage: the one retry loop (:class:`Caller`) does.
 """
 
 from __future__ import annotations
 
 import math
-import re
-import time
-from collections.abc import AsyncGenerator, AsyncIterator, Callable
-from contextlib import asynccontextmanager
-from typing import Protocol, runtime_checkable
+from collections.abc import AsyncGenerator
+from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
-import httpx
+import attrs
 
-from ._errors import (
-    AuthenticationError,
-    ContextLengthError,
-    LlmConnectionError,
-    LlmError,
-    LlmTimeoutError,
-    RateLimitError,
-    RequestError,
-    StreamError,
-    UnknownProviderError,
-    redact,
-)
-from ._openai_wire import ErrorDetail, error_decoder
-from ._retry import parse_retry_after
+from ._errors import UnknownProviderError
 from ._stream import ChatDelta
 from ._types import ChatRequest
 from .messages import ChatResponse
 
+if TYPE_CHECKING:
+    import httpx
+
+
+@attrs.frozen
+class ReadLimits:
+    """How long one streamed attempt may wait once its response has started.
+
+    The retry loop hands one to :meth:`Provider.stream`; the provider applies it where
+    it waits (at the network read), so no cancel scope is needed per event.
+    """
+
+    #: The longest silence between two events, in seconds (None: no limit).
+    idle: float | None = None
+    #: The trio time by which the whole call must end (``math.inf``: none).
+    deadline: float = math.inf
+    #: The call's limit in seconds, for the error of a missed deadline.
+    call_seconds: float = math.inf
+
+
+#: No limits at all.
+NO_READ_LIMITS = ReadLimits()
+
 
 @runtime_checkable
 class Provider(Protocol):
-    """What the retry loop and the ProviderActor need of a provider."""
+    """What the retry loop and the ProviderActor need of a provider.
+
+    Errors: every failure is a typed :class:`~agcore_actors.llm.LlmError` (a bug in
+    the provider is anything else, and crashes the actor). Cancellation: both
+    methods may be cancelled at any await; they close what they opened.
+    """
 
     @property
-    def name(self) -> str: ...
+    def name(self) -> str:
+        """The name the provider is registered under by default."""
+        ...
 
     async def chat(self, client: httpx.AsyncClient, request: ChatRequest) -> ChatResponse:
-        """One non-streamed attempt; raises a typed :class:`LlmError`."""
+        """One non-streamed attempt."""
         ...
 
     def stream(
-        self, client: httpx.AsyncClient, request: ChatRequest
+        self, client: httpx.AsyncClient, request: ChatRequest, limits: ReadLimits
     ) -> AsyncGenerator[ChatDelta, None]:
-        """One streamed attempt as an async generator of deltas. It ends after
-        the provider's end marker and raises :class:`StreamError` when the
-        stream breaks off. Closing it early closes the HTTP response."""
+        """One streamed attempt as an async generator of deltas.
+
+        It ends after the provider's end marker, raises :class:`StreamError` when
+        the stream breaks off, and :class:`LlmTimeoutError` when ``limits`` run out
+        (``scope="idle"`` or ``"call"``). Closing it early closes the response.
+        """
         ...
-
-
-_CONTEXT_MARKERS = (
-    "context_length_exceeded",
-    "maximum context length",
-    "prompt is too long",
-    "exceed_context_size",
-    "context window",
-)
-_LIMIT = re.compile(r"maximum context length is (\d+)|(\d+) maximum|n_ctx[^\d]{0,10}(\d+)")
-_ACTUAL = re.compile(r"(?:requested|resulted in|prompt is too long:) ?(\d+) tokens|(\d+) tokens >")
-
-
-def _first_int(pattern: re.Pattern[str], text: str) -> int:
-    match = pattern.search(text)
-    if match is None:
-        return 0
-    return int(next(g for g in match.groups() if g is not None))
-
-
-def error_message(body: str) -> str:
-    """The human message inside an OpenAI/Anthropic/FastAPI error body, else the body."""
-    try:
-        parsed = error_decoder.decode(body)
-    except Exception:
-        return body
-    if isinstance(parsed.error, ErrorDetail) and parsed.error.message:
-        return parsed.error.message
-    if isinstance(parsed.error, str):
-        return parsed.error
-    if isinstance(parsed.detail, str):
-        return parsed.detail
-    return body
-
-
-def status_error(
-    provider: str,
-    status: int,
-    headers: httpx.Headers,
-    body: str,
-    secrets: tuple[str, ...],
-    wall_clock: Callable[[], float] = time.time,
-) -> LlmError:
-    """Map a non-2xx answer to its typed error (same mapping for streamed calls)."""
-    body = redact(body, secrets)
-    retry_after = parse_retry_after(headers, wall_clock())
-    if status in (401, 403):
-        return AuthenticationError(provider, status, body)
-    if status == 429:
-        return RateLimitError(provider, retry_after, body)
-    lowered = body.lower()
-    if status in (400, 413, 422) and any(m in lowered for m in _CONTEXT_MARKERS):
-        message = error_message(body)
-        return ContextLengthError(
-            provider, _first_int(_ACTUAL, message), _first_int(_LIMIT, message), body
-        )
-    return RequestError(provider, status, body, retry_after)
-
-
-def transport_error(provider: str, exc: httpx.HTTPError, secrets: tuple[str, ...]) -> LlmError:
-    """Map an httpx failure; the text is redacted (URLs may carry keys)."""
-    text = redact(f"{type(exc).__name__}: {exc}", secrets)
-    if isinstance(exc, httpx.ConnectTimeout | httpx.PoolTimeout):
-        return LlmConnectionError(provider, f"connect timed out: {text}")
-    if isinstance(exc, httpx.TimeoutException):
-        return LlmTimeoutError(provider, math.nan)
-    if isinstance(exc, httpx.RemoteProtocolError | httpx.ReadError):
-        return StreamError(provider, f"connection broke: {text}", truncated=True)
-    if isinstance(exc, httpx.TransportError):
-        return LlmConnectionError(provider, f"connection failed: {text}")
-    return LlmConnectionError(provider, f"HTTP failure: {text}")
-
-
-async def post(
-    client: httpx.AsyncClient,
-    url: str,
-    body: bytes,
-    headers: dict[str, str],
-    provider: str,
-    secrets: tuple[str, ...],
-) -> httpx.Response:
-    """POST ``body``; a transport failure or a non-2xx status becomes its typed error."""
-    try:
-        response = await client.post(url, content=body, headers=headers)
-    except httpx.HTTPError as exc:
-        raise transport_error(provider, exc, secrets) from None
-    if not response.is_success:
-        raise status_error(provider, response.status_code, response.headers, response.text, secrets)
-    return response
-
-
-@asynccontextmanager
-async def open_stream(
-    client: httpx.AsyncClient,
-    url: str,
-    body: bytes,
-    headers: dict[str, str],
-    provider: str,
-    secrets: tuple[str, ...],
-) -> AsyncIterator[httpx.Response]:
-    """POST ``body`` and hold the streaming response open for the block.
-
-    Errors as :func:`post`, including transport failures while the block
-    reads the stream. Leaving the block (or a cancellation) closes the
-    response.
-    """
-    try:
-        async with client.stream("POST", url, content=body, headers=headers) as response:
-            if not response.is_success:
-                text = (await response.aread()).decode("utf-8", "replace")
-                raise status_error(provider, response.status_code, response.headers, text, secrets)
-            yield response
-    except httpx.HTTPError as exc:
-        raise transport_error(provider, exc, secrets) from None
 
 
 class ProviderRegistry:
@@ -186,25 +88,31 @@ class ProviderRegistry:
         self._default: str | None = None
 
     def register(self, provider: Provider, name: str | None = None) -> ProviderRegistry:
+        """Add ``provider`` under ``name`` (default: its own); returns the registry."""
         self._providers[name or provider.name] = provider
         return self
 
     def set_default(self, name: str) -> None:
+        """Make ``name`` the provider used when a request names none."""
         if name not in self._providers:
             raise UnknownProviderError(name)
         self._default = name
 
     def get(self, name: str) -> Provider | None:
+        """The provider called ``name``, or None."""
         return self._providers.get(name)
 
     def get_default(self) -> Provider | None:
+        """The default provider, or None."""
         return None if self._default is None else self._providers.get(self._default)
 
     @property
     def default_name(self) -> str | None:
+        """The default provider's name, or None."""
         return self._default
 
     def names(self) -> list[str]:
+        """The registered names, in registration order."""
         return list(self._providers)
 
     def resolve(self, name: str | None) -> tuple[str, Provider]:

@@ -1,18 +1,21 @@
 """Stream assembly: provider deltas → stream events and one final message.
 
 Each provider turns its wire format into :class:`ChatDelta` s (one per
-chunk/event). A :class:`StreamAssembler` classifies them into the events of
-seed 004 and accumulates the final :class:`ChatResponse`:
+chunk/event). A :class:`StreamAssembler` classifies them into the stream events of
+:mod:`agcore_actors.llm.messages` and accumulates the final :class:`ChatResponse`:
 
 - a tool-call piece comes first (``ToolCalls``), then reasoning
   (``Thinking``), then content: the first content piece after reasoning is
-  ``ContentFirst``, every other one ``Content``; empty strings are not
-  emitted; usage becomes ``UsageUpdate``;
+  ``ContentFirst``, every other one ``Content``; then refusal (``Refusal``); empty
+  strings are not emitted; usage becomes ``UsageUpdate``;
 - tool-call pieces are merged by ``index``: the first non-empty ``id`` and
   ``name`` win (llama.cpp repeats them in every piece, OpenAI sends them
   once) and ``arguments`` are concatenated; a piece whose ``id`` differs
   from the one already at its index starts a new call (servers that put
   every call at index 0);
+- reasoning pieces that carry a ``reasoning_index`` (Anthropic's content block
+  index) are also kept as signed blocks, in order: text and signature pieces of one
+  index are concatenated, a redacted block is kept whole;
 - the final message has ``content`` None when no content piece came (only
   tool calls), else the concatenation, so it equals the non-streamed reply.
 """
@@ -21,12 +24,21 @@ from __future__ import annotations
 
 import msgspec
 
-from ._types import AssistantMessage, FunctionCall, ToolCall, finish_reason
+from ._types import (
+    AssistantMessage,
+    AssistantToolCall,
+    FunctionCall,
+    ReasoningBlock,
+    RedactedThinkingBlock,
+    ThinkingBlock,
+    finish_reason,
+)
 from ._usage import Usage
 from .messages import (
     ChatResponse,
     Content,
     ContentFirst,
+    Refusal,
     StreamEvent,
     Thinking,
     ToolCallChunk,
@@ -36,6 +48,8 @@ from .messages import (
 
 
 class DeltaToolCall(msgspec.Struct, frozen=True):
+    """A piece of tool call ``index``: ``id`` and ``name`` with its first piece."""
+
     index: int = 0
     id: str | None = None
     name: str | None = None
@@ -43,7 +57,12 @@ class DeltaToolCall(msgspec.Struct, frozen=True):
 
 
 class ChatDelta(msgspec.Struct, frozen=True):
-    """One provider chunk in common terms. ``usage`` is cumulative."""
+    """One provider chunk in common terms. ``usage`` is cumulative.
+
+    ``reasoning_index`` names the signed reasoning block a ``reasoning`` or
+    ``signature`` piece belongs to (None: plain reasoning text, kept only as
+    ``reasoning_content``); ``redacted_reasoning`` is a whole redacted block.
+    """
 
     content: str | None = None
     reasoning: str | None = None
@@ -53,6 +72,9 @@ class ChatDelta(msgspec.Struct, frozen=True):
     usage: Usage | None = None
     model: str | None = None
     id: str | None = None
+    reasoning_index: int | None = None
+    signature: str | None = None
+    redacted_reasoning: str | None = None
 
 
 class _Call:
@@ -64,10 +86,25 @@ class _Call:
         self.arguments: list[str] = []
 
 
+class _Block:
+    __slots__ = ("redacted", "signature", "text")
+
+    def __init__(self) -> None:
+        self.text: list[str] = []
+        self.signature: list[str] = []
+        self.redacted: str | None = None
+
+    def value(self) -> ReasoningBlock:
+        if self.redacted is not None:
+            return RedactedThinkingBlock(self.redacted)
+        return ThinkingBlock("".join(self.text), "".join(self.signature) or None)
+
+
 class StreamAssembler:
     """Feed deltas in order; read events from :meth:`feed`, the reply from :meth:`response`."""
 
     __slots__ = (
+        "_blocks",
         "_calls",
         "_content",
         "_finish",
@@ -86,6 +123,7 @@ class StreamAssembler:
         self._reasoning: list[str] | None = None
         self._refusal: list[str] | None = None
         self._calls: list[_Call] = []
+        self._blocks: dict[int, _Block] = {}
         # stream index -> position in _calls of the call now at that index
         self._slots: dict[int, int] = {}
         self._saw_thinking = False
@@ -97,6 +135,7 @@ class StreamAssembler:
         self.has_data = False
 
     def feed(self, delta: ChatDelta) -> list[StreamEvent]:
+        """The events of one delta (possibly none), in order."""
         events: list[StreamEvent] = []
         if delta.model:
             self._model = delta.model
@@ -130,6 +169,10 @@ class StreamAssembler:
                 self._refusal = []
             self._refusal.append(delta.refusal)
             self.has_data = True
+            if delta.refusal:
+                events.append(Refusal(delta.refusal))
+        if delta.reasoning_index is not None:
+            self._block(delta)
         if delta.finish_reason is not None:
             self._finish = delta.finish_reason
             self.has_data = True
@@ -137,6 +180,19 @@ class StreamAssembler:
             self._usage = delta.usage
             events.append(UsageUpdate(delta.usage))
         return events
+
+    def _block(self, delta: ChatDelta) -> None:
+        assert delta.reasoning_index is not None
+        block = self._blocks.get(delta.reasoning_index)
+        if block is None:
+            block = self._blocks[delta.reasoning_index] = _Block()
+        if delta.redacted_reasoning is not None:
+            block.redacted = delta.redacted_reasoning
+            self.has_data = True
+        if delta.reasoning:
+            block.text.append(delta.reasoning)
+        if delta.signature:
+            block.signature.append(delta.signature)
 
     def _merge(self, piece: DeltaToolCall) -> ToolCallChunk:
         slot = self._slots.get(piece.index)
@@ -154,28 +210,36 @@ class StreamAssembler:
             call.name = new_name = piece.name
         if piece.arguments:
             call.arguments.append(piece.arguments)
-        return ToolCallChunk(piece.index, new_id, new_name, piece.arguments or "")
+        return ToolCallChunk(
+            index=piece.index, id=new_id, name=new_name, arguments=piece.arguments or ""
+        )
 
     @property
     def finish_reason(self) -> str | None:
+        """The raw finish reason, once one came."""
         return self._finish
 
     @property
     def usage(self) -> Usage | None:
+        """The latest (cumulative) usage, once one came."""
         return self._usage
 
     def message(self) -> AssistantMessage:
+        """The assistant message assembled so far."""
         tool_calls = [
-            ToolCall(c.id, FunctionCall(c.name, "".join(c.arguments))) for c in self._calls
+            AssistantToolCall(c.id, FunctionCall(c.name, "".join(c.arguments))) for c in self._calls
         ]
+        blocks = [block.value() for block in self._blocks.values()]
         return AssistantMessage(
             content=None if self._content is None else "".join(self._content),
             reasoning_content=None if self._reasoning is None else "".join(self._reasoning),
             refusal=None if self._refusal is None else "".join(self._refusal),
             tool_calls=tool_calls or None,
+            reasoning_blocks=blocks or None,
         )
 
     def response(self, provider: str = "", attempts: int = 1) -> ChatResponse:
+        """The whole reply, as a non-streamed call returns it."""
         return ChatResponse(
             message=self.message(),
             finish_reason=finish_reason(self._finish),
@@ -188,7 +252,7 @@ class StreamAssembler:
 
 
 def merge_chunks(deltas: list[ChatDelta]) -> AssistantMessage | None:
-    """Seed 004's ``merge_chunks``: one assistant message, or None without data."""
+    """The assistant message of ``deltas``, or None when they carry no data."""
     assembler = StreamAssembler()
     for delta in deltas:
         assembler.feed(delta)

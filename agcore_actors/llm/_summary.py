@@ -1,4 +1,4 @@
-"""A log-friendly summary of a reply (seed 002's ``_format_response_for_log``)."""
+"""A log-friendly summary of a reply (clipped text and arguments, counts, usage)."""
 
 from __future__ import annotations
 

@@ -12,7 +12,7 @@ msgspec Structs that match the real API:
 
 ``extra_body`` and ``extra_headers`` of :class:`ChatRequest` never reach the
 body as keys: the provider merges ``extra_body`` into the body and sends
-``extra_headers`` as HTTP headers (see :func:`agcore_actors.llm.request_body`).
+``extra_headers`` as HTTP headers (see :func:`agcore_actors.llm.wire.openai_request_body`).
 
 All types are frozen and plain data, so they cross actor boundaries in strict
 mode unchanged.
@@ -28,38 +28,54 @@ import msgspec
 
 
 class TextPart(msgspec.Struct, frozen=True, tag_field="type", tag="text"):
+    """A piece of text content."""
+
     text: str
 
 
 class ImageUrl(msgspec.Struct, frozen=True, omit_defaults=True):
+    """An image by URL or ``data:`` URL."""
+
     url: str
     detail: Literal["auto", "low", "high"] | None = None
 
 
 class ImagePart(msgspec.Struct, frozen=True, tag_field="type", tag="image_url"):
+    """An image in user content."""
+
     image_url: ImageUrl
 
 
 class InputAudio(msgspec.Struct, frozen=True):
+    """Base64 audio data and its format."""
+
     data: str
     format: Literal["wav", "mp3", "aac", "flac", "opus", "pcm16"]
 
 
 class AudioPart(msgspec.Struct, frozen=True, tag_field="type", tag="input_audio"):
+    """Audio in user content."""
+
     input_audio: InputAudio
 
 
 class FileData(msgspec.Struct, frozen=True, omit_defaults=True):
+    """A file inline (``file_data``) or by id."""
+
     file_data: str | None = None
     file_id: str | None = None
     filename: str | None = None
 
 
 class FilePart(msgspec.Struct, frozen=True, tag_field="type", tag="file"):
+    """A file in user content."""
+
     file: FileData
 
 
 class RefusalPart(msgspec.Struct, frozen=True, tag_field="type", tag="refusal"):
+    """The model's refusal, as a content part."""
+
     refusal: str
 
 
@@ -80,6 +96,8 @@ def content_text(content: Content | None) -> str:
 
 
 class FunctionDefinition(msgspec.Struct, frozen=True, omit_defaults=True):
+    """A function the model may call: its name, description and JSON Schema."""
+
     name: str
     description: str | None = None
     #: A JSON Schema object; omitted means "no parameters".
@@ -87,26 +105,35 @@ class FunctionDefinition(msgspec.Struct, frozen=True, omit_defaults=True):
     strict: bool | None = None
 
 
-class Tool(msgspec.Struct, frozen=True, tag_field="type", tag="function"):
-    """A tool offered to the model (``{"type": "function", "function": {...}}``)."""
+class ToolDefinition(msgspec.Struct, frozen=True, tag_field="type", tag="function"):
+    """A tool as the model sees it (``{"type": "function", "function": {...}}``).
+
+    Not to be confused with :class:`agcore_actors.tools.Tool`, the protocol of a tool
+    implementation: a tool registry produces these for a request.
+    """
 
     function: FunctionDefinition
 
 
 class FunctionCall(msgspec.Struct, frozen=True):
+    """The function part of a tool call: the name and the raw argument text."""
+
     name: str
     #: The arguments as the model wrote them: a JSON-encoded string (maybe invalid).
     arguments: str = ""
 
 
-class ToolCall(msgspec.Struct, frozen=True, tag_field="type", tag="function"):
-    """A tool call the model made; ``id`` is the key its result must carry."""
+class AssistantToolCall(msgspec.Struct, frozen=True, tag_field="type", tag="function"):
+    """A tool call the model made, as it sits in an assistant message; ``id`` is the
+    key its result (a :class:`ToolMessage`) must carry."""
 
     id: str
     function: FunctionCall
 
 
 class FunctionName(msgspec.Struct, frozen=True):
+    """A function's name (in a forced tool choice)."""
+
     name: str
 
 
@@ -119,18 +146,45 @@ class NamedToolChoice(msgspec.Struct, frozen=True, tag_field="type", tag="functi
 ToolChoice = Literal["none", "auto", "required"] | NamedToolChoice
 
 
-def function_tool(
+def tool_definition(
     name: str,
     parameters: dict[str, Any] | None = None,
     description: str | None = None,
     *,
     strict: bool | None = None,
-) -> Tool:
-    return Tool(FunctionDefinition(name, description, parameters, strict))
+) -> ToolDefinition:
+    """A :class:`ToolDefinition` of one function (``parameters`` is a JSON Schema)."""
+    return ToolDefinition(FunctionDefinition(name, description, parameters, strict))
 
 
 def force_tool(name: str) -> NamedToolChoice:
+    """A tool choice that makes the model call ``name``."""
     return NamedToolChoice(FunctionName(name))
+
+
+# -- reasoning -------------------------------------------------------------------------
+
+
+class ThinkingBlock(
+    msgspec.Struct, frozen=True, omit_defaults=True, tag_field="type", tag="thinking"
+):
+    """A block of the model's reasoning with the provider's ``signature`` of it.
+
+    Anthropic requires the blocks of an assistant turn that called tools to be sent
+    back unchanged, signature included; other providers never receive them.
+    """
+
+    thinking: str = ""
+    signature: str | None = None
+
+
+class RedactedThinkingBlock(msgspec.Struct, frozen=True, tag_field="type", tag="redacted_thinking"):
+    """A block of reasoning the provider encrypted: only its opaque ``data`` travels."""
+
+    data: str
+
+
+ReasoningBlock = ThinkingBlock | RedactedThinkingBlock
 
 
 # -- messages --------------------------------------------------------------------------
@@ -139,6 +193,8 @@ def force_tool(name: str) -> NamedToolChoice:
 class SystemMessage(
     msgspec.Struct, frozen=True, omit_defaults=True, tag_field="role", tag="system"
 ):
+    """The system prompt."""
+
     content: Content
     name: str | None = None
 
@@ -146,11 +202,15 @@ class SystemMessage(
 class DeveloperMessage(
     msgspec.Struct, frozen=True, omit_defaults=True, tag_field="role", tag="developer"
 ):
+    """Developer instructions (OpenAI's successor of the system role)."""
+
     content: Content
     name: str | None = None
 
 
 class UserMessage(msgspec.Struct, frozen=True, omit_defaults=True, tag_field="role", tag="user"):
+    """What the user said: text or parts (images, audio, files)."""
+
     content: Content
     name: str | None = None
 
@@ -160,16 +220,20 @@ class AssistantMessage(
 ):
     """The model's reply. ``content`` is None when it only called tools.
 
-    ``reasoning_content`` is the model's thinking (DeepSeek, Qwen, llama.cpp
-    reasoning models, Anthropic thinking blocks); providers do not send it
-    back unless asked to (see ``send_reasoning`` of the provider config).
+    ``reasoning_content`` is the model's thinking as text (DeepSeek, Qwen, llama.cpp
+    reasoning models, Anthropic thinking blocks); OpenAI-compatible providers send it
+    back only as their config's ``send_reasoning`` says. ``reasoning_blocks`` keeps
+    the provider's signed reasoning blocks in order (Anthropic's ``thinking`` and
+    ``redacted_thinking``): the Anthropic provider sends them back first in the turn,
+    no other provider sends them at all.
     """
 
     content: Content | None = None
     reasoning_content: str | None = None
     refusal: str | None = None
     name: str | None = None
-    tool_calls: list[ToolCall] | None = None
+    tool_calls: list[AssistantToolCall] | None = None
+    reasoning_blocks: list[ReasoningBlock] | None = None
 
     @property
     def text(self) -> str:
@@ -192,7 +256,7 @@ class FunctionMessage(
     name: str
 
 
-Message = (
+ChatMessage = (
     SystemMessage
     | DeveloperMessage
     | UserMessage
@@ -203,18 +267,22 @@ Message = (
 
 
 def system(text: str) -> SystemMessage:
+    """A system message of ``text``."""
     return SystemMessage(text)
 
 
 def user(text: str) -> UserMessage:
+    """A user message of ``text``."""
     return UserMessage(text)
 
 
 def assistant(text: str) -> AssistantMessage:
+    """An assistant message of ``text``."""
     return AssistantMessage(text)
 
 
 def tool_result(tool_call_id: str, text: str) -> ToolMessage:
+    """The result ``text`` of the tool call ``tool_call_id``."""
     return ToolMessage(text, tool_call_id)
 
 
@@ -222,10 +290,14 @@ def tool_result(tool_call_id: str, text: str) -> ToolMessage:
 
 
 class StreamOptions(msgspec.Struct, frozen=True, omit_defaults=True):
+    """``stream_options`` of a streamed request (set by the provider)."""
+
     include_usage: bool | None = None
 
 
 class JsonSchema(msgspec.Struct, frozen=True, omit_defaults=True):
+    """A named JSON Schema for structured output."""
+
     name: str
     schema_: dict[str, Any] | None = msgspec.field(default=None, name="schema")
     description: str | None = None
@@ -233,14 +305,16 @@ class JsonSchema(msgspec.Struct, frozen=True, omit_defaults=True):
 
 
 class ResponseFormatText(msgspec.Struct, frozen=True, tag_field="type", tag="text"):
-    pass
+    """Plain text output (the default)."""
 
 
 class ResponseFormatJsonObject(msgspec.Struct, frozen=True, tag_field="type", tag="json_object"):
-    pass
+    """Any JSON object as output."""
 
 
 class ResponseFormatJsonSchema(msgspec.Struct, frozen=True, tag_field="type", tag="json_schema"):
+    """Output that follows ``json_schema``."""
+
     json_schema: JsonSchema
 
 
@@ -257,7 +331,7 @@ class ChatRequest(msgspec.Struct, frozen=True, omit_defaults=True):
     ``enable_thinking``); ``extra_headers`` are sent as HTTP headers.
     """
 
-    messages: list[Message]
+    messages: list[ChatMessage]
     model: str = ""
     frequency_penalty: float | None = None
     logit_bias: dict[str, float] | None = None
@@ -275,7 +349,7 @@ class ChatRequest(msgspec.Struct, frozen=True, omit_defaults=True):
     stream_options: StreamOptions | None = None
     temperature: float | None = None
     top_p: float | None = None
-    tools: list[Tool] | None = None
+    tools: list[ToolDefinition] | None = None
     tool_choice: ToolChoice | None = None
     parallel_tool_calls: bool | None = None
     reasoning_effort: str | None = None
@@ -315,16 +389,16 @@ def finish_reason(raw: str | None) -> FinishReason | None:
 
 # -- persistence ----------------------------------------------------------------------
 
-_message_decoder: msgspec.json.Decoder[Message] = msgspec.json.Decoder(Message)
+_message_decoder: msgspec.json.Decoder[ChatMessage] = msgspec.json.Decoder(ChatMessage)
 _message_encoder = msgspec.json.Encoder()
 
 
-def message_to_json(message: Message) -> str:
-    """One compact JSON line (seed 004's JSON-lines transcript format)."""
+def message_to_json(message: ChatMessage) -> str:
+    """One compact JSON line (a JSON-lines transcript keeps one message per line)."""
     return _message_encoder.encode(message).decode()
 
 
-def message_from_json(line: str | bytes) -> Message:
+def message_from_json(line: str | bytes) -> ChatMessage:
     """Parse one line written by :func:`message_to_json` (or any OpenAI message);
     raises ``ValueError`` with the reason on bad input."""
     try:

@@ -22,6 +22,8 @@ import msgspec
 
 
 class Usage(msgspec.Struct, frozen=True):
+    """Tokens of one reply (or a sum of replies) in the canonical convention above."""
+
     input_tokens: int = 0
     output_tokens: int = 0
     cache_read_tokens: int = 0
@@ -35,6 +37,7 @@ class Usage(msgspec.Struct, frozen=True):
 
     @property
     def total_tokens(self) -> int:
+        """Every input and output token."""
         return self.total_input_tokens + self.output_tokens
 
     def __add__(self, other: Usage) -> Usage:
@@ -48,9 +51,11 @@ class Usage(msgspec.Struct, frozen=True):
 
     @property
     def is_empty(self) -> bool:
+        """True when no token was counted."""
         return self.total_tokens == 0
 
 
+#: No tokens (a shared instance: Usage is frozen).
 ZERO_USAGE = Usage()
 
 
@@ -95,6 +100,7 @@ class Pricing(msgspec.Struct, frozen=True):
 
 
 def cost(usage: Usage, pricing: Pricing) -> float:
+    """What ``usage`` costs at ``pricing``."""
     return (
         usage.input_tokens * pricing.input
         + usage.output_tokens * pricing.output
@@ -104,10 +110,10 @@ def cost(usage: Usage, pricing: Pricing) -> float:
 
 
 class CostTracker:
-    """Cumulative usage plus the last call's (MiroFlow's ``last_call_tokens``).
+    """Cumulative usage plus the last call's.
 
-    Every counter is accumulated, the cache and reasoning ones included (the
-    seed's tracker dropped them). Not thread-safe; owned by one actor.
+    Every counter is accumulated, the cache and reasoning ones included. Not
+    thread-safe; owned by one actor.
     """
 
     __slots__ = ("calls", "last", "pricing", "total")
@@ -119,14 +125,17 @@ class CostTracker:
         self.calls = 0
 
     def add(self, usage: Usage) -> None:
+        """Count one call's usage."""
         self.total = self.total + usage
         self.last = usage
         self.calls += 1
 
     def reset(self) -> None:
+        """Forget everything counted."""
         self.total = self.last = ZERO_USAGE
         self.calls = 0
 
     @property
     def cost(self) -> float:
+        """The total's cost (0 without pricing)."""
         return 0.0 if self.pricing is None else cost(self.total, self.pricing)

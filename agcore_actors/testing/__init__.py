@@ -13,6 +13,9 @@
   only module here that needs hypothesis.
 - Errors, all under :class:`KitError` (an ``AgcoreError``): :class:`StepTimeout`,
   :class:`TrioRunEnded` and :class:`ProbeCrash`.
+- :class:`ScriptedProvider`, a model provider whose replies and streamed attempts
+  follow a script (:class:`ScriptedReply`, :class:`ScriptedToolCall`), on trio's
+  clock, to run behind the real ``ProviderActor``.
 """
 
 from .._exports import publish
@@ -39,6 +42,7 @@ from ._scenario import (
     apply_operation,
     running_children,
 )
+from ._scripted import ScriptedProvider, ScriptedReply, ScriptedToolCall, ScriptItem
 from ._time import Elapsed, advance, elapsed, settle, virtual_clock
 
 __all__ = [
@@ -57,6 +61,10 @@ __all__ = [
     "ProbeCrash",
     "ProbeEvent",
     "ProbeMsg",
+    "ScriptItem",
+    "ScriptedProvider",
+    "ScriptedReply",
+    "ScriptedToolCall",
     "Sleep",
     "StartChild",
     "StepTimeout",

@@ -9,7 +9,6 @@ import httpx
 import trio
 
 from agcore_actors.llm import (
-    Caller,
     ChatRequest,
     ChatResponse,
     HookExecutor,
@@ -20,6 +19,9 @@ from agcore_actors.llm import (
     StreamEvent,
     Timeouts,
     user,
+)
+from agcore_actors.llm.wire import (
+    Caller,
 )
 
 FAST_RETRY = RetryConfig(max_retries=3, base_delay=0.01, max_delay=0.05, jitter=0.1)

@@ -10,6 +10,7 @@ from agcore_actors.llm import (
     AnthropicConfig,
     AnthropicProvider,
     AssistantMessage,
+    AssistantToolCall,
     AuthenticationError,
     ChatRequest,
     ContextLengthError,
@@ -20,13 +21,12 @@ from agcore_actors.llm import (
     RetryConfig,
     StreamError,
     Thinking,
-    ToolCall,
     ToolCalls,
     Usage,
     UsageUpdate,
     force_tool,
-    function_tool,
     system,
+    tool_definition,
     tool_result,
     user,
 )
@@ -71,7 +71,7 @@ async def test_request_conversion_and_reply(fault_server: FaultServer) -> None:
     )
     url, scenario = fault_server.script(json_reply(reply))
     earlier = AssistantMessage(
-        "", tool_calls=[ToolCall("toolu_0", FunctionCall("lookup", '{"q": "a"}'))]
+        "", tool_calls=[AssistantToolCall("toolu_0", FunctionCall("lookup", '{"q": "a"}'))]
     )
     request = ChatRequest(
         [
@@ -81,7 +81,7 @@ async def test_request_conversion_and_reply(fault_server: FaultServer) -> None:
             tool_result("toolu_0", "found a"),
             user("and x?"),
         ],
-        tools=[function_tool("lookup", {"type": "object"}, "Look things up")],
+        tools=[tool_definition("lookup", {"type": "object"}, "Look things up")],
         tool_choice=force_tool("lookup"),
         stop="END",
         extra_body={"thinking": {"type": "enabled", "budget_tokens": 1024}},
@@ -89,7 +89,9 @@ async def test_request_conversion_and_reply(fault_server: FaultServer) -> None:
     response = await chat(anthropic(fault_server, url), request)
     assert response.text == "Calling the tool."
     assert response.reasoning == "Let me see."
-    assert response.message.tool_calls == [ToolCall("toolu_1", FunctionCall("lookup", '{"q":"x"}'))]
+    assert response.message.tool_calls == [
+        AssistantToolCall("toolu_1", FunctionCall("lookup", '{"q":"x"}'))
+    ]
     assert response.finish_reason == "tool_calls"
     # Anthropic's input_tokens excludes cache reads and writes: nothing is subtracted.
     assert response.usage == Usage(50, 30, cache_read_tokens=200, cache_write_tokens=10)
@@ -174,17 +176,28 @@ async def test_stream_events_and_assembly(fault_server: FaultServer) -> None:
     assert isinstance(final, Finish)
     r = final.response
     assert r.text == "Hello" and r.reasoning == "Hmm" and r.finish_reason == "tool_calls"
-    assert r.message.tool_calls == [ToolCall("toolu_9", FunctionCall("f", '{"a": 1}'))]
+    assert r.message.tool_calls == [AssistantToolCall("toolu_9", FunctionCall("f", '{"a": 1}'))]
     assert r.usage == Usage(50, 30, cache_read_tokens=200, cache_write_tokens=10)
     usages = [e.usage.output_tokens for e in events if isinstance(e, UsageUpdate)]
     assert usages == [1, 30]  # cumulative, not summed
     assert scenario.requests[0].body["stream"] is True
 
 
-async def test_stream_without_message_stop_is_a_stream_error(fault_server: FaultServer) -> None:
-    url, _ = fault_server.script(sse_reply(*_stream_events(cut=True), framing="close"))
+async def test_stream_without_message_stop_or_stop_reason_is_a_stream_error(
+    fault_server: FaultServer,
+) -> None:
+    events = _stream_events(cut=True)[:-1]  # neither message_delta nor message_stop
+    url, _ = fault_server.script(sse_reply(*events, framing="close"))
     _, error = await stream_until_error(anthropic(fault_server, url))
-    assert isinstance(error, StreamError) and "message_stop" in str(error)
+    assert isinstance(error, StreamError) and "message_stop" in str(error) and error.truncated
+
+
+async def test_stream_with_a_stop_reason_that_closes_without_message_stop_is_complete(
+    fault_server: FaultServer,
+) -> None:
+    url, _ = fault_server.script(sse_reply(*_stream_events(cut=True), framing="close"))
+    final = (await stream(anthropic(fault_server, url)))[-1]
+    assert isinstance(final, Finish) and final.response.finish_reason == "tool_calls"
 
 
 def _error(kind: str, text: str) -> dict[str, Any]:

@@ -30,8 +30,8 @@ from agcore_actors.llm import (
     Timeouts,
     ToolCalls,
     force_tool,
-    function_tool,
     provider_actor,
+    tool_definition,
     tool_result,
     user,
 )
@@ -40,7 +40,7 @@ from tests.peers.llama import llama_server
 
 pytestmark = pytest.mark.slow
 
-WEATHER = function_tool(
+WEATHER = tool_definition(
     "get_weather",
     {
         "type": "object",

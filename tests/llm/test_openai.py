@@ -4,6 +4,7 @@ the right typed error or the right assembled message."""
 from __future__ import annotations
 
 import email.utils
+import json
 import time
 from typing import Any
 
@@ -11,11 +12,15 @@ import pytest
 import trio
 
 from agcore_actors.llm import (
+    AssistantMessage,
+    AssistantToolCall,
     AuthenticationError,
     ChatRequest,
     Content,
+    ContentFirst,
     ContextLengthError,
     Finish,
+    FunctionCall,
     HookContext,
     HookEvent,
     HookExecutor,
@@ -28,12 +33,15 @@ from agcore_actors.llm import (
     RetryConfig,
     Retrying,
     StreamError,
+    Thinking,
     Timeouts,
     ToolCalls,
     Usage,
-    function_tool,
+    tool_definition,
+    tool_result,
     user,
 )
+from agcore_actors.llm.wire import openai_request_body
 from tests.llm.helpers import chat, openai, stream, stream_until_error
 from tests.peers.fault_server import (
     FaultServer,
@@ -405,17 +413,19 @@ async def test_stream_cut_before_output_is_retried(fault_server: FaultServer) ->
         sse_reply(*head, framing="chunked", cut=True), sse_reply(*sse(*_text_stream("ok")))
     )
     events = await stream(openai(url))
-    assert isinstance(events[0], Retrying) and events[0].error_kind == "stream"
+    assert isinstance(events[0], Retrying) and events[0].error_kind == "llm_stream"
     final = events[-1]
     assert isinstance(final, Finish) and final.response.text == "ok"
     assert final.response.attempts == 2 and len(scenario.requests) == 2
 
 
-async def test_eof_without_done_is_a_stream_error(fault_server: FaultServer) -> None:
-    body = sse(*_text_stream("abc"), done=False)
+async def test_eof_without_done_or_finish_reason_is_a_truncated_stream(
+    fault_server: FaultServer,
+) -> None:
+    body = sse(*_text_stream("abc")[:-1], done=False)  # no finish_reason, no [DONE]
     url, _ = fault_server.script(sse_reply(*body, framing="close"))
     events, error = await stream_until_error(openai(url))
-    assert isinstance(error, StreamError) and "[DONE]" in str(error)
+    assert isinstance(error, StreamError) and error.truncated and "incomplete" in str(error)
     assert any(isinstance(e, Content) for e in events)
 
 
@@ -452,8 +462,6 @@ async def test_server_answering_a_stream_with_json_is_accepted(fault_server: Fau
 
 
 async def test_reasoning_then_content_gives_content_first(fault_server: FaultServer) -> None:
-    from agcore_actors.llm import ContentFirst, Thinking
-
     pieces = [
         chunk({"role": "assistant", "reasoning_content": "hmm"}),
         chunk({"content": "A"}),
@@ -465,26 +473,18 @@ async def test_reasoning_then_content_gives_content_first(fault_server: FaultSer
 
 
 def test_assistant_tool_call_messages_are_sent_with_empty_content() -> None:
-    from agcore_actors.llm import (
-        AssistantMessage,
-        FunctionCall,
-        ToolCall,
-        request_body,
-        tool_result,
-    )
-
     config = OpenAIConfig(model="m")
     message = AssistantMessage(
-        None, reasoning_content="secret thoughts", tool_calls=[ToolCall("c1", FunctionCall("f"))]
+        None,
+        reasoning_content="secret thoughts",
+        tool_calls=[AssistantToolCall("c1", FunctionCall("f"))],
     )
     request = ChatRequest(
         [user("q"), message, tool_result("c1", "42")],
-        tools=[function_tool("f")],
+        tools=[tool_definition("f")],
         tool_choice="auto",
     )
-    body, _ = request_body(request, config, stream=False)
-    import json
-
+    body, _ = openai_request_body(request, config, stream=False)
     sent = json.loads(body)
     assert sent["messages"][1] == {
         "role": "assistant",

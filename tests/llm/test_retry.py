@@ -1,12 +1,11 @@
 """Retry policy properties: the pure functions, and the real retry loop on virtual time
-(a scripted provider stands in for the network, which virtual time cannot drive)."""
+(the public ScriptedProvider stands in for the network, which virtual time cannot drive)."""
 
 from __future__ import annotations
 
 import email.utils
 import math
 import random
-from collections.abc import AsyncGenerator
 from typing import Any
 
 import httpx
@@ -17,10 +16,7 @@ from hypothesis import strategies as st
 
 from agcore_actors.llm import (
     AuthenticationError,
-    Caller,
-    ChatDelta,
     ChatRequest,
-    ChatResponse,
     Content,
     ContextLengthError,
     HookExecutor,
@@ -32,12 +28,17 @@ from agcore_actors.llm import (
     RetryConfig,
     StreamError,
     Timeouts,
-    assistant,
-    backoff_delay,
-    decide,
-    parse_retry_after,
     user,
 )
+from agcore_actors.llm.policy import (
+    parse_retry_after,
+    retry_decision,
+    retry_delay,
+)
+from agcore_actors.llm.wire import (
+    Caller,
+)
+from agcore_actors.testing import ScriptedProvider, ScriptedReply
 
 configs = st.builds(
     RetryConfig,
@@ -52,7 +53,7 @@ unit = st.floats(0, 1, exclude_max=True)
 
 @given(configs, st.integers(1, 200), unit)
 def test_backoff_stays_within_its_bounds(config: RetryConfig, k: int, u: float) -> None:
-    delay = backoff_delay(config, k, u)
+    delay = retry_delay(config, k, u)
     low = min(config.base_delay * 2.0 ** (k - 1), config.max_delay)
     assert low <= delay <= low * (1 + config.jitter) + 1e-9
     assert delay <= config.max_delay * (1 + config.jitter) + 1e-9
@@ -60,7 +61,7 @@ def test_backoff_stays_within_its_bounds(config: RetryConfig, k: int, u: float) 
 
 def test_backoff_without_jitter_is_the_seed_sequence() -> None:
     config = RetryConfig(jitter=0)
-    assert [backoff_delay(config, k, 0.5) for k in range(1, 7)] == [1, 2, 4, 8, 16, 30]
+    assert [retry_delay(config, k, 0.5) for k in range(1, 7)] == [1, 2, 4, 8, 16, 30]
 
 
 def _errors() -> st.SearchStrategy[LlmError]:
@@ -87,7 +88,9 @@ def _errors() -> st.SearchStrategy[LlmError]:
 def test_decide(
     config: RetryConfig, error: LlmError, done: int, u: float, left: float, delivered: bool
 ) -> None:
-    decision = decide(config, error, done, u, now=0.0, deadline=left, output_delivered=delivered)
+    decision = retry_decision(
+        config, error, done, u, now=0.0, deadline=left, output_delivered=delivered
+    )
     if not decision.retry:
         return
     assert decision.delay is not None
@@ -98,7 +101,7 @@ def test_decide(
         assert server_wait <= config.max_retry_after
         assert decision.delay >= server_wait  # Retry-After honoured
     else:
-        assert decision.delay == backoff_delay(config, done + 1, u)
+        assert decision.delay == retry_delay(config, done + 1, u)
 
 
 def test_seed_retryable_set() -> None:
@@ -124,38 +127,25 @@ def test_retry_after_forms(seconds: int, now: float) -> None:
 # -- the loop on virtual time ------------------------------------------------------------------
 
 
-class Scripted:
-    """A provider whose attempts follow a script: (latency, error or None, outputs)."""
+Step = tuple[float, LlmError | None, int]  # latency, error or None, outputs before it
 
-    name = "scripted"
 
-    def __init__(self, script: list[tuple[float, LlmError | None, int]]) -> None:
-        self.script = script
-        self.attempts = 0
+def scripted(script: list[Step]) -> ScriptedProvider:
+    """Each attempt: ``outputs`` content pieces spread over ``latency`` seconds, then
+    ``error`` (or the finish)."""
 
-    def _step(self) -> tuple[float, LlmError | None, int]:
-        step = self.script[min(self.attempts, len(self.script) - 1)]
-        self.attempts += 1
-        return step
+    def reply(step: Step) -> ScriptedReply:
+        latency, error, outputs = step
+        gap = latency / max(outputs, 1)
+        return ScriptedReply(
+            text=["x"] * outputs or None,
+            latency=gap,
+            gap=gap,
+            fail_after=None if error is None else outputs,
+            error=error,
+        )
 
-    async def chat(self, client: httpx.AsyncClient, request: ChatRequest) -> ChatResponse:
-        latency, error, _ = self._step()
-        await trio.sleep(latency)
-        if error is not None:
-            raise error
-        return ChatResponse(assistant("done"))
-
-    async def stream(
-        self, client: httpx.AsyncClient, request: ChatRequest
-    ) -> AsyncGenerator[ChatDelta, None]:
-        latency, error, outputs = self._step()
-        for _ in range(outputs):
-            await trio.sleep(latency / max(outputs, 1))
-            yield ChatDelta(content="x")
-        await trio.sleep(latency / max(outputs, 1))
-        if error is not None:
-            raise error
-        yield ChatDelta(finish_reason="stop")
+    return ScriptedProvider([reply(step) for step in script])
 
 
 retryable = st.one_of(
@@ -191,14 +181,14 @@ def run_virtual(fn: Any, *args: Any) -> Any:
     st.integers(0, 2**32),
 )
 def test_loop_bounds_retries_and_never_passes_the_deadline(
-    script: list[tuple[float, LlmError | None, int]],
+    script: list[Step],
     retry: RetryConfig,
     attempt_timeout: float,
     call_timeout: float,
     streaming: bool,
     seed: int,
 ) -> None:
-    provider = Scripted(script)
+    provider = scripted(script)
     caller = Caller(
         retry,
         Timeouts(attempt=attempt_timeout, idle=attempt_timeout, call=call_timeout),
@@ -232,7 +222,7 @@ def test_loop_bounds_retries_and_never_passes_the_deadline(
 @settings(max_examples=40, deadline=None)
 @given(st.integers(1, 3), retryable, st.integers(0, 100))
 def test_stream_is_never_retried_after_output(outputs: int, error: LlmError, seed: int) -> None:
-    provider = Scripted([(0.5, error, outputs), (0.5, None, 1)])
+    provider = scripted([(0.5, error, outputs), (0.5, None, 1)])
     caller = Caller(RetryConfig(max_retries=5), Timeouts(), HookExecutor(), random.Random(seed))
     got: list[Any] = []
 
@@ -251,7 +241,7 @@ def test_stream_is_never_retried_after_output(outputs: int, error: LlmError, see
 @settings(max_examples=40, deadline=None)
 @given(st.floats(0.5, 50), st.integers(0, 100))
 def test_retry_after_is_waited_for_on_virtual_time(wait: float, seed: int) -> None:
-    provider = Scripted([(0.0, RateLimitError("p", wait), 0), (0.0, None, 0)])
+    provider = scripted([(0.0, RateLimitError("p", wait), 0), (0.0, None, 0)])
     caller = Caller(
         RetryConfig(base_delay=0.01, max_delay=0.1),
         Timeouts(),

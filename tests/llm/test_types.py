@@ -10,18 +10,14 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from agcore_actors.llm import (
-    DEFAULT_BLOCK_REASON,
     AssistantMessage,
+    AssistantToolCall,
     AuthenticationError,
-    ChatCompletion,
-    ChatCompletionChunk,
-    ChatDelta,
+    ChatMessage,
     ChatRequest,
     ChatResponse,
     Content,
     ContentFirst,
-    CostTracker,
-    DeltaToolCall,
     FunctionCall,
     HookContext,
     HookEvent,
@@ -34,35 +30,46 @@ from agcore_actors.llm import (
     Pricing,
     ProviderRegistry,
     ResponseFormatJsonSchema,
-    StreamAssembler,
     TextPart,
     Thinking,
-    ToolCall,
     ToolCalls,
     UnknownProviderError,
     Usage,
     UserMessage,
     block,
-    cost,
-    finish_reason,
     force_tool,
-    function_tool,
-    merge_chunks,
     message_from_json,
     message_to_json,
     preset,
-    request_body,
     response_summary,
+    tool_definition,
     tool_result,
-    usage_from_anthropic,
-    usage_from_openai,
     user,
 )
-from agcore_actors.llm import OpenAICompatibleProvider as Openai
+from agcore_actors.llm import (
+    OpenAICompatibleProvider as Openai,
+)
+from agcore_actors.llm.policy import (
+    DEFAULT_BLOCK_REASON,
+    CostTracker,
+    cost,
+    usage_from_anthropic,
+    usage_from_openai,
+)
+from agcore_actors.llm.wire import (
+    ChatCompletion,
+    ChatCompletionChunk,
+    ChatDelta,
+    DeltaToolCall,
+    StreamAssembler,
+    finish_reason,
+    merge_chunks,
+    openai_request_body,
+)
 
 
 def body_of(request: ChatRequest, **config: object) -> dict[str, object]:
-    body, _ = request_body(request, OpenAIConfig(model="m", **config), stream=False)  # type: ignore[arg-type]
+    body, _ = openai_request_body(request, OpenAIConfig(model="m", **config), stream=False)  # type: ignore[arg-type]
     result: dict[str, object] = json.loads(body)
     return result
 
@@ -118,20 +125,22 @@ def test_lenient_decoding() -> None:
         "brand_new_field": {"a": 1},
     }
     completion = msgspec.json.decode(json.dumps(raw), type=ChatCompletion)
+    assert completion.choices is not None
     assert completion.usage is None and completion.choices[0].message.content is None
     assert finish_reason(completion.choices[0].finish_reason) == "other"
     chunk = msgspec.json.decode(
         b'{"choices":[{"delta":{"tool_calls":[{"index":1,"function":{"arguments":"x"}}]}}]}',
         type=ChatCompletionChunk,
     )
+    assert chunk.choices is not None and chunk.choices[0].delta is not None
     call = (chunk.choices[0].delta.tool_calls or [])[0]
     assert call.index == 1 and call.id is None and call.function is not None
 
 
 def test_messages_round_trip_as_json_lines() -> None:
-    messages = [
+    messages: list[ChatMessage] = [
         user("hi 你好"),
-        AssistantMessage(None, tool_calls=[ToolCall("c1", FunctionCall("f", "{}"))]),
+        AssistantMessage(None, tool_calls=[AssistantToolCall("c1", FunctionCall("f", "{}"))]),
         tool_result("c1", "ok"),
     ]
     lines = [message_to_json(m) for m in messages]
@@ -151,7 +160,7 @@ def test_presets_and_unknown_kind() -> None:
 def test_error_messages_name_provider_and_status_never_the_key() -> None:
     error = AuthenticationError("openai", 401, "bad key")
     assert str(error).startswith("openai:") and "401" in str(error)
-    assert error.kind == "authentication" and not error.is_retryable()
+    assert error.kind == "llm_authentication" and not error.is_retryable()
     provider = Openai(OpenAIConfig(api_key="sk-abcdef"))
     assert "sk-abcdef" not in repr(provider.config)
 
@@ -254,7 +263,9 @@ def test_cost_tracker_accumulates_every_counter() -> None:
 
 def test_response_summary_clips() -> None:
     response = ChatResponse(
-        AssistantMessage("x" * 900, tool_calls=[ToolCall("c", FunctionCall("f", "y" * 500))])
+        message=AssistantMessage(
+            "x" * 900, tool_calls=[AssistantToolCall("c", FunctionCall("f", "y" * 500))]
+        )
     )
     summary = response_summary(response)
     assert len(summary["text"]) == 503 and summary["tool_calls_count"] == 1
@@ -267,13 +278,13 @@ def test_a_full_request_crosses_an_actor_boundary_unchanged() -> None:
         [
             UserMessage([TextPart("a"), ImagePart(ImageUrl("data:image/png;base64,AA=="))]),
             AssistantMessage(
-                None, reasoning_content="r", tool_calls=[ToolCall("c", FunctionCall("f"))]
+                None, reasoning_content="r", tool_calls=[AssistantToolCall("c", FunctionCall("f"))]
             ),
             tool_result("c", "ok"),
         ],
         model="m",
         stop=["x", "y"],
-        tools=[function_tool("f", {"type": "object", "properties": {"n": {"type": "integer"}}})],
+        tools=[tool_definition("f", {"type": "object", "properties": {"n": {"type": "integer"}}})],
         tool_choice=force_tool("f"),
         response_format=ResponseFormatJsonSchema(JsonSchema("s", {"type": "object"})),
         extra_body={"enable_thinking": True, "nested": {"k": [1, 2.5, None]}},

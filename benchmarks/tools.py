@@ -29,7 +29,7 @@ from agcore_actors.tools import ExecuteTools, ToolCall, ToolExecutor, ToolRegist
 
 ROOT = Path(__file__).resolve().parent.parent
 PEER = ROOT / ".peers" / "mcp2" / "bin" / "python"
-SERVER = ROOT / "tests" / "mcp" / "server_app.py"
+SERVER = ROOT / "tests" / "peers" / "mcp_server_app.py"
 
 
 @function_tool

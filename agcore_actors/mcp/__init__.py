@@ -7,7 +7,6 @@ from ._client import ClientOptions, McpClient, map_error, open_client
 from ._config import (
     DEFAULT_INHERITED_ENV,
     HttpServer,
-    McpConfigError,
     ServerConfig,
     StdioServer,
     child_environment,
@@ -25,8 +24,10 @@ from ._connection import (
     servers_spec,
 )
 from ._errors import (
+    McpConfigError,
     McpConnectionClosed,
     McpError,
+    McpHttpError,
     McpMethodNotFound,
     McpNotInitialized,
     McpProtocolError,
@@ -68,6 +69,7 @@ __all__ = [
     "McpConnectionMsg",
     "McpError",
     "McpEvent",
+    "McpHttpError",
     "McpMethodNotFound",
     "McpNotInitialized",
     "McpProtocolError",

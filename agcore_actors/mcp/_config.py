@@ -21,13 +21,11 @@ from typing import Any
 
 import msgspec
 
+from ._errors import McpConfigError
+
 #: Variables a stdio server inherits from our environment unless configured
 #: otherwise (the official SDK's POSIX default): secrets stay with us.
 DEFAULT_INHERITED_ENV = ("HOME", "LOGNAME", "PATH", "SHELL", "TERM", "USER")
-
-
-class McpConfigError(ValueError):
-    pass
 
 
 class StdioServer(msgspec.Struct, frozen=True, forbid_unknown_fields=False):

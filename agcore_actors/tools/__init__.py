@@ -10,6 +10,7 @@ from ._approval import (
     decide,
 )
 from ._errors import (
+    BatchInProgress,
     DuplicateTool,
     ExecutionFailed,
     InvalidArguments,
@@ -21,7 +22,7 @@ from ._errors import (
     ToolNotFound,
     ToolTimeout,
 )
-from ._executor import BatchInProgress, ExecutorConfig, ToolExecutor, effective_timeout
+from ._executor import ExecutorConfig, ToolExecutor, effective_timeout
 from ._permission import (
     BUILTIN_PERMISSIONS,
     DELETE,

@@ -37,7 +37,14 @@ from ._approval import (
     Approver,
     decide,
 )
-from ._errors import ExecutionFailed, PermissionDenied, ToolError, ToolNotFound, ToolTimeout
+from ._errors import (
+    BatchInProgress,
+    ExecutionFailed,
+    PermissionDenied,
+    ToolError,
+    ToolNotFound,
+    ToolTimeout,
+)
 from ._permission import PermissionChecker
 from ._registry import ToolRegistry
 from ._results import (
@@ -59,13 +66,6 @@ from .messages import (
     ToolResult,
     ToolResults,
 )
-
-
-class BatchInProgress(ToolError, ValueError):
-    """An ``ExecuteTools`` reused the id of a batch that is still running."""
-
-    def __init__(self, batch_id: str) -> None:
-        super().__init__(f"batch {batch_id!r} is already running")
 
 
 @attrs.frozen

@@ -90,7 +90,13 @@ def error_result(call: ToolCall, error: ToolError, max_bytes: int) -> ToolResult
     text = f"Error: {error.message}"
     cut = truncate_tool_result(text, max_bytes)
     return ToolResult(
-        call.id, call.name, status_of(error), cut, error.recoverable, None, cut is not text
+        call.id,
+        call.name,
+        status_of(error),
+        cut,
+        error.is_recoverable(),
+        None,
+        cut is not text,
     )
 
 

@@ -27,6 +27,7 @@ from agcore_actors.tools import (
     PermissionDenied,
     ToolCall,
     ToolContext,
+    ToolError,
     ToolExecutor,
     ToolIoError,
     ToolNotFound,
@@ -84,16 +85,16 @@ def test_tool_context_cancellation() -> None:
         (OtherToolError("x"), True),
     ],
 )
-def test_recoverability(error: Exception, recoverable: bool) -> None:
-    assert getattr(error, "recoverable") is recoverable  # noqa: B009
+def test_recoverability(error: ToolError, recoverable: bool) -> None:
+    assert error.is_recoverable() is recoverable
 
 
 def test_mcp_errors_are_not_recoverable() -> None:
     from agcore_actors.mcp import McpError, McpNotInitialized, McpTimeout
 
-    assert not McpError("x").recoverable
-    assert not McpTimeout("tools/call", 1).recoverable
-    assert not McpNotInitialized("srv").recoverable
+    assert not McpError("x").is_recoverable()
+    assert not McpTimeout("tools/call", 1).is_recoverable()
+    assert not McpNotInitialized("srv").is_recoverable()
 
 
 # -- §15.4 permissions ----------------------------------------------------------

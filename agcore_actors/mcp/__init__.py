@@ -2,7 +2,6 @@
 actors (protocol: :mod:`.messages`), tools adapted into a ToolRegistry, and
 the ``mcpServers`` configuration format."""
 
-from ._breaker import BreakerConfig, BreakerState, is_open, is_parked, on_failure, on_success
 from ._client import ClientOptions, McpClient, map_error, open_client
 from ._config import (
     DEFAULT_INHERITED_ENV,
@@ -14,6 +13,7 @@ from ._config import (
     parse_config,
 )
 from ._connection import (
+    DEFAULT_MCP_BREAKER,
     DEFAULT_SEPARATOR,
     ConnectionOptions,
     McpConnection,
@@ -51,11 +51,10 @@ from .messages import (
 
 __all__ = [
     "DEFAULT_INHERITED_ENV",
+    "DEFAULT_MCP_BREAKER",
     "DEFAULT_SEPARATOR",
     "LATEST_PROTOCOL_VERSION",
     "PROTOCOL_VERSIONS",
-    "BreakerConfig",
-    "BreakerState",
     "CallTool",
     "ClientOptions",
     "ConnectionOptions",
@@ -86,12 +85,8 @@ __all__ = [
     "ServerHealth",
     "StdioServer",
     "child_environment",
-    "is_open",
-    "is_parked",
     "load_config",
     "map_error",
-    "on_failure",
-    "on_success",
     "open_client",
     "parse_config",
     "prefixed_name",

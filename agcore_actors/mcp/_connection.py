@@ -40,8 +40,14 @@ from ..actor import (
     MailboxFull,
     SupervisorSpec,
 )
+from ..actor.policy import (
+    BreakerState,
+    CircuitBreaker,
+    breaker_failure,
+    breaker_retry_in,
+    breaker_success,
+)
 from ..tools import ExecutionFailed, InvalidArguments, ToolContext, ToolError, ToolRegistry
-from ._breaker import BreakerConfig, BreakerState, is_parked, on_failure, on_success
 from ._client import ClientOptions, McpClient, open_client
 from ._config import ServerConfig
 from ._errors import McpConnectionClosed, McpError, McpMethodNotFound, McpUnavailable
@@ -62,6 +68,10 @@ log = logging.getLogger("agcore_actors.mcp")
 
 DEFAULT_SEPARATOR = "-"
 
+#: An MCP server's breaker: parked after 3 consecutive failures for 5 s, doubling up
+#: to 5 min; a connection that stayed up 30 s clears the count.
+DEFAULT_MCP_BREAKER = CircuitBreaker(threshold=3, healthy_after=30.0)
+
 
 def prefixed_name(server: str, tool: str, separator: str = DEFAULT_SEPARATOR) -> str:
     """The registry name of an MCP tool (seed 002: ``{server}-{tool}``)."""
@@ -72,7 +82,7 @@ def prefixed_name(server: str, tool: str, separator: str = DEFAULT_SEPARATOR) ->
 class ServerHealth:
     """Breaker state shared by the incarnations of one server's connection."""
 
-    config: BreakerConfig = attrs.field(factory=BreakerConfig)
+    config: CircuitBreaker = attrs.field(factory=lambda: DEFAULT_MCP_BREAKER)
     state: BreakerState = attrs.field(factory=BreakerState)
 
 
@@ -139,7 +149,6 @@ class McpConnection(Actor[McpConnectionMsg]):
         self.events = events
         self.options = options or ConnectionOptions()
         self.client: McpClient | None = None
-        self._up_since: float | None = None
         self._active = 0
         self._idle = trio.Event()
         self._ready = trio.Event()
@@ -150,7 +159,7 @@ class McpConnection(Actor[McpConnectionMsg]):
     async def on_start(self) -> None:
         # Connecting happens in the background: a server that is down at start
         # must not fail the supervisor's start (and with it every other server).
-        if is_parked(self.health.state):
+        if self.health.state.open_until is not None:
             log.warning("MCP server %r is parked by its circuit breaker", self.name)
             self._parked = True
             self.ctx.nursery.start_soon(self._probe)
@@ -168,8 +177,9 @@ class McpConnection(Actor[McpConnectionMsg]):
     async def _connect(self) -> None:
         with trio.fail_after(self.options.client.connect_timeout * 2):
             self.client = await self.ctx.nursery.start(self._serve_client)
-        self.health.state = on_success(self.health.state)
-        self._up_since = trio.current_time()
+        self.health.state = breaker_success(
+            self.health.config, self.health.state, trio.current_time()
+        )
         self._parked = False
         self._ready.set()
 
@@ -223,10 +233,9 @@ class McpConnection(Actor[McpConnectionMsg]):
             return
 
     def _record_failure(self) -> None:
-        self.health.state = on_failure(
-            self.health.config, self.health.state, trio.current_time(), self._up_since
+        self.health.state = breaker_failure(
+            self.health.config, self.health.state, trio.current_time()
         )
-        self._up_since = None
 
     def _publish(self, tools: list[McpToolInfo]) -> None:
         if self.registry is None:
@@ -266,16 +275,15 @@ class McpConnection(Actor[McpConnectionMsg]):
     def _require(self) -> McpClient:
         client = self.client
         if client is None:
-            until = self.health.state.open_until
-            retry = None if until is None else max(0.0, until - trio.current_time())
-            raise McpUnavailable(self.name, retry)
+            raise McpUnavailable(
+                self.name, breaker_retry_in(self.health.state, trio.current_time())
+            )
         if client.closed.is_set():
             raise McpConnectionClosed(self.name, client.closed_reason)
         return client
 
     def _status(self) -> McpStatus:
         client = self.client
-        until = self.health.state.open_until
         return McpStatus(
             server=self.name,
             state="connected" if client is not None else "parked" if self._parked else "connecting",
@@ -283,7 +291,7 @@ class McpConnection(Actor[McpConnectionMsg]):
             server_name=client.server_info.get("name") if client else None,
             tools=len(client.tools) if client else 0,
             failures=self.health.state.failures,
-            retry_in=None if until is None else max(0.0, until - trio.current_time()),
+            retry_in=breaker_retry_in(self.health.state, trio.current_time()),
         )
 
     async def handle(self, msg: McpConnectionMsg) -> Any:
@@ -319,7 +327,7 @@ def server_spec(
     registry: ToolRegistry | None = None,
     events: ActorRef[McpEvent] | None = None,
     options: ConnectionOptions | None = None,
-    breaker: BreakerConfig | None = None,
+    breaker: CircuitBreaker | None = None,
     backoff: Backoff | None = None,
 ) -> SupervisorSpec:
     """A supervisor of its own for the connection to server ``name``.
@@ -328,7 +336,7 @@ def server_spec(
     with ``backoff``; the breaker parks it before the supervisor's intensity
     could give up (``threshold + 2`` restarts are allowed per breaker period).
     """
-    health = ServerHealth(breaker or BreakerConfig())
+    health = ServerHealth(breaker or DEFAULT_MCP_BREAKER)
     child: ChildSpec[McpConnectionMsg] = ChildSpec(
         f"mcp:{name}",
         lambda: McpConnection(
@@ -340,7 +348,7 @@ def server_spec(
         f"mcp-supervisor:{name}",
         children=[child],
         intensity=Intensity(
-            max_restarts=health.config.threshold + 2, period=health.config.open_for
+            max_restarts=health.config.threshold + 2, period=max(health.config.backoff.initial, 1e-3)
         ),
         backoff=backoff or Backoff(initial=0.2, cap=5.0),
     )
@@ -352,7 +360,7 @@ def servers_spec(
     registry: ToolRegistry | None = None,
     events: ActorRef[McpEvent] | None = None,
     options: ConnectionOptions | None = None,
-    breaker: BreakerConfig | None = None,
+    breaker: CircuitBreaker | None = None,
     backoff: Backoff | None = None,
     name: str = "mcp",
 ) -> SupervisorSpec:

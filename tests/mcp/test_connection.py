@@ -17,8 +17,8 @@ import trio
 
 from agcore_actors import Actor, ActorRef, ActorSystem
 from agcore_actors.actor import ActorError, Backoff
+from agcore_actors.actor.policy import CircuitBreaker
 from agcore_actors.mcp import (
-    BreakerConfig,
     CallTool,
     ClientOptions,
     ConnectionOptions,
@@ -221,7 +221,11 @@ async def test_breaker_parks_a_broken_server_only(peers: Any, tmp_path: Path) ->
         "/bin/sh", ["-c", f'test -f "{flag}" || exit 7; exec "$0" "$@"', python, *args]
     )
     healthy = StdioServer(python, args)
-    breaker = BreakerConfig(threshold=2, open_for=1.0, healthy_after=30.0)
+    breaker = CircuitBreaker(
+        threshold=2,
+        backoff=Backoff(initial=1.0, multiplier=2.0, cap=300.0, jitter=0.0),
+        healthy_after=30.0,
+    )
     async with running({"bad": gated, "good": healthy}, breaker=breaker) as (
         system,
         _,

@@ -1,13 +1,12 @@
 """Hypothesis properties of the pure tool policy: permissions, approval,
-truncation, result rendering, cancelled results; and the MCP breaker."""
+truncation, result rendering, cancelled results."""
 
 from __future__ import annotations
 
 import msgspec
-from hypothesis import given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 
-from agcore_actors.mcp import BreakerConfig, BreakerState, is_open, on_failure, on_success
 from agcore_actors.tools import (
     UNSPECIFIED,
     ApprovalDecision,
@@ -101,41 +100,3 @@ def test_cancelled_results_answer_every_call(done_mask: list[bool]) -> None:
     assert [r.call_id for r in out] == [c.id for c in calls]
     for r, d in zip(out, done_mask, strict=True):
         assert r.status is (ToolStatus.OK if d else ToolStatus.CANCELLED)
-
-
-events = st.lists(st.tuples(st.sampled_from(["fail", "ok"]), st.floats(0, 100)), max_size=20)
-
-
-@settings(max_examples=200)
-@given(events, st.integers(1, 5))
-def test_breaker_opens_at_threshold_and_backs_off(
-    steps: list[tuple[str, float]], threshold: int
-) -> None:
-    config = BreakerConfig(
-        threshold=threshold, open_for=1.0, multiplier=2.0, max_open=8.0, healthy_after=1e9
-    )
-    state, now, last_delay = BreakerState(), 0.0, 0.0
-    for kind, dt in steps:
-        now += dt
-        if kind == "ok":
-            state = on_success(state)
-            assert not is_open(state, now)
-            continue
-        before = state
-        state = on_failure(config, state, now, None)
-        assert state.failures == before.failures + 1
-        if state.failures < threshold:
-            assert state.open_until is None
-        else:
-            assert state.open_until is not None and is_open(state, now)
-            delay = state.open_until - now
-            assert delay <= config.max_open + 1e-9
-            assert delay >= last_delay - 1e-9  # never shorter than the previous opening
-            last_delay = delay
-
-
-def test_breaker_resets_after_a_healthy_connection() -> None:
-    config = BreakerConfig(threshold=2, healthy_after=30.0)
-    state = on_failure(config, BreakerState(), 0.0)
-    state = on_failure(config, state, 100.0, up_since=50.0)  # it was up 50 s: healthy
-    assert state.failures == 1 and state.open_until is None

@@ -38,14 +38,14 @@ async def add(a: int, b: int) -> int:
 
 
 async def bench_executor(batch: int, rounds: int, batches: int) -> tuple[float, float]:
-    calls = [ToolCall(f"c{i}", "add", '{"a": 1, "b": 2}') for i in range(batch)]
+    calls = [ToolCall(id=f"c{i}", name="add", arguments='{"a": 1, "b": 2}') for i in range(batch)]
     rates = []
     async with ActorSystem(strict=True) as system:
         ref = await system.spawn(lambda: ToolExecutor(ToolRegistry([add])), name="tools")
         for _ in range(rounds):
             start = time.perf_counter()
             for n in range(batches):
-                await ref.ask(ExecuteTools(f"b{n}", calls))
+                await ref.ask(ExecuteTools(batch_id=f"b{n}", calls=calls))
             rates.append(batches / (time.perf_counter() - start))
     rate = statistics.median(rates)
     return rate, rate * batch

@@ -79,9 +79,10 @@ async def running(
 
 async def run_tools(executor: ActorRef[Any], *calls: tuple[str, dict[str, Any]]) -> list[Any]:
     batch = [
-        ToolCall(f"c{i}", n, msgspec.json.encode(a).decode()) for i, (n, a) in enumerate(calls)
+        ToolCall(id=f"c{i}", name=n, arguments=msgspec.json.encode(a).decode())
+        for i, (n, a) in enumerate(calls)
     ]
-    return list((await executor.ask(ExecuteTools("b", batch))).results)
+    return list((await executor.ask(ExecuteTools(batch_id="b", calls=batch))).results)
 
 
 async def wait_for(predicate: Any, timeout: float = 20.0) -> None:

@@ -54,7 +54,9 @@ async def bench_executor(batch: int, rounds: int, batches: int) -> tuple[float, 
 async def bench_mcp(calls: int, parallel: int, rounds: int) -> float:
     rates = []
     async with ActorSystem(strict=True) as system:
-        await system.start_supervisor(server_spec("bench", StdioServer(str(PEER), [str(SERVER)])))
+        await system.start_supervisor(
+            server_spec("bench", server=StdioServer(str(PEER), [str(SERVER)]))
+        )
         conn = system.lookup("mcp:bench")
         await conn.ask(ListTools())
         for _ in range(rounds):
@@ -62,7 +64,7 @@ async def bench_mcp(calls: int, parallel: int, rounds: int) -> float:
 
             async def worker(n: int) -> None:
                 for _ in range(n):
-                    await conn.ask(CallTool("add", {"a": 1, "b": 2}))
+                    await conn.ask(CallTool(name="add", arguments={"a": 1, "b": 2}))
 
             async with trio.open_nursery() as nursery:
                 for _ in range(parallel):

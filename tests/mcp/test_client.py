@@ -26,12 +26,12 @@ RAW = str(RAW_SERVER)
 
 
 def test_client_options() -> None:
-    assert ClientOptions().request_timeout == 30.0  # the seed's default
+    assert ClientOptions().request_timeout == 30.0
     assert ClientOptions(request_timeout=60).request_timeout == 60
 
 
 async def test_streamable_http_unreachable_is_typed() -> None:
-    # Δ seed: streamable HTTP is implemented; an unreachable server is a typed error.
+    # An unreachable server is a typed error, not a transport exception.
     with trio.socket.socket() as s:
         await s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]

@@ -52,7 +52,7 @@ def test_unknown_method_both_dialects() -> None:
 
 def test_tool_result_and_is_error() -> None:
     r = tool_result({"content": [{"type": "text", "text": "boom"}], "isError": True})
-    assert r.is_error and r.text == "boom"  # Δ seed: isError is kept with text
+    assert r.is_error and r.text == "boom"  # isError is kept even with text
     s = tool_result({"content": [], "structuredContent": {"x": 1}})
     assert s.structured == {"x": 1} and not s.is_error
     with pytest.raises(McpProtocolError):

@@ -31,6 +31,7 @@ from agcore_actors.mcp import (
     McpUnavailable,
     ServerConfig,
     StdioServer,
+    server_spec,
     servers_spec,
 )
 from agcore_actors.tools import (
@@ -248,3 +249,22 @@ async def test_third_party_time_server(peers: Any) -> None:
         assert msgspec.json.decode(now.content)["timezone"] == "UTC"
         (bad,) = await run_tools(executor, ("time-get_current_time", {"timezone": "Nowhere/X"}))
         assert bad.status is ToolStatus.ERROR
+
+
+async def test_status_is_connecting_until_the_first_connect_succeeds(
+    peers: Any, tmp_path: Path
+) -> None:
+    flag = tmp_path / "go"
+    python, *args = peers.stdio_argv("mcp2")
+    waiting = StdioServer(
+        "/bin/sh",
+        ["-c", f'while ! test -f "{flag}"; do sleep 0.05; done; exec "$0" "$@"', python, *args],
+    )
+    async with ActorSystem(strict=True, seed=0) as system:
+        await system.start_supervisor(server_spec("srv", server=waiting, config=CONFIG))
+        conn = system.lookup("mcp:srv")
+        assert (await conn.ask(GetStatus())).state == "connecting"
+        flag.write_text("")
+        listed = await conn.ask(ListTools())  # waits for the connect
+        assert "echo" in [t.name for t in listed.tools]
+        assert (await conn.ask(GetStatus())).state == "connected"

@@ -10,6 +10,7 @@ import pytest
 import trio
 
 from agcore_actors import Actor, ActorSystem
+from agcore_actors.actor import SupervisorSpec
 from agcore_actors.tools import (
     SHELL,
     ApprovalDecision,
@@ -27,6 +28,7 @@ from agcore_actors.tools import (
     ToolRegistry,
     ToolStatus,
     function_tool,
+    tool_executor_spec,
 )
 
 
@@ -262,3 +264,26 @@ async def test_invoke_all_with_timeout(autojump_clock: trio.abc.Clock) -> None:
     rs = await run(ToolRegistry([add_tool(0), nap]), calls, config=ExecutorConfig(5))
     assert [r.status for r in rs] == [ToolStatus.OK, ToolStatus.TIMEOUT]
     assert rs[1].content == "Error: tool 'nap' timed out after 5 s"
+
+
+# -- construction ------------------------------------------------------------------
+
+
+async def test_tool_executor_spec_builds_a_supervised_executor(system: ActorSystem) -> None:
+    spec = tool_executor_spec(
+        "tools", registry=ToolRegistry([add_tool(1)]), config=ExecutorConfig(default_timeout=5)
+    )
+    await system.start_supervisor(SupervisorSpec("sup", children=[spec]))
+    reply = await system.lookup("tools").ask(
+        ExecuteTools(batch_id="b", calls=[ToolCall(id="c", name="add", arguments='{"n": 2}')])
+    )
+    assert [r.value for r in reply.results] == [{"result": 3}]
+
+
+@pytest.mark.parametrize(
+    "kwargs",
+    [{"default_timeout": -1}, {"max_result_bytes": 0}, {"approval_timeout": -1}],
+)
+def test_bad_executor_configuration_is_refused(kwargs: dict[str, Any]) -> None:
+    with pytest.raises(ValueError):
+        ExecutorConfig(**kwargs)

@@ -29,7 +29,7 @@ from agcore_actors.tools import ExecuteTools, ToolCall, ToolExecutor, ToolRegist
 
 ROOT = Path(__file__).resolve().parent.parent
 PEER = ROOT / ".peers" / "mcp2" / "bin" / "python"
-SERVER = ROOT / "tests" / "mcp" / "server_app.py"
+SERVER = ROOT / "tests" / "peers" / "mcp_server_app.py"
 
 
 @function_tool
@@ -38,14 +38,14 @@ async def add(a: int, b: int) -> int:
 
 
 async def bench_executor(batch: int, rounds: int, batches: int) -> tuple[float, float]:
-    calls = [ToolCall(f"c{i}", "add", '{"a": 1, "b": 2}') for i in range(batch)]
+    calls = [ToolCall(id=f"c{i}", name="add", arguments='{"a": 1, "b": 2}') for i in range(batch)]
     rates = []
     async with ActorSystem(strict=True) as system:
         ref = await system.spawn(lambda: ToolExecutor(ToolRegistry([add])), name="tools")
         for _ in range(rounds):
             start = time.perf_counter()
             for n in range(batches):
-                await ref.ask(ExecuteTools(f"b{n}", calls))
+                await ref.ask(ExecuteTools(batch_id=f"b{n}", calls=calls))
             rates.append(batches / (time.perf_counter() - start))
     rate = statistics.median(rates)
     return rate, rate * batch
@@ -54,7 +54,9 @@ async def bench_executor(batch: int, rounds: int, batches: int) -> tuple[float, 
 async def bench_mcp(calls: int, parallel: int, rounds: int) -> float:
     rates = []
     async with ActorSystem(strict=True) as system:
-        await system.start_supervisor(server_spec("bench", StdioServer(str(PEER), [str(SERVER)])))
+        await system.start_supervisor(
+            server_spec("bench", server=StdioServer(str(PEER), [str(SERVER)]))
+        )
         conn = system.lookup("mcp:bench")
         await conn.ask(ListTools())
         for _ in range(rounds):
@@ -62,7 +64,7 @@ async def bench_mcp(calls: int, parallel: int, rounds: int) -> float:
 
             async def worker(n: int) -> None:
                 for _ in range(n):
-                    await conn.ask(CallTool("add", {"a": 1, "b": 2}))
+                    await conn.ask(CallTool(name="add", arguments={"a": 1, "b": 2}))
 
             async with trio.open_nursery() as nursery:
                 for _ in range(parallel):

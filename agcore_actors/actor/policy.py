@@ -8,6 +8,15 @@ reuse (LLM retry delays and MCP circuit breaking use :class:`Backoff` and
 from __future__ import annotations
 
 from .._exports import publish
+from ._breaker import (
+    DEFAULT_BREAKER_BACKOFF,
+    BreakerState,
+    CircuitBreaker,
+    breaker_allows,
+    breaker_failure,
+    breaker_retry_in,
+    breaker_success,
+)
 from ._policy import (
     DEFAULT_BACKOFF,
     DEFAULT_INTENSITY,
@@ -26,13 +35,20 @@ from ._policy import (
 
 __all__ = [
     "DEFAULT_BACKOFF",
+    "DEFAULT_BREAKER_BACKOFF",
     "DEFAULT_INTENSITY",
     "NO_BACKOFF",
     "Backoff",
+    "BreakerState",
+    "CircuitBreaker",
     "Intensity",
     "Restart",
     "Strategy",
     "backoff_delay",
+    "breaker_allows",
+    "breaker_failure",
+    "breaker_retry_in",
+    "breaker_success",
     "next_attempt",
     "record_restart",
     "restart_set",

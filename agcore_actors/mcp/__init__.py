@@ -1,32 +1,37 @@
-"""MCP: JSON-RPC client (stdio and streamable HTTP), supervised McpConnection
-actors (protocol: :mod:`.messages`), tools adapted into a ToolRegistry, and
-the ``mcpServers`` configuration format."""
+"""MCP: supervised McpConnection actors for MCP servers (stdio and streamable HTTP),
+their tools in a ToolRegistry, the ``mcpServers`` configuration format, and a protocol
+client for direct use.
 
-from ._breaker import BreakerConfig, BreakerState, is_open, is_parked, on_failure, on_success
-from ._client import ClientOptions, McpClient, map_error, open_client
-from ._config import (
-    DEFAULT_INHERITED_ENV,
-    HttpServer,
-    McpConfigError,
-    ServerConfig,
-    StdioServer,
-    child_environment,
-    load_config,
-    parse_config,
-)
+- the actor: :class:`McpConnection`, built by :func:`server_spec` (one supervisor per
+  server) or :func:`servers_spec` (all of a configuration) with a
+  :class:`ConnectionConfig`; its protocol is :mod:`agcore_actors.mcp.messages` (import
+  it qualified, ``from agcore_actors.mcp import messages as mm``; its main types are
+  also here);
+- configuration: :class:`StdioServer`, :class:`HttpServer`, :func:`load_config`;
+- direct use without actors: :func:`open_client`;
+- the wire format: :mod:`agcore_actors.mcp.wire`; pure policy:
+  :mod:`agcore_actors.mcp.policy`.
+"""
+
+from .._exports import publish
+from ._adapter import McpToolAdapter
+from ._client import ClientOptions, McpClient, open_client
+from ._config import HttpServer, ServerConfig, StdioServer, load_config, parse_config
 from ._connection import (
-    DEFAULT_SEPARATOR,
-    ConnectionOptions,
+    DEFAULT_MCP_BACKOFF,
+    DEFAULT_MCP_BREAKER,
+    ConnectionConfig,
     McpConnection,
-    McpToolAdapter,
     ServerHealth,
-    prefixed_name,
+    connection_spec,
     server_spec,
     servers_spec,
 )
 from ._errors import (
+    McpConfigError,
     McpConnectionClosed,
     McpError,
+    McpHttpError,
     McpMethodNotFound,
     McpNotInitialized,
     McpProtocolError,
@@ -34,9 +39,9 @@ from ._errors import (
     McpTimeout,
     McpUnavailable,
 )
-from ._jsonrpc import LATEST_PROTOCOL_VERSION, PROTOCOL_VERSIONS
 from .messages import (
     CallTool,
+    ConnectionState,
     GetStatus,
     ListTools,
     McpConnectionMsg,
@@ -49,15 +54,12 @@ from .messages import (
 )
 
 __all__ = [
-    "DEFAULT_INHERITED_ENV",
-    "DEFAULT_SEPARATOR",
-    "LATEST_PROTOCOL_VERSION",
-    "PROTOCOL_VERSIONS",
-    "BreakerConfig",
-    "BreakerState",
+    "DEFAULT_MCP_BACKOFF",
+    "DEFAULT_MCP_BREAKER",
     "CallTool",
     "ClientOptions",
-    "ConnectionOptions",
+    "ConnectionConfig",
+    "ConnectionState",
     "GetStatus",
     "HttpServer",
     "ListTools",
@@ -68,6 +70,7 @@ __all__ = [
     "McpConnectionMsg",
     "McpError",
     "McpEvent",
+    "McpHttpError",
     "McpMethodNotFound",
     "McpNotInitialized",
     "McpProtocolError",
@@ -83,16 +86,12 @@ __all__ = [
     "ServerConfig",
     "ServerHealth",
     "StdioServer",
-    "child_environment",
-    "is_open",
-    "is_parked",
+    "connection_spec",
     "load_config",
-    "map_error",
-    "on_failure",
-    "on_success",
     "open_client",
     "parse_config",
-    "prefixed_name",
     "server_spec",
     "servers_spec",
 ]
+
+publish(__name__, __all__)

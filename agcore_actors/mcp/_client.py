@@ -23,18 +23,17 @@ import attrs
 import msgspec
 import trio
 
+from .._validators import non_negative, positive
 from ._config import HttpServer, ServerConfig
 from ._errors import (
     McpConnectionClosed,
     McpError,
-    McpMethodNotFound,
     McpProtocolError,
     McpServerError,
     McpTimeout,
 )
 from ._http import HttpTransport
 from ._jsonrpc import (
-    INVALID_PARAMS,
     LATEST_PROTOCOL_VERSION,
     METHOD_NOT_FOUND,
     PROTOCOL_VERSIONS,
@@ -45,6 +44,9 @@ from ._jsonrpc import (
     JsonRpcResponse,
     decode,
     encode,
+    map_error,
+    parse_tools,
+    tool_result,
 )
 from ._stdio import StdioTransport
 from ._transport import Transport
@@ -59,9 +61,14 @@ MAX_PAGES = 100
 
 @attrs.frozen
 class ClientOptions:
-    request_timeout: float = 30.0  # the seed's default
-    connect_timeout: float = 30.0
-    shutdown_grace: float = 2.0
+    """Deadlines of an :class:`McpClient`."""
+
+    #: Seconds a request may wait for its answer unless it gives its own timeout.
+    request_timeout: float = attrs.field(default=30.0, validator=positive)
+    #: Seconds ``initialize`` (and connecting an HTTP server) may take.
+    connect_timeout: float = attrs.field(default=30.0, validator=positive)
+    #: Seconds each step of shutting a server down may take (stdin EOF, SIGTERM, DELETE).
+    shutdown_grace: float = attrs.field(default=2.0, validator=non_negative)
 
 
 class _Pending:
@@ -71,54 +78,6 @@ class _Pending:
         self.done = trio.Event()
         self.result: Any = None
         self.error: Exception | None = None
-
-
-def map_error(method: str, error: JsonRpcError) -> McpServerError:
-    """A JSON-RPC error as a typed exception (unknown method: both dialects)."""
-    unknown = error.code == METHOD_NOT_FOUND or (
-        error.code == INVALID_PARAMS
-        and error.message == "Invalid request parameters"
-        and method != "tools/call"
-    )
-    kind = McpMethodNotFound if unknown else McpServerError
-    return kind(method, error.code, error.message, error.data)
-
-
-def tool_result(raw: Any) -> McpToolResult:
-    if not isinstance(raw, dict):
-        raise McpProtocolError(f"tools/call answered {type(raw).__name__}, not an object")
-    content = raw.get("content")
-    content = [c for c in content if isinstance(c, dict)] if isinstance(content, list) else []
-    text = "\n".join(
-        c["text"] for c in content if c.get("type") == "text" and isinstance(c.get("text"), str)
-    )
-    return McpToolResult(
-        text=text,
-        content=content,
-        structured=raw.get("structuredContent"),
-        is_error=raw.get("isError") is True,
-    )
-
-
-def parse_tools(raw: Any) -> tuple[list[McpToolInfo], str | None]:
-    if not isinstance(raw, dict) or not isinstance(raw.get("tools"), list):
-        raise McpProtocolError("tools/list answer has no 'tools' array")
-    tools = []
-    for item in raw["tools"]:
-        if not isinstance(item, dict) or not isinstance(item.get("name"), str):
-            raise McpProtocolError(f"tools/list entry without a name: {item!r}")
-        schema = item.get("inputSchema")
-        tools.append(
-            McpToolInfo(
-                name=item["name"],
-                description=item.get("description") or "",
-                input_schema=schema
-                if isinstance(schema, dict)
-                else {"type": "object", "properties": {}},
-            )
-        )
-    cursor = raw.get("nextCursor")
-    return tools, cursor if isinstance(cursor, str) and cursor else None
 
 
 class McpClient:
@@ -207,7 +166,7 @@ class McpClient:
         elif msg.method == "notifications/message" and isinstance(msg.params, dict):
             log.info("[%s] %s: %s", self.name, msg.params.get("level"), msg.params.get("data"))
         if self.on_event is not None:
-            self.on_event(McpEvent(self.name, msg.method, msg.params))
+            self.on_event(McpEvent(server=self.name, method=msg.method, params=msg.params))
 
     async def _send_quietly(self, data: bytes) -> None:
         with trio.move_on_after(self.options.request_timeout):

@@ -21,16 +21,16 @@ from typing import Any
 
 import msgspec
 
+from ._errors import McpConfigError
+
 #: Variables a stdio server inherits from our environment unless configured
 #: otherwise (the official SDK's POSIX default): secrets stay with us.
 DEFAULT_INHERITED_ENV = ("HOME", "LOGNAME", "PATH", "SHELL", "TERM", "USER")
 
 
-class McpConfigError(ValueError):
-    pass
-
-
 class StdioServer(msgspec.Struct, frozen=True, forbid_unknown_fields=False):
+    """A server run as a child process speaking JSON-RPC on its stdin and stdout."""
+
     command: str
     args: list[str] = []
     env: dict[str, str] = {}
@@ -40,6 +40,8 @@ class StdioServer(msgspec.Struct, frozen=True, forbid_unknown_fields=False):
 
 
 class HttpServer(msgspec.Struct, frozen=True, forbid_unknown_fields=False):
+    """A server reached over streamable HTTP at ``url``, with ``headers`` on every request."""
+
     url: str
     headers: dict[str, str] = {}
 
@@ -48,6 +50,7 @@ ServerConfig = StdioServer | HttpServer
 
 
 def server_from_dict(name: str, raw: Any) -> ServerConfig:
+    """One ``mcpServers`` entry; raise :class:`McpConfigError` naming it."""
     if not isinstance(raw, dict):
         raise McpConfigError(f"mcpServers.{name}: expected an object, got {type(raw).__name__}")
     has_cmd, has_url = "command" in raw, "url" in raw
@@ -77,6 +80,7 @@ def parse_config(data: Any) -> dict[str, ServerConfig]:
 
 
 def load_config(path: str | os.PathLike[str]) -> dict[str, ServerConfig]:
+    """The servers of a JSON file (see :func:`parse_config`); raise :class:`McpConfigError`."""
     try:
         text = Path(path).read_bytes()
         data = msgspec.json.decode(text)

@@ -1,37 +1,20 @@
-"""McpConnection: one actor per MCP server, supervised (protocol: :mod:`.messages`).
+"""McpConnection: one actor per MCP server, supervised, and the specs that build it.
 
-Lifecycle of an incarnation:
-
-- **connect** (``on_start``): open the transport, ``initialize``, list the
-  tools and publish them in the registry as ``{server}{sep}{tool}``. A
-  failure crashes the incarnation, and the supervisor restarts it with
-  backoff (:func:`server_spec`).
-- **connected**: calls go to the server concurrently. When the server goes
-  away (process exit, EOF, HTTP session lost), every waiting call fails
-  with :class:`McpConnectionClosed`, then the incarnation crashes so the
-  supervisor reconnects; the tools are listed again after a restart and
-  whenever the server sends ``notifications/tools/list_changed``.
-- **parked**: after ``threshold`` consecutive failures the circuit breaker
-  opens (:mod:`._breaker`); the incarnation then starts parked, answers
-  :class:`McpUnavailable` (its tools stay registered and say so), and
-  probes the server when the breaker allows; a good probe connects.
-
-The breaker state outlives incarnations in a :class:`ServerHealth` owned by
-the spec. Each server has its own supervisor: one failing server never
-restarts or blocks another.
+Its protocol is :mod:`agcore_actors.mcp.messages`; its tools reach a registry through
+:mod:`._adapter`; the circuit breaker is :class:`agcore_actors.actor.policy.CircuitBreaker`.
 """
 
 from __future__ import annotations
 
 import logging
-from typing import Any, ClassVar
+from typing import ClassVar, assert_never
 
 import attrs
 import trio
 
+from .._validators import non_negative
 from ..actor import (
     Actor,
-    ActorError,
     ActorRef,
     ActorStopped,
     Backoff,
@@ -40,16 +23,25 @@ from ..actor import (
     MailboxFull,
     SupervisorSpec,
 )
-from ..tools import ExecutionFailed, InvalidArguments, ToolContext, ToolError, ToolRegistry
-from ._breaker import BreakerConfig, BreakerState, is_parked, on_failure, on_success
+from ..actor.policy import (
+    BreakerState,
+    CircuitBreaker,
+    breaker_failure,
+    breaker_retry_in,
+    breaker_success,
+)
+from ..tools import ToolError, ToolRegistry
+from ._adapter import publish_tools
 from ._client import ClientOptions, McpClient, open_client
 from ._config import ServerConfig
 from ._errors import McpConnectionClosed, McpError, McpMethodNotFound, McpUnavailable
+from ._policy import DEFAULT_SEPARATOR
 from .messages import (
     CallTool,
     GetStatus,
     ListTools,
     McpConnectionMsg,
+    McpConnectionReply,
     McpEvent,
     McpStatus,
     McpToolInfo,
@@ -60,86 +52,92 @@ from .messages import (
 
 log = logging.getLogger("agcore_actors.mcp")
 
-DEFAULT_SEPARATOR = "-"
+#: An MCP server's breaker: parked after 3 consecutive failures for 5 s, doubling up to
+#: 5 min; a connection that stayed up 30 s clears the count.
+DEFAULT_MCP_BREAKER = CircuitBreaker(threshold=3, healthy_after=30.0)
+
+#: How a server's supervisor spaces the restarts of its connection.
+DEFAULT_MCP_BACKOFF = Backoff(initial=0.2, cap=5.0)
 
 
-def prefixed_name(server: str, tool: str, separator: str = DEFAULT_SEPARATOR) -> str:
-    """The registry name of an MCP tool (seed 002: ``{server}-{tool}``)."""
-    return f"{server}{separator}{tool}"
+@attrs.frozen
+class ConnectionConfig:
+    """How a connection talks to its server, names its tools and recovers."""
+
+    #: Deadlines of the protocol client.
+    client: ClientOptions = attrs.field(factory=ClientOptions)
+    #: What joins the server's name and a tool's name in the registry.
+    separator: str = DEFAULT_SEPARATOR
+    #: Seconds a dying connection lets waiting calls collect their error.
+    drain_timeout: float = attrs.field(default=1.0, validator=non_negative)
+    #: When the server is parked instead of reconnected at once.
+    breaker: CircuitBreaker = DEFAULT_MCP_BREAKER
+    #: How the server's supervisor spaces restarts of the connection.
+    backoff: Backoff = DEFAULT_MCP_BACKOFF
 
 
 @attrs.define
 class ServerHealth:
     """Breaker state shared by the incarnations of one server's connection."""
 
-    config: BreakerConfig = attrs.field(factory=BreakerConfig)
+    config: CircuitBreaker = DEFAULT_MCP_BREAKER
     state: BreakerState = attrs.field(factory=BreakerState)
 
 
-@attrs.frozen
-class McpToolAdapter:
-    """An MCP tool in a :class:`ToolRegistry`; calls go through the connection actor.
+class McpConnection(Actor[McpConnectionMsg]):
+    """The connection to MCP server ``name``; its tools are published in ``registry``.
 
-    ``name`` is the prefixed registry name, ``remote_name`` the server's own
-    name for the tool (the exact reverse mapping).
+    Semantics:
+        An incarnation connects in the background (``on_start`` returns at once, so a
+        server that is down never fails its supervisor's start): it opens the
+        transport, runs ``initialize``, lists the tools and publishes them in
+        ``registry`` as ``{name}{separator}{tool}``. Requests that arrive meanwhile wait
+        for the connect (at most twice ``client.connect_timeout``). Once connected,
+        calls go to the server concurrently (up to 32 at once); the tools are listed
+        again whenever the server sends ``notifications/tools/list_changed``. Server
+        notifications go to ``events`` (dropped when its mailbox is full).
+
+        When the server goes away (process exit, EOF, HTTP session lost) every waiting
+        call fails with :class:`~agcore_actors.mcp.McpConnectionClosed`, then the
+        incarnation crashes so the supervisor reconnects with backoff. After
+        ``config.breaker.threshold`` consecutive failures the breaker opens: the next
+        incarnation starts *parked*, answers :class:`~agcore_actors.mcp.McpUnavailable`
+        (its tools stay registered and say so) and probes the server when the breaker
+        allows; a good probe connects. The breaker state outlives incarnations in a
+        :class:`ServerHealth` owned by the spec.
+
+    Cancellation:
+        A cancelled ask withdraws its request (``notifications/cancelled``); the
+        connection stays up. Stopping the actor shuts the server down within a bounded
+        time (stdin EOF, then signals for stdio; DELETE of the session for HTTP).
+
+    Errors:
+        Every :class:`~agcore_actors.tools.ToolError` (so every MCP error) goes to the
+        asker only. A lost connection crashes the incarnation after its waiting calls
+        have their :class:`~agcore_actors.mcp.McpConnectionClosed`.
     """
 
-    name: str
-    remote_name: str
-    server: str
-    description: str
-    parameters: dict[str, Any]
-    connection: ActorRef[McpConnectionMsg]
-    required_permissions: tuple[str, ...] = ()
-    requires_approval: bool = False
-    timeout: float | None = None
-
-    async def call(self, args: Any, ctx: ToolContext) -> Any:
-        if args is None:
-            args = {}
-        if not isinstance(args, dict):
-            raise InvalidArguments(self.name, "MCP tool arguments must be a JSON object")
-        try:
-            result = await self.connection.ask(CallTool(self.remote_name, args))
-        except ActorError as exc:  # stopped or crashed mid-call: the server went away
-            raise McpConnectionClosed(self.server, str(exc)) from exc
-        if result.is_error:  # Δ seed: an error result with text is an error
-            raise ExecutionFailed(self.name, result.text or "the MCP tool reported an error")
-        if result.text or result.structured is None:
-            return result.text
-        return result.structured
-
-
-@attrs.frozen
-class ConnectionOptions:
-    client: ClientOptions = attrs.field(factory=ClientOptions)
-    separator: str = DEFAULT_SEPARATOR
-    #: How long a dying connection lets waiting calls collect their error.
-    drain_timeout: float = 1.0
-
-
-class McpConnection(Actor[McpConnectionMsg]):
+    # Until ChildSpec takes max_concurrency, the limit stays a class attribute.
     max_concurrency: ClassVar[int] = 32
     expected_errors = (ToolError,)
 
     def __init__(
         self,
         name: str,
-        config: ServerConfig,
+        server: ServerConfig,
         *,
         health: ServerHealth | None = None,
         registry: ToolRegistry | None = None,
         events: ActorRef[McpEvent] | None = None,
-        options: ConnectionOptions | None = None,
+        config: ConnectionConfig | None = None,
     ) -> None:
         self.name = name
-        self.config = config
-        self.health = health or ServerHealth()
+        self.server = server
+        self.config = config or ConnectionConfig()
+        self.health = health or ServerHealth(self.config.breaker)
         self.registry = registry
         self.events = events
-        self.options = options or ConnectionOptions()
         self.client: McpClient | None = None
-        self._up_since: float | None = None
         self._active = 0
         self._idle = trio.Event()
         self._ready = trio.Event()
@@ -150,7 +148,7 @@ class McpConnection(Actor[McpConnectionMsg]):
     async def on_start(self) -> None:
         # Connecting happens in the background: a server that is down at start
         # must not fail the supervisor's start (and with it every other server).
-        if is_parked(self.health.state):
+        if self.health.state.open_until is not None:
             log.warning("MCP server %r is parked by its circuit breaker", self.name)
             self._parked = True
             self.ctx.nursery.start_soon(self._probe)
@@ -166,16 +164,17 @@ class McpConnection(Actor[McpConnectionMsg]):
             raise McpConnectionClosed(self.name, f"connect failed: {exc}") from exc
 
     async def _connect(self) -> None:
-        with trio.fail_after(self.options.client.connect_timeout * 2):
+        with trio.fail_after(self.config.client.connect_timeout * 2):
             self.client = await self.ctx.nursery.start(self._serve_client)
-        self.health.state = on_success(self.health.state)
-        self._up_since = trio.current_time()
+        self.health.state = breaker_success(
+            self.health.config, self.health.state, trio.current_time()
+        )
         self._parked = False
         self._ready.set()
 
     async def _serve_client(self, task_status: trio.TaskStatus[McpClient]) -> None:
         async with open_client(
-            self.name, self.config, options=self.options.client, on_event=self._on_event
+            self.name, self.server, options=self.config.client, on_event=self._on_event
         ) as client:
             try:
                 await client.list_tools()
@@ -189,7 +188,7 @@ class McpConnection(Actor[McpConnectionMsg]):
                 nursery.cancel_scope.cancel()
             # Let the calls that just failed hand their typed error to their askers
             # before the crash replaces it with ActorCrashed.
-            with trio.move_on_after(self.options.drain_timeout):
+            with trio.move_on_after(self.config.drain_timeout):
                 if self._active:
                     self._idle = trio.Event()
                     await self._idle.wait()
@@ -223,28 +222,13 @@ class McpConnection(Actor[McpConnectionMsg]):
             return
 
     def _record_failure(self) -> None:
-        self.health.state = on_failure(
-            self.health.config, self.health.state, trio.current_time(), self._up_since
+        self.health.state = breaker_failure(
+            self.health.config, self.health.state, trio.current_time()
         )
-        self._up_since = None
 
     def _publish(self, tools: list[McpToolInfo]) -> None:
-        if self.registry is None:
-            return
-        adapters = [
-            McpToolAdapter(
-                name=prefixed_name(self.name, t.name, self.options.separator),
-                remote_name=t.name,
-                server=self.name,
-                description=t.description,
-                parameters=t.input_schema,
-                connection=self.ctx.self_ref,
-            )
-            for t in tools
-        ]
-        skipped = self.registry.replace_group(f"mcp:{self.name}", adapters)
-        for n in skipped:
-            log.warning("MCP server %r: tool name %r is taken; not registered", self.name, n)
+        if self.registry is not None:
+            publish_tools(self.registry, self.name, tools, self.ctx.self_ref, self.config.separator)
 
     def _on_event(self, event: McpEvent) -> None:
         if self.events is None:
@@ -256,26 +240,62 @@ class McpConnection(Actor[McpConnectionMsg]):
 
     # -- requests ------------------------------------------------------------------
 
+    async def handle(self, msg: McpConnectionMsg) -> McpConnectionReply:
+        self._active += 1
+        try:
+            match msg:
+                case CallTool():
+                    return await self._on_call_tool(msg)
+                case ListTools():
+                    return await self._on_list_tools(msg)
+                case PingServer():
+                    return await self._on_ping(msg)
+                case GetStatus():
+                    return self._on_get_status(msg)
+                case _:
+                    assert_never(msg)
+        finally:
+            self._active -= 1
+            if not self._active:
+                self._idle.set()
+
+    async def _on_call_tool(self, msg: CallTool) -> McpToolResult:
+        client = await self._client()
+        return await client.call_tool(msg.name, msg.arguments, timeout=msg.timeout)
+
+    async def _on_list_tools(self, msg: ListTools) -> McpToolList:
+        client = await self._client()
+        if msg.refresh:
+            await client.list_tools()
+            self._publish(client.tools)
+        return McpToolList(self.name, list(client.tools))
+
+    async def _on_ping(self, msg: PingServer) -> McpStatus:
+        await (await self._client()).ping()
+        return self._status()
+
+    def _on_get_status(self, msg: GetStatus) -> McpStatus:
+        return self._status()
+
     async def _client(self) -> McpClient:
         """The connected client; waits (bounded) while the first connect runs."""
         if self.client is None and not self._parked:
-            with trio.move_on_after(self.options.client.connect_timeout * 2):
+            with trio.move_on_after(self.config.client.connect_timeout * 2):
                 await self._ready.wait()
         return self._require()
 
     def _require(self) -> McpClient:
         client = self.client
         if client is None:
-            until = self.health.state.open_until
-            retry = None if until is None else max(0.0, until - trio.current_time())
-            raise McpUnavailable(self.name, retry)
+            raise McpUnavailable(
+                self.name, breaker_retry_in(self.health.state, trio.current_time())
+            )
         if client.closed.is_set():
             raise McpConnectionClosed(self.name, client.closed_reason)
         return client
 
     def _status(self) -> McpStatus:
         client = self.client
-        until = self.health.state.open_until
         return McpStatus(
             server=self.name,
             state="connected" if client is not None else "parked" if self._parked else "connecting",
@@ -283,66 +303,61 @@ class McpConnection(Actor[McpConnectionMsg]):
             server_name=client.server_info.get("name") if client else None,
             tools=len(client.tools) if client else 0,
             failures=self.health.state.failures,
-            retry_in=None if until is None else max(0.0, until - trio.current_time()),
+            retry_in=breaker_retry_in(self.health.state, trio.current_time()),
         )
 
-    async def handle(self, msg: McpConnectionMsg) -> Any:
-        self._active += 1
-        try:
-            match msg:
-                case CallTool(name=name, arguments=arguments, timeout=timeout):
-                    result: McpToolResult = await (await self._client()).call_tool(
-                        name, arguments, timeout=timeout
-                    )
-                    return result
-                case ListTools(refresh=refresh):
-                    client = await self._client()
-                    if refresh:
-                        await client.list_tools()
-                        self._publish(client.tools)
-                    return McpToolList(self.name, list(client.tools))
-                case PingServer():
-                    await (await self._client()).ping()
-                    return self._status()
-                case GetStatus():
-                    return self._status()
-        finally:
-            self._active -= 1
-            if not self._active:
-                self._idle.set()
+
+def connection_spec(
+    name: str,
+    *,
+    server: ServerConfig,
+    registry: ToolRegistry | None = None,
+    events: ActorRef[McpEvent] | None = None,
+    config: ConnectionConfig | None = None,
+) -> ChildSpec[McpConnectionMsg]:
+    """A child spec for the connection to server ``name``, called ``mcp:{name}``.
+
+    Its incarnations share one :class:`ServerHealth`, so the breaker counts failures
+    across restarts. Put it under a supervisor of its own (:func:`server_spec` does),
+    so that one failing server never restarts another.
+    """
+    config = config or ConnectionConfig()
+    health = ServerHealth(config.breaker)
+
+    def factory() -> McpConnection:
+        return McpConnection(
+            name, server, health=health, registry=registry, events=events, config=config
+        )
+
+    return ChildSpec(
+        name=f"mcp:{name}", factory=factory, shutdown=config.client.shutdown_grace * 3 + 1
+    )
 
 
 def server_spec(
     name: str,
-    config: ServerConfig,
     *,
+    server: ServerConfig,
     registry: ToolRegistry | None = None,
     events: ActorRef[McpEvent] | None = None,
-    options: ConnectionOptions | None = None,
-    breaker: BreakerConfig | None = None,
-    backoff: Backoff | None = None,
+    config: ConnectionConfig | None = None,
 ) -> SupervisorSpec:
-    """A supervisor of its own for the connection to server ``name``.
+    """A supervisor of its own, ``mcp-supervisor:{name}``, for :func:`connection_spec`.
 
-    The connection actor is called ``mcp:{name}``. Its supervisor restarts it
-    with ``backoff``; the breaker parks it before the supervisor's intensity
-    could give up (``threshold + 2`` restarts are allowed per breaker period).
+    It restarts the connection with ``config.backoff``; the breaker parks the server
+    before the supervisor's intensity could give up (``threshold + 2`` restarts are
+    allowed per shortest breaker period).
     """
-    health = ServerHealth(breaker or BreakerConfig())
-    child: ChildSpec[McpConnectionMsg] = ChildSpec(
-        f"mcp:{name}",
-        lambda: McpConnection(
-            name, config, health=health, registry=registry, events=events, options=options
-        ),
-        shutdown=(options or ConnectionOptions()).client.shutdown_grace * 3 + 1,
-    )
+    config = config or ConnectionConfig()
+    child = connection_spec(name, server=server, registry=registry, events=events, config=config)
     return SupervisorSpec(
         f"mcp-supervisor:{name}",
         children=[child],
         intensity=Intensity(
-            max_restarts=health.config.threshold + 2, period=health.config.open_for
+            max_restarts=config.breaker.threshold + 2,
+            period=max(config.breaker.backoff.initial, 1e-3),
         ),
-        backoff=backoff or Backoff(initial=0.2, cap=5.0),
+        backoff=config.backoff,
     )
 
 
@@ -351,25 +366,15 @@ def servers_spec(
     *,
     registry: ToolRegistry | None = None,
     events: ActorRef[McpEvent] | None = None,
-    options: ConnectionOptions | None = None,
-    breaker: BreakerConfig | None = None,
-    backoff: Backoff | None = None,
+    config: ConnectionConfig | None = None,
     name: str = "mcp",
 ) -> SupervisorSpec:
-    """One supervisor holding a :func:`server_spec` per configured server."""
+    """One supervisor, ``name``, holding a :func:`server_spec` per configured server."""
     return SupervisorSpec(
         name,
         children=[
-            server_spec(
-                n,
-                c,
-                registry=registry,
-                events=events,
-                options=options,
-                breaker=breaker,
-                backoff=backoff,
-            )
-            for n, c in servers.items()
+            server_spec(n, server=s, registry=registry, events=events, config=config)
+            for n, s in servers.items()
         ],
         intensity=Intensity(max_restarts=max(10, 3 * len(servers)), period=60.0),
     )

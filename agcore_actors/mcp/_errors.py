@@ -1,41 +1,77 @@
-"""MCP errors. All are :class:`ToolError`\\s, so a tool call that fails on the
-MCP side becomes a tool message like any other failure."""
+"""The MCP package's leaves of the error tree.
+
+:class:`McpError` is a :class:`~agcore_actors.tools.ToolError`, so a tool call that fails
+on the MCP side becomes a tool message like any other failure. MCP errors are not
+recoverable (the turn ends) except :class:`McpUnavailable`: the model can do without one
+server's tools. A bad ``mcpServers`` entry is :class:`McpConfigError`, outside the tool
+errors: it is the configuration's fault, not a call's.
+
+Messages never carry configured header or environment values (see
+:func:`agcore_actors.mcp.policy.redact`) nor a server's stderr.
+"""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, ClassVar
 
+from .._errors import AgcoreError
 from ..tools import ToolError
 
 
+class McpConfigError(AgcoreError, ValueError):
+    """A bad ``mcpServers`` configuration: the message names the server and the field."""
+
+    kind: ClassVar[str] = "mcp_config"
+
+
 class McpError(ToolError):
-    """An MCP protocol or transport failure (not recoverable, as in the seed)."""
+    """An MCP protocol or transport failure."""
+
+    kind: ClassVar[str] = "mcp"
 
 
 class McpNotInitialized(McpError):
+    """A request was made before ``initialize`` completed."""
+
+    kind: ClassVar[str] = "mcp_not_initialized"
+
     def __init__(self, server: str) -> None:
         super().__init__(f"MCP not initialized: {server}")
         self.server = server
 
 
-class McpTimeout(McpError):
+class McpTimeout(McpError, TimeoutError):
+    """``what`` (a method, or a stage of connecting) got no answer within ``seconds``."""
+
+    kind: ClassVar[str] = "mcp_timeout"
+
     def __init__(self, what: str, seconds: float) -> None:
         super().__init__(f"MCP timeout: {what} got no answer within {seconds:g} s")
         self.what = what
         self.seconds = seconds
 
+    def is_retryable(self) -> bool:
+        return True
+
 
 class McpConnectionClosed(McpError):
-    """The server went away (process exit, EOF, HTTP session gone) mid-request."""
+    """The server went away (process exit, EOF, HTTP session gone), or could not be reached."""
+
+    kind: ClassVar[str] = "mcp_connection_closed"
 
     def __init__(self, server: str, detail: str = "connection closed") -> None:
         super().__init__(f"MCP server '{server}': {detail}")
         self.server = server
         self.detail = detail
 
+    def is_retryable(self) -> bool:
+        return True
+
 
 class McpServerError(McpError):
     """The server answered a request with a JSON-RPC error."""
+
+    kind: ClassVar[str] = "mcp_server_error"
 
     def __init__(self, method: str, code: int, message: str, data: Any = None) -> None:
         super().__init__(f"MCP error [{code}] on {method}: {message}")
@@ -44,25 +80,54 @@ class McpServerError(McpError):
         self.data = data
 
 
-class McpMethodNotFound(McpServerError):
+class McpMethodNotFound(McpServerError, LookupError):
     """The server does not know the method: -32601, or the -32602 "Invalid
     request parameters" that mcp 1.x servers send for an unknown method."""
+
+    kind: ClassVar[str] = "mcp_method_not_found"
+
+
+class McpHttpError(McpError):
+    """The server answered a streamable HTTP request with an error status.
+
+    ``body`` is the start of the answer with configured header values redacted.
+    """
+
+    kind: ClassVar[str] = "mcp_http_error"
+
+    def __init__(self, server: str, status: int, body: str) -> None:
+        super().__init__(f"MCP server '{server}': HTTP {status}: {body}")
+        self.server = server
+        self.status = status
+        self.body = body
+
+    def is_retryable(self) -> bool:
+        return self.status in (408, 429) or self.status >= 500
 
 
 class McpProtocolError(McpError):
     """The peer broke the protocol (bad JSON, unsupported version, bad shape)."""
 
+    kind: ClassVar[str] = "mcp_protocol_error"
+
 
 class McpUnavailable(McpError):
-    """The server is parked by its circuit breaker.
+    """The server is parked by its circuit breaker (``retry_in``: seconds to the next probe).
 
-    Δ seed: recoverable, unlike other MCP errors: the model can do without one
-    server's tools, and the turn should not end because one server is down.
+    Recoverable: the model can do without one server's tools, and a turn should not end
+    because one server is down.
     """
 
-    recoverable = True
+    kind: ClassVar[str] = "mcp_unavailable"
 
     def __init__(self, server: str, retry_in: float | None = None) -> None:
         when = f"; next probe in {retry_in:.1f} s" if retry_in is not None else ""
         super().__init__(f"MCP server '{server}' is unavailable{when}")
         self.server = server
+        self.retry_in = retry_in
+
+    def is_recoverable(self) -> bool:
+        return True
+
+    def is_retryable(self) -> bool:
+        return True

@@ -22,7 +22,7 @@ import httpx_sse
 import trio
 
 from ._config import HttpServer
-from ._errors import McpConnectionClosed, McpError, McpProtocolError
+from ._errors import McpConnectionClosed, McpHttpError, McpProtocolError
 from ._transport import Closed, Deliver, Fail
 
 log = logging.getLogger("agcore_actors.mcp.http")
@@ -98,9 +98,7 @@ class HttpTransport:
                     return
                 if response.status_code >= 400:
                     body = (await response.aread())[:500].decode("utf-8", "replace")
-                    self._fail(
-                        request_id, McpError(f"HTTP {response.status_code} from server: {body}")
-                    )
+                    self._fail(request_id, McpHttpError(self.name, response.status_code, body))
                     return
                 kind = response.headers.get("content-type", "").split(";")[0].strip()
                 if kind == "text/event-stream":

@@ -1,10 +1,16 @@
-"""JSON-RPC 2.0 wire types for MCP, on msgspec."""
+"""JSON-RPC 2.0 wire types for MCP on msgspec, and the shapes of MCP answers.
+
+Pure: encoding, decoding and mapping, no I/O.
+"""
 
 from __future__ import annotations
 
 from typing import Any
 
 import msgspec
+
+from ._errors import McpMethodNotFound, McpProtocolError, McpServerError
+from .messages import McpToolInfo, McpToolResult
 
 #: Protocol versions this client speaks, newest first.
 PROTOCOL_VERSIONS = ("2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05")
@@ -22,7 +28,7 @@ class JsonRpcRequest(msgspec.Struct, kw_only=True):
 
 
 class JsonRpcNotification(msgspec.Struct, kw_only=True):
-    """``params`` is omitted when unset (the seed sent ``"params": null``)."""
+    """``params`` is omitted when unset."""
 
     jsonrpc: str = "2.0"
     method: str
@@ -69,3 +75,53 @@ def decode(data: bytes | str) -> list[Incoming]:
     """One message or a batch; raises ``msgspec.DecodeError`` on bad input."""
     msg = _incoming.decode(data)
     return msg if isinstance(msg, list) else [msg]
+
+
+def map_error(method: str, error: JsonRpcError) -> McpServerError:
+    """A JSON-RPC error as a typed exception (unknown method: both dialects)."""
+    unknown = error.code == METHOD_NOT_FOUND or (
+        error.code == INVALID_PARAMS
+        and error.message == "Invalid request parameters"
+        and method != "tools/call"
+    )
+    kind = McpMethodNotFound if unknown else McpServerError
+    return kind(method, error.code, error.message, error.data)
+
+
+def tool_result(raw: Any) -> McpToolResult:
+    """A ``tools/call`` result as :class:`McpToolResult`; raise :class:`McpProtocolError`."""
+    if not isinstance(raw, dict):
+        raise McpProtocolError(f"tools/call answered {type(raw).__name__}, not an object")
+    content = raw.get("content")
+    content = [c for c in content if isinstance(c, dict)] if isinstance(content, list) else []
+    text = "\n".join(
+        c["text"] for c in content if c.get("type") == "text" and isinstance(c.get("text"), str)
+    )
+    return McpToolResult(
+        text=text,
+        content=content,
+        structured=raw.get("structuredContent"),
+        is_error=raw.get("isError") is True,
+    )
+
+
+def parse_tools(raw: Any) -> tuple[list[McpToolInfo], str | None]:
+    """One ``tools/list`` page: its tools and the next cursor (None on the last page)."""
+    if not isinstance(raw, dict) or not isinstance(raw.get("tools"), list):
+        raise McpProtocolError("tools/list answer has no 'tools' array")
+    tools = []
+    for item in raw["tools"]:
+        if not isinstance(item, dict) or not isinstance(item.get("name"), str):
+            raise McpProtocolError(f"tools/list entry without a name: {item!r}")
+        schema = item.get("inputSchema")
+        tools.append(
+            McpToolInfo(
+                name=item["name"],
+                description=item.get("description") or "",
+                input_schema=schema
+                if isinstance(schema, dict)
+                else {"type": "object", "properties": {}},
+            )
+        )
+    cursor = raw.get("nextCursor")
+    return tools, cursor if isinstance(cursor, str) and cursor else None

@@ -1,42 +1,78 @@
 """The McpConnection actor's protocol, and the MCP data it hands out.
 
-- ``CallTool(name, arguments)`` -> :class:`McpToolResult` (``is_error`` set
-  when the tool reported a failure; protocol failures raise
-  :class:`~agcore_actors.mcp.McpError` subclasses);
-- ``ListTools(refresh)`` -> :class:`McpToolList` (cached; ``refresh`` asks
-  the server again);
-- ``PingServer()`` -> :class:`McpStatus` after a round trip;
-- ``GetStatus()`` -> :class:`McpStatus` without talking to the server.
+::
 
-While the circuit breaker parks a server, ``CallTool``/``ListTools``/
-``PingServer`` raise :class:`~agcore_actors.mcp.McpUnavailable`.
-Server notifications are told to the connection's event sink as
-:class:`McpEvent`.
+    CallTool(name, arguments, timeout) -> McpToolResult
+    ListTools(refresh)                 -> McpToolList
+    PingServer()                       -> McpStatus      (after a round trip)
+    GetStatus()                        -> McpStatus      (without talking to the server)
+
+Cancelling the asker:
+
+- ``CallTool``: the request is withdrawn: ``notifications/cancelled`` goes to the server
+  and a late answer is dropped; the connection stays up.
+- ``ListTools``: withdrawn the same way; the cached list and the registry keep what they
+  had.
+- ``PingServer``: withdrawn the same way.
+- ``GetStatus``: nothing to withdraw (no I/O).
+
+Errors are :class:`~agcore_actors.mcp.McpError`\\s, given to the asker only: a tool that
+reports a failure is ``McpToolResult(is_error=True)``, not an error; a server parked by
+its circuit breaker answers :class:`~agcore_actors.mcp.McpUnavailable`; a connection
+that is lost or restarting answers :class:`~agcore_actors.mcp.McpConnectionClosed`.
+Server notifications are told to the connection's event sink as :class:`McpEvent`.
+Import qualified: ``from agcore_actors.mcp import messages as mm``.
 """
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Literal
 
 import msgspec
 
+from .._exports import publish
 from ..actor import Request
 
+__all__ = [
+    "CallTool",
+    "ConnectionState",
+    "GetStatus",
+    "ListTools",
+    "McpConnectionMsg",
+    "McpConnectionReply",
+    "McpEvent",
+    "McpStatus",
+    "McpToolInfo",
+    "McpToolList",
+    "McpToolResult",
+    "PingServer",
+]
 
-class McpToolInfo(msgspec.Struct, frozen=True):
+#: ``connecting`` until the first connect of an incarnation succeeds, ``connected``
+#: while the server is up, ``parked`` while the circuit breaker keeps it down.
+ConnectionState = Literal["connecting", "connected", "parked"]
+
+
+def _empty_schema() -> dict[str, Any]:
+    return {"type": "object", "properties": {}}
+
+
+class McpToolInfo(msgspec.Struct, frozen=True, kw_only=True):
+    """One tool as the server lists it (``name`` is the server's own name for it)."""
+
     name: str
     description: str = ""
-    input_schema: dict[str, Any] = msgspec.field(
-        default_factory=lambda: {"type": "object", "properties": {}}
-    )
+    input_schema: dict[str, Any] = msgspec.field(default_factory=_empty_schema)
 
 
 class McpToolList(msgspec.Struct, frozen=True):
+    """The tools of ``server``, in the server's order."""
+
     server: str
     tools: list[McpToolInfo]
 
 
-class McpToolResult(msgspec.Struct, frozen=True):
+class McpToolResult(msgspec.Struct, frozen=True, kw_only=True):
     """A ``tools/call`` answer: ``text`` joins the text parts of ``content``."""
 
     text: str
@@ -45,9 +81,11 @@ class McpToolResult(msgspec.Struct, frozen=True):
     is_error: bool = False
 
 
-class McpStatus(msgspec.Struct, frozen=True):
+class McpStatus(msgspec.Struct, frozen=True, kw_only=True):
+    """Where a connection stands; ``retry_in`` is the seconds to the breaker's next probe."""
+
     server: str
-    state: str  # "connected" or "parked"
+    state: ConnectionState
     protocol_version: str | None = None
     server_name: str | None = None
     tools: int = 0
@@ -55,7 +93,7 @@ class McpStatus(msgspec.Struct, frozen=True):
     retry_in: float | None = None
 
 
-class McpEvent(msgspec.Struct, frozen=True, tag=True):
+class McpEvent(msgspec.Struct, frozen=True, tag=True, kw_only=True):
     """A server notification (logging, progress, resources/updated, list changes)."""
 
     server: str
@@ -63,22 +101,32 @@ class McpEvent(msgspec.Struct, frozen=True, tag=True):
     params: Any = None
 
 
-class CallTool(Request[McpToolResult], frozen=True, tag=True):
+# -- requests -------------------------------------------------------------------------
+
+
+class CallTool(Request[McpToolResult], frozen=True, tag=True, kw_only=True):
+    """Call the server's tool ``name`` (``timeout``: seconds, None for the default)."""
+
     name: str
     arguments: dict[str, Any] = msgspec.field(default_factory=dict)
     timeout: float | None = None
 
 
 class ListTools(Request[McpToolList], frozen=True, tag=True):
+    """The server's tools: the cached list, or asked again when ``refresh``."""
+
     refresh: bool = False
 
 
 class PingServer(Request[McpStatus], frozen=True, tag=True):
-    pass
+    """A round trip to the server, then its status."""
 
 
 class GetStatus(Request[McpStatus], frozen=True, tag=True):
-    pass
+    """The connection's status, without talking to the server."""
 
 
 McpConnectionMsg = CallTool | ListTools | PingServer | GetStatus
+McpConnectionReply = McpToolResult | McpToolList | McpStatus
+
+publish(__name__, __all__)

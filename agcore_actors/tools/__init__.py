@@ -1,15 +1,20 @@
-"""Tools: the tool protocol, function tools, the registry, permissions and
-approval, and the ToolExecutor actor (its protocol is :mod:`.messages`)."""
+"""Tools: the tool protocol, function tools, the registry, permissions and approval, and
+the ToolExecutor actor.
 
-from ._approval import (
-    DEFAULT_APPROVAL_TIMEOUT,
-    ApprovalCallback,
-    ApprovalDecision,
-    ApprovalRequest,
-    Approver,
-    decide,
-)
+- the actor: :class:`ToolExecutor`, built by :func:`tool_executor_spec` with an
+  :class:`ExecutorConfig`; its protocol is :mod:`agcore_actors.tools.messages` (import
+  it qualified, ``from agcore_actors.tools import messages as tm``; its main types are
+  also here);
+- tools: the :class:`Tool` protocol, :func:`function_tool` for typed Python functions,
+  the :class:`ToolRegistry`;
+- gates: :class:`PermissionChecker` over a :class:`PermissionConfig`, and approvers;
+- the pure rules behind them: :mod:`agcore_actors.tools.policy`.
+"""
+
+from .._exports import publish
+from ._approval import ApprovalCallback, Approver
 from ._errors import (
+    BatchInProgress,
     DuplicateTool,
     ExecutionFailed,
     InvalidArguments,
@@ -21,35 +26,22 @@ from ._errors import (
     ToolNotFound,
     ToolTimeout,
 )
-from ._executor import BatchInProgress, ExecutorConfig, ToolExecutor, effective_timeout
+from ._executor import ExecutorConfig, ToolExecutor, tool_executor_spec
 from ._permission import (
-    BUILTIN_PERMISSIONS,
     DELETE,
     FILE_SYSTEM,
     NETWORK,
     READ,
     SHELL,
-    UNSPECIFIED,
     WRITE,
     PermissionChecker,
     PermissionConfig,
-    check_permissions,
 )
 from ._registry import ToolRegistry
-from ._results import (
-    DEFAULT_MAX_RESULT_BYTES,
-    DEFAULT_TOOL_TIMEOUT,
-    cancelled_result,
-    cancelled_results,
-    error_result,
-    ok_result,
-    parse_arguments,
-    render_value,
-    status_of,
-    truncate_tool_result,
-)
 from ._tool import CancelToken, FunctionTool, Tool, ToolContext, function_tool, schema_of
 from .messages import (
+    ApprovalDecision,
+    ApprovalRequest,
     CancelBatch,
     ExecuteTools,
     FetchResults,
@@ -62,16 +54,11 @@ from .messages import (
 )
 
 __all__ = [
-    "BUILTIN_PERMISSIONS",
-    "DEFAULT_APPROVAL_TIMEOUT",
-    "DEFAULT_MAX_RESULT_BYTES",
-    "DEFAULT_TOOL_TIMEOUT",
     "DELETE",
     "FILE_SYSTEM",
     "NETWORK",
     "READ",
     "SHELL",
-    "UNSPECIFIED",
     "WRITE",
     "ApprovalCallback",
     "ApprovalDecision",
@@ -106,17 +93,9 @@ __all__ = [
     "ToolResults",
     "ToolStatus",
     "ToolTimeout",
-    "cancelled_result",
-    "cancelled_results",
-    "check_permissions",
-    "decide",
-    "effective_timeout",
-    "error_result",
     "function_tool",
-    "ok_result",
-    "parse_arguments",
-    "render_value",
     "schema_of",
-    "status_of",
-    "truncate_tool_result",
+    "tool_executor_spec",
 ]
+
+publish(__name__, __all__)

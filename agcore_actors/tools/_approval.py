@@ -1,36 +1,18 @@
-"""Human-in-the-loop approval of tool calls.
+"""Human-in-the-loop approval of tool calls, as a pure rule.
 
-A tool with ``requires_approval`` runs only after an *approver* says yes.
-An approver is either an async callback ``(ApprovalRequest) -> ApprovalDecision``
-or the ref of an actor that answers the :class:`ApprovalRequest` message.
-No answer within the approval timeout counts as a denial, and so does a
-failing approver and a missing one. :func:`decide` is that rule, pure.
+A tool with ``requires_approval`` runs only after an *approver* says yes. An approver is
+either an async callback ``(ApprovalRequest) -> ApprovalDecision`` or the ref of an actor
+that answers the :class:`~agcore_actors.tools.messages.ApprovalRequest` message. No answer
+within the approval timeout counts as a denial, and so does a failing approver and a
+missing one: :func:`decide_approval` is that rule.
 """
 
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
-from typing import Any
 
-import msgspec
-
-from ..actor import ActorRef, Request
-
-
-class ApprovalDecision(msgspec.Struct, frozen=True):
-    allow: bool
-    reason: str = ""
-
-
-class ApprovalRequest(Request[ApprovalDecision], frozen=True, tag=True):
-    """Asked of an approver actor: may ``tool`` run with ``arguments``?"""
-
-    call_id: str
-    tool: str
-    arguments: Any
-    session_id: str = ""
-    description: str = ""
-
+from ..actor import ActorRef
+from .messages import ApprovalDecision, ApprovalRequest
 
 ApprovalCallback = Callable[[ApprovalRequest], Awaitable[ApprovalDecision]]
 Approver = ApprovalCallback | ActorRef[ApprovalRequest]
@@ -39,7 +21,7 @@ Approver = ApprovalCallback | ActorRef[ApprovalRequest]
 DEFAULT_APPROVAL_TIMEOUT = 300.0
 
 
-def decide(
+def decide_approval(
     decision: ApprovalDecision | None, *, timed_out: bool, failed: str | None = None
 ) -> ApprovalDecision:
     """The effective decision: an explicit answer, else a denial saying why."""

@@ -1,100 +1,111 @@
-"""ToolExecutor: the actor that runs a batch of tool calls in parallel.
+"""ToolExecutor: the actor that runs a batch of tool calls in parallel, and its spec.
 
-Contract (see :mod:`.messages` for the protocol):
-
-- every call of an ``ExecuteTools`` gets exactly one :class:`ToolResult`,
-  in call order, whatever happens: unknown tool, invalid arguments,
-  permission or approval denied, failure, timeout, cancellation;
-- each call runs under its own timeout (the tool's ``timeout``, else the
-  configured default, the seed's 60 s); approval, when a tool needs it,
-  is waited for first under its own timeout and is not counted in the
-  tool's;
-- ``CancelBatch`` cancels the running calls of a batch, and the batch still
-  replies (unfinished calls ``cancelled``);
-- if the asker itself is cancelled, the handler is cancelled with it:
-  every running call is cancelled, sync tools' worker threads are abandoned
-  (their ``ctx.cancelled`` turns true), and when the cancellation has
-  finished unwinding no task of the batch is left. The results (finished
-  calls keep theirs) are recorded for ``FetchResults``; the most recent
-  ``max_recorded_batches`` batches are kept.
+Its protocol is :mod:`agcore_actors.tools.messages`; the pure rules it applies
+(timeouts, argument decoding, result shaping, approval) are in
+:mod:`agcore_actors.tools.policy`.
 """
 
 from __future__ import annotations
 
 import contextlib
-import math
 from collections import OrderedDict
-from typing import Any, ClassVar
+from typing import Any, ClassVar, assert_never
 
 import attrs
 import trio
 
-from ..actor import Actor, ActorRef, ActorStopped, MailboxFull
-from ._approval import (
-    DEFAULT_APPROVAL_TIMEOUT,
-    ApprovalDecision,
-    ApprovalRequest,
-    Approver,
-    decide,
+from .._validators import non_negative
+from ..actor import Actor, ActorRef, ActorStopped, ChildSpec, MailboxFull
+from ._approval import DEFAULT_APPROVAL_TIMEOUT, Approver, decide_approval
+from ._errors import (
+    BatchInProgress,
+    ExecutionFailed,
+    PermissionDenied,
+    ToolError,
+    ToolNotFound,
+    ToolTimeout,
 )
-from ._errors import ExecutionFailed, PermissionDenied, ToolError, ToolNotFound, ToolTimeout
 from ._permission import PermissionChecker
 from ._registry import ToolRegistry
 from ._results import (
     DEFAULT_MAX_RESULT_BYTES,
     DEFAULT_TOOL_TIMEOUT,
     cancelled_result,
+    effective_timeout,
     error_result,
     ok_result,
     parse_arguments,
 )
-from ._tool import CancelToken, Tool, ToolContext
+from ._tool import CancelToken, ProgressReporter, Tool, ToolContext
 from .messages import (
+    ApprovalDecision,
+    ApprovalRequest,
     CancelBatch,
     ExecuteTools,
     FetchResults,
     ToolCall,
     ToolExecutorMsg,
+    ToolExecutorReply,
     ToolProgress,
     ToolResult,
     ToolResults,
 )
 
 
-class BatchInProgress(ToolError, ValueError):
-    """An ``ExecuteTools`` reused the id of a batch that is still running."""
-
-    def __init__(self, batch_id: str) -> None:
-        super().__init__(f"batch {batch_id!r} is already running")
+def _optional_seconds(_: object, attribute: attrs.Attribute[Any], value: object) -> None:
+    if value is not None:
+        non_negative(_, attribute, value)  # type: ignore[arg-type]
 
 
 @attrs.frozen
 class ExecutorConfig:
+    """How a :class:`ToolExecutor` bounds calls and keeps results."""
+
     #: Per-call timeout when the tool sets none; None or 0 = no timeout.
-    default_timeout: float | None = DEFAULT_TOOL_TIMEOUT
+    default_timeout: float | None = attrs.field(
+        default=DEFAULT_TOOL_TIMEOUT, validator=_optional_seconds
+    )
+    #: The cap on a tool message's UTF-8 size; longer results are cut.
     max_result_bytes: int = attrs.field(
         default=DEFAULT_MAX_RESULT_BYTES, validator=attrs.validators.ge(1)
     )
-    approval_timeout: float = DEFAULT_APPROVAL_TIMEOUT
+    #: Seconds an approver gets before the call is denied.
+    approval_timeout: float = attrs.field(default=DEFAULT_APPROVAL_TIMEOUT, validator=non_negative)
+    #: How many recent batches ``FetchResults`` can still answer for.
     max_recorded_batches: int = attrs.field(default=256, validator=attrs.validators.ge(1))
 
 
-def effective_timeout(tool_timeout: float | None, default: float | None) -> float:
-    """Seconds a call may run (``inf``: unbounded); a tool's own value wins."""
-    value = tool_timeout if tool_timeout is not None else default
-    if value is None or value <= 0:
-        return math.inf
-    return value
-
-
 class ToolExecutor(Actor[ToolExecutorMsg]):
-    """Runs tools from ``registry``; see the module docstring for the contract.
+    """Runs the tools of ``registry``, every call of a batch in parallel.
 
-    ``checker`` (None: no permission checks, as in the seed) and ``approver``
-    gate calls; ``events`` receives :class:`ToolProgress` (told without
-    waiting; dropped when its mailbox is full).
+    ``checker`` (None: no permission checks) and ``approver`` gate calls; ``events``
+    receives :class:`~agcore_actors.tools.messages.ToolProgress`, told without waiting
+    and dropped when its mailbox is full.
+
+    Semantics:
+        Every call of an ``ExecuteTools`` gets exactly one result, in call order,
+        whatever happens: unknown tool, invalid arguments, permission or approval
+        denied, failure, timeout, cancellation. Each call runs under its own timeout
+        (the tool's ``timeout``, else ``config.default_timeout``); approval, when a tool
+        needs it, is waited for first under ``config.approval_timeout`` and does not
+        count against the tool's. Batches run concurrently (up to 64 at once).
+
+    Cancellation:
+        ``CancelBatch`` cancels the running calls of a batch, which still replies (its
+        unfinished calls ``cancelled``). When the asker of ``ExecuteTools`` is
+        cancelled, the batch is cancelled with it: every running call is cancelled,
+        sync tools' worker threads are abandoned (their ``ctx.cancelled`` turns true),
+        and no task of the batch is left once the cancellation has unwound. Either way
+        the results (finished calls keep theirs) are recorded for ``FetchResults``; the
+        last ``config.max_recorded_batches`` batches are kept.
+
+    Errors:
+        A call's failure is that call's result, never the batch's error.
+        ``ExecuteTools`` raises :class:`~agcore_actors.tools.BatchInProgress` (to the
+        asker only) when its batch id is already running.
     """
 
+    # Until ChildSpec takes max_concurrency, the limit stays a class attribute.
     max_concurrency: ClassVar[int] = 64
     expected_errors = (BatchInProgress,)
 
@@ -115,19 +126,27 @@ class ToolExecutor(Actor[ToolExecutorMsg]):
         self._running: dict[str, trio.CancelScope] = {}
         self._recorded: OrderedDict[str, ToolResults] = OrderedDict()
 
-    async def handle(self, msg: ToolExecutorMsg) -> ToolResults | None:
+    async def handle(self, msg: ToolExecutorMsg) -> ToolExecutorReply:
         match msg:
             case ExecuteTools():
-                return await self._execute_batch(msg)
-            case CancelBatch(batch_id=batch_id):
-                scope = self._running.get(batch_id)
-                if scope is not None:
-                    scope.cancel()
+                return await self._on_execute(msg)
+            case CancelBatch():  # a tell: no reply
+                self._on_cancel(msg)
                 return None
-            case FetchResults(batch_id=batch_id):
-                return self._recorded.get(batch_id)
+            case FetchResults():
+                return self._on_fetch(msg)
+            case _:
+                assert_never(msg)
 
-    async def _execute_batch(self, msg: ExecuteTools) -> ToolResults:
+    def _on_cancel(self, msg: CancelBatch) -> None:
+        scope = self._running.get(msg.batch_id)
+        if scope is not None:
+            scope.cancel()
+
+    def _on_fetch(self, msg: FetchResults) -> ToolResults | None:
+        return self._recorded.get(msg.batch_id)
+
+    async def _on_execute(self, msg: ExecuteTools) -> ToolResults:
         if msg.batch_id in self._running:
             raise BatchInProgress(msg.batch_id)
         results: list[ToolResult | None] = [None] * len(msg.calls)
@@ -196,7 +215,13 @@ class ToolExecutor(Actor[ToolExecutorMsg]):
         if self.checker is not None:
             self.checker.check(call.name, tool.required_permissions)
         if tool.requires_approval:
-            request = ApprovalRequest(call.id, call.name, args, msg.session_id, tool.description)
+            request = ApprovalRequest(
+                call_id=call.id,
+                tool=call.name,
+                arguments=args,
+                session_id=msg.session_id,
+                description=tool.description,
+            )
             decision = await self._approve(request)
             if not decision.allow:
                 raise PermissionDenied(
@@ -206,7 +231,7 @@ class ToolExecutor(Actor[ToolExecutorMsg]):
 
     async def _approve(self, request: ApprovalRequest) -> ApprovalDecision:
         if self.approver is None:
-            return decide(None, timed_out=False)
+            return decide_approval(None, timed_out=False)
         answer: ApprovalDecision | None = None
         failed: str | None = None
         with trio.move_on_after(self.config.approval_timeout) as scope:
@@ -217,9 +242,9 @@ class ToolExecutor(Actor[ToolExecutorMsg]):
                     answer = await self.approver(request)
             except Exception as exc:
                 failed = f"{type(exc).__name__}: {exc}"
-        return decide(answer, timed_out=scope.cancelled_caught, failed=failed)
+        return decide_approval(answer, timed_out=scope.cancelled_caught, failed=failed)
 
-    def _reporter(self, batch_id: str, call: ToolCall) -> Any:
+    def _reporter(self, batch_id: str, call: ToolCall) -> ProgressReporter:
         events = self.events
 
         def report(progress: float, total: float | None, message: str | None) -> None:
@@ -228,7 +253,40 @@ class ToolExecutor(Actor[ToolExecutorMsg]):
             # Progress is advisory: never block or fail a tool over it.
             with contextlib.suppress(MailboxFull, ActorStopped):
                 events.tell_nowait(
-                    ToolProgress(batch_id, call.id, call.name, progress, total, message)
+                    ToolProgress(
+                        batch_id=batch_id,
+                        call_id=call.id,
+                        name=call.name,
+                        progress=progress,
+                        total=total,
+                        message=message,
+                    )
                 )
 
         return report
+
+
+def tool_executor_spec(
+    name: str,
+    *,
+    registry: ToolRegistry,
+    checker: PermissionChecker | None = None,
+    approver: Approver | None = None,
+    events: ActorRef[ToolProgress] | None = None,
+    config: ExecutorConfig | None = None,
+    shutdown: float = 5.0,
+) -> ChildSpec[ToolExecutorMsg]:
+    """A child spec for a :class:`ToolExecutor` called ``name``.
+
+    Every (re)start builds a fresh executor over the same ``registry``; the results
+    recorded for ``FetchResults`` do not survive a restart. ``shutdown`` is the grace a
+    stop gives running batches before they are cancelled.
+    """
+    config = config or ExecutorConfig()
+
+    def factory() -> ToolExecutor:
+        return ToolExecutor(
+            registry, checker=checker, approver=approver, events=events, config=config
+        )
+
+    return ChildSpec(name=name, factory=factory, shutdown=shutdown)

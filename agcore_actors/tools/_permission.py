@@ -1,4 +1,4 @@
-"""Static permission policy (the seed's ``PermissionChecker``), pure.
+"""Static permission policy, pure.
 
 ``check_permissions`` applies, in this order:
 
@@ -43,8 +43,13 @@ def _tuple(values: Sequence[str]) -> tuple[str, ...]:
 
 @attrs.frozen
 class PermissionConfig:
+    """The rules :func:`check_permissions` applies (see the module docstring)."""
+
+    #: A whitelist of permissions; empty means "judge by ``allow_unspecified``".
     allowed: tuple[str, ...] = attrs.field(default=(READ, NETWORK), converter=_tuple)
+    #: Permissions that are always refused (they win over ``allowed``).
     denied: tuple[str, ...] = attrs.field(default=(DELETE, SHELL), converter=_tuple)
+    #: Whether a tool that declares nothing (or an empty whitelist) is allowed.
     allow_unspecified: bool = True
 
 
@@ -68,6 +73,7 @@ class PermissionChecker:
     config: PermissionConfig = attrs.field(factory=PermissionConfig)
 
     def check(self, tool_name: str, declared: Sequence[str]) -> None:
+        """Raise :class:`PermissionDenied` naming the refused permission, if any."""
         refused = check_permissions(self.config, declared)
         if refused is not None:
             raise PermissionDenied(tool_name, refused)

@@ -3,7 +3,7 @@
 Mutations (register, unregister, replace_group) run without awaiting, so on
 trio they are atomic with respect to every task of the process; a caller
 that looked a tool up keeps using that object even if it is unregistered
-meanwhile. Listings are in registration order (the seed's was unspecified).
+meanwhile. Listings are in registration order.
 """
 
 from __future__ import annotations
@@ -16,6 +16,8 @@ from ._tool import Tool
 
 
 class ToolRegistry:
+    """The tools a session may call, by unique name, in registration order."""
+
     def __init__(self, tools: Iterable[Tool] = ()) -> None:
         self._tools: dict[str, Tool] = {}
         self._groups: dict[str, list[str]] = {}
@@ -56,9 +58,11 @@ class ToolRegistry:
         return self._tools.pop(name, None)
 
     def get(self, name: str) -> Tool | None:
+        """The tool called ``name``, or None."""
         return self._tools.get(name)
 
     def names(self) -> list[str]:
+        """Every registered name, in registration order."""
         return list(self._tools)
 
     def definitions(self) -> list[dict[str, Any]]:
@@ -97,4 +101,5 @@ class ToolRegistry:
         return skipped
 
     def group(self, group: str) -> list[str]:
+        """The names registered under ``group`` by :meth:`replace_group`."""
         return list(self._groups.get(group, ()))

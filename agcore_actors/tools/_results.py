@@ -1,10 +1,12 @@
-"""Pure policy for tool results: rendering, truncation, error mapping.
+"""Pure policy for tool calls and their results: timeouts, argument decoding,
+rendering, truncation, error mapping, results for cancelled calls.
 
 No event loop here; hypothesis tests check these functions directly.
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from typing import Any
 
@@ -13,17 +15,26 @@ import msgspec
 from ._errors import InvalidArguments, PermissionDenied, ToolError, ToolNotFound, ToolTimeout
 from .messages import ToolCall, ToolResult, ToolStatus
 
-#: The seed's cap on a tool message (``max_tool_result_bytes``).
+#: The cap on a tool message's UTF-8 size.
 DEFAULT_MAX_RESULT_BYTES = 65_536
-#: The seed's default per-call timeout (``tool_timeout_secs``); 0/None = none.
+#: Seconds a call may run when neither the tool nor the executor says otherwise.
 DEFAULT_TOOL_TIMEOUT = 60.0
 
 _json = msgspec.json.Encoder()
 
 
+def effective_timeout(tool_timeout: float | None, default: float | None) -> float:
+    """Seconds a call may run (``inf``: unbounded); a tool's own value wins, 0 or None
+    means no timeout."""
+    value = tool_timeout if tool_timeout is not None else default
+    if value is None or value <= 0:
+        return math.inf
+    return value
+
+
 def truncate_tool_result(text: str, max_bytes: int) -> str:
-    """``text`` if its UTF-8 form fits ``max_bytes``, else its longest prefix
-    that fits, cut on a character boundary, plus the seed's marker."""
+    """``text`` if its UTF-8 form fits ``max_bytes``, else its longest prefix that fits,
+    cut on a character boundary, plus a marker naming the original size."""
     data = text.encode("utf-8")
     if len(data) <= max_bytes:
         return text
@@ -32,10 +43,7 @@ def truncate_tool_result(text: str, max_bytes: int) -> str:
 
 
 def render_value(value: Any) -> str:
-    """A tool's value as message text: a string as is, anything else compact JSON.
-
-    (The seed JSON-encoded strings too, so the model saw them quoted.)
-    """
+    """A tool's value as message text: a string as is, anything else compact JSON."""
     if isinstance(value, str):
         return value
     try:
@@ -47,8 +55,8 @@ def render_value(value: Any) -> str:
 def parse_arguments(call: ToolCall) -> Any:
     """The call's arguments as a JSON value; raise :class:`InvalidArguments`.
 
-    Δ seed: invalid JSON became ``null`` there; here it is an
-    ``invalid_arguments`` result the model can correct. Empty text is ``{}``.
+    Invalid JSON is an ``invalid_arguments`` result the model can correct; empty text
+    is ``{}``.
     """
     if not isinstance(call.arguments, str):
         return call.arguments
@@ -61,6 +69,7 @@ def parse_arguments(call: ToolCall) -> Any:
 
 
 def status_of(error: ToolError) -> ToolStatus:
+    """The status a call that failed with ``error`` reports."""
     if isinstance(error, ToolNotFound):
         return ToolStatus.UNKNOWN_TOOL
     if isinstance(error, InvalidArguments):
@@ -73,34 +82,41 @@ def status_of(error: ToolError) -> ToolStatus:
 
 
 def ok_result(call: ToolCall, value: Any, max_bytes: int) -> ToolResult:
+    """The result of a call that returned ``value`` (``value`` kept unless it was cut)."""
     text = render_value(value)
     cut = truncate_tool_result(text, max_bytes)
     return ToolResult(
-        call.id,
-        call.name,
-        ToolStatus.OK,
-        cut,
-        True,
-        value if cut is text else None,
-        cut is not text,
+        call_id=call.id,
+        name=call.name,
+        status=ToolStatus.OK,
+        content=cut,
+        value=value if cut is text else None,
+        truncated=cut is not text,
     )
 
 
 def error_result(call: ToolCall, error: ToolError, max_bytes: int) -> ToolResult:
+    """The result of a call that failed with ``error``: ``"Error: ..."`` for the model."""
     text = f"Error: {error.message}"
     cut = truncate_tool_result(text, max_bytes)
     return ToolResult(
-        call.id, call.name, status_of(error), cut, error.recoverable, None, cut is not text
+        call_id=call.id,
+        name=call.name,
+        status=status_of(error),
+        content=cut,
+        recoverable=error.is_recoverable(),
+        truncated=cut is not text,
     )
 
 
 def cancelled_result(call: ToolCall, reason: str = "the request was cancelled") -> ToolResult:
+    """The result of a call that was cancelled before it finished (not recoverable)."""
     return ToolResult(
-        call.id,
-        call.name,
-        ToolStatus.CANCELLED,
-        f"Error: tool execution cancelled: {reason}",
-        False,
+        call_id=call.id,
+        name=call.name,
+        status=ToolStatus.CANCELLED,
+        content=f"Error: tool execution cancelled: {reason}",
+        recoverable=False,
     )
 
 

@@ -17,7 +17,7 @@ from __future__ import annotations
 import functools
 import inspect
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any, Protocol, get_type_hints, runtime_checkable
+from typing import Any, Protocol, get_type_hints, overload, runtime_checkable
 
 import attrs
 import msgspec
@@ -142,15 +142,31 @@ class FunctionTool:
         return msgspec.to_builtins(result)
 
 
+@overload
+def function_tool(func: Callable[..., Any], /) -> FunctionTool: ...
+
+
+@overload
 def function_tool(
-    func: Callable[..., Any] | None = None,
     *,
     name: str | None = None,
     description: str | None = None,
     permissions: Sequence[str] = (),
     requires_approval: bool = False,
     timeout: float | None = None,
-) -> Any:
+) -> Callable[[Callable[..., Any]], FunctionTool]: ...
+
+
+def function_tool(
+    func: Callable[..., Any] | None = None,
+    /,
+    *,
+    name: str | None = None,
+    description: str | None = None,
+    permissions: Sequence[str] = (),
+    requires_approval: bool = False,
+    timeout: float | None = None,
+) -> FunctionTool | Callable[[Callable[..., Any]], FunctionTool]:
     """Make a :class:`FunctionTool` from ``func`` (usable as a bare or called decorator).
 
     Parameters become the JSON Schema through msgspec (``Annotated[...,

@@ -1,16 +1,28 @@
-"""The ToolExecutor's protocol: the messages it accepts and the replies it gives.
+"""The ToolExecutor's protocol, and the approver's: every request and its reply.
 
-- ``ExecuteTools(batch_id, calls, ...)`` -> ``ToolResults``: runs the calls in
-  parallel; exactly one :class:`ToolResult` per call, in call order.
-- ``CancelBatch(batch_id)`` (tell): cancels a running batch; its
-  ``ExecuteTools`` still replies, the unfinished calls with status
-  ``cancelled``.
-- ``FetchResults(batch_id)`` -> ``ToolResults | None``: the recorded outcome of
-  a recent batch. When the *asker* of ``ExecuteTools`` is cancelled it
-  cannot receive a reply (trio cancellation unwinds it), so the executor
-  records every batch's results — calls that finished keep their real
-  result, the rest are ``cancelled`` — and a session fetches them here, or
-  synthesises them with :func:`agcore_actors.tools.cancelled_results`.
+::
+
+    ExecuteTools(batch_id, calls, session_id, trace_id) -> ToolResults
+    CancelBatch(batch_id)                                  (a tell: no reply)
+    FetchResults(batch_id)                              -> ToolResults | None
+    ApprovalRequest(call_id, tool, arguments, ...)      -> ApprovalDecision  (asked of an approver)
+
+Cancelling the asker:
+
+- ``ExecuteTools``: every running call of the batch is cancelled (a sync tool's worker
+  thread is abandoned and its ``ctx.cancelled`` turns true) and no task of the batch is
+  left when the cancellation has unwound. The results — finished calls keep their real
+  result, the rest are ``cancelled`` — are recorded for ``FetchResults``.
+- ``CancelBatch``: a tell; the batch's ``ExecuteTools`` still replies, its unfinished
+  calls ``cancelled``.
+- ``FetchResults``: a read; nothing changes.
+- ``ApprovalRequest``: asked by the executor under its approval timeout; when the answer
+  does not come in time the ask is cancelled and the call is denied.
+
+Every call of an ``ExecuteTools`` gets exactly one :class:`ToolResult`, in call order,
+matched by position (call ids need not be unique). :class:`ToolProgress` events go to
+the executor's event sink. Import qualified: ``from agcore_actors.tools import messages
+as tm``.
 """
 
 from __future__ import annotations
@@ -20,10 +32,28 @@ from typing import Any
 
 import msgspec
 
+from .._exports import publish
 from ..actor import Request
+
+__all__ = [
+    "ApprovalDecision",
+    "ApprovalRequest",
+    "CancelBatch",
+    "ExecuteTools",
+    "FetchResults",
+    "ToolCall",
+    "ToolExecutorMsg",
+    "ToolExecutorReply",
+    "ToolProgress",
+    "ToolResult",
+    "ToolResults",
+    "ToolStatus",
+]
 
 
 class ToolStatus(enum.Enum):
+    """How one call ended."""
+
     OK = "ok"
     ERROR = "error"
     TIMEOUT = "timeout"
@@ -33,22 +63,21 @@ class ToolStatus(enum.Enum):
     UNKNOWN_TOOL = "unknown_tool"
 
 
-class ToolCall(msgspec.Struct, frozen=True):
-    """One call the model asked for. ``arguments`` is the model's raw JSON
-    text (or an already decoded object)."""
+class ToolCall(msgspec.Struct, frozen=True, kw_only=True):
+    """One call the model asked for; ``arguments`` is its raw JSON text or a decoded object."""
 
     id: str
     name: str
     arguments: str | dict[str, Any] = "{}"
 
 
-class ToolResult(msgspec.Struct, frozen=True):
+class ToolResult(msgspec.Struct, frozen=True, kw_only=True):
     """The answer to one call.
 
-    ``content`` is the tool message text for the model: the result (a
-    string as is, anything else compact JSON) or ``"Error: ..."``, cut to
-    the result cap. ``recoverable`` is False for outcomes that should end
-    an automatic tool loop (the seed's non-recoverable errors).
+    ``content`` is the tool message text for the model: the result (a string as is,
+    anything else compact JSON) or ``"Error: ..."``, cut to the result cap.
+    ``recoverable`` is False for outcomes that should end an automatic tool loop (the
+    error's :meth:`~agcore_actors.AgcoreError.is_recoverable`).
     """
 
     call_id: str
@@ -61,11 +90,25 @@ class ToolResult(msgspec.Struct, frozen=True):
 
 
 class ToolResults(msgspec.Struct, frozen=True):
+    """One result per call of a batch, in call order."""
+
     batch_id: str
     results: list[ToolResult]
 
 
-class ExecuteTools(Request[ToolResults], frozen=True, tag=True):
+class ApprovalDecision(msgspec.Struct, frozen=True):
+    """An approver's answer: may the call run? ``reason`` is shown when it may not."""
+
+    allow: bool
+    reason: str = ""
+
+
+# -- requests -------------------------------------------------------------------------
+
+
+class ExecuteTools(Request[ToolResults], frozen=True, tag=True, kw_only=True):
+    """Run ``calls`` in parallel; one result per call, in call order."""
+
     batch_id: str
     calls: list[ToolCall]
     session_id: str = ""
@@ -73,15 +116,32 @@ class ExecuteTools(Request[ToolResults], frozen=True, tag=True):
 
 
 class CancelBatch(msgspec.Struct, frozen=True, tag=True):
+    """Cancel the running calls of batch ``batch_id`` (a tell)."""
+
     batch_id: str
 
 
 class FetchResults(Request[ToolResults | None], frozen=True, tag=True):
+    """The recorded results of a recent batch, None when it is unknown or still running."""
+
     batch_id: str
 
 
-class ToolProgress(msgspec.Struct, frozen=True, tag=True):
-    """Told to the executor's event sink while a call runs."""
+class ApprovalRequest(Request[ApprovalDecision], frozen=True, tag=True, kw_only=True):
+    """May ``tool`` run with ``arguments``? (asked of an approver actor)."""
+
+    call_id: str
+    tool: str
+    arguments: Any
+    session_id: str = ""
+    description: str = ""
+
+
+# -- events -----------------------------------------------------------------------------
+
+
+class ToolProgress(msgspec.Struct, frozen=True, tag=True, kw_only=True):
+    """Told to the executor's event sink while a call runs (dropped when the sink is full)."""
 
     batch_id: str
     call_id: str
@@ -92,3 +152,6 @@ class ToolProgress(msgspec.Struct, frozen=True, tag=True):
 
 
 ToolExecutorMsg = ExecuteTools | CancelBatch | FetchResults
+ToolExecutorReply = ToolResults | None
+
+publish(__name__, __all__)

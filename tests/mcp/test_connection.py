@@ -11,27 +11,27 @@ from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
 
+import attrs
 import msgspec
 import pytest
 import trio
 
 from agcore_actors import Actor, ActorRef, ActorSystem
 from agcore_actors.actor import ActorError, Backoff
+from agcore_actors.actor.policy import CircuitBreaker
 from agcore_actors.mcp import (
-    BreakerConfig,
     CallTool,
     ClientOptions,
-    ConnectionOptions,
+    ConnectionConfig,
     GetStatus,
     HttpServer,
     ListTools,
     McpConnectionClosed,
     McpEvent,
-    McpMethodNotFound,
     McpUnavailable,
     ServerConfig,
     StdioServer,
-    open_client,
+    server_spec,
     servers_spec,
 )
 from agcore_actors.tools import (
@@ -45,8 +45,10 @@ from agcore_actors.tools import (
 
 pytestmark = pytest.mark.slow
 
-OPTIONS = ConnectionOptions(ClientOptions(request_timeout=20.0, shutdown_grace=2.0))
-FAST_BACKOFF = Backoff(initial=0.05, cap=0.2, jitter=0.0)
+CONFIG = ConnectionConfig(
+    client=ClientOptions(request_timeout=20.0, shutdown_grace=2.0),
+    backoff=Backoff(initial=0.05, cap=0.2, jitter=0.0),
+)
 
 
 class EventSink(Actor[McpEvent]):
@@ -59,16 +61,14 @@ class EventSink(Actor[McpEvent]):
 
 @asynccontextmanager
 async def running(
-    servers: dict[str, ServerConfig], **kw: Any
+    servers: dict[str, ServerConfig], config: ConnectionConfig | None = None
 ) -> AsyncIterator[tuple[ActorSystem, ToolRegistry, ActorRef[Any], list[McpEvent]]]:
     registry = ToolRegistry()
     seen: list[McpEvent] = []
     async with ActorSystem(strict=True, seed=0) as system:
         sink = await system.spawn(lambda: EventSink(seen), name="events")
         await system.start_supervisor(
-            servers_spec(
-                servers, registry=registry, events=sink, options=OPTIONS, backoff=FAST_BACKOFF, **kw
-            )
+            servers_spec(servers, registry=registry, events=sink, config=config or CONFIG)
         )
         executor = await system.spawn(lambda: ToolExecutor(registry), name="tools")
         for name in servers:  # wait until each server is connected or parked
@@ -79,9 +79,10 @@ async def running(
 
 async def run_tools(executor: ActorRef[Any], *calls: tuple[str, dict[str, Any]]) -> list[Any]:
     batch = [
-        ToolCall(f"c{i}", n, msgspec.json.encode(a).decode()) for i, (n, a) in enumerate(calls)
+        ToolCall(id=f"c{i}", name=n, arguments=msgspec.json.encode(a).decode())
+        for i, (n, a) in enumerate(calls)
     ]
-    return list((await executor.ask(ExecuteTools("b", batch))).results)
+    return list((await executor.ask(ExecuteTools(batch_id="b", calls=batch))).results)
 
 
 async def wait_for(predicate: Any, timeout: float = 20.0) -> None:
@@ -112,7 +113,7 @@ async def exercise(config: ServerConfig) -> None:
         # a call that times out is withdrawn; the connection stays usable
         conn = system.lookup("mcp:srv")
         with pytest.raises(Exception) as info:
-            await conn.ask(CallTool("slow", {"seconds": 30}, timeout=0.3))
+            await conn.ask(CallTool(name="slow", arguments={"seconds": 30}, timeout=0.3))
         assert type(info.value).__name__ == "McpTimeout"
         (again,) = await run_tools(executor, ("srv-echo", {"text": "still here"}))
         assert again.content == "still here"
@@ -141,25 +142,16 @@ async def test_http_server(http_server: tuple[str, str]) -> None:
     await exercise(HttpServer(url))
 
 
-async def test_unknown_method_is_typed_on_both_lines(stdio_peer: str, peers: Any) -> None:
-    python, *args = peers.stdio_argv(stdio_peer)
-    async with open_client("srv", StdioServer(python, args)) as client:
-        with pytest.raises(McpMethodNotFound) as info:
-            await client.request("no/such/method")
-        assert info.value.code == (-32601 if stdio_peer == "mcp2" else -32602)
-        await client.ping()
-
-
 async def test_kill_mid_call_restarts(stdio_peer: str, peers: Any) -> None:
     python, *args = peers.stdio_argv(stdio_peer)
     async with running({"srv": StdioServer(python, args)}) as (system, registry, executor, _):
         conn = system.lookup("mcp:srv")
-        first_pid = (await conn.ask(CallTool("pid"))).structured["result"]
+        first_pid = (await conn.ask(CallTool(name="pid"))).structured["result"]
         errors: list[BaseException] = []
 
         async def slow_call() -> None:
             try:
-                await conn.ask(CallTool("slow", {"seconds": 30}))
+                await conn.ask(CallTool(name="slow", arguments={"seconds": 30}))
             except Exception as exc:
                 errors.append(exc)
 
@@ -167,14 +159,14 @@ async def test_kill_mid_call_restarts(stdio_peer: str, peers: Any) -> None:
             nursery.start_soon(slow_call)
             await trio.sleep(0.3)
             with pytest.raises(McpConnectionClosed):
-                await conn.ask(CallTool("crash"))
+                await conn.ask(CallTool(name="crash"))
         assert len(errors) == 1 and isinstance(errors[0], McpConnectionClosed)
         assert "exit status 3" in str(errors[0])
         # the supervisor restarts the connection; the tools come back
         with trio.fail_after(30):
             while True:
                 try:
-                    new_pid = (await conn.ask(CallTool("pid"))).structured["result"]
+                    new_pid = (await conn.ask(CallTool(name="pid"))).structured["result"]
                     break
                 except (McpConnectionClosed, McpUnavailable, ActorError):
                     # ActorError: a request caught by the restart itself.
@@ -221,8 +213,12 @@ async def test_breaker_parks_a_broken_server_only(peers: Any, tmp_path: Path) ->
         "/bin/sh", ["-c", f'test -f "{flag}" || exit 7; exec "$0" "$@"', python, *args]
     )
     healthy = StdioServer(python, args)
-    breaker = BreakerConfig(threshold=2, open_for=1.0, healthy_after=30.0)
-    async with running({"bad": gated, "good": healthy}, breaker=breaker) as (
+    breaker = CircuitBreaker(
+        threshold=2,
+        backoff=Backoff(initial=1.0, multiplier=2.0, cap=300.0, jitter=0.0),
+        healthy_after=30.0,
+    )
+    async with running({"bad": gated, "good": healthy}, attrs.evolve(CONFIG, breaker=breaker)) as (
         system,
         _,
         executor,
@@ -233,7 +229,7 @@ async def test_breaker_parks_a_broken_server_only(peers: Any, tmp_path: Path) ->
             while (await bad.ask(GetStatus())).state != "parked":  # noqa: ASYNC110
                 await trio.sleep(0.05)
         with pytest.raises(McpUnavailable):
-            await bad.ask(CallTool("echo", {"text": "x"}))
+            await bad.ask(CallTool(name="echo", arguments={"text": "x"}))
         (good,) = await run_tools(executor, ("good-echo", {"text": "fine"}))
         assert good.content == "fine"
         flag.write_text("")
@@ -253,3 +249,22 @@ async def test_third_party_time_server(peers: Any) -> None:
         assert msgspec.json.decode(now.content)["timezone"] == "UTC"
         (bad,) = await run_tools(executor, ("time-get_current_time", {"timezone": "Nowhere/X"}))
         assert bad.status is ToolStatus.ERROR
+
+
+async def test_status_is_connecting_until_the_first_connect_succeeds(
+    peers: Any, tmp_path: Path
+) -> None:
+    flag = tmp_path / "go"
+    python, *args = peers.stdio_argv("mcp2")
+    waiting = StdioServer(
+        "/bin/sh",
+        ["-c", f'while ! test -f "{flag}"; do sleep 0.05; done; exec "$0" "$@"', python, *args],
+    )
+    async with ActorSystem(strict=True, seed=0) as system:
+        await system.start_supervisor(server_spec("srv", server=waiting, config=CONFIG))
+        conn = system.lookup("mcp:srv")
+        assert (await conn.ask(GetStatus())).state == "connecting"
+        flag.write_text("")
+        listed = await conn.ask(ListTools())  # waits for the connect
+        assert "echo" in [t.name for t in listed.tools]
+        assert (await conn.ask(GetStatus())).state == "connected"

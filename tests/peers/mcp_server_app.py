@@ -9,9 +9,14 @@ from __future__ import annotations
 
 import os
 import sys
+from pathlib import Path
 from typing import Any
 
-import anyio
+# Run as a script, this file's directory comes first on sys.path, and its neighbour
+# tests/peers/mcp.py would shadow the SDK's ``mcp`` package.
+sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != Path(__file__).resolve().parent]
+
+import anyio  # noqa: E402
 
 try:  # mcp 2.x
     from mcp.server.mcpserver import Context

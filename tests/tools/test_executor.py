@@ -1,5 +1,5 @@
-"""ToolExecutor behaviour: approval, sync tools in threads, progress events,
-result cap, batch ids."""
+"""ToolExecutor behaviour: results per call, approval, sync tools in threads, progress
+events, result cap, batch ids."""
 
 from __future__ import annotations
 
@@ -10,13 +10,17 @@ import pytest
 import trio
 
 from agcore_actors import Actor, ActorSystem
+from agcore_actors.actor import SupervisorSpec
 from agcore_actors.tools import (
+    SHELL,
     ApprovalDecision,
     ApprovalRequest,
     BatchInProgress,
     ExecuteTools,
+    ExecutionFailed,
     ExecutorConfig,
     FetchResults,
+    PermissionChecker,
     ToolCall,
     ToolContext,
     ToolExecutor,
@@ -24,6 +28,7 @@ from agcore_actors.tools import (
     ToolRegistry,
     ToolStatus,
     function_tool,
+    tool_executor_spec,
 )
 
 
@@ -35,7 +40,7 @@ async def deploy(target: str) -> str:
 
 async def execute(system: ActorSystem, executor_factory: Any, *calls: ToolCall) -> list[Any]:
     ref = await system.spawn(executor_factory, name="tools")
-    return list((await ref.ask(ExecuteTools("b", list(calls)))).results)
+    return list((await ref.ask(ExecuteTools(batch_id="b", calls=list(calls)))).results)
 
 
 async def test_approval_callback_allows_and_denies(system: ActorSystem) -> None:
@@ -49,8 +54,8 @@ async def test_approval_callback_allows_and_denies(system: ActorSystem) -> None:
     ok, no = await execute(
         system,
         lambda: ToolExecutor(ToolRegistry([deploy]), approver=approver),
-        ToolCall("a", "deploy", '{"target": "staging"}'),
-        ToolCall("b", "deploy", '{"target": "prod"}'),
+        ToolCall(id="a", name="deploy", arguments='{"target": "staging"}'),
+        ToolCall(id="b", name="deploy", arguments='{"target": "prod"}'),
     )
     assert (ok.status, ok.content) == (ToolStatus.OK, "deployed staging")
     assert no.status is ToolStatus.DENIED and "production needs a human" in no.content
@@ -74,8 +79,8 @@ async def test_approval_actor_and_timeout(system: ActorSystem, autojump_clock: A
     ok, late = await execute(
         system,
         lambda: ToolExecutor(ToolRegistry([deploy]), approver=approver, config=config),
-        ToolCall("a", "deploy", '{"target": "x"}'),
-        ToolCall("b", "deploy", '{"target": "slow"}'),
+        ToolCall(id="a", name="deploy", arguments='{"target": "x"}'),
+        ToolCall(id="b", name="deploy", arguments='{"target": "slow"}'),
     )
     assert ok.status is ToolStatus.OK
     assert late.status is ToolStatus.DENIED and "approval timed out" in late.content
@@ -86,7 +91,7 @@ async def test_no_approver_denies(system: ActorSystem) -> None:
     (r,) = await execute(
         system,
         lambda: ToolExecutor(ToolRegistry([deploy])),
-        ToolCall("a", "deploy", '{"target": "x"}'),
+        ToolCall(id="a", name="deploy", arguments='{"target": "x"}'),
     )
     assert r.status is ToolStatus.DENIED and "no approver" in r.content
 
@@ -110,8 +115,8 @@ async def test_sync_tool_runs_in_a_thread_and_is_abandoned_on_timeout(system: Ac
         slow, fast = await execute(
             system,
             lambda: ToolExecutor(ToolRegistry([blocking, quick])),
-            ToolCall("a", "blocking"),
-            ToolCall("b", "quick", '{"n": 21}'),
+            ToolCall(id="a", name="blocking"),
+            ToolCall(id="b", name="quick", arguments='{"n": 21}'),
         )
     finally:
         release.set()
@@ -138,10 +143,14 @@ async def test_progress_reaches_the_event_sink(system: ActorSystem) -> None:
         return "done"
 
     await execute(
-        system, lambda: ToolExecutor(ToolRegistry([work]), events=sink), ToolCall("c", "work")
+        system,
+        lambda: ToolExecutor(ToolRegistry([work]), events=sink),
+        ToolCall(id="c", name="work"),
     )
     await trio.testing.wait_all_tasks_blocked()
-    assert seen == [ToolProgress("b", "c", "work", 1, 2, "half")]
+    assert seen == [
+        ToolProgress(batch_id="b", call_id="c", name="work", progress=1, total=2, message="half")
+    ]
 
 
 async def test_results_over_the_cap_are_cut(system: ActorSystem) -> None:
@@ -152,7 +161,7 @@ async def test_results_over_the_cap_are_cut(system: ActorSystem) -> None:
     (r,) = await execute(
         system,
         lambda: ToolExecutor(ToolRegistry([big]), config=ExecutorConfig(max_result_bytes=51)),
-        ToolCall("c", "big"),
+        ToolCall(id="c", name="big"),
     )
     assert r.truncated and r.content.startswith("é" * 25 + "\n\n[... truncated, original size: 200")
     assert r.value is None
@@ -166,10 +175,115 @@ async def test_batch_ids(system: ActorSystem, autojump_clock: Any) -> None:
 
     ref = await system.spawn(lambda: ToolExecutor(ToolRegistry([nap])), name="tools")
     async with trio.open_nursery() as nursery:
-        nursery.start_soon(ref.ask, ExecuteTools("same", [ToolCall("a", "nap")]))
+        nursery.start_soon(
+            ref.ask, ExecuteTools(batch_id="same", calls=[ToolCall(id="a", name="nap")])
+        )
         await trio.sleep(1)
         with pytest.raises(BatchInProgress):
-            await ref.ask(ExecuteTools("same", [ToolCall("b", "nap")]))
+            await ref.ask(ExecuteTools(batch_id="same", calls=[ToolCall(id="b", name="nap")]))
     recorded = await ref.ask(FetchResults("same"))
     assert recorded is not None and recorded.results[0].status is ToolStatus.OK
     assert await ref.ask(FetchResults("unknown")) is None
+
+
+# -- one result per call, by example -------------------------------------------
+
+
+def add_tool(base: int) -> Any:
+    @function_tool(name="add", description="addition")
+    async def add(n: int = 0) -> dict[str, int]:
+        return {"result": base + n}
+
+    return add
+
+
+@function_tool(name="fail", description="always fails")
+async def fail() -> None:
+    raise ExecutionFailed("fail", "boom")
+
+
+@function_tool(name="shell", permissions=[SHELL])
+async def shell() -> dict[str, Any]:
+    return {}
+
+
+async def run(reg: ToolRegistry, calls: list[ToolCall], **kw: Any) -> list[Any]:
+    async with ActorSystem(strict=True) as system:
+        ref = await system.spawn(lambda: ToolExecutor(reg, **kw), name="tools")
+        return (await ref.ask(ExecuteTools(batch_id="b", calls=calls))).results
+
+
+async def test_invoke_success() -> None:
+    (r,) = await run(
+        ToolRegistry([add_tool(100)]), [ToolCall(id="c1", name="add", arguments='{"n": 5}')]
+    )
+    assert r.status is ToolStatus.OK and r.value == {"result": 105}
+    assert r.call_id == "c1"  # the call's own id, not the tool name
+    assert r.content == '{"result":105}'
+
+
+async def test_invoke_not_found() -> None:
+    (r,) = await run(ToolRegistry(), [ToolCall(id="c1", name="nope")])
+    assert r.status is ToolStatus.UNKNOWN_TOOL and not r.recoverable
+
+
+async def test_invoke_execution_error() -> None:
+    (r,) = await run(ToolRegistry([fail]), [ToolCall(id="c1", name="fail")])
+    assert r.status is ToolStatus.ERROR and r.recoverable
+    assert r.content == "Error: tool 'fail' execution failed: boom"
+
+
+async def test_invoke_with_permission_denied() -> None:
+    (r,) = await run(
+        ToolRegistry([shell]), [ToolCall(id="c1", name="shell")], checker=PermissionChecker()
+    )
+    assert r.status is ToolStatus.DENIED and not r.recoverable
+
+
+async def test_invoke_all_parallel_in_order() -> None:
+    calls = [
+        ToolCall(id="a", name="add", arguments='{"n":1}'),
+        ToolCall(id="b", name="add", arguments='{"n":2}'),
+        ToolCall(id="c", name="fail"),
+    ]
+    rs = await run(ToolRegistry([add_tool(0), fail]), calls, config=ExecutorConfig(None))
+    assert [r.status for r in rs] == [ToolStatus.OK, ToolStatus.OK, ToolStatus.ERROR]
+    assert [r.value for r in rs[:2]] == [{"result": 1}, {"result": 2}]
+
+
+async def test_invoke_all_with_timeout(autojump_clock: trio.abc.Clock) -> None:
+    @function_tool
+    async def nap(seconds: float) -> str:
+        await trio.sleep(seconds)
+        return "awake"
+
+    calls = [
+        ToolCall(id="a", name="add", arguments='{"n":1}'),
+        ToolCall(id="b", name="nap", arguments='{"seconds": 9}'),
+    ]
+    rs = await run(ToolRegistry([add_tool(0), nap]), calls, config=ExecutorConfig(5))
+    assert [r.status for r in rs] == [ToolStatus.OK, ToolStatus.TIMEOUT]
+    assert rs[1].content == "Error: tool 'nap' timed out after 5 s"
+
+
+# -- construction ------------------------------------------------------------------
+
+
+async def test_tool_executor_spec_builds_a_supervised_executor(system: ActorSystem) -> None:
+    spec = tool_executor_spec(
+        "tools", registry=ToolRegistry([add_tool(1)]), config=ExecutorConfig(default_timeout=5)
+    )
+    await system.start_supervisor(SupervisorSpec("sup", children=[spec]))
+    reply = await system.lookup("tools").ask(
+        ExecuteTools(batch_id="b", calls=[ToolCall(id="c", name="add", arguments='{"n": 2}')])
+    )
+    assert [r.value for r in reply.results] == [{"result": 3}]
+
+
+@pytest.mark.parametrize(
+    "kwargs",
+    [{"default_timeout": -1}, {"max_result_bytes": 0}, {"approval_timeout": -1}],
+)
+def test_bad_executor_configuration_is_refused(kwargs: dict[str, Any]) -> None:
+    with pytest.raises(ValueError):
+        ExecutorConfig(**kwargs)

@@ -68,16 +68,20 @@ call_specs = st.tuples(st.sampled_from(KINDS), st.integers(min_value=0, max_valu
 def make_call(i: int, kind: str, delay: int) -> ToolCall:
     cid = f"call_{i}"
     if kind == "unknown":
-        return ToolCall(cid, "nope", "{}")
+        return ToolCall(id=cid, name="nope", arguments="{}")
     if kind == "denied":
-        return ToolCall(cid, "shell", "{}")
+        return ToolCall(id=cid, name="shell", arguments="{}")
     if kind == "invalid_json":
-        return ToolCall(cid, "work", "{not json")
+        return ToolCall(id=cid, name="work", arguments="{not json")
     if kind == "bad_args":
-        return ToolCall(cid, "work", '{"delay": "x", "outcome": "ok"}')
+        return ToolCall(id=cid, name="work", arguments='{"delay": "x", "outcome": "ok"}')
     d = {"fast": delay % 9 + 1, "slow": TIMEOUT + 1 + delay, "hang": -1}.get(kind, delay % 9 + 1)
     outcome = kind if kind in ("fail", "crash") else "ok"
-    return ToolCall(cid, "work", msgspec.json.encode({"delay": d, "outcome": outcome}).decode())
+    return ToolCall(
+        id=cid,
+        name="work",
+        arguments=msgspec.json.encode({"delay": d, "outcome": outcome}).decode(),
+    )
 
 
 def expected(kind: str, delay: int, cancel_at: float) -> tuple[ToolStatus, float]:
@@ -129,7 +133,7 @@ def test_every_call_answered_once_in_order(
             async def ask() -> None:
                 nonlocal reply, finished
                 try:
-                    reply = await executor.ask(ExecuteTools("b1", calls))
+                    reply = await executor.ask(ExecuteTools(batch_id="b1", calls=calls))
                 finally:
                     finished = trio.current_time()
 
@@ -148,6 +152,7 @@ def test_every_call_answered_once_in_order(
                 assert how == "asker" and cancel is not None
                 reply = recorded
             assert recorded == reply
+            assert reply is not None
             results = reply.results
             assert [r.call_id for r in results] == [c.id for c in calls]
             ends = []

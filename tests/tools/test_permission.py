@@ -1,28 +1,71 @@
-"""Hypothesis properties of the pure tool policy: permissions, approval,
-truncation, result rendering, cancelled results; and the MCP breaker."""
+"""Static permissions: the rules by example, and as properties against a model."""
 
 from __future__ import annotations
 
-import msgspec
-from hypothesis import given, settings
+import pytest
+from hypothesis import given
 from hypothesis import strategies as st
 
-from agcore_actors.mcp import BreakerConfig, BreakerState, is_open, on_failure, on_success
 from agcore_actors.tools import (
-    UNSPECIFIED,
-    ApprovalDecision,
+    NETWORK,
+    READ,
+    SHELL,
+    WRITE,
+    PermissionChecker,
     PermissionConfig,
-    ToolCall,
-    ToolResult,
-    ToolStatus,
-    cancelled_results,
+    PermissionDenied,
+)
+from agcore_actors.tools.policy import (
+    UNSPECIFIED,
     check_permissions,
-    decide,
-    render_value,
-    truncate_tool_result,
 )
 
+
+def refused(config: PermissionConfig, perms: list[str]) -> bool:
+    try:
+        PermissionChecker(config).check("t", perms)
+    except PermissionDenied:
+        return True
+    return False
+
+
+DEFAULT = PermissionConfig()
+
+
+@pytest.mark.parametrize(
+    ("config", "perms", "denied"),
+    [
+        (DEFAULT, [READ], False),
+        (DEFAULT, [NETWORK], False),
+        (DEFAULT, ["Delete"], True),
+        (DEFAULT, [SHELL], True),
+        (PermissionConfig([READ], [], False), [READ], False),
+        (PermissionConfig([READ], [], False), [WRITE], True),
+        (PermissionConfig([READ, WRITE], [], False), [WRITE], False),
+        (PermissionConfig([SHELL, READ], [SHELL], False), [SHELL], True),
+        (PermissionConfig([], [], True), [WRITE], False),
+        (PermissionConfig([], [], False), [WRITE], True),
+        (PermissionConfig([], [], True), [], False),
+        (PermissionConfig([], [], False), [], True),
+        (PermissionConfig(["db:read"], ["db:write"], False), ["db:read"], False),
+        (PermissionConfig(["db:read"], ["db:write"], False), ["db:write"], True),
+        (PermissionConfig([READ, WRITE, NETWORK]), [READ, NETWORK], False),
+        (PermissionConfig([READ, NETWORK]), [READ, WRITE], True),
+    ],
+)
+def test_permission_rules(config: PermissionConfig, perms: list[str], denied: bool) -> None:
+    assert refused(config, perms) is denied
+
+
+def test_unspecified_refusal_names_unspecified() -> None:
+    with pytest.raises(PermissionDenied) as info:
+        PermissionChecker(PermissionConfig([], [], False)).check("t", [])
+    assert info.value.permission == UNSPECIFIED
+
+
 perms = st.sampled_from(["Read", "Write", "Delete", "Network", "Shell", "FileSystem", "db:read"])
+
+
 configs = st.builds(
     PermissionConfig, st.lists(perms, max_size=4), st.lists(perms, max_size=3), st.booleans()
 )
@@ -49,93 +92,3 @@ def test_denying_more_never_allows_more(
     stricter = PermissionConfig(config.allowed, (*config.denied, extra), config.allow_unspecified)
     if check_permissions(config, declared) is not None:
         assert check_permissions(stricter, declared) is not None
-
-
-@given(st.one_of(st.none(), st.builds(ApprovalDecision, st.booleans(), st.text())), st.booleans())
-def test_approval_only_an_explicit_yes_allows(
-    decision: ApprovalDecision | None, timed_out: bool
-) -> None:
-    effective = decide(decision, timed_out=timed_out)
-    assert effective.allow == (decision is not None and decision.allow and not timed_out)
-    assert not decide(decision, timed_out=False, failed="boom").allow
-
-
-@given(st.text(), st.integers(min_value=1, max_value=300))
-def test_truncation_is_a_boundary_safe_prefix(text: str, cap: int) -> None:
-    out = truncate_tool_result(text, cap)
-    size = len(text.encode())
-    if size <= cap:
-        assert out == text
-    else:
-        head, marker = out.rsplit("\n\n[... truncated", 1)
-        assert text.startswith(head)
-        assert len(head.encode()) <= cap
-        assert cap - len(head.encode()) < 4  # cut at most one character short
-        assert marker == f", original size: {size} bytes ...]"
-
-
-json_values = st.recursive(
-    st.none() | st.booleans() | st.integers() | st.text(),
-    lambda c: st.lists(c, max_size=3) | st.dictionaries(st.text(max_size=5), c, max_size=3),
-)
-
-
-@given(json_values)
-def test_render_value_is_text_or_compact_json(value: object) -> None:
-    out = render_value(value)
-    if isinstance(value, str):
-        assert out == value
-    else:
-        assert msgspec.json.decode(out) == value
-
-
-@given(st.lists(st.booleans(), max_size=8))
-def test_cancelled_results_answer_every_call(done_mask: list[bool]) -> None:
-    calls = [ToolCall(f"c{i}", "t") for i in range(len(done_mask))]
-    done = [
-        ToolResult(c.id, "t", ToolStatus.OK, "x")
-        for c, d in zip(calls, done_mask, strict=True)
-        if d
-    ]
-    out = cancelled_results(calls, done)
-    assert [r.call_id for r in out] == [c.id for c in calls]
-    for r, d in zip(out, done_mask, strict=True):
-        assert r.status is (ToolStatus.OK if d else ToolStatus.CANCELLED)
-
-
-events = st.lists(st.tuples(st.sampled_from(["fail", "ok"]), st.floats(0, 100)), max_size=20)
-
-
-@settings(max_examples=200)
-@given(events, st.integers(1, 5))
-def test_breaker_opens_at_threshold_and_backs_off(
-    steps: list[tuple[str, float]], threshold: int
-) -> None:
-    config = BreakerConfig(
-        threshold=threshold, open_for=1.0, multiplier=2.0, max_open=8.0, healthy_after=1e9
-    )
-    state, now, last_delay = BreakerState(), 0.0, 0.0
-    for kind, dt in steps:
-        now += dt
-        if kind == "ok":
-            state = on_success(state)
-            assert not is_open(state, now)
-            continue
-        before = state
-        state = on_failure(config, state, now, None)
-        assert state.failures == before.failures + 1
-        if state.failures < threshold:
-            assert state.open_until is None
-        else:
-            assert state.open_until is not None and is_open(state, now)
-            delay = state.open_until - now
-            assert delay <= config.max_open + 1e-9
-            assert delay >= last_delay - 1e-9  # never shorter than the previous opening
-            last_delay = delay
-
-
-def test_breaker_resets_after_a_healthy_connection() -> None:
-    config = BreakerConfig(threshold=2, healthy_after=30.0)
-    state = on_failure(config, BreakerState(), 0.0)
-    state = on_failure(config, state, 100.0, up_since=50.0)  # it was up 50 s: healthy
-    assert state.failures == 1 and state.open_until is None

@@ -1,0 +1,90 @@
+"""MCP tools in a :class:`~agcore_actors.tools.ToolRegistry`.
+
+Each tool a server lists becomes an :class:`McpToolAdapter` registered under its
+prefixed name; calling it asks the server's :class:`~agcore_actors.mcp.McpConnection`.
+A server's adapters form one registry group, swapped as a whole when the server lists
+its tools again, so the registry never holds a mix of two listings.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+import attrs
+
+from ..actor import ActorError, ActorRef
+from ..tools import ExecutionFailed, InvalidArguments, ToolContext, ToolRegistry
+from ._errors import McpConnectionClosed
+from ._policy import prefixed_name
+from .messages import CallTool, McpConnectionMsg, McpToolInfo
+
+log = logging.getLogger("agcore_actors.mcp")
+
+
+@attrs.frozen
+class McpToolAdapter:
+    """An MCP tool in a :class:`~agcore_actors.tools.ToolRegistry`; calls go through the
+    connection actor.
+
+    ``name`` is the registry name, ``remote_name`` the server's own name for the tool
+    (the exact reverse mapping). A tool result with ``isError`` is an
+    :class:`~agcore_actors.tools.ExecutionFailed` carrying the tool's text; a connection
+    that stops or crashes mid-call is :class:`~agcore_actors.mcp.McpConnectionClosed`.
+    """
+
+    name: str
+    remote_name: str
+    server: str
+    description: str
+    parameters: dict[str, Any]
+    connection: ActorRef[McpConnectionMsg]
+    required_permissions: tuple[str, ...] = ()
+    requires_approval: bool = False
+    timeout: float | None = None
+
+    async def call(self, args: Any, ctx: ToolContext) -> Any:
+        if args is None:
+            args = {}
+        if not isinstance(args, dict):
+            raise InvalidArguments(self.name, "MCP tool arguments must be a JSON object")
+        try:
+            result = await self.connection.ask(CallTool(name=self.remote_name, arguments=args))
+        except ActorError as exc:  # stopped or crashed mid-call: the server went away
+            raise McpConnectionClosed(self.server, str(exc)) from exc
+        if result.is_error:
+            raise ExecutionFailed(self.name, result.text or "the MCP tool reported an error")
+        if result.text or result.structured is None:
+            return result.text
+        return result.structured
+
+
+def registry_group(server: str) -> str:
+    """The registry group that holds ``server``'s tools."""
+    return f"mcp:{server}"
+
+
+def publish_tools(
+    registry: ToolRegistry,
+    server: str,
+    tools: list[McpToolInfo],
+    connection: ActorRef[McpConnectionMsg],
+    separator: str,
+) -> None:
+    """Replace ``server``'s tools in ``registry`` with adapters for ``tools``.
+
+    A name taken by a tool outside the server's group is skipped with a warning.
+    """
+    adapters = [
+        McpToolAdapter(
+            name=prefixed_name(server, t.name, separator),
+            remote_name=t.name,
+            server=server,
+            description=t.description,
+            parameters=t.input_schema,
+            connection=connection,
+        )
+        for t in tools
+    ]
+    for name in registry.replace_group(registry_group(server), adapters):
+        log.warning("MCP server %r: tool name %r is taken; not registered", server, name)

@@ -1,0 +1,21 @@
+"""Pure MCP policy: registry names of a server's tools, and the environment a stdio
+server inherits.
+
+No event loop, no I/O. The circuit breaker that parks a failing server is the library's
+one breaker, :class:`agcore_actors.actor.policy.CircuitBreaker`.
+"""
+
+from __future__ import annotations
+
+from .._exports import publish
+from ._config import DEFAULT_INHERITED_ENV, child_environment
+from ._policy import DEFAULT_SEPARATOR, prefixed_name
+
+__all__ = [
+    "DEFAULT_INHERITED_ENV",
+    "DEFAULT_SEPARATOR",
+    "child_environment",
+    "prefixed_name",
+]
+
+publish(__name__, __all__)

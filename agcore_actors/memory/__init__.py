@@ -6,9 +6,9 @@ Two ways in:
 - the **actor** (:class:`MemoryStore`, protocol in
   :mod:`agcore_actors.memory.messages`), which owns one store and is what
   sessions talk to;
-- the **synchronous core** (:class:`SqliteStore`, :class:`InMemoryStore`, and
+- the **synchronous core** (:class:`SqliteBackend`, :class:`InMemoryBackend`, and
   :class:`ConversationMemory`, :class:`KnowledgeStore`,
-  :class:`SessionMemory`, :class:`MemoryRetriever` over either), for scripts,
+  :class:`FactMemory`, :class:`MemoryRetriever` over either), for scripts,
   tests and tools that own a store directly. Its calls block (SQLite I/O):
   never call them on the event loop; the actor runs them in a worker thread.
 """
@@ -38,6 +38,7 @@ from ._eviction import (
     is_expired,
     recall_value,
 )
+from ._facts import FactMemory
 from ._item import (
     ChatMessage,
     KnowledgePage,
@@ -50,9 +51,8 @@ from ._item import (
 from ._knowledge import KNOWLEDGE_PREFIX, KnowledgeStore
 from ._retriever import MemoryRetriever, RetrievalMode, RetrieverConfig
 from ._schema import SCHEMA_VERSION
-from ._session import SessionMemory
-from ._sqlite import SqliteStore
-from ._store import InMemoryStore, MemoryBackend
+from ._sqlite import SqliteBackend
+from ._store import InMemoryBackend, MemoryBackend
 from ._text import (
     DEFAULT_STOP_WORDS,
     extract_keywords,
@@ -75,8 +75,9 @@ __all__ = [
     "ConversationMemoryConfig",
     "EvictionConfig",
     "EvictionPolicy",
+    "FactMemory",
     "Hybrid",
-    "InMemoryStore",
+    "InMemoryBackend",
     "InvalidInput",
     "ItemStats",
     "KnowledgePage",
@@ -100,8 +101,7 @@ __all__ = [
     "RetrieverConfig",
     "ScoredPage",
     "SerializationError",
-    "SessionMemory",
-    "SqliteStore",
+    "SqliteBackend",
     "StorageError",
     "Ttl",
     "choose_victims",

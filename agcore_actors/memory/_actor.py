@@ -43,11 +43,11 @@ from ..actor import Actor, ActorStopped, MailboxFull
 from ._conversation import ConversationMemory, ConversationMemoryConfig
 from ._errors import InvalidInput, NotFound, RetrievalError, SerializationError
 from ._eviction import EvictionConfig, NoEviction
+from ._facts import FactMemory
 from ._knowledge import KnowledgeStore
 from ._retriever import MemoryRetriever, RetrieverConfig
-from ._session import SessionMemory
-from ._sqlite import SqliteStore
-from ._store import Clock, InMemoryStore, MemoryBackend
+from ._sqlite import SqliteBackend
+from ._store import Clock, InMemoryBackend, MemoryBackend
 from ._transcript import messages_from_jsonl, messages_to_jsonl
 from .messages import (
     Append,
@@ -57,6 +57,11 @@ from .messages import (
     DeletePage,
     Evict,
     ExportTranscript,
+    FactClear,
+    FactGet,
+    FactRemove,
+    FactSet,
+    FactSnapshot,
     Get,
     GetPage,
     History,
@@ -74,11 +79,6 @@ from .messages import (
     ReplaceHistory,
     Retrieve,
     SearchPages,
-    SessionClear,
-    SessionGet,
-    SessionRemove,
-    SessionSet,
-    SessionSnapshot,
     Sweep,
     UpdatePage,
 )
@@ -91,7 +91,7 @@ class MemoryStoreConfig(msgspec.Struct, frozen=True, kw_only=True):
 
     ``path`` None gives an in-memory store; otherwise the SQLite file (created
     if missing). ``synchronous`` is SQLite's durability level (see
-    ``SqliteStore``).
+    ``SqliteBackend``).
     """
 
     path: str | None = None
@@ -137,11 +137,11 @@ class MemoryStore(Actor[MemoryMsg]):
     async def on_start(self) -> None:
         cfg = self.config
         if cfg.path is None:
-            self._store = InMemoryStore(cfg.eviction, clock=self._frozen_clock)
+            self._store = InMemoryBackend(cfg.eviction, clock=self._frozen_clock)
         else:
             path = cfg.path
             self._store = await self._run(
-                lambda: SqliteStore(
+                lambda: SqliteBackend(
                     path, cfg.eviction, clock=self._frozen_clock, synchronous=cfg.synchronous
                 )
             )
@@ -216,17 +216,17 @@ class MemoryStore(Actor[MemoryMsg]):
                 return IndexEntries(KnowledgeStore(store).get_index())
             case Retrieve(query=query, max_results=n, min_score=min_score, mode=mode):
                 return self._retrieve(query, n, min_score, mode)
-            case SessionSet(session_id=sid, key=key, value=value):
-                SessionMemory(store, sid).set(key, value)
+            case FactSet(session_id=sid, key=key, value=value):
+                FactMemory(store, sid).set(key, value)
                 return None
-            case SessionGet(session_id=sid, key=key):
-                return SessionMemory(store, sid).get(key)
-            case SessionRemove(session_id=sid, key=key):
-                return SessionMemory(store, sid).remove(key)
-            case SessionClear(session_id=sid):
-                return SessionMemory(store, sid).clear()
-            case SessionSnapshot(session_id=sid):
-                return SessionMemory(store, sid).snapshot()
+            case FactGet(session_id=sid, key=key):
+                return FactMemory(store, sid).get(key)
+            case FactRemove(session_id=sid, key=key):
+                return FactMemory(store, sid).remove(key)
+            case FactClear(session_id=sid):
+                return FactMemory(store, sid).clear()
+            case FactSnapshot(session_id=sid):
+                return FactMemory(store, sid).snapshot()
         raise InvalidInput(f"not a memory message: {type(msg).__name__}")
 
     def _conversation(self, session_id: str) -> ConversationMemory:

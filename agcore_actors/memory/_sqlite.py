@@ -58,7 +58,7 @@ _COLUMNS = (
 _PENDING_LIMIT = 4096
 
 
-class SqliteStore:
+class SqliteBackend:
     """A store in one SQLite file (see the module doc for the guarantees)."""
 
     def __init__(

@@ -190,7 +190,7 @@ def delete_prefix(store: MemoryBackend, prefix: str) -> int:
     return len(ids)
 
 
-class InMemoryStore:
+class InMemoryBackend:
     """A dict-backed store; nothing survives the process.
 
     Prefix queries bisect a sorted id list. A capacity bound costs a scan of

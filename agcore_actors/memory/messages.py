@@ -31,11 +31,11 @@ Knowledge and retrieval::
 
 Session key/value memory::
 
-    SessionSet(session_id, key, value) -> None
-    SessionGet(session_id, key)        -> str | None
-    SessionRemove(session_id, key)     -> bool
-    SessionClear(session_id)           -> int
-    SessionSnapshot(session_id)        -> str   (the <session-context> block)
+    FactSet(session_id, key, value) -> None
+    FactGet(session_id, key)        -> str | None
+    FactRemove(session_id, key)     -> bool
+    FactClear(session_id)           -> int
+    FactSnapshot(session_id)        -> str   (the <session-context> block)
 
 Lists of structs come wrapped in a reply struct (``Items``, ``Messages``,
 ``Pages``, ``IndexEntries``), so a reply can gain fields (a cursor, a total)
@@ -46,7 +46,7 @@ and :class:`RetrievalError` are the asker's (the actor carries on, nothing was
 changed). :class:`StorageError` crashes the actor: its supervisor restarts it,
 which reopens the database.
 
-Every write is committed (durable, see ``SqliteStore``) before its reply is
+Every write is committed (durable, see ``SqliteBackend``) before its reply is
 sent. A write whose asker is cancelled or times out either completes (and
 stays) or never started: the store's worker thread is not interrupted mid
 transaction.
@@ -200,27 +200,27 @@ class Retrieve(Request[RetrievalResult], frozen=True, tag=True, kw_only=True):
 # -- session memory -------------------------------------------------------------
 
 
-class SessionSet(Request[None], frozen=True, tag=True):
+class FactSet(Request[None], frozen=True, tag=True):
     session_id: str
     key: str
     value: str
 
 
-class SessionGet(Request[str | None], frozen=True, tag=True):
+class FactGet(Request[str | None], frozen=True, tag=True):
     session_id: str
     key: str
 
 
-class SessionRemove(Request[bool], frozen=True, tag=True):
+class FactRemove(Request[bool], frozen=True, tag=True):
     session_id: str
     key: str
 
 
-class SessionClear(Request[int], frozen=True, tag=True):
+class FactClear(Request[int], frozen=True, tag=True):
     session_id: str
 
 
-class SessionSnapshot(Request[str], frozen=True, tag=True):
+class FactSnapshot(Request[str], frozen=True, tag=True):
     session_id: str
 
 
@@ -246,9 +246,9 @@ MemoryMsg = (
     | SearchPages
     | PageIndex
     | Retrieve
-    | SessionSet
-    | SessionGet
-    | SessionRemove
-    | SessionClear
-    | SessionSnapshot
+    | FactSet
+    | FactGet
+    | FactRemove
+    | FactClear
+    | FactSnapshot
 )

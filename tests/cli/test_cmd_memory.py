@@ -12,14 +12,14 @@ from agcore_actors.memory import (
     ConversationMemory,
     KnowledgePage,
     KnowledgeStore,
-    SqliteStore,
+    SqliteBackend,
 )
 
 
 @pytest.fixture
 def db(tmp_path: Path) -> Path:
     path = tmp_path / "memory.db"
-    store = SqliteStore(path)
+    store = SqliteBackend(path)
     ConversationMemory(store, "s1").extend(
         [ChatMessage(role="user", content="hi"), ChatMessage(role="assistant", content="hello")]
     )

@@ -33,6 +33,11 @@ from agcore_actors.memory.messages import (
     Delete,
     Evict,
     ExportTranscript,
+    FactClear,
+    FactGet,
+    FactRemove,
+    FactSet,
+    FactSnapshot,
     Get,
     GetPage,
     History,
@@ -45,11 +50,6 @@ from agcore_actors.memory.messages import (
     ReplaceHistory,
     Retrieve,
     SearchPages,
-    SessionClear,
-    SessionGet,
-    SessionRemove,
-    SessionSet,
-    SessionSnapshot,
     UpdatePage,
 )
 
@@ -140,12 +140,12 @@ async def test_knowledge_session_and_retrieval_protocol(
     result = await mem.ask(Retrieve(query="LangGraph state", mode=RetrievalMode.DICE))
     assert round(result.items[0].score, 4) == 0.6339
 
-    await mem.ask(SessionSet("s1", "design", "PostgreSQL"))
-    assert await mem.ask(SessionGet("s1", "design")) == "PostgreSQL"
-    snapshot = await mem.ask(SessionSnapshot("s1"))
+    await mem.ask(FactSet("s1", "design", "PostgreSQL"))
+    assert await mem.ask(FactGet("s1", "design")) == "PostgreSQL"
+    snapshot = await mem.ask(FactSnapshot("s1"))
     assert snapshot == "<session-context>\ndesign: PostgreSQL\n</session-context>"
-    assert await mem.ask(SessionRemove("s1", "design")) is True
-    assert await mem.ask(SessionClear("s1")) == 0
+    assert await mem.ask(FactRemove("s1", "design")) is True
+    assert await mem.ask(FactClear("s1")) == 0
 
 
 async def test_sqlite_data_survives_restarting_the_actor(tmp_path: Path) -> None:
@@ -154,11 +154,11 @@ async def test_sqlite_data_survives_restarting_the_actor(tmp_path: Path) -> None
     async with ActorSystem(strict=True) as system:
         mem = await system.spawn(memory_store(config), name="memory")
         await mem.ask(Append("s1", msgs))
-        await mem.ask(SessionSet("s1", "k", "v"))
+        await mem.ask(FactSet("s1", "k", "v"))
     async with ActorSystem(strict=True) as system:
         mem = await system.spawn(memory_store(config), name="memory")
         assert (await mem.ask(History("s1"))).messages == msgs
-        assert await mem.ask(SessionGet("s1", "k")) == "v"
+        assert await mem.ask(FactGet("s1", "k")) == "v"
 
 
 async def test_scheduled_sweep_removes_expired_rows_on_virtual_time(

@@ -15,7 +15,15 @@ pure functions (:func:`microcompact`, :func:`keep_tool_results`,
 """
 
 from ._actor import Compactor
-from ._errors import CompactError, ContextOverflow, InvalidCompactRequest
+from ._errors import (
+    CompactError,
+    ContextOverflow,
+    InvalidCompactRequest,
+    SummaryFailed,
+    SummaryTimeout,
+    TokenizerTimeout,
+    TokenizerUnavailable,
+)
 from ._pairs import block_starts, cut_after, cut_before, system_prefix_len
 from ._policy import (
     AUTOCOMPACT_BUFFER_TOKENS,
@@ -36,7 +44,6 @@ from ._summary import (
     SUMMARY_INSTRUCTIONS,
     SUMMARY_PREFIX,
     Summarizer,
-    SummaryFailed,
     SummaryPlan,
     apply_summary,
     plan_summary,
@@ -51,7 +58,6 @@ from ._tokens import (
     HeuristicEstimator,
     PartCosts,
     TokenEstimator,
-    TokenizerUnavailable,
     estimate_message_tokens,
     estimate_part_tokens,
     estimate_text_tokens,
@@ -101,8 +107,10 @@ __all__ = [
     "Summarizer",
     "SummaryFailed",
     "SummaryPlan",
+    "SummaryTimeout",
     "TiktokenEstimator",
     "TokenEstimator",
+    "TokenizerTimeout",
     "TokenizerUnavailable",
     "allows",
     "apply_summary",

@@ -21,11 +21,11 @@ import trio
 
 from ..actor import Actor
 from ..llm import Message, SystemMessage
-from ._errors import ContextOverflow, InvalidCompactRequest
+from ._errors import ContextOverflow, InvalidCompactRequest, SummaryFailed, TokenizerUnavailable
 from ._policy import Breaker, CompactConfig, allows, record_failure, record_success
 from ._steps import StepOutcome, keep_tool_results, microcompact
-from ._summary import Summarizer, SummaryFailed, apply_summary, plan_summary, summarize
-from ._tokens import HeuristicEstimator, TokenEstimator, TokenizerUnavailable, estimate_tokens
+from ._summary import Summarizer, apply_summary, plan_summary, summarize
+from ._tokens import HeuristicEstimator, TokenEstimator, estimate_tokens
 from .messages import (
     Compact,
     CompactAfterOverflow,

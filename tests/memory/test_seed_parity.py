@@ -169,10 +169,10 @@ def test_bad_input_is_refused_and_changes_nothing(store: MemoryBackend) -> None:
 
 
 def test_errors_keep_the_seeds_recoverability() -> None:
-    assert NotFound("x").recoverable and RetrievalError("x").recoverable
-    assert not StorageError("x").recoverable
-    assert not SerializationError("x").recoverable
-    assert not InvalidInput("x").recoverable
+    assert NotFound("x").is_recoverable() and RetrievalError("x").is_recoverable()
+    assert not StorageError("x").is_recoverable()
+    assert not SerializationError("x").is_recoverable()
+    assert not InvalidInput("x").is_recoverable()
 
 
 # -- §15.8 conversation -----------------------------------------------------------

@@ -33,18 +33,15 @@ import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
-from agcore_actors.memory import (
-    EvictionConfig,
+from agcore_actors.memory import EvictionConfig, KnowledgePage, RetrievalMode, RetrieverConfig
+from agcore_actors.memory._text import query_terms
+from agcore_actors.memory.lowlevel import (
     InMemoryBackend,
-    KnowledgePage,
     KnowledgeStore,
     MemoryBackend,
     MemoryRetriever,
-    RetrievalMode,
-    RetrieverConfig,
     SqliteBackend,
 )
-from agcore_actors.memory._text import query_terms
 
 CORPUS_VERSION = 1
 SEED = 20260607

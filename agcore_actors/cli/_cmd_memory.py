@@ -18,13 +18,15 @@ import sys
 from pathlib import Path
 
 from ..memory import (
-    ConversationMemory,
     ConversationMemoryConfig,
-    MemoryRetriever,
     MemoryStoreError,
     MemoryStrategy,
     RetrievalMode,
     RetrieverConfig,
+)
+from ..memory.lowlevel import (
+    ConversationMemory,
+    MemoryRetriever,
     SqliteBackend,
     messages_from_jsonl,
     messages_to_jsonl,

@@ -7,13 +7,8 @@ from pathlib import Path
 import pytest
 
 from agcore_actors.cli import main
-from agcore_actors.memory import (
-    ChatMessage,
-    ConversationMemory,
-    KnowledgePage,
-    KnowledgeStore,
-    SqliteBackend,
-)
+from agcore_actors.memory import ChatMessage, KnowledgePage
+from agcore_actors.memory.lowlevel import ConversationMemory, KnowledgeStore, SqliteBackend
 
 
 @pytest.fixture

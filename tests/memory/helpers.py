@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from agcore_actors.memory import EvictionConfig, InMemoryBackend, MemoryBackend, SqliteBackend
+from agcore_actors.memory import EvictionConfig
+from agcore_actors.memory.lowlevel import InMemoryBackend, MemoryBackend, SqliteBackend
 
 
 class FakeClock:

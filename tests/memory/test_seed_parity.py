@@ -12,16 +12,11 @@ import pytest
 from agcore_actors.memory import (
     Capacity,
     ChatMessage,
-    ConversationMemory,
     ConversationMemoryConfig,
     EvictionConfig,
-    FactMemory,
     InvalidInput,
     KnowledgePage,
-    KnowledgeStore,
-    MemoryBackend,
     MemoryFilter,
-    MemoryRetriever,
     MemoryStrategy,
     NoEviction,
     NotFound,
@@ -29,15 +24,20 @@ from agcore_actors.memory import (
     RetrievalMode,
     RetrieverConfig,
     SerializationError,
-    SqliteBackend,
     StorageError,
     Ttl,
-    extract_keywords,
+)
+from agcore_actors.memory.lowlevel import (
+    ConversationMemory,
+    FactMemory,
+    KnowledgeStore,
+    MemoryBackend,
+    MemoryRetriever,
+    SqliteBackend,
     messages_from_jsonl,
     messages_to_jsonl,
-    text_overlap_dice,
-    text_overlap_score,
 )
+from agcore_actors.memory.policy import extract_keywords, text_overlap_dice, text_overlap_score
 from tests.memory.helpers import FakeClock, make_store
 
 KINDS = ["memory", "sqlite"]

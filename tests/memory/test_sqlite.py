@@ -9,16 +9,15 @@ from pathlib import Path
 import pytest
 
 from agcore_actors.memory import (
-    SCHEMA_VERSION,
     Capacity,
     EvictionConfig,
     InvalidInput,
     Lru,
     MemoryFilter,
-    SqliteBackend,
     StorageError,
 )
 from agcore_actors.memory._schema import MIGRATIONS
+from agcore_actors.memory.lowlevel import SCHEMA_VERSION, SqliteBackend
 from tests.memory.helpers import FakeClock
 
 

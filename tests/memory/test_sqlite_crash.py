@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from agcore_actors.memory import ConversationMemory, SqliteBackend
+from agcore_actors.memory.lowlevel import ConversationMemory, SqliteBackend
 
 WRITER = Path(__file__).resolve().parent / "crash_writer.py"
 REPO = Path(__file__).resolve().parents[2]

@@ -29,15 +29,14 @@ from agcore_actors.memory import (
     EvictionConfig,
     EvictionPolicy,
     Hybrid,
-    InMemoryBackend,
     Lru,
     MemoryFilter,
     MemoryItem,
     NoEviction,
     RecallBased,
-    SqliteBackend,
     Ttl,
 )
+from agcore_actors.memory.lowlevel import InMemoryBackend, SqliteBackend
 
 IDS = ["a", "b", "c", "p:x", "p:y"]
 

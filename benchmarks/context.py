@@ -25,14 +25,9 @@ from collections.abc import Callable, Sequence
 import trio
 
 from agcore_actors import ActorSystem
-from agcore_actors.context import (
-    Compact,
-    CompactConfig,
-    Compactor,
-    estimate_tokens,
-    keep_tool_results,
-    microcompact,
-)
+from agcore_actors.context import CompactConfig, compactor_spec
+from agcore_actors.context.messages import Compact
+from agcore_actors.context.policy import estimate_tokens, keep_tool_results, microcompact
 from agcore_actors.llm import (
     AssistantMessage,
     FunctionCall,
@@ -77,11 +72,13 @@ def median_seconds(fn: Callable[[], object], rounds: int) -> float:
 async def compact_asks(conv: list[Message], n: int) -> float:
     config = CompactConfig(keep_recent=6)
     async with ActorSystem(strict=True) as system:
-        ref = await system.spawn(lambda: Compactor(config, summarizer=extractive), name="c")
+        ref = await system.root.start_child(
+            compactor_spec("c", config=config, summarizer=extractive)
+        )
         budget = estimate_tokens(conv) // 4
         start = time.perf_counter()
         for _ in range(n):
-            result = await ref.ask(Compact(conv, budget=budget))
+            result = await ref.ask(Compact(messages=conv, budget=budget))
             assert result.report.fits
         return (time.perf_counter() - start) / n
 

@@ -33,18 +33,15 @@ import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
-from agcore_actors.memory import (
-    EvictionConfig,
-    InMemoryStore,
-    KnowledgePage,
+from agcore_actors.memory import EvictionConfig, KnowledgePage, RetrievalMode, RetrieverConfig
+from agcore_actors.memory._text import query_terms
+from agcore_actors.memory.lowlevel import (
+    InMemoryBackend,
     KnowledgeStore,
     MemoryBackend,
     MemoryRetriever,
-    RetrievalMode,
-    RetrieverConfig,
-    SqliteStore,
+    SqliteBackend,
 )
-from agcore_actors.memory._text import query_terms
 
 CORPUS_VERSION = 1
 SEED = 20260607
@@ -109,7 +106,7 @@ def corpus_db(pages: int, cache: Path) -> Path:
     print(f"building the {pages:,}-page corpus in {path} (once) ...", flush=True)
     start = time.perf_counter()
     corpus = Corpus()
-    store = SqliteStore(building, synchronous="NORMAL")
+    store = SqliteBackend(building, synchronous="NORMAL")
     knowledge = KnowledgeStore(store)
     for chunk in range(0, pages, 5_000):
         with store.batch():
@@ -148,7 +145,7 @@ def retrieval(pages: int, n_queries: int, n_dice: int, cache: Path) -> tuple[lis
     path = corpus_db(pages, cache)
     corpus = Corpus()
     queries = corpus.queries(n_queries)
-    store = SqliteStore(path, synchronous="NORMAL")
+    store = SqliteBackend(path, synchronous="NORMAL")
     rows = []
     try:
         # Warm the page cache (and the OS cache) once, as a long-running process would be.
@@ -213,22 +210,22 @@ def stores_table(n: int, n_fsync: int) -> list[str]:
     rows = []
     with tempfile.TemporaryDirectory(prefix="agcore-memory-bench") as tmp:
         cases: list[tuple[str, Callable[[], MemoryBackend], int, int]] = [
-            ("InMemoryStore", lambda: InMemoryStore(EvictionConfig()), n, 1),
+            ("InMemoryBackend", lambda: InMemoryBackend(EvictionConfig()), n, 1),
             (
-                "SqliteStore FULL, 1 put per transaction",
-                lambda: SqliteStore(Path(tmp) / "full.db"),
+                "SqliteBackend FULL, 1 put per transaction",
+                lambda: SqliteBackend(Path(tmp) / "full.db"),
                 n_fsync,
                 1,
             ),
             (
-                "SqliteStore NORMAL, 1 put per transaction",
-                lambda: SqliteStore(Path(tmp) / "normal.db", synchronous="NORMAL"),
+                "SqliteBackend NORMAL, 1 put per transaction",
+                lambda: SqliteBackend(Path(tmp) / "normal.db", synchronous="NORMAL"),
                 n,
                 1,
             ),
             (
-                "SqliteStore FULL, 1,000 puts per transaction",
-                lambda: SqliteStore(Path(tmp) / "batch.db"),
+                "SqliteBackend FULL, 1,000 puts per transaction",
+                lambda: SqliteBackend(Path(tmp) / "batch.db"),
                 n,
                 1000,
             ),

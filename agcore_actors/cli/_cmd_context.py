@@ -23,15 +23,15 @@ import trio
 
 from ..actor import ActorSystem
 from ..context import (
-    Compact,
     CompactConfig,
     Compactor,
     HttpSummarizer,
     ServerTokenizer,
     Summarizer,
     TokenEstimator,
-    estimate_message_tokens,
 )
+from ..context.messages import Compact
+from ..context.policy import estimate_message_tokens
 from ..llm import Message
 
 
@@ -81,7 +81,7 @@ def _compact(args: argparse.Namespace) -> int:
                     lambda: Compactor(config, summarizer=summarizer, estimator=estimator),
                     name="compactor",
                 )
-                result = await ref.ask(Compact(messages, args.budget, args.scratch))
+                result = await ref.ask(Compact(messages=messages, budget=args.budget, scratch=args.scratch))
         sys.stdout.write(msgspec.json.encode(result.messages).decode() + "\n")
         report = result.report
         steps = ", ".join(f"{s.name} {s.tokens_before}->{s.tokens_after}" for s in report.steps)

@@ -18,14 +18,16 @@ import sys
 from pathlib import Path
 
 from ..memory import (
-    ConversationMemory,
     ConversationMemoryConfig,
-    MemoryRetriever,
     MemoryStoreError,
     MemoryStrategy,
     RetrievalMode,
     RetrieverConfig,
-    SqliteStore,
+)
+from ..memory.lowlevel import (
+    ConversationMemory,
+    MemoryRetriever,
+    SqliteBackend,
     messages_from_jsonl,
     messages_to_jsonl,
 )
@@ -63,10 +65,10 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
     search.set_defaults(func=_search)
 
 
-def _open(path: Path) -> SqliteStore:
+def _open(path: Path) -> SqliteBackend:
     if not path.exists():
         raise MemoryStoreError(f"{path}: no such file")
-    return SqliteStore(path)
+    return SqliteBackend(path)
 
 
 def _fail(exc: Exception) -> int:
@@ -107,7 +109,7 @@ def _import(args: argparse.Namespace) -> int:
     try:
         text = sys.stdin.read() if args.file == "-" else Path(args.file).read_text("utf-8")
         messages = messages_from_jsonl(text)
-        store = SqliteStore(args.db)
+        store = SqliteBackend(args.db)
         try:
             conv = ConversationMemory(
                 store, args.session, ConversationMemoryConfig(strategy=MemoryStrategy.FULL)

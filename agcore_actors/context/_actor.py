@@ -1,39 +1,42 @@
 """The Compactor: a serial actor that fits conversations into their budget.
 
-It holds the state compaction needs across turns: the summary failure
-breaker and the estimate's calibration (learnt from context-length errors).
-Steps, each only while the estimate is still at or over the budget: the
-keep-window (when configured), microcompact, the LLM summary (when a
-summarizer is configured and the breaker allows it). See
-:mod:`agcore_actors.context.messages` for the protocol.
+::
 
-Cancellation: a cancelled ``Compact`` ask cancels the summary call in
-flight; the breaker is then left as it was (a cancellation is not a
-failure of the summarizer).
+    spec = compactor_spec(
+        "compactor", config=CompactConfig(context_window=32_000), summarizer=summarizer
+    )
+    compactor = await system.root.start_child(spec)
+    result = await compactor.ask(cm.Compact(messages=history, scratch="time: 12:00"))
+
+The protocol is :mod:`agcore_actors.context.messages`.
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from typing import assert_never
 
 import trio
 
-from ..actor import Actor
+from ..actor import Actor, ChildSpec
 from ..llm import Message, SystemMessage
-from ._errors import ContextOverflow, InvalidCompactRequest
-from ._policy import Breaker, CompactConfig, allows, record_failure, record_success
+from ._breaker import SummaryBreaker
+from ._errors import ContextOverflow, InvalidCompactRequest, SummaryFailed, TokenizerUnavailable
+from ._policy import CompactConfig
 from ._steps import StepOutcome, keep_tool_results, microcompact
-from ._summary import Summarizer, SummaryFailed, apply_summary, plan_summary, summarize
-from ._tokens import HeuristicEstimator, TokenEstimator, TokenizerUnavailable, estimate_tokens
+from ._summary import Summarizer, apply_summary, plan_summary, summarize
+from ._tokens import HeuristicEstimator, TokenEstimator, estimate_tokens
 from .messages import (
     Compact,
     CompactAfterOverflow,
     CompactorMsg,
+    CompactorReply,
     CompactorStatus,
     CompactReport,
     CompactResult,
     GetCompactorStatus,
+    StepName,
     StepReport,
 )
 
@@ -45,8 +48,27 @@ MAX_CALIBRATION = 8.0
 
 
 class Compactor(Actor[CompactorMsg]):
-    """See the module doc. ``estimator`` defaults to the heuristic; without a
-    ``summarizer`` the summary step is skipped."""
+    """Serial actor that fits conversations into their token budget.
+
+    Semantics:
+        It holds the state compaction needs across turns: the summary failure
+        breaker and the estimate's calibration (learnt from context-length
+        errors). Steps, each only while the estimate is still at or over the
+        budget: the keep-window (when configured), microcompact, the LLM summary
+        (when a ``summarizer`` is given and the breaker allows it).
+        ``estimator`` defaults to the heuristic; one that cannot count
+        (:class:`TokenizerUnavailable`) falls back to it for that count.
+
+    Cancellation:
+        A cancelled ask cancels the summary call in flight; the breaker is then
+        left as it was (a cancellation is not a failure of the summarizer).
+
+    Errors:
+        :class:`ContextOverflow` and :class:`InvalidCompactRequest` go to the
+        asker. A failed summary is reported, not raised. ``breaker`` (made by
+        :func:`compactor_spec` and shared by every incarnation) keeps an open
+        breaker open across a restart.
+    """
 
     expected_errors = (ContextOverflow, InvalidCompactRequest)
 
@@ -56,33 +78,45 @@ class Compactor(Actor[CompactorMsg]):
         *,
         summarizer: Summarizer | None = None,
         estimator: TokenEstimator | None = None,
+        breaker: SummaryBreaker | None = None,
     ) -> None:
         self.config = config or CompactConfig()
         self.summarizer = summarizer
         self.estimator: TokenEstimator = estimator or HeuristicEstimator()
-        self.breaker = Breaker()
+        self.breaker = breaker or SummaryBreaker(
+            self.config.max_failures, self.config.breaker_cooldown
+        )
         self.calibration = 1.0
         self.compactions = 0
         self.summaries = 0
         self._estimator_note = self.estimator.name
 
-    async def handle(self, msg: CompactorMsg) -> CompactResult | CompactorStatus:
+    async def handle(self, msg: CompactorMsg) -> CompactorReply:
         match msg:
-            case Compact(messages=messages, budget=budget, scratch=scratch):
-                return await self._compact(messages, budget, scratch, overflow=None)
-            case CompactAfterOverflow(
-                messages=messages, actual=actual, limit=limit, budget=budget, scratch=scratch
-            ):
-                return await self._compact(messages, budget, scratch, overflow=(actual, limit))
+            case Compact():
+                return await self._on_compact(msg)
+            case CompactAfterOverflow():
+                return await self._on_compact_after_overflow(msg)
             case GetCompactorStatus():
-                return CompactorStatus(
-                    self.breaker.consecutive_failures,
-                    self.breaker.is_open(),
-                    self.calibration,
-                    self.compactions,
-                    self.summaries,
-                )
-        raise AssertionError(msg)  # pragma: no cover
+                return self._on_get_status(msg)
+            case _:
+                assert_never(msg)
+
+    async def _on_compact(self, msg: Compact) -> CompactResult:
+        return await self._compact(msg.messages, msg.budget, msg.scratch, overflow=None)
+
+    async def _on_compact_after_overflow(self, msg: CompactAfterOverflow) -> CompactResult:
+        overflow = (msg.actual, msg.limit)
+        return await self._compact(msg.messages, msg.budget, msg.scratch, overflow=overflow)
+
+    def _on_get_status(self, msg: GetCompactorStatus) -> CompactorStatus:
+        return CompactorStatus(
+            consecutive_failures=self.breaker.consecutive_failures,
+            breaker_open=self.breaker.is_open(),
+            calibration=self.calibration,
+            compactions=self.compactions,
+            summaries=self.summaries,
+        )
 
     async def _raw_count(self, messages: Sequence[Message]) -> int:
         """The estimator's count; the heuristic when the estimator cannot count."""
@@ -146,7 +180,7 @@ class Compactor(Actor[CompactorMsg]):
                 reactive=overflow is not None,
                 breaker_open=self.breaker.is_open(),
             )
-            return CompactResult([*history, *tail], history, report)
+            return CompactResult(messages=[*history, *tail], history=history, report=report)
 
         if before < target:
             return result(list(messages), before, [])
@@ -158,7 +192,7 @@ class Compactor(Actor[CompactorMsg]):
         tokens = before
         steps: list[StepReport] = []
 
-        async def take(name: str, outcome: StepOutcome) -> None:
+        async def take(name: StepName, outcome: StepOutcome) -> None:
             nonlocal current, tokens
             if not outcome.changed:
                 return
@@ -167,7 +201,11 @@ class Compactor(Actor[CompactorMsg]):
                 # The heuristic said smaller, the configured estimator disagrees:
                 # keep the messages as they were.
                 return
-            steps.append(StepReport(name, tokens, after, outcome.changed))
+            steps.append(
+                StepReport(
+                    name=name, tokens_before=tokens, tokens_after=after, changed=outcome.changed
+                )
+            )
             current, tokens = outcome.messages, after
 
         # Gentlest first: the keep-window keeps the last N tool results even
@@ -198,7 +236,7 @@ class Compactor(Actor[CompactorMsg]):
         cfg = self.config
         assert self.summarizer is not None
         now = trio.current_time()
-        if not allows(self.breaker, now, cfg.breaker_cooldown):
+        if not self.breaker.allows(now):
             return None
         plan = plan_summary(messages, cfg.keep_recent, cfg.protect_head)
         if plan is None:
@@ -218,8 +256,52 @@ class Compactor(Actor[CompactorMsg]):
             if after >= tokens:
                 raise SummaryFailed(f"the summary did not shrink the conversation ({after} tokens)")
         except SummaryFailed as exc:
-            self.breaker = record_failure(self.breaker, trio.current_time(), cfg.max_failures)
-            return StepReport("summary", tokens, tokens, 0, exc.reason), None
-        self.breaker = record_success(self.breaker)
+            self.breaker.failed(trio.current_time())
+            failed = StepReport(
+                name="summary",
+                tokens_before=tokens,
+                tokens_after=tokens,
+                changed=0,
+                error=exc.reason,
+            )
+            return failed, None
+        self.breaker.succeeded()
         self.summaries += 1
-        return StepReport("summary", tokens, after, len(region)), compacted
+        done = StepReport(
+            name="summary", tokens_before=tokens, tokens_after=after, changed=len(region)
+        )
+        return done, compacted
+
+
+def compactor_spec(
+    name: str,
+    *,
+    config: CompactConfig | None = None,
+    summarizer: Summarizer | None = None,
+    estimator: TokenEstimator | None = None,
+    shutdown: float = 5.0,
+    mailbox_size: int = 1024,
+) -> ChildSpec[CompactorMsg]:
+    """A :class:`Compactor` child called ``name``: a fresh actor per (re)start,
+    all of them sharing one summary breaker (an open breaker stays open across a
+    restart)."""
+    cfg = config or CompactConfig()
+    breaker = SummaryBreaker(cfg.max_failures, cfg.breaker_cooldown)
+    return ChildSpec(
+        name,
+        _factory(cfg, summarizer, estimator, breaker),
+        shutdown=shutdown,
+        mailbox_size=mailbox_size,
+    )
+
+
+def _factory(
+    config: CompactConfig,
+    summarizer: Summarizer | None,
+    estimator: TokenEstimator | None,
+    breaker: SummaryBreaker,
+) -> Callable[[], Compactor]:
+    def make() -> Compactor:
+        return Compactor(config, summarizer=summarizer, estimator=estimator, breaker=breaker)
+
+    return make

@@ -8,7 +8,10 @@ from __future__ import annotations
 
 from typing import Literal
 
+import attrs
 import msgspec
+
+from .._validators import non_negative, positive
 
 #: The seed's constants (``compact.rs``).
 AUTOCOMPACT_BUFFER_TOKENS = 13_000
@@ -17,7 +20,8 @@ MAX_CONSECUTIVE_FAILURES = 3
 KEEP_RECENT = 6
 
 
-class CompactConfig(msgspec.Struct, frozen=True, kw_only=True):
+@attrs.frozen(kw_only=True)
+class CompactConfig:
     """How the compactor decides and compacts.
 
     Budget: ``threshold() = context_window - reserved_tokens - buffer_tokens``
@@ -35,50 +39,46 @@ class CompactConfig(msgspec.Struct, frozen=True, kw_only=True):
 
     Summary: the system prefix and the first ``protect_head`` other messages
     (the task) stay, the last ``keep_recent`` messages (widened to whole tool
-    blocks) stay, the middle is summarised. The summariser sees at most
-    ``summary_input_tokens`` of transcript (each message clipped to
-    ``summary_message_chars``), may answer with ``summary_max_tokens``, and
-    gets ``summary_timeout`` seconds.
+    blocks) stay, the middle is summarised.
 
     Breaker: after ``max_failures`` consecutive summary failures (error,
     timeout, a summary that does not shrink the conversation) the summary
     step is skipped for ``breaker_cooldown`` seconds; then one trial runs
     (half-open), and a success closes the breaker.
-
-    ``auto_compress = False`` (seed 004): an over-budget conversation is an
-    error (:class:`ContextOverflow`) instead of being compacted.
     """
 
-    context_window: int = 128_000
-    reserved_tokens: int = RESERVED_OUTPUT_TOKENS
-    buffer_tokens: int = AUTOCOMPACT_BUFFER_TOKENS
-    keep_recent: int = KEEP_RECENT
-    keep_tool_result: int = -1
+    #: The model's context window, in tokens.
+    context_window: int = attrs.field(default=128_000, validator=non_negative)
+    #: Room kept free for the model's reply.
+    reserved_tokens: int = attrs.field(default=RESERVED_OUTPUT_TOKENS, validator=non_negative)
+    #: A safety margin under the window, for estimation error.
+    buffer_tokens: int = attrs.field(default=AUTOCOMPACT_BUFFER_TOKENS, validator=non_negative)
+    #: The newest messages no step changes (widened to whole tool blocks by the summary).
+    keep_recent: int = attrs.field(default=KEEP_RECENT, validator=non_negative)
+    #: The keep-window: keep the last N tool results whole (-1: off).
+    keep_tool_result: int = attrs.field(default=-1, validator=attrs.validators.ge(-1))
+    #: The keep-window also counts user messages as tool feedback (the first one stays).
     keep_tool_result_include_user: bool = False
+    #: False: an over-budget conversation is :class:`ContextOverflow`, not compacted.
     auto_compress: bool = True
-    protect_head: int = 1
-    summary_input_tokens: int = 16_000
-    summary_message_chars: int = 4_000
-    summary_max_tokens: int = 1_024
-    summary_timeout: float = 120.0
-    summary_role: Literal["user", "system"] = "user"
-    max_failures: int = MAX_CONSECUTIVE_FAILURES
-    breaker_cooldown: float = 300.0
-
-    def __post_init__(self) -> None:
-        for field in ("context_window", "reserved_tokens", "buffer_tokens", "keep_recent"):
-            if getattr(self, field) < 0:
-                raise ValueError(f"{field} must be >= 0")
-        if self.keep_tool_result < -1:
-            raise ValueError("keep_tool_result must be >= -1")
-        if self.protect_head < 0:
-            raise ValueError("protect_head must be >= 0")
-        if self.max_failures < 1:
-            raise ValueError("max_failures must be >= 1")
-        if self.summary_timeout <= 0 or self.breaker_cooldown < 0:
-            raise ValueError("summary_timeout must be > 0 and breaker_cooldown >= 0")
-        if self.summary_input_tokens < 1 or self.summary_max_tokens < 1:
-            raise ValueError("summary_input_tokens and summary_max_tokens must be >= 1")
+    #: Messages after the system prefix that the summary keeps (the task).
+    protect_head: int = attrs.field(default=1, validator=non_negative)
+    #: The most transcript the summarizer is shown, in tokens.
+    summary_input_tokens: int = attrs.field(default=16_000, validator=positive)
+    #: Each message is clipped to this many characters for the summarizer.
+    summary_message_chars: int = attrs.field(default=4_000, validator=positive)
+    #: The longest summary asked for (and kept), in tokens.
+    summary_max_tokens: int = attrs.field(default=1_024, validator=positive)
+    #: Seconds (trio's clock) the summarizer gets.
+    summary_timeout: float = attrs.field(default=120.0, validator=positive)
+    #: The role of the summary message.
+    summary_role: Literal["user", "system"] = attrs.field(
+        default="user", validator=attrs.validators.in_(("user", "system"))
+    )
+    #: Consecutive summary failures that open the breaker.
+    max_failures: int = attrs.field(default=MAX_CONSECUTIVE_FAILURES, validator=positive)
+    #: Seconds (trio's clock) the open breaker skips the summary step.
+    breaker_cooldown: float = attrs.field(default=300.0, validator=non_negative)
 
     def threshold(self) -> int:
         """``context_window - reserved_tokens - buffer_tokens``, at least 0."""

@@ -16,8 +16,9 @@ import httpx
 import trio
 
 from ..llm import Message
+from ._errors import TokenizerTimeout, TokenizerUnavailable
 from ._render import chatml, non_text_tokens
-from ._tokens import DEFAULT_PART_COSTS, PartCosts, TokenizerUnavailable
+from ._tokens import DEFAULT_PART_COSTS, PartCosts
 
 
 class ServerTokenizer:
@@ -58,7 +59,7 @@ class ServerTokenizer:
             with trio.fail_after(self.timeout):
                 response = await self.client.post(self.url, json=body)
         except trio.TooSlowError:
-            raise TokenizerUnavailable(self.name, f"no answer within {self.timeout:g} s") from None
+            raise TokenizerTimeout(self.name, self.timeout) from None
         except httpx.HTTPError as exc:
             raise TokenizerUnavailable(self.name, f"{type(exc).__name__}: {exc}") from exc
         if response.status_code != 200:

@@ -31,6 +31,7 @@ from ..llm import (
     UserMessage,
     content_text,
 )
+from ._errors import SummaryFailed, SummaryTimeout
 from ._pairs import cut_after, cut_before, system_prefix_len
 from ._steps import StepOutcome
 from ._tokens import estimate_text_tokens, estimate_tokens
@@ -211,14 +212,6 @@ class Summarizer(Protocol):
     async def __call__(self, messages: list[Message], *, max_tokens: int) -> str: ...
 
 
-class SummaryFailed(Exception):
-    """The summary step did not produce a usable summary; ``reason`` says why."""
-
-    def __init__(self, reason: str) -> None:
-        super().__init__(f"summary failed: {reason}")
-        self.reason = reason
-
-
 async def summarize(
     summarizer: Summarizer,
     region: Sequence[Message],
@@ -240,7 +233,7 @@ async def summarize(
         with trio.fail_after(timeout):
             text = await summarizer(request, max_tokens=max_tokens)
     except trio.TooSlowError:
-        raise SummaryFailed(f"no summary within {timeout:g} s") from None
+        raise SummaryTimeout(timeout) from None
     except Exception as exc:
         raise SummaryFailed(f"{type(exc).__name__}: {exc}") from exc
     if not text.strip():

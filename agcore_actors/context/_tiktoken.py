@@ -19,8 +19,9 @@ from collections.abc import Sequence
 from typing import Any
 
 from ..llm import Message
+from ._errors import TokenizerUnavailable
 from ._render import chatml, non_text_tokens
-from ._tokens import DEFAULT_PART_COSTS, PartCosts, TokenizerUnavailable
+from ._tokens import DEFAULT_PART_COSTS, PartCosts
 
 #: The split pattern of cl100k_base (tiktoken_ext.openai_public), for files loaded by path.
 CL100K_PATTERN = (

@@ -178,16 +178,6 @@ class TokenEstimator(Protocol):
     async def count(self, messages: Sequence[Message]) -> int: ...
 
 
-class TokenizerUnavailable(Exception):
-    """A tokenizer cannot be used here (not installed, encoding not available
-    offline, server unreachable); ``reason`` says why."""
-
-    def __init__(self, tokenizer: str, reason: str) -> None:
-        super().__init__(f"tokenizer {tokenizer!r} is unavailable: {reason}")
-        self.tokenizer = tokenizer
-        self.reason = reason
-
-
 class HeuristicEstimator:
     """The heuristic of this module as a :class:`TokenEstimator` (no I/O)."""
 

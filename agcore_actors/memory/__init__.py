@@ -1,20 +1,21 @@
-"""Memory: items, stores (in-memory, SQLite), eviction, retrieval, and
-conversation / knowledge / session memory behind the MemoryStore actor.
+"""Memory: the MemoryStore actor, its configuration, and the values it stores.
 
-Two ways in:
+::
 
-- the **actor** (:class:`MemoryStore`, protocol in
-  :mod:`agcore_actors.memory.messages`), which owns one store and is what
-  sessions talk to;
-- the **synchronous core** (:class:`SqliteStore`, :class:`InMemoryStore`, and
-  :class:`ConversationMemory`, :class:`KnowledgeStore`,
-  :class:`SessionMemory`, :class:`MemoryRetriever` over either), for scripts,
-  tests and tools that own a store directly. Its calls block (SQLite I/O):
-  never call them on the event loop; the actor runs them in a worker thread.
+    spec = memory_store_spec("memory", config=MemoryStoreConfig(path="memory.db"))
+    memory = await system.root.start_child(spec)
+    await memory.ask(mm.Append("s1", [ChatMessage(role="user", content="hi")]))
+
+with ``from agcore_actors.memory import messages as mm`` (the protocol). Two
+public submodules go further: :mod:`agcore_actors.memory.policy` (pure eviction
+and scoring functions) and :mod:`agcore_actors.memory.lowlevel` (the synchronous
+backends and views the actor runs, for scripts and tools that own a store).
 """
 
-from ._actor import MemoryStore, MemoryStoreConfig, memory_store
-from ._conversation import ConversationMemory, ConversationMemoryConfig, MemoryStrategy
+from .._exports import publish
+from . import messages
+from ._actor import MemoryStore, MemoryStoreConfig, memory_store_spec
+from ._conversation import ConversationMemoryConfig, MemoryStrategy
 from ._errors import (
     InvalidInput,
     MemoryStoreError,
@@ -28,15 +29,10 @@ from ._eviction import (
     EvictionConfig,
     EvictionPolicy,
     Hybrid,
-    ItemStats,
     Lru,
     NoEviction,
     RecallBased,
     Ttl,
-    choose_victims,
-    eviction_order,
-    is_expired,
-    recall_value,
 )
 from ._item import (
     ChatMessage,
@@ -47,45 +43,23 @@ from ._item import (
     RetrievalResult,
     ScoredPage,
 )
-from ._knowledge import KNOWLEDGE_PREFIX, KnowledgeStore
-from ._retriever import MemoryRetriever, RetrievalMode, RetrieverConfig
-from ._schema import SCHEMA_VERSION
-from ._session import SessionMemory
-from ._sqlite import SqliteStore
-from ._store import InMemoryStore, MemoryBackend
-from ._text import (
-    DEFAULT_STOP_WORDS,
-    extract_keywords,
-    text_overlap_dice,
-    text_overlap_score,
-    tokens,
-)
+from ._retriever import RetrievalMode, RetrieverConfig
 from ._tool import RETRIEVE_TOOL, RETRIEVE_TOOL_NAME, parse_retrieve_arguments, run_retrieve_tool
-from ._transcript import messages_from_jsonl, messages_to_jsonl
 
 __all__ = [
-    "DEFAULT_STOP_WORDS",
-    "KNOWLEDGE_PREFIX",
     "RETRIEVE_TOOL",
     "RETRIEVE_TOOL_NAME",
-    "SCHEMA_VERSION",
     "Capacity",
     "ChatMessage",
-    "ConversationMemory",
     "ConversationMemoryConfig",
     "EvictionConfig",
     "EvictionPolicy",
     "Hybrid",
-    "InMemoryStore",
     "InvalidInput",
-    "ItemStats",
     "KnowledgePage",
-    "KnowledgeStore",
     "Lru",
-    "MemoryBackend",
     "MemoryFilter",
     "MemoryItem",
-    "MemoryRetriever",
     "MemoryStore",
     "MemoryStoreConfig",
     "MemoryStoreError",
@@ -100,21 +74,12 @@ __all__ = [
     "RetrieverConfig",
     "ScoredPage",
     "SerializationError",
-    "SessionMemory",
-    "SqliteStore",
     "StorageError",
     "Ttl",
-    "choose_victims",
-    "eviction_order",
-    "extract_keywords",
-    "is_expired",
-    "memory_store",
-    "messages_from_jsonl",
-    "messages_to_jsonl",
+    "memory_store_spec",
+    "messages",
     "parse_retrieve_arguments",
-    "recall_value",
     "run_retrieve_tool",
-    "text_overlap_dice",
-    "text_overlap_score",
-    "tokens",
 ]
+
+publish(__name__, __all__)

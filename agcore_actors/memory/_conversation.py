@@ -26,8 +26,10 @@ from __future__ import annotations
 
 import enum
 
+import attrs
 import msgspec
 
+from .._validators import non_negative
 from ._errors import InvalidInput, SerializationError
 from ._item import ChatMessage, MemoryFilter, escape_segment
 from ._store import MemoryBackend, delete_prefix
@@ -43,15 +45,14 @@ class MemoryStrategy(enum.Enum):
     FULL = "full"
 
 
-class ConversationMemoryConfig(msgspec.Struct, frozen=True, kw_only=True):
-    """The seed's defaults: sliding window of 50 messages."""
+@attrs.frozen(kw_only=True)
+class ConversationMemoryConfig:
+    """How a transcript is bounded."""
 
+    #: Keep a sliding window of the newest ``max_turns`` messages, or everything.
     strategy: MemoryStrategy = MemoryStrategy.SLIDING_WINDOW
-    max_turns: int = 50
-
-    def __post_init__(self) -> None:
-        if self.max_turns < 0:
-            raise ValueError(f"max_turns must be >= 0, not {self.max_turns!r}")
+    #: The window's size, in messages.
+    max_turns: int = attrs.field(default=50, validator=non_negative)
 
 
 def conversation_prefix(session_id: str) -> str:

@@ -1,43 +1,77 @@
-"""Errors of the memory layer.
+"""The memory layer's leaves of the error tree.
 
-The seed's ``MemoryError`` enum becomes a small exception hierarchy (the name
-``MemoryError`` is a Python builtin, so the base is :class:`MemoryStoreError`).
-``recoverable`` keeps the seed's rule: only ``NotFound`` and ``RetrievalError``
-are recoverable.
+::
+
+    MemoryStoreError              the root (an AgcoreError)
+    ├── NotFound                  LookupError; recoverable
+    ├── InvalidInput              ValueError: refused before anything changed
+    ├── SerializationError        ValueError: a stored row or imported line does not decode
+    ├── RetrievalError            recoverable: the query cannot run
+    └── StorageError              the file failed: the actor crashes and is reopened
+
+What the :class:`~agcore_actors.memory.MemoryStore` actor does with each: the
+asker gets every error; a :class:`StorageError` also crashes the actor, so its
+supervisor reopens the file. ``is_recoverable()`` is True for :class:`NotFound` and
+:class:`RetrievalError`: in a turn, the model is shown them and may go on.
 """
 
 from __future__ import annotations
 
+from typing import ClassVar
 
-class MemoryStoreError(Exception):
+from .._errors import AgcoreError
+
+__all__ = [
+    "InvalidInput",
+    "MemoryStoreError",
+    "NotFound",
+    "RetrievalError",
+    "SerializationError",
+    "StorageError",
+]
+
+
+class MemoryStoreError(AgcoreError):
     """Base of every error the memory layer raises on purpose."""
 
-    recoverable: bool = False
+    kind: ClassVar[str] = "memory"
 
 
-class NotFound(MemoryStoreError):
-    """The item (or page) does not exist, or has expired."""
+class NotFound(MemoryStoreError, LookupError):
+    """The item (or page) does not exist, or has expired; ``key`` names it."""
 
-    recoverable = True
+    kind: ClassVar[str] = "memory_not_found"
 
     def __init__(self, key: str) -> None:
         super().__init__(f"item not found: {key}")
         self.key = key
 
-
-class StorageError(MemoryStoreError):
-    """The storage backend failed (I/O error, corrupt or newer database file)."""
-
-
-class SerializationError(MemoryStoreError):
-    """A stored row or an imported line could not be decoded."""
+    def is_recoverable(self) -> bool:
+        return True
 
 
-class InvalidInput(MemoryStoreError):
+class InvalidInput(MemoryStoreError, ValueError):
     """The caller passed something the store refuses; nothing was changed."""
+
+    kind: ClassVar[str] = "memory_invalid_input"
+
+
+class SerializationError(MemoryStoreError, ValueError):
+    """A stored row or an imported line could not be decoded; nothing was changed."""
+
+    kind: ClassVar[str] = "memory_serialization"
 
 
 class RetrievalError(MemoryStoreError):
     """Retrieval could not run (for example a query the text index rejects)."""
 
-    recoverable = True
+    kind: ClassVar[str] = "memory_retrieval"
+
+    def is_recoverable(self) -> bool:
+        return True
+
+
+class StorageError(MemoryStoreError):
+    """The storage backend failed (I/O error, corrupt or newer database file)."""
+
+    kind: ClassVar[str] = "memory_storage"

@@ -34,90 +34,88 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
-import msgspec
+import attrs
 
-
-def _check(ok: bool, what: str) -> None:
-    if not ok:
-        raise ValueError(what)
+from .._validators import non_negative, optional_positive, positive
 
 
-class NoEviction(msgspec.Struct, frozen=True, tag="none"):
+def _count(instance: object, attribute: attrs.Attribute[Any], value: int) -> None:
+    """A whole number ``>= 0``."""
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise ValueError(f"{attribute.name} must be an integer, not {value!r}")
+    non_negative(instance, attribute, value)
+
+
+@attrs.frozen
+class NoEviction:
     """Never evict."""
 
 
-class Ttl(msgspec.Struct, frozen=True, tag="ttl"):
+@attrs.frozen
+class Ttl:
     """Expire items ``ttl`` seconds after their ``created_at``."""
 
-    ttl: float
-
-    def __post_init__(self) -> None:
-        _check(self.ttl >= 0, f"ttl must be >= 0 seconds, not {self.ttl!r}")
+    #: Seconds an unpinned item stays visible after its ``created_at``.
+    ttl: float = attrs.field(validator=non_negative)
 
 
-class Capacity(msgspec.Struct, frozen=True, tag="capacity"):
+@attrs.frozen
+class Capacity:
     """Keep the newest ``max_items`` items."""
 
-    max_items: int
-
-    def __post_init__(self) -> None:
-        _check(self.max_items >= 0, f"max_items must be >= 0, not {self.max_items!r}")
+    #: Bound on unpinned items; the oldest ``created_at`` go first.
+    max_items: int = attrs.field(validator=_count)
 
 
-class Lru(msgspec.Struct, frozen=True, tag="lru"):
+@attrs.frozen
+class Lru:
     """Keep the ``max_items`` most recently used items."""
 
-    max_items: int
-
-    def __post_init__(self) -> None:
-        _check(self.max_items >= 0, f"max_items must be >= 0, not {self.max_items!r}")
+    #: Bound on unpinned items; the least recently used go first.
+    max_items: int = attrs.field(validator=_count)
 
 
-class RecallBased(msgspec.Struct, frozen=True, tag="recall"):
+@attrs.frozen
+class RecallBased:
     """Keep the ``max_items`` items of highest recall value (see module doc)."""
 
-    max_items: int
-    recall_weight: float = 0.3
-    score_weight: float = 0.5
-    recency_weight: float = 0.2
+    #: Bound on unpinned items; the lowest recall value goes first.
+    max_items: int = attrs.field(validator=_count)
+    #: Weight of ``ln(1 + recalls)``.
+    recall_weight: float = attrs.field(default=0.3, validator=non_negative)
+    #: Weight of the mean recall score.
+    score_weight: float = attrs.field(default=0.5, validator=non_negative)
+    #: Weight of the recency ``0.5 ** (age / recency_half_life)``.
+    recency_weight: float = attrs.field(default=0.2, validator=non_negative)
     #: Age (seconds) at which recency has halved; one week by default.
-    recency_half_life: float = 7 * 86400.0
-
-    def __post_init__(self) -> None:
-        _check(self.max_items >= 0, f"max_items must be >= 0, not {self.max_items!r}")
-        for name in ("recall_weight", "score_weight", "recency_weight"):
-            _check(getattr(self, name) >= 0, f"{name} must be >= 0")
-        _check(self.recency_half_life > 0, "recency_half_life must be > 0")
+    recency_half_life: float = attrs.field(default=7 * 86400.0, validator=positive)
 
 
-class Hybrid(msgspec.Struct, frozen=True, tag="hybrid"):
+@attrs.frozen
+class Hybrid:
     """A TTL and a capacity (keep newest) together; either may be None."""
 
-    ttl: float | None = None
-    max_items: int | None = None
-
-    def __post_init__(self) -> None:
-        _check(self.ttl is None or self.ttl >= 0, "ttl must be >= 0 seconds")
-        _check(self.max_items is None or self.max_items >= 0, "max_items must be >= 0")
+    #: Seconds an unpinned item stays visible; None: no TTL.
+    ttl: float | None = attrs.field(default=None, validator=attrs.validators.optional(non_negative))
+    #: Bound on unpinned items (the oldest go first); None: no bound.
+    max_items: int | None = attrs.field(default=None, validator=attrs.validators.optional(_count))
 
 
 EvictionPolicy = NoEviction | Ttl | Capacity | Lru | RecallBased | Hybrid
 
 
-class EvictionConfig(msgspec.Struct, frozen=True, kw_only=True):
-    """A policy and when full sweeps run: every ``check_interval`` writes (the
-    seed's default 64; 0 or 1 means every write) and, in the actor, every
-    ``sweep_interval`` seconds of trio time (None: no scheduled sweep)."""
+@attrs.frozen(kw_only=True)
+class EvictionConfig:
+    """A policy and when full sweeps run (see :func:`sweep_due`)."""
 
-    policy: EvictionPolicy = NoEviction()
-    check_interval: int = 64
-    sweep_interval: float | None = 60.0
-
-    def __post_init__(self) -> None:
-        _check(self.check_interval >= 0, "check_interval must be >= 0")
-        _check(self.sweep_interval is None or self.sweep_interval > 0, "sweep_interval must be > 0")
+    #: What may be removed, and in which order.
+    policy: EvictionPolicy = attrs.field(factory=NoEviction)
+    #: A full sweep every this many writes (0 or 1: every write).
+    check_interval: int = attrs.field(default=64, validator=_count)
+    #: In the actor, a full sweep every this many seconds of trio time (None: none).
+    sweep_interval: float | None = attrs.field(default=60.0, validator=optional_positive)
 
 
 class ItemStats(NamedTuple):
@@ -132,6 +130,25 @@ class ItemStats(NamedTuple):
     recall_count: int
     recall_score_total: float
     recalled_at: float | None
+
+
+def can_evict(policy: EvictionPolicy) -> bool:
+    """Whether the policy can ever remove an item (it has a TTL or a capacity)."""
+    return ttl_of(policy) is not None or max_items_of(policy) is not None
+
+
+def sweep_due(config: EvictionConfig, writes: int, unpinned: int) -> bool:
+    """Whether a full sweep must run now, after a write.
+
+    ``writes`` counts the writes since the last sweep (this one included) and
+    ``unpinned`` the unpinned items stored (expired ones included). Never for a
+    policy that cannot evict anything; otherwise every ``check_interval`` writes,
+    and at once when the write took the store over its capacity.
+    """
+    if not can_evict(config.policy):
+        return False
+    cap = max_items_of(config.policy)
+    return writes >= max(1, config.check_interval) or (cap is not None and unpinned > cap)
 
 
 def ttl_of(policy: EvictionPolicy) -> float | None:
@@ -200,9 +217,3 @@ def choose_victims(policy: EvictionPolicy, items: Iterable[ItemStats], now: floa
         live.sort(key=lambda it: eviction_order(policy, it, now))
         victims.extend(it.id for it in live[: len(live) - cap])
     return victims
-
-
-def needs_stats_scan(policy: EvictionPolicy) -> bool:
-    """Whether choosing capacity victims needs every item's statistics (the
-    value depends on ``now``), rather than an ordered index scan."""
-    return isinstance(policy, RecallBased)

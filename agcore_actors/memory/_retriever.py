@@ -23,9 +23,11 @@ recall-based eviction uses).
 from __future__ import annotations
 
 import enum
+from typing import Any
 
-import msgspec
+import attrs
 
+from .._validators import non_negative
 from ._errors import InvalidInput
 from ._item import KnowledgePage, RetrievalResult, ScoredPage
 from ._knowledge import KNOWLEDGE_PREFIX, KnowledgeStore, decode_page
@@ -45,24 +47,27 @@ class RetrievalMode(enum.Enum):
     HYBRID = "hybrid"
 
 
-class RetrieverConfig(msgspec.Struct, frozen=True, kw_only=True):
-    """Retrieval settings; the seed's defaults ``max_results=20``, ``min_score=0.1``."""
+def _unit(_: object, attribute: attrs.Attribute[Any], value: float) -> None:
+    if not 0.0 <= value <= 1.0:
+        raise ValueError(f"{attribute.name} must be within [0, 1], not {value!r}")
 
-    max_results: int = 20
-    min_score: float = 0.1
+
+@attrs.frozen(kw_only=True)
+class RetrieverConfig:
+    """Retrieval settings."""
+
+    #: At most this many pages per retrieval.
+    max_results: int = attrs.field(default=20, validator=non_negative)
+    #: Pages scoring below this (in [0, 1]) are dropped.
+    min_score: float = attrs.field(default=0.1, validator=_unit)
+    #: How pages are found and scored (see :class:`RetrievalMode`).
     mode: RetrievalMode = RetrievalMode.HYBRID
-    bm25_weight: float = 0.5
-    dice_weight: float = 0.5
+    #: Hybrid: the weight of the normalised BM25 score.
+    bm25_weight: float = attrs.field(default=0.5, validator=non_negative)
+    #: Hybrid: the weight of the Dice score.
+    dice_weight: float = attrs.field(default=0.5, validator=non_negative)
     #: How many BM25 hits the hybrid mode rescores (at least ``max_results``).
-    candidates: int = 50
-
-    def __post_init__(self) -> None:
-        if self.max_results < 0:
-            raise ValueError("max_results must be >= 0")
-        if not 0.0 <= self.min_score <= 1.0:
-            raise ValueError("min_score must be within [0, 1]")
-        if self.bm25_weight < 0 or self.dice_weight < 0:
-            raise ValueError("weights must be >= 0")
+    candidates: int = attrs.field(default=50, validator=non_negative)
 
 
 def _rank(scored: list[tuple[KnowledgePage, float]], config: RetrieverConfig) -> list[ScoredPage]:

@@ -46,6 +46,7 @@ from ._eviction import (
     expiry_cutoff,
     is_expired,
     max_items_of,
+    sweep_due,
 )
 from ._item import ALL, MemoryFilter, MemoryItem, prefix_upper_bound
 from ._schema import migrate, storage_errors
@@ -58,7 +59,7 @@ _COLUMNS = (
 _PENDING_LIMIT = 4096
 
 
-class SqliteStore:
+class SqliteBackend:
     """A store in one SQLite file (see the module doc for the guarantees)."""
 
     def __init__(
@@ -269,10 +270,7 @@ class SqliteStore:
 
     def _after_write(self) -> None:
         self._writes += 1
-        cap = max_items_of(self._eviction.policy)
-        if self._writes >= max(1, self._eviction.check_interval) or (
-            cap is not None and self._unpinned > cap
-        ):
+        if sweep_due(self._eviction, self._writes, self._unpinned):
             self._sweep()
 
     def _remove(self, ids: Sequence[str]) -> None:

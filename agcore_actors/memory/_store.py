@@ -37,8 +37,7 @@ from ._eviction import (
     ItemStats,
     choose_victims,
     is_expired,
-    max_items_of,
-    ttl_of,
+    sweep_due,
 )
 from ._item import ALL, MemoryFilter, MemoryItem
 
@@ -190,7 +189,7 @@ def delete_prefix(store: MemoryBackend, prefix: str) -> int:
     return len(ids)
 
 
-class InMemoryStore:
+class InMemoryBackend:
     """A dict-backed store; nothing survives the process.
 
     Prefix queries bisect a sorted id list. A capacity bound costs a scan of
@@ -266,13 +265,7 @@ class InMemoryStore:
 
     def _after_write(self) -> None:
         self._writes += 1
-        policy = self._eviction.policy
-        cap = max_items_of(policy)
-        if cap is None and ttl_of(policy) is None:
-            return  # nothing can ever be evicted: skip the O(n) sweep
-        if self._writes >= max(1, self._eviction.check_interval) or (
-            cap is not None and self._unpinned > cap
-        ):
+        if sweep_due(self._eviction, self._writes, self._unpinned):
             self.evict()
 
     def get(self, id: str) -> MemoryItem | None:

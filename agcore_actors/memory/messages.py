@@ -1,4 +1,4 @@
-"""The MemoryStore actor's protocol: every message it accepts and its reply.
+"""The MemoryStore actor's protocol: every request it accepts and its reply.
 
 Items (the generic store)::
 
@@ -29,27 +29,38 @@ Knowledge and retrieval::
     PageIndex()          -> IndexEntries
     Retrieve(query, max_results, min_score, mode) -> RetrievalResult
 
-Session key/value memory::
+Facts (key/value memory of one session)::
 
-    SessionSet(session_id, key, value) -> None
-    SessionGet(session_id, key)        -> str | None
-    SessionRemove(session_id, key)     -> bool
-    SessionClear(session_id)           -> int
-    SessionSnapshot(session_id)        -> str   (the <session-context> block)
+    FactSet(session_id, key, value) -> None
+    FactGet(session_id, key)        -> str | None
+    FactRemove(session_id, key)     -> bool
+    FactClear(session_id)           -> int
+    FactSnapshot(session_id)        -> str   (the <session-context> block)
+
+Cancelling the asker (or its ask timing out):
+
+- of a *write* (``Put``, ``Delete``, ``Pin``, ``Evict``, ``Append``,
+  ``ReplaceHistory``, ``ClearHistory``, ``ImportTranscript``, ``PutPage``,
+  ``UpdatePage``, ``DeletePage``, ``FactSet``, ``FactRemove``, ``FactClear``):
+  the write either completes (and stays) or never started; a transaction is
+  never interrupted half way, so the asker's cancellation may wait for it;
+- of a *read* (every other request): nothing changes, except that ``Get``,
+  ``GetPage``, ``FactGet`` and ``Retrieve`` may still count their access or
+  recall (advisory statistics).
 
 Lists of structs come wrapped in a reply struct (``Items``, ``Messages``,
 ``Pages``, ``IndexEntries``), so a reply can gain fields (a cursor, a total)
 without changing its type.
 
-Errors: :class:`InvalidInput`, :class:`NotFound`, :class:`SerializationError`
-and :class:`RetrievalError` are the asker's (the actor carries on, nothing was
-changed). :class:`StorageError` crashes the actor: its supervisor restarts it,
-which reopens the database.
+Errors: :class:`~agcore_actors.memory.InvalidInput`,
+:class:`~agcore_actors.memory.NotFound`,
+:class:`~agcore_actors.memory.SerializationError` and
+:class:`~agcore_actors.memory.RetrievalError` are the asker's (the actor carries
+on, nothing was changed). A :class:`~agcore_actors.memory.StorageError` crashes
+the actor: its supervisor restarts it, which reopens the database.
 
-Every write is committed (durable, see ``SqliteStore``) before its reply is
-sent. A write whose asker is cancelled or times out either completes (and
-stays) or never started: the store's worker thread is not interrupted mid
-transaction.
+Every write is committed (durable, see ``SqliteBackend``) before its reply is
+sent.
 """
 
 from __future__ import annotations
@@ -58,6 +69,7 @@ from typing import Any
 
 import msgspec
 
+from .._exports import publish
 from ..actor import Request
 from ._item import (
     ChatMessage,
@@ -69,22 +81,64 @@ from ._item import (
 )
 from ._retriever import RetrievalMode
 
+__all__ = [
+    "Append",
+    "ClearHistory",
+    "Count",
+    "Delete",
+    "DeletePage",
+    "Evict",
+    "ExportTranscript",
+    "FactClear",
+    "FactGet",
+    "FactRemove",
+    "FactSet",
+    "FactSnapshot",
+    "Get",
+    "GetPage",
+    "History",
+    "ImportTranscript",
+    "IndexEntries",
+    "Items",
+    "List",
+    "MemoryMsg",
+    "MemoryReply",
+    "Messages",
+    "PageIndex",
+    "Pages",
+    "Pin",
+    "Put",
+    "PutPage",
+    "ReplaceHistory",
+    "Retrieve",
+    "SearchPages",
+    "UpdatePage",
+]
+
 # -- replies that carry lists of structs ----------------------------------------
 
 
 class Items(msgspec.Struct, frozen=True):
+    """Stored items, in the order the request defines."""
+
     items: list[MemoryItem]
 
 
 class Messages(msgspec.Struct, frozen=True):
+    """A transcript, oldest message first."""
+
     messages: list[ChatMessage]
 
 
 class Pages(msgspec.Struct, frozen=True):
+    """Knowledge pages, in index order."""
+
     pages: list[KnowledgePage]
 
 
 class IndexEntries(msgspec.Struct, frozen=True):
+    """The light view of every knowledge page, in index order."""
+
     entries: list[PageIndexEntry]
 
 
@@ -92,6 +146,8 @@ class IndexEntries(msgspec.Struct, frozen=True):
 
 
 class Put(Request[MemoryItem], frozen=True, tag=True, kw_only=True):
+    """Insert or replace an item (an upsert); the reply is the stored item."""
+
     id: str
     content: str
     metadata: dict[str, Any] = msgspec.field(default_factory=dict)
@@ -102,60 +158,78 @@ class Put(Request[MemoryItem], frozen=True, tag=True, kw_only=True):
 
 
 class Get(Request[MemoryItem | None], frozen=True, tag=True):
+    """The visible item ``id`` (None if absent or expired); counts an access."""
+
     id: str
 
 
 class Delete(Request[bool], frozen=True, tag=True):
+    """Remove ``id``; True if a visible item was removed."""
+
     id: str
 
 
 class List(Request[Items], frozen=True, tag=True):
+    """The visible items the filter selects, oldest first."""
+
     filter: MemoryFilter = MemoryFilter()
 
 
 class Count(Request[int], frozen=True, tag=True):
+    """How many visible items have ids starting with ``prefix``."""
+
     prefix: str = ""
 
 
 class Pin(Request[MemoryItem], frozen=True, tag=True):
+    """Pin (or unpin) a visible item: pinned items never expire nor are evicted."""
+
     id: str
     pinned: bool = True
 
 
 class Evict(Request[list[str]], frozen=True, tag=True):
-    pass
-
-
-class Sweep(msgspec.Struct, frozen=True, tag=True):
-    """Told by the actor to itself on its sweep schedule."""
+    """Run a full eviction sweep now; the ids it removed."""
 
 
 # -- conversation ---------------------------------------------------------------
 
 
 class Append(Request[list[int]], frozen=True, tag=True):
+    """Append messages to a session's transcript, in one transaction; their indexes."""
+
     session_id: str
     messages: list[ChatMessage]
 
 
 class History(Request[Messages], frozen=True, tag=True):
+    """A session's stored transcript (empty for an unknown session)."""
+
     session_id: str
 
 
 class ReplaceHistory(Request[None], frozen=True, tag=True):
+    """Replace a session's transcript (e.g. after compaction), atomically."""
+
     session_id: str
     messages: list[ChatMessage]
 
 
 class ClearHistory(Request[int], frozen=True, tag=True):
+    """Delete a session's transcript; how many messages were removed."""
+
     session_id: str
 
 
 class ExportTranscript(Request[str], frozen=True, tag=True):
+    """A session's transcript as JSON Lines."""
+
     session_id: str
 
 
-class ImportTranscript(Request[int], frozen=True, tag=True):
+class ImportTranscript(Request[int], frozen=True, tag=True, kw_only=True):
+    """Append (or with ``replace``, substitute) a JSON Lines transcript; how many messages."""
+
     session_id: str
     jsonl: str
     #: True: the import replaces the transcript; False: it is appended.
@@ -166,30 +240,42 @@ class ImportTranscript(Request[int], frozen=True, tag=True):
 
 
 class PutPage(Request[KnowledgePage], frozen=True, tag=True):
+    """Insert or replace a knowledge page; the reply has its timestamps set."""
+
     page: KnowledgePage
 
 
 class UpdatePage(Request[KnowledgePage], frozen=True, tag=True):
+    """Replace an existing knowledge page (NotFound if there is none)."""
+
     page: KnowledgePage
 
 
 class GetPage(Request[KnowledgePage | None], frozen=True, tag=True):
+    """The knowledge page ``id``, or None; counts an access."""
+
     id: str
 
 
 class DeletePage(Request[bool], frozen=True, tag=True):
+    """Remove the knowledge page ``id``; True if it was there."""
+
     id: str
 
 
 class SearchPages(Request[Pages], frozen=True, tag=True):
+    """Pages containing ``query`` (case-insensitive substring), in index order."""
+
     query: str
 
 
 class PageIndex(Request[IndexEntries], frozen=True, tag=True):
-    pass
+    """The index of every knowledge page."""
 
 
 class Retrieve(Request[RetrievalResult], frozen=True, tag=True, kw_only=True):
+    """The knowledge pages that answer ``query``, best first (counts their recall)."""
+
     query: str
     #: None: the actor's configured value.
     max_results: int | None = None
@@ -197,32 +283,59 @@ class Retrieve(Request[RetrievalResult], frozen=True, tag=True, kw_only=True):
     mode: RetrievalMode | None = None
 
 
-# -- session memory -------------------------------------------------------------
+# -- facts ----------------------------------------------------------------------
 
 
-class SessionSet(Request[None], frozen=True, tag=True):
+class FactSet(Request[None], frozen=True, tag=True, kw_only=True):
+    """Set the fact ``key`` of a session to ``value``."""
+
     session_id: str
     key: str
     value: str
 
 
-class SessionGet(Request[str | None], frozen=True, tag=True):
+class FactGet(Request[str | None], frozen=True, tag=True):
+    """The value of a session's fact ``key``, or None."""
+
     session_id: str
     key: str
 
 
-class SessionRemove(Request[bool], frozen=True, tag=True):
+class FactRemove(Request[bool], frozen=True, tag=True):
+    """Remove a session's fact ``key``; True if it was there."""
+
     session_id: str
     key: str
 
 
-class SessionClear(Request[int], frozen=True, tag=True):
+class FactClear(Request[int], frozen=True, tag=True):
+    """Remove every fact of a session; how many."""
+
     session_id: str
 
 
-class SessionSnapshot(Request[str], frozen=True, tag=True):
+class FactSnapshot(Request[str], frozen=True, tag=True):
+    """A session's facts as the ``<session-context>`` block."""
+
     session_id: str
 
+
+#: Every reply the actor gives.
+MemoryReply = (
+    MemoryItem
+    | KnowledgePage
+    | RetrievalResult
+    | Items
+    | Messages
+    | Pages
+    | IndexEntries
+    | list[str]
+    | list[int]
+    | str
+    | int
+    | bool
+    | None
+)
 
 MemoryMsg = (
     Put
@@ -232,7 +345,6 @@ MemoryMsg = (
     | Count
     | Pin
     | Evict
-    | Sweep
     | Append
     | History
     | ReplaceHistory
@@ -246,9 +358,11 @@ MemoryMsg = (
     | SearchPages
     | PageIndex
     | Retrieve
-    | SessionSet
-    | SessionGet
-    | SessionRemove
-    | SessionClear
-    | SessionSnapshot
+    | FactSet
+    | FactGet
+    | FactRemove
+    | FactClear
+    | FactSnapshot
 )
+
+publish(__name__, __all__)

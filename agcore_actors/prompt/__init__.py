@@ -14,6 +14,7 @@
     )
 """
 
+from .._exports import publish
 from ._composer import (
     PromptComposer,
     audio_part,
@@ -59,3 +60,5 @@ __all__ = [
     "tool_call",
     "validate_messages",
 ]
+
+publish(__name__, __all__)

@@ -1,17 +1,37 @@
-"""Typed errors of templates and message composition.
+"""The prompt layer's leaves of the error tree.
+
+::
+
+    PromptError                   the root (an AgcoreError)
+    ├── TemplateSyntaxError       ValueError: the template does not parse
+    ├── VariableNotFound          LookupError: a variable is not in the context
+    ├── PartialNotFound           LookupError: an included partial is not registered
+    ├── NotAnArray                ValueError: a loop over something that is not a list
+    ├── TemplateSecurityError     the sandbox refused an operation
+    ├── TemplateRecursionError    partials include each other, or recursion is too deep
+    ├── TemplateRenderError       any other error while rendering
+    └── InvalidSequence           ValueError: a message list breaks the rules
 
 Every template error names the template and, when known, the line (of the
-template where it happened: a partial's own name and line for an error
-inside a partial).
+template where it happened: a partial's own name and line for an error inside a
+partial).
 """
 
 from __future__ import annotations
 
+from typing import ClassVar
 
-class PromptError(Exception):
+from .._errors import AgcoreError
+
+
+class PromptError(AgcoreError):
     """Base of prompt errors. ``template`` and ``line`` locate it when known."""
 
-    def __init__(self, message: str, *, template: str | None = None, line: int | None = None):
+    kind: ClassVar[str] = "prompt"
+
+    def __init__(
+        self, message: str, *, template: str | None = None, line: int | None = None
+    ) -> None:
         where = ""
         if template is not None:
             where = f"template {template!r}" + (f", line {line}" if line is not None else "") + ": "
@@ -21,41 +41,57 @@ class PromptError(Exception):
         self.line = line
 
 
-class TemplateSyntaxError(PromptError):
-    """The template does not parse (the seed's ``Parse``)."""
+class TemplateSyntaxError(PromptError, ValueError):
+    """The template does not parse."""
+
+    kind: ClassVar[str] = "template_syntax"
 
 
-class VariableNotFound(PromptError):
+class VariableNotFound(PromptError, LookupError):
     """A variable the template uses is not in the context (strict: no default)."""
 
+    kind: ClassVar[str] = "template_variable_not_found"
 
-class PartialNotFound(PromptError):
+
+class PartialNotFound(PromptError, LookupError):
     """An included partial (or a template asked of a registry) is not registered."""
 
-    def __init__(self, name: str, *, template: str | None = None, line: int | None = None):
+    kind: ClassVar[str] = "template_partial_not_found"
+
+    def __init__(self, name: str, *, template: str | None = None, line: int | None = None) -> None:
         super().__init__(f"partial {name!r} is not registered", template=template, line=line)
         self.name = name
 
 
-class NotAnArray(PromptError):
-    """A loop over something that is not a list (the seed's ``#each`` rule)."""
+class NotAnArray(PromptError, ValueError):
+    """A ``{{#each}}`` loop over something that is not a list."""
+
+    kind: ClassVar[str] = "template_not_an_array"
 
 
 class TemplateSecurityError(PromptError):
     """The sandbox refused an operation (private attributes, unsafe calls)."""
 
+    kind: ClassVar[str] = "template_security"
+
 
 class TemplateRecursionError(PromptError):
-    """Partials include each other in a cycle (the seed recursed without bound)."""
+    """Partials include each other in a cycle, or rendering recursed too deep."""
+
+    kind: ClassVar[str] = "template_recursion"
 
 
 class TemplateRenderError(PromptError):
     """Any other error while rendering (a filter's error, a bad operation)."""
 
+    kind: ClassVar[str] = "template_render"
 
-class InvalidSequence(PromptError):
+
+class InvalidSequence(PromptError, ValueError):
     """A message list breaks the rules of :func:`validate_messages`; ``index``
     is the offending message's position (None for the empty list)."""
+
+    kind: ClassVar[str] = "invalid_message_sequence"
 
     def __init__(self, message: str, index: int | None = None) -> None:
         super().__init__(message if index is None else f"message[{index}]: {message}")

@@ -32,7 +32,7 @@ CASES: dict[str, tuple[list[str], list[str]]] = {
         [
             "| FTS5 bm25() top-10 (raw query) |",
             "| MemoryRetriever dice top-10 (seed scan) |",
-            "| SqliteStore FULL, 1 put per transaction |",
+            "| SqliteBackend FULL, 1 put per transaction |",
         ],
     ),
     "tools": ([], ["| 100 |", "| 8 in parallel |"]),

@@ -7,19 +7,14 @@ from pathlib import Path
 import pytest
 
 from agcore_actors.cli import main
-from agcore_actors.memory import (
-    ChatMessage,
-    ConversationMemory,
-    KnowledgePage,
-    KnowledgeStore,
-    SqliteStore,
-)
+from agcore_actors.memory import ChatMessage, KnowledgePage
+from agcore_actors.memory.lowlevel import ConversationMemory, KnowledgeStore, SqliteBackend
 
 
 @pytest.fixture
 def db(tmp_path: Path) -> Path:
     path = tmp_path / "memory.db"
-    store = SqliteStore(path)
+    store = SqliteBackend(path)
     ConversationMemory(store, "s1").extend(
         [ChatMessage(role="user", content="hi"), ChatMessage(role="assistant", content="hello")]
     )

@@ -6,7 +6,7 @@ from collections.abc import Sequence
 
 from hypothesis import strategies as st
 
-from agcore_actors.context import system_prefix_len
+from agcore_actors.context.policy import system_prefix_len
 from agcore_actors.llm import (
     AssistantMessage,
     DeveloperMessage,

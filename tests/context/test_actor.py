@@ -9,18 +9,13 @@ from hypothesis import strategies as st
 
 from agcore_actors import ActorSystem
 from agcore_actors.context import (
-    OMITTED,
-    PRUNED,
-    SUMMARY_PREFIX,
-    Compact,
-    CompactAfterOverflow,
     CompactConfig,
-    Compactor,
     ContextOverflow,
-    GetCompactorStatus,
     InvalidCompactRequest,
-    estimate_tokens,
+    compactor_spec,
 )
+from agcore_actors.context.messages import Compact, CompactAfterOverflow, GetCompactorStatus
+from agcore_actors.context.policy import OMITTED, PRUNED, SUMMARY_PREFIX, estimate_tokens
 from agcore_actors.llm import (
     AssistantMessage,
     ContextLengthError,
@@ -46,14 +41,10 @@ def conversation(rounds: int, result_size: int = 400) -> list[Message]:
     return msgs
 
 
-async def spawn(system: ActorSystem, config: CompactConfig, **kw: object) -> object:
-    return await system.spawn(lambda: Compactor(config, **kw), name="compactor")  # type: ignore[arg-type]
-
-
 async def test_under_budget_is_unchanged_and_scratch_is_never_stored(system: ActorSystem) -> None:
-    ref = await system.spawn(Compactor, name="compactor")
+    ref = await system.root.start_child(compactor_spec("compactor"))
     conv = conversation(2)
-    result = await ref.ask(Compact(conv, scratch="now: 12:00"))
+    result = await ref.ask(Compact(messages=conv, scratch="now: 12:00"))
     assert result.history == conv
     assert result.messages == [*conv, SystemMessage("now: 12:00")]
     report = result.report
@@ -65,8 +56,8 @@ async def test_under_budget_is_unchanged_and_scratch_is_never_stored(system: Act
 async def test_microcompact_when_over_budget(system: ActorSystem) -> None:
     conv = conversation(6)
     budget = estimate_tokens(conv) - 100
-    ref = await system.spawn(lambda: Compactor(CompactConfig(keep_recent=4)), name="c")
-    result = await ref.ask(Compact(conv, budget=budget))
+    ref = await system.root.start_child(compactor_spec("c", config=CompactConfig(keep_recent=4)))
+    result = await ref.ask(Compact(messages=conv, budget=budget))
     report = result.report
     assert [s.name for s in report.steps] == ["microcompact"]
     assert report.fits and report.tokens_after < budget <= report.tokens_before
@@ -81,9 +72,9 @@ async def test_keep_window_then_summary(system: ActorSystem) -> None:
     conv = conversation(12)
     summarizer = Extractive()
     config = CompactConfig(keep_recent=3, keep_tool_result=2, protect_head=1)
-    ref = await system.spawn(lambda: Compactor(config, summarizer=summarizer), name="c")
+    ref = await system.root.start_child(compactor_spec("c", config=config, summarizer=summarizer))
     budget = 500
-    result = await ref.ask(Compact(conv, budget=budget, scratch="turn 13"))
+    result = await ref.ask(Compact(messages=conv, budget=budget, scratch="turn 13"))
     names = [s.name for s in result.report.steps]
     assert names == ["keep_tool_results", "microcompact", "summary"]
     assert result.report.fits and result.report.tokens_after < budget
@@ -103,10 +94,10 @@ async def test_keep_window_then_summary(system: ActorSystem) -> None:
 async def test_keep_window_goes_before_microcompact(system: ActorSystem) -> None:
     conv = conversation(6, result_size=800)
     config = CompactConfig(keep_recent=3, keep_tool_result=3)
-    ref = await system.spawn(lambda: Compactor(config), name="c")
+    ref = await system.root.start_child(compactor_spec("c", config=config))
     # Omitting the 3 oldest results is enough: the 3 newest stay whole.
     budget = estimate_tokens(conv) - 3 * 150
-    result = await ref.ask(Compact(conv, budget=budget))
+    result = await ref.ask(Compact(messages=conv, budget=budget))
     assert [s.name for s in result.report.steps] == ["keep_tool_results"]
     assert result.report.fits
     results = [m.content for m in result.history if isinstance(m, ToolMessage)]
@@ -114,7 +105,7 @@ async def test_keep_window_goes_before_microcompact(system: ActorSystem) -> None
     assert results[3:] == [m.content for m in conv if isinstance(m, ToolMessage)][3:]
     # Tighter: microcompact prunes every result outside the last 3 messages
     # (the omitted ones too: "[pruned]" is shorter).
-    tight = await ref.ask(Compact(conv, budget=budget - 3 * 150))
+    tight = await ref.ask(Compact(messages=conv, budget=budget - 3 * 150))
     assert [s.name for s in tight.report.steps] == ["keep_tool_results", "microcompact"]
     results = [m.content for m in tight.history if isinstance(m, ToolMessage)]
     assert results == [PRUNED] * 5 + [conv[-2].content]
@@ -123,23 +114,25 @@ async def test_keep_window_goes_before_microcompact(system: ActorSystem) -> None
 
 
 async def test_auto_compress_off_is_a_clear_error(system: ActorSystem) -> None:
-    ref = await system.spawn(lambda: Compactor(CompactConfig(auto_compress=False)), name="c")
+    ref = await system.root.start_child(
+        compactor_spec("c", config=CompactConfig(auto_compress=False))
+    )
     conv = conversation(3)
     with pytest.raises(ContextOverflow) as info:
-        await ref.ask(Compact(conv, budget=50))
+        await ref.ask(Compact(messages=conv, budget=50))
     assert info.value.budget == 50 and info.value.tokens == estimate_tokens(conv)
     assert "auto_compress is off" in str(info.value)
     # Under budget it still answers, and the actor is alive.
-    ok = await ref.ask(Compact(conv))
+    ok = await ref.ask(Compact(messages=conv))
     assert ok.history == conv
     with pytest.raises(ContextOverflow):
-        await ref.ask(CompactAfterOverflow(conv, actual=9000, limit=2048))
+        await ref.ask(CompactAfterOverflow(messages=conv, actual=9000, limit=2048))
 
 
 async def test_negative_budget_is_refused(system: ActorSystem) -> None:
-    ref = await system.spawn(Compactor, name="c")
+    ref = await system.root.start_child(compactor_spec("c"))
     with pytest.raises(InvalidCompactRequest):
-        await ref.ask(Compact(conversation(1), budget=-1))
+        await ref.ask(Compact(messages=conversation(1), budget=-1))
     assert (await ref.ask(GetCompactorStatus())).compactions == 0
 
 
@@ -148,10 +141,10 @@ async def test_breaker_opens_after_three_failures_and_closes_on_success(
 ) -> None:
     summarizer = Failing()
     config = CompactConfig(keep_recent=3, breaker_cooldown=60.0)
-    ref = await system.spawn(lambda: Compactor(config, summarizer=summarizer), name="c")
+    ref = await system.root.start_child(compactor_spec("c", config=config, summarizer=summarizer))
     conv = conversation(10)
     for n in range(1, 4):
-        result = await ref.ask(Compact(conv, budget=250))
+        result = await ref.ask(Compact(messages=conv, budget=250))
         assert not result.report.fits
         summary = [s for s in result.report.steps if s.name == "summary"]
         assert summary and "model server down" in (summary[0].error or "")
@@ -159,13 +152,13 @@ async def test_breaker_opens_after_three_failures_and_closes_on_success(
     status = await ref.ask(GetCompactorStatus())
     assert status.breaker_open and status.consecutive_failures == 3
     # Open: the summary step is skipped, the cheap steps still run.
-    result = await ref.ask(Compact(conv, budget=250))
+    result = await ref.ask(Compact(messages=conv, budget=250))
     assert summarizer.calls == 3 and result.report.breaker_open
     assert [s.name for s in result.report.steps] == ["microcompact"]
     # After the cooldown one trial runs; it succeeds and closes the breaker.
     await trio.sleep(60.0)
     summarizer.healed = True
-    result = await ref.ask(Compact(conv, budget=250))
+    result = await ref.ask(Compact(messages=conv, budget=250))
     assert summarizer.calls == 4 and result.report.fits and not result.report.breaker_open
     status = await ref.ask(GetCompactorStatus())
     assert not status.breaker_open and status.consecutive_failures == 0
@@ -176,9 +169,9 @@ async def test_summary_timeout_is_a_failure_on_virtual_time(
 ) -> None:
     stalling = Stalling()
     config = CompactConfig(keep_recent=3, summary_timeout=30.0)
-    ref = await system.spawn(lambda: Compactor(config, summarizer=stalling), name="c")
+    ref = await system.root.start_child(compactor_spec("c", config=config, summarizer=stalling))
     start = trio.current_time()
-    result = await ref.ask(Compact(conversation(8), budget=200))
+    result = await ref.ask(Compact(messages=conversation(8), budget=200))
     assert trio.current_time() - start == pytest.approx(30.0)
     assert stalling.cancelled
     (summary,) = [s for s in result.report.steps if s.name == "summary"]
@@ -191,11 +184,11 @@ async def test_cancelled_ask_cancels_the_summary_and_is_not_a_failure(
 ) -> None:
     stalling = Stalling()
     config = CompactConfig(keep_recent=3)
-    ref = await system.spawn(lambda: Compactor(config, summarizer=stalling), name="c")
+    ref = await system.root.start_child(compactor_spec("c", config=config, summarizer=stalling))
     async with trio.open_nursery() as nursery:
 
         async def ask() -> None:
-            await ref.ask(Compact(conversation(8), budget=200))
+            await ref.ask(Compact(messages=conversation(8), budget=200))
 
         nursery.start_soon(ask)
         await stalling.started.wait()
@@ -213,8 +206,8 @@ async def test_summary_that_does_not_shrink_counts_as_failure(system: ActorSyste
 
     conv = conversation(3, result_size=10)
     config = CompactConfig(keep_recent=3, summary_max_tokens=2_000)
-    ref = await system.spawn(lambda: Compactor(config, summarizer=Verbose()), name="c")
-    result = await ref.ask(Compact(conv, budget=10))
+    ref = await system.root.start_child(compactor_spec("c", config=config, summarizer=Verbose()))
+    result = await ref.ask(Compact(messages=conv, budget=10))
     (summary,) = [s for s in result.report.steps if s.name == "summary"]
     assert "did not shrink" in (summary.error or "")
     assert not any(content_text(m.content).startswith(SUMMARY_PREFIX) for m in result.history)
@@ -227,10 +220,10 @@ async def test_reactive_compaction_recalibrates_from_the_provider_numbers(
     conv = conversation(6)
     estimate = estimate_tokens(conv)
     config = CompactConfig(keep_recent=3)
-    ref = await system.spawn(lambda: Compactor(config, summarizer=Extractive()), name="c")
+    ref = await system.root.start_child(compactor_spec("c", config=config, summarizer=Extractive()))
     # Our estimate says it fits; the server says it is twice as long as we think
     # and its window is 1.5 times our estimate.
-    assert (await ref.ask(Compact(conv))).report.steps == []
+    assert (await ref.ask(Compact(messages=conv))).report.steps == []
     window = int(1.5 * estimate)
     error = ContextLengthError("llama", actual=2 * estimate, limit=window)
     result = await ref.ask(CompactAfterOverflow.from_error(conv, error))
@@ -244,7 +237,7 @@ async def test_reactive_compaction_recalibrates_from_the_provider_numbers(
     status = await ref.ask(GetCompactorStatus())
     assert status.calibration == pytest.approx(2.0, rel=0.01)
     # Without numbers: it still compacts (by a quarter at least) and raises the calibration.
-    again = await ref.ask(CompactAfterOverflow(conv))
+    again = await ref.ask(CompactAfterOverflow(messages=conv))
     assert again.report.tokens_after <= 0.75 * again.report.tokens_before
     assert (await ref.ask(GetCompactorStatus())).calibration == pytest.approx(2.5, rel=0.01)
 
@@ -259,10 +252,10 @@ def test_compactor_invariants_for_any_conversation(
 
     async def run() -> None:
         async with ActorSystem(strict=True) as system:
-            ref = await system.spawn(
-                lambda: Compactor(config, summarizer=Extractive()), name="compactor"
+            ref = await system.root.start_child(
+                compactor_spec("compactor", config=config, summarizer=Extractive())
             )
-            result = await ref.ask(Compact(conv, budget=budget, scratch="note"))
+            result = await ref.ask(Compact(messages=conv, budget=budget, scratch="note"))
             history = result.history
             assert pairing_errors(history) == []
             assert system_prefix(history) == system_prefix(conv)

@@ -8,21 +8,20 @@ the server accepts the result.
 
 from __future__ import annotations
 
+import attrs
 import httpx
 import msgspec
 import pytest
 
 from agcore_actors import ActorSystem
 from agcore_actors.context import (
-    SUMMARY_PREFIX,
-    Compact,
-    CompactAfterOverflow,
     CompactConfig,
-    Compactor,
     ProviderSummarizer,
     ServerTokenizer,
-    estimate_text_tokens,
+    compactor_spec,
 )
+from agcore_actors.context.messages import Compact, CompactAfterOverflow
+from agcore_actors.context.policy import SUMMARY_PREFIX, estimate_text_tokens
 from agcore_actors.llm import (
     AssistantMessage,
     Chat,
@@ -147,11 +146,14 @@ async def test_summary_compaction_is_accepted_by_the_real_server(
             await llm.ask(Chat(ChatRequest(conv, max_tokens=20)), timeout=120)
 
         cfg = config()
-        compactor = await system.spawn(
-            lambda: Compactor(cfg, summarizer=ProviderSummarizer(llm), estimator=tok),
-            name="compactor",
+        compactor = await system.root.start_child(
+            compactor_spec(
+                "compactor", config=cfg, summarizer=ProviderSummarizer(llm), estimator=tok
+            )
         )
-        result = await compactor.ask(Compact(conv, scratch="Today is Monday."), timeout=300)
+        result = await compactor.ask(
+            Compact(messages=conv, scratch="Today is Monday."), timeout=300
+        )
         report = result.report
         assert [s.name for s in report.steps] == ["microcompact", "summary"], report
         assert report.steps[-1].error is None
@@ -179,12 +181,13 @@ async def test_reactive_compaction_after_the_servers_refusal(
     async with httpx.AsyncClient(timeout=60) as client:
         tok = ServerTokenizer(client, llama_server)
         # A compactor that believes in a big window: its own estimate says "fits".
-        cfg = msgspec.structs.replace(config(), context_window=128_000, reserved_tokens=20_000)
-        compactor = await system.spawn(
-            lambda: Compactor(cfg, summarizer=ProviderSummarizer(llm), estimator=tok),
-            name="compactor",
+        cfg = attrs.evolve(config(), context_window=128_000, reserved_tokens=20_000)
+        compactor = await system.root.start_child(
+            compactor_spec(
+                "compactor", config=cfg, summarizer=ProviderSummarizer(llm), estimator=tok
+            )
         )
-        first = await compactor.ask(Compact(conv), timeout=300)
+        first = await compactor.ask(Compact(messages=conv), timeout=300)
         assert first.report.steps == [] and first.report.fits
         with pytest.raises(ContextLengthError) as refused:
             await llm.ask(Chat(ChatRequest(first.messages, max_tokens=20)), timeout=120)

@@ -7,11 +7,11 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from agcore_actors.context import (
+from agcore_actors.context import CompactConfig
+from agcore_actors.context.policy import (
     MAX_CONSECUTIVE_FAILURES,
     MESSAGE_OVERHEAD,
     Breaker,
-    CompactConfig,
     allows,
     estimate_message_tokens,
     estimate_text_tokens,

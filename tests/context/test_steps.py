@@ -5,7 +5,7 @@ from __future__ import annotations
 from hypothesis import given
 from hypothesis import strategies as st
 
-from agcore_actors.context import (
+from agcore_actors.context.policy import (
     OMITTED,
     PRUNED,
     apply_summary,

@@ -12,15 +12,15 @@ import trio
 
 from agcore_actors import ActorSystem
 from agcore_actors.context import (
-    Compact,
-    Compactor,
     HeuristicEstimator,
     ServerTokenizer,
     TiktokenEstimator,
     TokenEstimator,
     TokenizerUnavailable,
-    estimate_tokens,
+    compactor_spec,
 )
+from agcore_actors.context.messages import Compact
+from agcore_actors.context.policy import estimate_tokens
 from agcore_actors.llm import SystemMessage, UserMessage
 
 
@@ -131,9 +131,9 @@ async def test_server_tokenizer_against_a_real_http_server(
 async def test_compactor_falls_back_to_the_heuristic_and_says_so(system: ActorSystem) -> None:
     async with httpx.AsyncClient() as client:
         tok = ServerTokenizer(client, f"http://127.0.0.1:{closed_port()}")
-        ref = await system.spawn(lambda: Compactor(estimator=tok), name="c")
+        ref = await system.root.start_child(compactor_spec("c", estimator=tok))
         conv = [UserMessage("hello there")]
-        result = await ref.ask(Compact(conv))
+        result = await ref.ask(Compact(messages=conv))
         assert result.report.estimator.startswith("heuristic (fallback: ConnectError")
         assert result.report.tokens_before == estimate_tokens(conv)
 

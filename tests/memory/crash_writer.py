@@ -19,7 +19,7 @@ from agcore_actors.memory import (
     ConversationMemoryConfig,
     MemoryStoreConfig,
     MemoryStrategy,
-    memory_store,
+    memory_store_spec,
 )
 from agcore_actors.memory.messages import Append, Put
 
@@ -30,7 +30,7 @@ async def main(path: str) -> None:
         path=path, conversation=ConversationMemoryConfig(strategy=MemoryStrategy.FULL)
     )
     async with ActorSystem() as system:
-        mem = await system.spawn(memory_store(config), name="memory")
+        mem = await system.root.start_child(memory_store_spec("memory", config=config))
         n = 0
         while True:
             if n % 2 == 0:

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from agcore_actors.memory import EvictionConfig, InMemoryStore, MemoryBackend, SqliteStore
+from agcore_actors.memory import EvictionConfig
+from agcore_actors.memory.lowlevel import InMemoryBackend, MemoryBackend, SqliteBackend
 
 
 class FakeClock:
@@ -24,5 +25,5 @@ def make_store(
     kind: str, tmp_path: Path, clock: FakeClock, eviction: EvictionConfig | None = None
 ) -> MemoryBackend:
     if kind == "memory":
-        return InMemoryStore(eviction, clock=clock)
-    return SqliteStore(tmp_path / "memory.db", eviction, clock=clock)
+        return InMemoryBackend(eviction, clock=clock)
+    return SqliteBackend(tmp_path / "memory.db", eviction, clock=clock)

@@ -23,7 +23,7 @@ from agcore_actors.memory import (
     RetrievalMode,
     SerializationError,
     Ttl,
-    memory_store,
+    memory_store_spec,
     run_retrieve_tool,
 )
 from agcore_actors.memory.messages import (
@@ -33,6 +33,11 @@ from agcore_actors.memory.messages import (
     Delete,
     Evict,
     ExportTranscript,
+    FactClear,
+    FactGet,
+    FactRemove,
+    FactSet,
+    FactSnapshot,
     Get,
     GetPage,
     History,
@@ -45,11 +50,6 @@ from agcore_actors.memory.messages import (
     ReplaceHistory,
     Retrieve,
     SearchPages,
-    SessionClear,
-    SessionGet,
-    SessionRemove,
-    SessionSet,
-    SessionSnapshot,
     UpdatePage,
 )
 
@@ -68,7 +68,7 @@ def config(request: pytest.FixtureRequest, tmp_path: Path) -> MemoryStoreConfig:
 
 
 async def test_items_protocol(system: ActorSystem, config: MemoryStoreConfig) -> None:
-    mem = await system.spawn(memory_store(config), name="memory")
+    mem = await system.root.start_child(memory_store_spec("memory", config=config))
     item = await mem.ask(Put(id="a", content="x", metadata={"k": [1, 2]}))
     assert item.id == "a" and item.metadata == {"k": [1, 2]}
     got = await mem.ask(Get("a"))
@@ -84,7 +84,7 @@ async def test_items_protocol(system: ActorSystem, config: MemoryStoreConfig) ->
 async def test_errors_are_the_askers_and_the_actor_carries_on(
     system: ActorSystem, config: MemoryStoreConfig
 ) -> None:
-    mem = await system.spawn(memory_store(config), name="memory")
+    mem = await system.root.start_child(memory_store_spec("memory", config=config))
     await mem.ask(Put(id="a", content="x"))
     with pytest.raises(InvalidInput):
         await mem.ask(Put(id="", content="x"))
@@ -93,7 +93,7 @@ async def test_errors_are_the_askers_and_the_actor_carries_on(
     with pytest.raises(NotFound):
         await mem.ask(UpdatePage(KnowledgePage(id="missing", title="t")))
     with pytest.raises(SerializationError, match="line 1"):
-        await mem.ask(ImportTranscript("s1", "{broken"))
+        await mem.ask(ImportTranscript(session_id="s1", jsonl="{broken"))
     with pytest.raises(InvalidInput):
         await mem.ask(Retrieve(query="x", max_results=-1))
     assert await mem.ask(Count()) == 1
@@ -104,13 +104,13 @@ async def test_errors_are_the_askers_and_the_actor_carries_on(
 async def test_conversation_protocol_and_transcript_jsonl(
     system: ActorSystem, config: MemoryStoreConfig
 ) -> None:
-    mem = await system.spawn(memory_store(config), name="memory")
+    mem = await system.root.start_child(memory_store_spec("memory", config=config))
     msgs = [ChatMessage(role="user", content="hi"), ChatMessage(role="assistant", content="yo")]
     assert await mem.ask(Append("s1", msgs)) == [0, 1]
     assert (await mem.ask(History("s1"))).messages == msgs
     jsonl = await mem.ask(ExportTranscript("s1"))
     assert [json.loads(line)["role"] for line in jsonl.splitlines()] == ["user", "assistant"]
-    assert await mem.ask(ImportTranscript("s2", jsonl)) == 2
+    assert await mem.ask(ImportTranscript(session_id="s2", jsonl=jsonl)) == 2
     assert (await mem.ask(History("s2"))).messages == msgs
     await mem.ask(ReplaceHistory("s1", msgs[1:]))
     assert (await mem.ask(History("s1"))).messages == msgs[1:]
@@ -118,14 +118,14 @@ async def test_conversation_protocol_and_transcript_jsonl(
     assert (await mem.ask(History("s1"))).messages == []
     # A bad line imports nothing.
     with pytest.raises(SerializationError):
-        await mem.ask(ImportTranscript("s2", jsonl + "{oops\n", replace=True))
+        await mem.ask(ImportTranscript(session_id="s2", jsonl=jsonl + "{oops\n", replace=True))
     assert (await mem.ask(History("s2"))).messages == msgs
 
 
 async def test_knowledge_session_and_retrieval_protocol(
     system: ActorSystem, config: MemoryStoreConfig
 ) -> None:
-    mem = await system.spawn(memory_store(config), name="memory")
+    mem = await system.root.start_child(memory_store_spec("memory", config=config))
     page = KnowledgePage(
         id="p1",
         title="LangGraph StateGraph",
@@ -140,25 +140,25 @@ async def test_knowledge_session_and_retrieval_protocol(
     result = await mem.ask(Retrieve(query="LangGraph state", mode=RetrievalMode.DICE))
     assert round(result.items[0].score, 4) == 0.6339
 
-    await mem.ask(SessionSet("s1", "design", "PostgreSQL"))
-    assert await mem.ask(SessionGet("s1", "design")) == "PostgreSQL"
-    snapshot = await mem.ask(SessionSnapshot("s1"))
+    await mem.ask(FactSet(session_id="s1", key="design", value="PostgreSQL"))
+    assert await mem.ask(FactGet("s1", "design")) == "PostgreSQL"
+    snapshot = await mem.ask(FactSnapshot("s1"))
     assert snapshot == "<session-context>\ndesign: PostgreSQL\n</session-context>"
-    assert await mem.ask(SessionRemove("s1", "design")) is True
-    assert await mem.ask(SessionClear("s1")) == 0
+    assert await mem.ask(FactRemove("s1", "design")) is True
+    assert await mem.ask(FactClear("s1")) == 0
 
 
 async def test_sqlite_data_survives_restarting_the_actor(tmp_path: Path) -> None:
     config = MemoryStoreConfig(path=str(tmp_path / "memory.db"))
     msgs = [ChatMessage(role="user", content="remember me")]
     async with ActorSystem(strict=True) as system:
-        mem = await system.spawn(memory_store(config), name="memory")
+        mem = await system.root.start_child(memory_store_spec("memory", config=config))
         await mem.ask(Append("s1", msgs))
-        await mem.ask(SessionSet("s1", "k", "v"))
+        await mem.ask(FactSet(session_id="s1", key="k", value="v"))
     async with ActorSystem(strict=True) as system:
-        mem = await system.spawn(memory_store(config), name="memory")
+        mem = await system.root.start_child(memory_store_spec("memory", config=config))
         assert (await mem.ask(History("s1"))).messages == msgs
-        assert await mem.ask(SessionGet("s1", "k")) == "v"
+        assert await mem.ask(FactGet("s1", "k")) == "v"
 
 
 async def test_scheduled_sweep_removes_expired_rows_on_virtual_time(
@@ -171,7 +171,9 @@ async def test_scheduled_sweep_removes_expired_rows_on_virtual_time(
     eviction = EvictionConfig(policy=Ttl(ttl=60.0), check_interval=1000, sweep_interval=30.0)
     config = MemoryStoreConfig(path=str(tmp_path / "memory.db"), eviction=eviction)
     async with ActorSystem(strict=True) as system:
-        mem = await system.spawn(memory_store(config, clock=trio_wall_clock), name="memory")
+        mem = await system.root.start_child(
+            memory_store_spec("memory", config=config, clock=trio_wall_clock)
+        )
         await mem.ask(Put(id="old", content="x"))
         await mem.ask(Put(id="keep", content="x", pinned=True))
         await trio.sleep(59)
@@ -184,7 +186,7 @@ async def test_scheduled_sweep_removes_expired_rows_on_virtual_time(
 
 
 async def test_the_retrieve_tool(system: ActorSystem, config: MemoryStoreConfig) -> None:
-    mem = await system.spawn(memory_store(config), name="memory")
+    mem = await system.root.start_child(memory_store_spec("memory", config=config))
     await mem.ask(
         PutPage(KnowledgePage(id="p1", title="Rust ownership", content="the borrow checker"))
     )

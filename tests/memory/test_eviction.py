@@ -8,15 +8,10 @@ import math
 import hypothesis.strategies as st
 from hypothesis import given
 
-from agcore_actors.memory import (
-    Capacity,
-    EvictionPolicy,
-    Hybrid,
+from agcore_actors.memory import Capacity, EvictionPolicy, Hybrid, Lru, NoEviction, RecallBased, Ttl
+from agcore_actors.memory._item import prefix_upper_bound
+from agcore_actors.memory.policy import (
     ItemStats,
-    Lru,
-    NoEviction,
-    RecallBased,
-    Ttl,
     choose_victims,
     extract_keywords,
     is_expired,
@@ -24,7 +19,6 @@ from agcore_actors.memory import (
     text_overlap_dice,
     tokens,
 )
-from agcore_actors.memory._item import prefix_upper_bound
 
 NOW = 10_000.0
 

@@ -9,21 +9,20 @@ from pathlib import Path
 import pytest
 
 from agcore_actors.memory import (
-    SCHEMA_VERSION,
     Capacity,
     EvictionConfig,
     InvalidInput,
     Lru,
     MemoryFilter,
-    SqliteStore,
     StorageError,
 )
 from agcore_actors.memory._schema import MIGRATIONS
+from agcore_actors.memory.lowlevel import SCHEMA_VERSION, SqliteBackend
 from tests.memory.helpers import FakeClock
 
 
 def test_a_new_file_gets_the_current_schema_in_wal_mode(tmp_path: Path) -> None:
-    store = SqliteStore(tmp_path / "m.db")
+    store = SqliteBackend(tmp_path / "m.db")
     store.close()
     conn = sqlite3.connect(tmp_path / "m.db")
     try:
@@ -43,7 +42,7 @@ def test_a_version_1_file_is_migrated_and_keeps_its_rows(tmp_path: Path) -> None
         "VALUES ('a', 'from v1', 5.0, 1, 5.0, 2)"
     )
     conn.close()
-    store = SqliteStore(path, clock=FakeClock(10.0))
+    store = SqliteBackend(path, clock=FakeClock(10.0))
     try:
         assert [i.content for i in store.list()] == ["from v1"]
         store.put("b", "new", index_text="searchable words")
@@ -60,30 +59,30 @@ def test_a_file_from_a_newer_version_is_refused(tmp_path: Path) -> None:
     conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION + 1}")
     conn.close()
     with pytest.raises(StorageError, match="newer"):
-        SqliteStore(path)
+        SqliteBackend(path)
 
 
 def test_not_a_database_is_a_storage_error(tmp_path: Path) -> None:
     path = tmp_path / "junk.db"
     path.write_bytes(b"this is not sqlite" * 100)
     with pytest.raises(StorageError):
-        SqliteStore(path)
+        SqliteBackend(path)
 
 
 def test_synchronous_level_is_checked(tmp_path: Path) -> None:
     with pytest.raises(InvalidInput):
-        SqliteStore(tmp_path / "m.db", synchronous="OFF")  # type: ignore[arg-type]
+        SqliteBackend(tmp_path / "m.db", synchronous="OFF")  # type: ignore[arg-type]
 
 
 def test_access_statistics_survive_a_reopen(tmp_path: Path) -> None:
     clock = FakeClock()
     config = EvictionConfig(policy=Lru(max_items=2), check_interval=1)
-    store = SqliteStore(tmp_path / "m.db", config, clock=clock)
+    store = SqliteBackend(tmp_path / "m.db", config, clock=clock)
     store.put("a", "1")
     store.put("b", "2")
     assert store.get("a") is not None  # a is now more recently used than b
     store.close()
-    store = SqliteStore(tmp_path / "m.db", config, clock=clock)
+    store = SqliteBackend(tmp_path / "m.db", config, clock=clock)
     got = store.get("a")
     assert got is not None and got.access_count == 2
     store.put("c", "3")  # evicts the least recently used: b
@@ -93,7 +92,7 @@ def test_access_statistics_survive_a_reopen(tmp_path: Path) -> None:
 
 def test_a_failed_batch_rolls_back_everything(tmp_path: Path) -> None:
     clock = FakeClock()
-    store = SqliteStore(
+    store = SqliteBackend(
         tmp_path / "m.db", EvictionConfig(policy=Capacity(max_items=5)), clock=clock
     )
     store.put("keep", "x")

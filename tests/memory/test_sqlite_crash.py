@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from agcore_actors.memory import ConversationMemory, SqliteStore
+from agcore_actors.memory.lowlevel import ConversationMemory, SqliteBackend
 
 WRITER = Path(__file__).resolve().parent / "crash_writer.py"
 REPO = Path(__file__).resolve().parents[2]
@@ -50,7 +50,7 @@ def test_every_acknowledged_write_survives_sigkill(tmp_path: Path, kill_after: i
     assert child.returncode == -signal.SIGKILL
     assert acked == list(range(len(acked)))
 
-    store = SqliteStore(db)
+    store = SqliteBackend(db)
     try:
         assert store.integrity_check() == "ok"
         items = set(store.keys("item:"))

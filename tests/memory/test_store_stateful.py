@@ -29,15 +29,14 @@ from agcore_actors.memory import (
     EvictionConfig,
     EvictionPolicy,
     Hybrid,
-    InMemoryStore,
     Lru,
     MemoryFilter,
     MemoryItem,
     NoEviction,
     RecallBased,
-    SqliteStore,
     Ttl,
 )
+from agcore_actors.memory.lowlevel import InMemoryBackend, SqliteBackend
 
 IDS = ["a", "b", "c", "p:x", "p:y"]
 
@@ -197,12 +196,12 @@ class StoreMachine(RuleBasedStateMachine):
         policy = self.POLICY
         self.config = EvictionConfig(policy=policy, check_interval=check_interval)
         self.model = Model(policy, self.clock)
-        self.memory = InMemoryStore(self.config, clock=self.now)
-        self.sqlite = SqliteStore(
+        self.memory = InMemoryBackend(self.config, clock=self.now)
+        self.sqlite = SqliteBackend(
             self.tmp / "store.db", self.config, clock=self.now, synchronous="NORMAL"
         )
 
-    def stores(self) -> tuple[InMemoryStore, SqliteStore]:
+    def stores(self) -> tuple[InMemoryBackend, SqliteBackend]:
         return self.memory, self.sqlite
 
     @rule(
@@ -265,7 +264,7 @@ class StoreMachine(RuleBasedStateMachine):
     @rule()
     def reopen_sqlite(self) -> None:
         self.sqlite.close()
-        self.sqlite = SqliteStore(
+        self.sqlite = SqliteBackend(
             self.tmp / "store.db", self.config, clock=self.now, synchronous="NORMAL"
         )
 

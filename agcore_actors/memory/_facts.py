@@ -1,4 +1,4 @@
-"""SessionMemory: key/value facts shared by the contexts of one session.
+"""FactMemory: key/value facts shared by the contexts of one session.
 
 Items ``_session_{session}:{key}`` (``session`` escaped, so session ``"a:b"``
 no longer leaks into session ``"a"`` as it did in the seed). ``snapshot()``
@@ -29,7 +29,7 @@ def _escape(text: str) -> str:
     return text.replace("\\", "\\\\").replace("\n", "\\n").replace("\r", "\\r")
 
 
-class SessionMemory:
+class FactMemory:
     """Key/value memory of one session over a store (synchronous)."""
 
     def __init__(self, store: MemoryBackend, session_id: str) -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -49,9 +50,35 @@ def test_export_then_import_into_another_session(
 def test_search_and_errors(db: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["memory", "search", str(db), "borrow checker"]) == 0
     assert "rust  Rust ownership" in capsys.readouterr().out
-    assert main(["memory", "stats", str(tmp_path / "missing.db")]) == 1
+    # A missing file named on the command line is a usage error (exit 2), as in every group.
+    assert main(["memory", "stats", str(tmp_path / "missing.db")]) == 2
     assert "no such file" in capsys.readouterr().err
     bad = tmp_path / "bad.jsonl"
     bad.write_text("{nope\n", "utf-8")
     assert main(["memory", "import", str(db), "s3", str(bad)]) == 1
     assert "line 1" in capsys.readouterr().err
+
+
+def test_export_of_an_unknown_session_fails_with_one_line(
+    db: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["memory", "export", str(db), "nobody"]) == 1
+    out, err = capsys.readouterr()
+    assert out == ""
+    assert err == (
+        f"agcore-actors memory export: no_transcript: session 'nobody' has no transcript in {db}\n"
+    )
+
+
+def test_json_results_parse(db: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["memory", "stats", str(db), "--json"]) == 0
+    stats = json.loads(capsys.readouterr().out)
+    assert stats["conversation"] == 2 and stats["knowledge"] == 1 and stats["integrity"] == "ok"
+    assert stats["total"] == sum(v for k, v in stats.items() if k not in ("total", "integrity"))
+    assert main(["memory", "search", str(db), "borrow checker", "--json"]) == 0
+    (page,) = json.loads(capsys.readouterr().out)["pages"]
+    assert page["id"] == "rust" and page["title"] == "Rust ownership" and page["score"] > 0
+    transcript = tmp_path / "t.jsonl"
+    transcript.write_text('{"role": "user", "content": "hey"}\n', "utf-8")
+    assert main(["memory", "import", str(db), "s9", str(transcript), "--json"]) == 0
+    assert json.loads(capsys.readouterr().out) == {"session": "s9", "imported": 1}

@@ -210,7 +210,7 @@ class Turn:
             return messages
         request: cm.Compact | cm.CompactAfterOverflow
         if reactive is None:
-            request = cm.Compact(messages)
+            request = cm.Compact(messages=messages)
         else:
             request = cm.CompactAfterOverflow.from_error(messages, reactive)
         result = await compactor.ask(request)

@@ -1,76 +1,54 @@
-"""Providers for the agent tests: a scripted one and an echo (to give way to the public
-``agcore_actors.testing.ScriptedProvider``)."""
+"""Scripts for the agent tests, played by the public ``testing.ScriptedProvider``.
+
+A script is a list of attempts (the last one repeats); an attempt is a list of steps:
+seconds to wait (a float), then an :class:`AssistantMessage` to answer with, an
+``LlmError`` to fail with, or any other exception — a bug in the provider.
+"""
 
 from __future__ import annotations
 
-from collections.abc import AsyncGenerator
 from typing import Any
 
-import attrs
-import httpx
-import trio
+from agcore_actors.llm import AssistantMessage, ChatRequest, LlmError, Usage, UserMessage
+from agcore_actors.testing import ScriptedProvider, ScriptedReply, ScriptedToolCall
 
-from agcore_actors.llm import AssistantMessage, ChatRequest, ChatResponse, Usage, UserMessage
-from agcore_actors.llm._stream import ChatDelta, DeltaToolCall
-
-Step = AssistantMessage | Exception | float  # a reply, an error, or a stall (seconds)
+UNIT = Usage(input_tokens=10, output_tokens=5)
+ECHO_USAGE = Usage(input_tokens=3, output_tokens=2)
 
 
-@attrs.define
-class Scripted:
-    """A provider whose replies follow ``script`` (the last one repeats)."""
-
-    script: list[list[Any]]
-    name: str = "scripted"
-    requests: list[ChatRequest] = attrs.field(factory=list)
-    usage: Usage = attrs.field(factory=lambda: Usage(input_tokens=10, output_tokens=5))
-
-    def _next(self, request: ChatRequest) -> list[Any]:
-        self.requests.append(request)
-        return self.script.pop(0) if len(self.script) > 1 else self.script[0]
-
-    async def chat(self, client: httpx.AsyncClient, request: ChatRequest) -> ChatResponse:
-        raise NotImplementedError
-
-    async def stream(
-        self, client: httpx.AsyncClient, request: ChatRequest
-    ) -> AsyncGenerator[ChatDelta, None]:
-        for step in self._next(request):
-            if isinstance(step, float):
-                await trio.sleep(step)
-            elif isinstance(step, Exception):
-                raise step
-            else:
-                if step.content:
-                    yield ChatDelta(content=str(step.content))
-                for i, call in enumerate(step.tool_calls or []):
-                    yield ChatDelta(
-                        tool_calls=[
-                            DeltaToolCall(
-                                index=i, id=call.id, name=call.function.name,
-                                arguments=call.function.arguments,
-                            )
-                        ]
-                    )  # fmt: skip
-                reason = "tool_calls" if step.tool_calls else "stop"
-                yield ChatDelta(finish_reason=reason, usage=self.usage)
+def _attempt(steps: list[Any], usage: Usage) -> ScriptedReply | LlmError:
+    latency = sum(step for step in steps if isinstance(step, float))
+    for step in steps:
+        if isinstance(step, LlmError):
+            return ScriptedReply(latency=latency, fail_after=0, error=step)
+        if isinstance(step, Exception):
+            raise step
+        if isinstance(step, AssistantMessage):
+            calls = [
+                ScriptedToolCall(c.function.name, c.function.arguments, c.id)
+                for c in step.tool_calls or ()
+            ]
+            text = step.content if isinstance(step.content, str) else None
+            return ScriptedReply(text=text, tool_calls=calls, usage=usage, latency=latency)
+    return ScriptedReply(stall_after=0)
 
 
-@attrs.define
-class Echo:
+def scripted(script: list[list[Any]], usage: Usage = UNIT) -> ScriptedProvider:
+    """A provider playing ``script`` (a list the test may change later)."""
+
+    def play(request: ChatRequest, attempt: int) -> ScriptedReply | LlmError:
+        return _attempt(script[min(attempt, len(script)) - 1], usage)
+
+    return ScriptedProvider(play)
+
+
+def echo(
+    delay: float = 0.5, usage: Usage = ECHO_USAGE
+) -> ScriptedProvider:
     """A provider that answers ``echo: <the last user message>`` after ``delay`` seconds."""
 
-    name: str = "echo"
-    delay: float = 0.5
-    usage: Usage = attrs.field(factory=lambda: Usage(input_tokens=3, output_tokens=2))
-
-    async def chat(self, client: httpx.AsyncClient, request: ChatRequest) -> ChatResponse:
-        raise NotImplementedError
-
-    async def stream(
-        self, client: httpx.AsyncClient, request: ChatRequest
-    ) -> AsyncGenerator[ChatDelta, None]:
-        await trio.sleep(self.delay)
+    def play(request: ChatRequest, attempt: int) -> ScriptedReply:
         last = next(m for m in reversed(request.messages) if isinstance(m, UserMessage))
-        yield ChatDelta(content=f"echo: {last.content}")
-        yield ChatDelta(finish_reason="stop", usage=self.usage)
+        return ScriptedReply(text=f"echo: {last.content}", latency=delay, usage=usage)
+
+    return ScriptedProvider(play, name="echo")

@@ -27,14 +27,15 @@ from agcore_actors.llm import (
     ToolCall,
     provider_actor,
 )
+from agcore_actors.testing import ScriptedProvider
 from agcore_actors.tools import ToolExecutor, ToolRegistry, function_tool
-from tests.agent.fakes import Scripted
+from tests.agent.fakes import scripted
 from tests.agent.stores import start_store, transcript
 
 DELETED: list[str] = []
 
 
-@function_tool(requires_approval=True)  # type: ignore[untyped-decorator]
+@function_tool(requires_approval=True)
 async def delete(path: str) -> str:
     """Delete a file."""
     DELETED.append(path)
@@ -48,8 +49,8 @@ class Weather(msgspec.Struct):
 
 async def setup(
     system: ActorSystem, script: list[list[Any]], agent: Agent, **config: float
-) -> tuple[ActorRef[Any], Scripted, ActorRef[Any]]:
-    provider = Scripted(script)
+) -> tuple[ActorRef[Any], ScriptedProvider, ActorRef[Any]]:
+    provider = scripted(script)
     llm = await system.spawn(
         provider_actor(ProviderRegistry().register(provider), retry=RetryConfig(max_retries=0)),
         name="llm",

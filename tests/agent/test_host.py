@@ -20,14 +20,15 @@ from agcore_actors.agent import (
 )
 from agcore_actors.agent import messages as am
 from agcore_actors.llm import AssistantMessage, ProviderRegistry, RetryConfig, provider_actor
-from tests.agent.fakes import Scripted
+from agcore_actors.testing import ScriptedProvider
+from tests.agent.fakes import scripted
 from tests.agent.stores import start_store, stored, transcript
 
 
 async def make_host(
     system: ActorSystem, script: list[list[Any]], crash: bool = False, **config: Any
-) -> tuple[SessionHost, ActorRef[Any], Scripted]:
-    provider = Scripted(script)
+) -> tuple[SessionHost, ActorRef[Any], ScriptedProvider]:
+    provider = scripted(script)
     llm = await system.spawn(
         provider_actor(ProviderRegistry().register(provider), retry=RetryConfig(max_retries=0)),
         name="llm",

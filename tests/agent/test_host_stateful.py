@@ -33,7 +33,7 @@ from agcore_actors.agent import (
 from agcore_actors.llm import ProviderRegistry, RetryConfig, provider_actor
 from agcore_actors.store import InMemorySessions, session_store_spec
 from agcore_actors.testing import TrioDriver, virtual_clock
-from tests.agent.fakes import Echo
+from tests.agent.fakes import echo
 from tests.agent.stores import stored
 
 SESSIONS = ["s0", "s1", "s2", "s3", "s4"]
@@ -85,7 +85,7 @@ class HostMachine(RuleBasedStateMachine):
         spec = session_store_spec("store", backend=InMemorySessions(), clock=trio.current_time)
         self.store_ref = self.driver.run(partial(self.system.root.start_child, spec))
         self.store = CrashOn(self.store_ref)
-        registry = ProviderRegistry().register(Echo())
+        registry = ProviderRegistry().register(echo())
         factory = provider_actor(registry, retry=RetryConfig(max_retries=0))
         llm = self.driver.run(partial(self.system.spawn, factory, name="llm"))
         self.runtime = AgentBuilder().provider(llm).store(self.store).agent(Agent(name="a")).build()

@@ -28,14 +28,15 @@ from agcore_actors.llm import (
     ToolCall,
     provider_actor,
 )
-from tests.agent.fakes import Scripted
+from agcore_actors.testing import ScriptedProvider
+from tests.agent.fakes import scripted
 from tests.agent.stores import start_store, stored, transcript
 
 
 async def setup(
     system: ActorSystem, script: list[list[Any]], *agents: Agent
-) -> tuple[ActorRef[Any], Scripted, ActorRef[Any]]:
-    provider = Scripted(script)
+) -> tuple[ActorRef[Any], ScriptedProvider, ActorRef[Any]]:
+    provider = scripted(script)
     llm = await system.spawn(
         provider_actor(ProviderRegistry().register(provider), retry=RetryConfig(max_retries=0)),
         name="llm",

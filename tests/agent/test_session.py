@@ -20,8 +20,9 @@ from agcore_actors.llm import (
     ToolCall,
     provider_actor,
 )
+from agcore_actors.testing import ScriptedProvider
 from agcore_actors.tools import ToolExecutor, ToolRegistry, function_tool
-from tests.agent.fakes import Scripted
+from tests.agent.fakes import scripted
 from tests.agent.stores import start_store, stored, transcript
 
 
@@ -44,8 +45,8 @@ async def hang() -> str:
 
 async def start(
     system: ActorSystem, script: list[list[Any]], **config: float
-) -> tuple[Scripted, ActorRef[Any], ActorRef[Any]]:
-    provider = Scripted(script)
+) -> tuple[ScriptedProvider, ActorRef[Any], ActorRef[Any]]:
+    provider = scripted(script)
     registry = ProviderRegistry().register(provider)
     llm = await system.spawn(provider_actor(registry, retry=RetryConfig(max_retries=0)), name="llm")
     tools = ToolRegistry([add, hang])

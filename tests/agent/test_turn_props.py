@@ -39,7 +39,7 @@ from agcore_actors.llm import (
     provider_actor,
 )
 from agcore_actors.tools import ToolExecutor, ToolRegistry, function_tool
-from tests.agent.fakes import Scripted
+from tests.agent.fakes import scripted
 from tests.agent.stores import start_store, stored, transcript
 
 
@@ -55,21 +55,21 @@ async def broken(x: int) -> int:
     raise ValueError("broken tool")
 
 
-@function_tool(timeout=2.0)  # type: ignore[untyped-decorator]
+@function_tool(timeout=2.0)
 async def slow(x: int) -> int:
     """Takes longer than its timeout."""
     await trio.sleep(10)
     return x
 
 
-@function_tool(timeout=1000.0)  # type: ignore[untyped-decorator]
+@function_tool(timeout=1000.0)
 async def hang(x: int) -> int:
     """Never returns by itself."""
     await trio.sleep_forever()
     return x
 
 
-@function_tool(requires_approval=True)  # type: ignore[untyped-decorator]
+@function_tool(requires_approval=True)
 async def guarded(x: int) -> int:
     """Needs a human's yes."""
     return x
@@ -112,7 +112,8 @@ def build_script(spec: list[tuple[str, list[tuple[str, str]]]]) -> list[list[Any
 
 async def scenario(spec: list[Any], action: str, at: float) -> None:
     async with ActorSystem(strict=True, seed=0) as system:
-        provider = Scripted(build_script(spec))
+        script = build_script(spec)
+        provider = scripted(script)
         llm = await system.spawn(
             provider_actor(
                 ProviderRegistry().register(provider),
@@ -169,7 +170,7 @@ async def scenario(spec: list[Any], action: str, at: float) -> None:
             if info.name in ("llm", "tools"):
                 assert info.in_flight == 0, f"{info.name} still has work in flight"
         # The session goes on: a second turn completes against the same history.
-        provider.script[:] = [[AssistantMessage("again")]]
+        script[:] = [[AssistantMessage("again")]]
         again = await session.ask(am.RunTurn(text="and now?"))
         assert again.status == "completed", again
         assert transcript_errors(await transcript(store_ref, "s")) == []

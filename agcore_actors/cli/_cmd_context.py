@@ -26,15 +26,15 @@ import trio
 
 from ..actor import ActorSystem
 from ..context import (
-    Compact,
     CompactConfig,
     Compactor,
     HttpSummarizer,
     ServerTokenizer,
     Summarizer,
     TokenEstimator,
-    estimate_message_tokens,
 )
+from ..context import messages as cm
+from ..context.policy import estimate_message_tokens
 from ..llm import Message
 from ._common import FAILURE, OK, add_command, add_group, examples, print_json
 from ._convert import http_url, input_file, int_at_least
@@ -114,7 +114,9 @@ def _compact(args: argparse.Namespace) -> int:
             )
             async with ActorSystem() as system:
                 ref = await system.spawn(factory, name="compactor")
-                return await ref.ask(Compact(messages=messages, budget=args.budget, scratch=args.scratch))
+                return await ref.ask(
+                    cm.Compact(messages=messages, budget=args.budget, scratch=args.scratch)
+                )
 
     result = trio.run(run)
     report = result.report

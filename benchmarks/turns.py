@@ -19,7 +19,6 @@ import statistics
 import subprocess
 import sys
 import time
-from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
@@ -28,10 +27,15 @@ import trio
 from httpx_sse import aconnect_sse
 
 from agcore_actors import ActorSystem
-from agcore_actors.agent import Agent, AgentBuilder, AgentConfig, session_spec
+from agcore_actors.agent import Agent, AgentBuilder, AgentConfig, StoreTurns, session_spec
 from agcore_actors.agent import messages as am
-from agcore_actors.llm import OpenAICompatibleProvider, OpenAIConfig, ProviderRegistry
-from agcore_actors.llm import provider_actor
+from agcore_actors.llm import (
+    OpenAICompatibleProvider,
+    OpenAIConfig,
+    ProviderRegistry,
+    provider_actor,
+)
+from agcore_actors.store import InMemorySessions, session_store_spec
 from agcore_actors.tools import ToolExecutor, ToolRegistry, function_tool
 
 HERE = Path(__file__).resolve().parent
@@ -116,27 +120,28 @@ async def raw_round(base: str, sessions: int, streamed: bool) -> float:
 # -- agcore-actors ----------------------------------------------------------------------
 
 
-async def agcore_round(
-    base: str, sessions: int, streamed: bool, store_factory: Callable[[], Any]
-) -> float:
+async def agcore_round(base: str, sessions: int, streamed: bool) -> float:
     async with ActorSystem() as system:
+        store = await system.root.start_child(
+            session_store_spec("store", backend=InMemorySessions())
+        )
         config = OpenAIConfig(name="fake", base_url=base, api_key="sk-bench", model="fake")
         registry = ProviderRegistry().register(OpenAICompatibleProvider(config))
-        llm = await system.spawn(
-            provider_actor(registry, max_in_flight=IN_FLIGHT), name="llm"
-        )
+        llm = await system.spawn(provider_actor(registry, max_in_flight=IN_FLIGHT), name="llm")
         tools = ToolRegistry([add])
         executor = await system.spawn(lambda: ToolExecutor(tools), name="tools")
         bundle = (
             AgentBuilder()
             .provider(llm)
-            .store(store_factory())
+            .store(StoreTurns(store))
             .tools(executor, tools)
             .agent(Agent(name="calc", instructions="Be brief."))
             .config(AgentConfig())
             .build()
         )
-        refs = [await system.root.start_child(session_spec(f"s{i}", bundle)) for i in range(sessions)]
+        refs = [
+            await system.root.start_child(session_spec(f"s{i}", bundle)) for i in range(sessions)
+        ]
         limiter = trio.CapacityLimiter(IN_FLIGHT)
 
         async def one(ref: Any) -> None:
@@ -159,16 +164,7 @@ async def agcore_round(
         return (time.process_time() - start) / sessions
 
 
-def run_rounds(
-    rounds: int, fn: Callable[[], Awaitable[float]], into: list[float]
-) -> None:  # pragma: no cover - helper for clarity
-    for _ in range(rounds):
-        into.append(trio.run(fn))
-
-
 def main(argv: list[str] | None = None) -> int:
-    from agcore_actors.agent import _memory_store  # noqa: PLC0415  (the in-memory session store)
-
     parser = argparse.ArgumentParser(description="CPU per agent turn vs a raw-httpx floor")
     parser.add_argument("--quick", action="store_true", help="tiny sizes, one round")
     parser.add_argument("--rounds", type=int, default=5)
@@ -187,12 +183,10 @@ def main(argv: list[str] | None = None) -> int:
                 ours: list[float] = []
                 for _ in range(rounds):
                     raw.append(trio.run(raw_round, base, sessions, streamed))
-                    ours.append(
-                        trio.run(agcore_round, base, sessions, streamed, _memory_store.factory)
-                    )
+                    ours.append(trio.run(agcore_round, base, sessions, streamed))
                 r, o = statistics.median(raw) * 1000, statistics.median(ours) * 1000
                 mode = "streamed" if streamed else "plain"
-                print(f"| {sessions} | {mode} | {r:.2f} | {o:.2f} | {o / r:.2f}× |")
+                print(f"| {sessions} | {mode} | {r:.2f} | {o:.2f} | {o / r:.2f}x |")
     finally:
         server.kill()
         server.wait()

@@ -42,9 +42,7 @@ def scripted(script: list[list[Any]], usage: Usage = UNIT) -> ScriptedProvider:
     return ScriptedProvider(play)
 
 
-def echo(
-    delay: float = 0.5, usage: Usage = ECHO_USAGE
-) -> ScriptedProvider:
+def echo(delay: float = 0.5, usage: Usage = ECHO_USAGE) -> ScriptedProvider:
     """A provider that answers ``echo: <the last user message>`` after ``delay`` seconds."""
 
     def play(request: ChatRequest, attempt: int) -> ScriptedReply:

@@ -100,7 +100,9 @@ class ToolExecutor(Actor[ToolExecutorMsg]):
         last ``config.max_recorded_batches`` batches are kept.
 
     Errors:
-        A call's failure is that call's result, never the batch's error.
+        A call's failure is that call's result, never the batch's error: any exception
+        a tool raises, ``SystemExit`` included (argparse, click, ``sys.exit``), except
+        a cancellation and ``KeyboardInterrupt``.
         ``ExecuteTools`` raises :class:`~agcore_actors.tools.BatchInProgress` (to the
         asker only) when its batch id is already running.
     """

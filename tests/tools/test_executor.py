@@ -338,3 +338,33 @@ async def test_a_tool_raising_system_exit_answers_every_call_id_once(system: Act
     # the executor survived: the next batch runs
     again = await ref.ask(ExecuteTools(batch_id="b2", calls=calls[3:]))
     assert again.results[0].status is ToolStatus.OK
+
+
+@attrs.frozen
+class OpaqueTool:
+    """A hand-written tool that returns something JSON cannot carry."""
+
+    name: str = "opaque"
+    description: str = "returns an object"
+    parameters: dict[str, Any] = attrs.field(factory=lambda: {"type": "object"})
+    required_permissions: tuple[str, ...] = ()
+    requires_approval: bool = False
+    timeout: float | None = None
+
+    async def call(self, args: Any, ctx: ToolContext) -> Any:
+        return {"handle": threading.Lock()}
+
+
+@pytest.mark.parametrize("strict", [True, False])
+async def test_an_unencodable_value_is_that_calls_error(strict: bool) -> None:
+    registry = ToolRegistry([OpaqueTool(), add_tool(0)])
+    async with ActorSystem(strict=strict, seed=0) as system:
+        ref = await system.spawn(lambda: ToolExecutor(registry), name="tools")
+        calls = [
+            ToolCall(id="a", name="opaque"),
+            ToolCall(id="b", name="add", arguments='{"n": 1}'),
+        ]
+        opaque, ok = (await ref.ask(ExecuteTools(batch_id="b", calls=calls))).results
+    assert opaque.status is ToolStatus.ERROR and opaque.recoverable
+    assert "not JSON" in opaque.content and opaque.value is None
+    assert (ok.status, ok.value) == (ToolStatus.OK, {"result": 1})

@@ -100,7 +100,9 @@ class ToolExecutor(Actor[ToolExecutorMsg]):
         last ``config.max_recorded_batches`` batches are kept.
 
     Errors:
-        A call's failure is that call's result, never the batch's error.
+        A call's failure is that call's result, never the batch's error: any exception
+        a tool raises, ``SystemExit`` included (argparse, click, ``sys.exit``), except
+        a cancellation and ``KeyboardInterrupt``.
         ``ExecuteTools`` raises :class:`~agcore_actors.tools.BatchInProgress` (to the
         asker only) when its batch id is already running.
     """
@@ -198,11 +200,13 @@ class ToolExecutor(Actor[ToolExecutorMsg]):
             results[index] = ok_result(call, value, cap)
         except ToolError as exc:
             results[index] = error_result(call, exc, cap)
-        except trio.Cancelled:
-            token.cancel()
-            results[index] = cancelled_result(call)
-            raise
-        except Exception as exc:
+        except BaseException as exc:
+            if _propagates(exc):
+                token.cancel()
+                results[index] = cancelled_result(call)
+                raise
+            # Anything else a tool raises (SystemExit from argparse or click, a group
+            # from its own nursery) is this call's failure, never the batch's.
             failure = ExecutionFailed(call.name, f"{type(exc).__name__}: {exc}")
             results[index] = error_result(call, failure, cap)
 
@@ -264,6 +268,18 @@ class ToolExecutor(Actor[ToolExecutorMsg]):
                 )
 
         return report
+
+
+def _propagates(exc: BaseException) -> bool:
+    """Cancellation (also a group of only cancellations) and Ctrl-C are not a tool's
+    failure: they unwind the batch."""
+    if isinstance(exc, trio.Cancelled | KeyboardInterrupt | GeneratorExit):
+        return True
+    if isinstance(exc, BaseExceptionGroup):
+        if exc.subgroup(KeyboardInterrupt) is not None:
+            return True
+        return exc.split(trio.Cancelled)[1] is None
+    return False
 
 
 def tool_executor_spec(

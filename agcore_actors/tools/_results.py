@@ -12,7 +12,14 @@ from typing import Any
 
 import msgspec
 
-from ._errors import InvalidArguments, PermissionDenied, ToolError, ToolNotFound, ToolTimeout
+from ._errors import (
+    ExecutionFailed,
+    InvalidArguments,
+    PermissionDenied,
+    ToolError,
+    ToolNotFound,
+    ToolTimeout,
+)
 from .messages import ToolCall, ToolResult, ToolStatus
 
 #: The cap on a tool message's UTF-8 size.
@@ -43,13 +50,13 @@ def truncate_tool_result(text: str, max_bytes: int) -> str:
 
 
 def render_value(value: Any) -> str:
-    """A tool's value as message text: a string as is, anything else compact JSON."""
+    """A tool's value as message text: a string as is, anything else compact JSON.
+
+    Raises ``TypeError`` (or ``msgspec.EncodeError``) for a value JSON cannot carry.
+    """
     if isinstance(value, str):
         return value
-    try:
-        return _json.encode(value).decode("utf-8")
-    except (TypeError, msgspec.EncodeError):
-        return "{}"
+    return _json.encode(value).decode("utf-8")
 
 
 def parse_arguments(call: ToolCall) -> Any:
@@ -82,8 +89,16 @@ def status_of(error: ToolError) -> ToolStatus:
 
 
 def ok_result(call: ToolCall, value: Any, max_bytes: int) -> ToolResult:
-    """The result of a call that returned ``value`` (``value`` kept unless it was cut)."""
-    text = render_value(value)
+    """The result of a call that returned ``value`` (``value`` kept unless it was cut).
+
+    A value JSON cannot carry makes it that call's error (recoverable), never a
+    success with made-up content.
+    """
+    try:
+        text = render_value(value)
+    except (TypeError, ValueError, OverflowError, msgspec.EncodeError) as exc:
+        detail = f"returned a value that is not JSON ({type(exc).__name__}: {exc})"
+        return error_result(call, ExecutionFailed(call.name, detail), max_bytes)
     cut = truncate_tool_result(text, max_bytes)
     return ToolResult(
         call_id=call.id,
@@ -121,10 +136,25 @@ def cancelled_result(call: ToolCall, reason: str = "the request was cancelled") 
 
 
 def cancelled_results(
-    calls: Sequence[ToolCall], done: Sequence[ToolResult] = ()
+    calls: Sequence[ToolCall], done: Sequence[ToolResult | None] = ()
 ) -> list[ToolResult]:
-    """One result per call, in call order: ``done``'s result where it has one
-    (matched by call id), else a ``cancelled`` one. What a session sends the
-    model for a batch whose ``ExecuteTools`` it could not wait for."""
-    by_id = {r.call_id: r for r in done}
-    return [by_id.get(c.id) or cancelled_result(c) for c in calls]
+    """One result per call, in call order: ``done[i]`` for ``calls[i]`` where it is
+    there and not None, else a ``cancelled`` one.
+
+    Matched by position, so calls with empty or repeated ids keep their own results.
+    ``done`` may be shorter than ``calls``; a result whose ``call_id`` is not its
+    call's id raises ``ValueError``. What a session sends the model for a batch whose
+    ``ExecuteTools`` it could not wait for.
+    """
+    if len(done) > len(calls):
+        raise ValueError(f"{len(done)} results for {len(calls)} calls")
+    out: list[ToolResult] = []
+    for index, call in enumerate(calls):
+        result = done[index] if index < len(done) else None
+        if result is None:
+            out.append(cancelled_result(call))
+        elif result.call_id != call.id:
+            raise ValueError(f"result {index} answers call {result.call_id!r}, not {call.id!r}")
+        else:
+            out.append(result)
+    return out

@@ -137,7 +137,7 @@ class FunctionTool:
                 )
         except ToolError:
             raise
-        except Exception as exc:
+        except (Exception, SystemExit) as exc:  # SystemExit: argparse, click, sys.exit
             raise ExecutionFailed(self.name, f"{type(exc).__name__}: {exc}") from exc
         return msgspec.to_builtins(result)
 

@@ -3,9 +3,12 @@ events, result cap, batch ids."""
 
 from __future__ import annotations
 
+import argparse
+import sys
 import threading
 from typing import Any
 
+import attrs
 import pytest
 import trio
 
@@ -287,3 +290,81 @@ async def test_tool_executor_spec_builds_a_supervised_executor(system: ActorSyst
 def test_bad_executor_configuration_is_refused(kwargs: dict[str, Any]) -> None:
     with pytest.raises(ValueError):
         ExecutorConfig(**kwargs)
+
+
+# -- a tool's exception is that call's result -----------------------------------------
+
+
+@attrs.frozen
+class ExitingTool:
+    """A hand-written tool (no function_tool wrapper) that exits like a CLI parser."""
+
+    name: str = "exiting"
+    description: str = "calls sys.exit"
+    parameters: dict[str, Any] = attrs.field(factory=lambda: {"type": "object"})
+    required_permissions: tuple[str, ...] = ()
+    requires_approval: bool = False
+    timeout: float | None = None
+
+    async def call(self, args: Any, ctx: ToolContext) -> Any:
+        sys.exit(3)
+
+
+async def test_a_tool_raising_system_exit_answers_every_call_id_once(system: ActorSystem) -> None:
+    @function_tool
+    def parse(argv: list[str]) -> str:
+        argparse.ArgumentParser(prog="parse").parse_args(argv)  # exits 2 on a bad flag
+        return "parsed"
+
+    @function_tool
+    async def exits() -> str:
+        raise SystemExit("bye")
+
+    registry = ToolRegistry([parse, exits, ExitingTool(), add_tool(0)])
+    ref = await system.spawn(lambda: ToolExecutor(registry), name="tools")
+    calls = [
+        ToolCall(id="a", name="parse", arguments='{"argv": ["--bogus"]}'),
+        ToolCall(id="b", name="exits"),
+        ToolCall(id="c", name="exiting"),
+        ToolCall(id="d", name="add", arguments='{"n": 1}'),
+    ]
+    reply = await ref.ask(ExecuteTools(batch_id="b1", calls=calls))
+    assert [r.call_id for r in reply.results] == ["a", "b", "c", "d"]
+    a, b, c, d = reply.results
+    assert a.status is ToolStatus.ERROR and "SystemExit: 2" in a.content
+    assert b.status is ToolStatus.ERROR and "SystemExit: bye" in b.content
+    assert c.status is ToolStatus.ERROR and "SystemExit: 3" in c.content
+    assert d.status is ToolStatus.OK
+    # the executor survived: the next batch runs
+    again = await ref.ask(ExecuteTools(batch_id="b2", calls=calls[3:]))
+    assert again.results[0].status is ToolStatus.OK
+
+
+@attrs.frozen
+class OpaqueTool:
+    """A hand-written tool that returns something JSON cannot carry."""
+
+    name: str = "opaque"
+    description: str = "returns an object"
+    parameters: dict[str, Any] = attrs.field(factory=lambda: {"type": "object"})
+    required_permissions: tuple[str, ...] = ()
+    requires_approval: bool = False
+    timeout: float | None = None
+
+    async def call(self, args: Any, ctx: ToolContext) -> Any:
+        return {"handle": threading.Lock()}
+
+
+@pytest.mark.parametrize("strict", [True, False])
+async def test_an_unencodable_value_is_that_calls_error(strict: bool) -> None:
+    registry = ToolRegistry([OpaqueTool(), add_tool(0)])
+    async with ActorSystem(strict=strict, seed=0) as system:
+        ref = await system.spawn(lambda: ToolExecutor(registry), name="tools")
+        calls = [
+            ToolCall(id="a", name="opaque"),
+            ToolCall(id="b", name="add", arguments='{"n": 1}'),
+        ]
+        opaque, ok = (await ref.ask(ExecuteTools(batch_id="b", calls=calls))).results
+    assert opaque.status is ToolStatus.ERROR and opaque.recoverable
+    assert "not JSON" in opaque.content and opaque.value is None
+    assert (ok.status, ok.value) == (ToolStatus.OK, {"result": 1})

@@ -1,4 +1,4 @@
-"""Property: for any mix of fast, slow, failing, hanging, invalid and cancelled
+"""Property: for any mix of fast, slow, failing, exiting, hanging, invalid and cancelled
 calls, ToolExecutor answers every call id exactly once, in call order, with
 the right status, within the timeout bound, and leaves no task running."""
 
@@ -31,7 +31,18 @@ from agcore_actors.tools import (
 TIMEOUT = 10.0
 
 # kind -> (delay, outcome); delay < 0 hangs forever
-KINDS = ["fast", "slow", "fail", "crash", "hang", "invalid_json", "bad_args", "unknown", "denied"]
+KINDS = [
+    "fast",
+    "slow",
+    "fail",
+    "crash",
+    "exit",
+    "hang",
+    "invalid_json",
+    "bad_args",
+    "unknown",
+    "denied",
+]
 
 
 class Live:
@@ -49,6 +60,8 @@ def build_registry(live: Live) -> ToolRegistry:
             await trio.sleep(delay)
             if outcome == "fail":
                 raise ExecutionFailed("work", "boom")
+            if outcome == "exit":
+                raise SystemExit(2)
             if outcome == "crash":
                 raise ValueError("crashed")
             return f"done {delay}"
@@ -76,7 +89,7 @@ def make_call(i: int, kind: str, delay: int) -> ToolCall:
     if kind == "bad_args":
         return ToolCall(id=cid, name="work", arguments='{"delay": "x", "outcome": "ok"}')
     d = {"fast": delay % 9 + 1, "slow": TIMEOUT + 1 + delay, "hang": -1}.get(kind, delay % 9 + 1)
-    outcome = kind if kind in ("fail", "crash") else "ok"
+    outcome = kind if kind in ("fail", "crash", "exit") else "ok"
     return ToolCall(
         id=cid,
         name="work",

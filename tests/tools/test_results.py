@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import msgspec
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -65,11 +66,32 @@ def test_render_value_is_text_or_compact_json(value: object) -> None:
 def test_cancelled_results_answer_every_call(done_mask: list[bool]) -> None:
     calls = [ToolCall(id=f"c{i}", name="t") for i in range(len(done_mask))]
     done = [
-        ToolResult(call_id=c.id, name="t", status=ToolStatus.OK, content="x")
+        ToolResult(call_id=c.id, name="t", status=ToolStatus.OK, content="x") if d else None
         for c, d in zip(calls, done_mask, strict=True)
-        if d
     ]
     out = cancelled_results(calls, done)
     assert [r.call_id for r in out] == [c.id for c in calls]
     for r, d in zip(out, done_mask, strict=True):
         assert r.status is (ToolStatus.OK if d else ToolStatus.CANCELLED)
+
+
+@pytest.mark.parametrize("ids", [["", ""], ["A", "A"], ["A", "", "A"]])
+def test_cancelled_results_match_results_by_position(ids: list[str]) -> None:
+    calls = [ToolCall(id=cid, name=f"t{i}") for i, cid in enumerate(ids)]
+    done = [
+        ToolResult(call_id=c.id, name=c.name, status=ToolStatus.OK, content=f"r{i}")
+        for i, c in enumerate(calls)
+    ]
+    out = cancelled_results(calls, done)
+    assert [(r.name, r.content) for r in out] == [(c.name, f"r{i}") for i, c in enumerate(calls)]
+    partly = cancelled_results(calls, [done[0]])
+    assert partly[0] is done[0]
+    assert [r.status for r in partly[1:]] == [ToolStatus.CANCELLED] * (len(ids) - 1)
+    assert [r.name for r in partly] == [c.name for c in calls]
+
+
+def test_cancelled_results_refuse_a_result_of_another_call() -> None:
+    calls = [ToolCall(id="a", name="t"), ToolCall(id="b", name="t")]
+    wrong = ToolResult(call_id="b", name="t", status=ToolStatus.OK, content="x")
+    with pytest.raises(ValueError):
+        cancelled_results(calls, [wrong])

@@ -101,8 +101,9 @@ class ChatMessage(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True)
 
     A deliberately generic row (the llm layer has its own richer types and
     converts): ``role``, ``content`` (text, a list of JSON-able content parts,
-    or None), and optional ``name``, ``tool_call_id``, ``tool_calls`` and
-    ``reasoning_content``.
+    or None), and optional ``name``, ``tool_call_id``, ``tool_calls``,
+    ``reasoning_content`` and ``refusal``: every field of the LLM layer's
+    messages, so one survives being stored.
     """
 
     role: str
@@ -111,6 +112,7 @@ class ChatMessage(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True)
     tool_call_id: str | None = None
     tool_calls: list[dict[str, Any]] | None = None
     reasoning_content: str | None = None
+    refusal: str | None = None
 
 
 class KnowledgePage(msgspec.Struct, frozen=True, kw_only=True):

@@ -16,9 +16,12 @@ Timestamps are Unix seconds as floats, taken from the store's injected clock.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Literal
 
 import msgspec
+
+#: The roles a chat message may have (the LLM layer's message types).
+Role = Literal["system", "developer", "user", "assistant", "tool", "function"]
 
 
 class MemoryItem(msgspec.Struct, frozen=True, kw_only=True):
@@ -106,7 +109,7 @@ class ChatMessage(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True)
     messages, so one survives being stored.
     """
 
-    role: str
+    role: Role
     content: str | list[Any] | None = None
     name: str | None = None
     tool_call_id: str | None = None

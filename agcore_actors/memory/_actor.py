@@ -29,7 +29,6 @@ from ._knowledge import KnowledgeStore
 from ._retriever import MemoryRetriever, RetrieverConfig
 from ._sqlite import SqliteBackend
 from ._store import Clock, InMemoryBackend, MemoryBackend
-from ._transcript import messages_from_jsonl, messages_to_jsonl
 from .messages import (
     Append,
     ClearHistory,
@@ -290,22 +289,14 @@ class MemoryStore(Actor[MemoryMsg]):
         return await self._write(lambda s: self._conversation(s, msg.session_id).clear())
 
     async def _on_export_transcript(self, msg: ExportTranscript) -> str:
-        return await self._read(
-            lambda s: messages_to_jsonl(self._conversation(s, msg.session_id).history())
-        )
+        return await self._read(lambda s: self._conversation(s, msg.session_id).export_jsonl())
 
     async def _on_import_transcript(self, msg: ImportTranscript) -> int:
-        messages = messages_from_jsonl(msg.jsonl)  # all parsed before anything is written
-
-        def apply(store: MemoryBackend) -> int:
-            conversation = self._conversation(store, msg.session_id)
-            if msg.replace:
-                conversation.replace(messages)
-            else:
-                conversation.extend(messages)
-            return len(messages)
-
-        return await self._write(apply)
+        return await self._write(
+            lambda s: self._conversation(s, msg.session_id).import_jsonl(
+                msg.jsonl, replace=msg.replace
+            )
+        )
 
     # -- knowledge -------------------------------------------------------------
 

@@ -30,9 +30,15 @@ import attrs
 import msgspec
 
 from .._validators import non_negative
-from ._errors import InvalidInput, SerializationError
+from ._errors import InvalidInput, NotFound, SerializationError
 from ._item import ChatMessage, MemoryFilter, escape_segment
 from ._store import MemoryBackend, delete_prefix
+from ._transcript import (
+    check_tool_call_ids,
+    messages_from_jsonl,
+    messages_to_jsonl,
+    tool_call_ids,
+)
 
 CONVERSATION_PREFIX = "conv:"
 
@@ -138,6 +144,26 @@ class ConversationMemory:
     def clear(self) -> int:
         """Delete the whole transcript; how many messages were removed."""
         return delete_prefix(self.store, self.prefix)
+
+    def export_jsonl(self) -> str:
+        """The transcript as JSON Lines; :class:`NotFound` when it has no message."""
+        messages = self.history()
+        if not messages:
+            raise NotFound(f"transcript of session {self.session_id!r}")
+        return messages_to_jsonl(messages)
+
+    def import_jsonl(self, jsonl: str, *, replace: bool = False) -> int:
+        """Append (or with ``replace``, substitute) a JSON Lines transcript in one
+        transaction; how many messages. All-or-nothing: a bad line, or a tool call
+        id that the result would hold twice, is :class:`SerializationError`."""
+        messages = messages_from_jsonl(jsonl)
+        with self.store.batch():
+            if replace:
+                self.replace(messages)
+            else:
+                check_tool_call_ids(messages, tool_call_ids(self.history()))
+                self.extend(messages)
+        return len(messages)
 
     def replace(self, msgs: list[ChatMessage]) -> None:
         """Replace the transcript by ``msgs`` (e.g. after compaction), atomically."""

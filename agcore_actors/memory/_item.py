@@ -16,9 +16,12 @@ Timestamps are Unix seconds as floats, taken from the store's injected clock.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Literal
 
 import msgspec
+
+#: The roles a chat message may have (the LLM layer's message types).
+Role = Literal["system", "developer", "user", "assistant", "tool", "function"]
 
 
 class MemoryItem(msgspec.Struct, frozen=True, kw_only=True):
@@ -101,16 +104,18 @@ class ChatMessage(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True)
 
     A deliberately generic row (the llm layer has its own richer types and
     converts): ``role``, ``content`` (text, a list of JSON-able content parts,
-    or None), and optional ``name``, ``tool_call_id``, ``tool_calls`` and
-    ``reasoning_content``.
+    or None), and optional ``name``, ``tool_call_id``, ``tool_calls``,
+    ``reasoning_content`` and ``refusal``: every field of the LLM layer's
+    messages, so one survives being stored.
     """
 
-    role: str
+    role: Role
     content: str | list[Any] | None = None
     name: str | None = None
     tool_call_id: str | None = None
     tool_calls: list[dict[str, Any]] | None = None
     reasoning_content: str | None = None
+    refusal: str | None = None
 
 
 class KnowledgePage(msgspec.Struct, frozen=True, kw_only=True):

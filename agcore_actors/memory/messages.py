@@ -16,7 +16,7 @@ Conversation (one transcript per session id)::
     History(session_id)                  -> Messages
     ReplaceHistory(session_id, messages) -> None                (e.g. after compaction)
     ClearHistory(session_id)             -> int
-    ExportTranscript(session_id)         -> str                 (JSON Lines)
+    ExportTranscript(session_id)         -> str                 (JSON Lines; NotFound if empty)
     ImportTranscript(session_id, jsonl, replace) -> int         (messages imported)
 
 Knowledge and retrieval::
@@ -222,13 +222,17 @@ class ClearHistory(Request[int], frozen=True, tag=True):
 
 
 class ExportTranscript(Request[str], frozen=True, tag=True):
-    """A session's transcript as JSON Lines."""
+    """A session's transcript as JSON Lines (NotFound when it has no message)."""
 
     session_id: str
 
 
 class ImportTranscript(Request[int], frozen=True, tag=True, kw_only=True):
-    """Append (or with ``replace``, substitute) a JSON Lines transcript; how many messages."""
+    """Append (or with ``replace``, substitute) a JSON Lines transcript; how many messages.
+
+    All or nothing: a bad line, an unknown role or a tool call id the transcript
+    would hold twice is :class:`~agcore_actors.memory.SerializationError`.
+    """
 
     session_id: str
     jsonl: str

@@ -9,6 +9,7 @@ from hypothesis import strategies as st
 from agcore_actors.context.policy import system_prefix_len
 from agcore_actors.llm import (
     AssistantMessage,
+    ContentPart,
     DeveloperMessage,
     FunctionCall,
     ImagePart,
@@ -39,10 +40,10 @@ texts = st.one_of(
 
 
 @st.composite
-def contents(draw: st.DrawFn) -> str | list[TextPart | ImagePart]:
+def contents(draw: st.DrawFn) -> str | list[ContentPart]:
     if draw(st.booleans()):
         return draw(texts)
-    parts: list[TextPart | ImagePart] = [TextPart(draw(texts))]
+    parts: list[ContentPart] = [TextPart(draw(texts))]
     if draw(st.booleans()):
         parts.append(ImagePart(ImageUrl("data:image/png;base64,AAAA", detail="low")))
     return parts

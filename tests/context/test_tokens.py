@@ -21,7 +21,7 @@ from agcore_actors.context import (
 )
 from agcore_actors.context.messages import Compact
 from agcore_actors.context.policy import estimate_tokens
-from agcore_actors.llm import SystemMessage, UserMessage
+from agcore_actors.llm import Message, SystemMessage, UserMessage
 
 
 def test_tiktoken_named_encoding_without_a_cached_copy_is_unavailable(
@@ -59,7 +59,7 @@ async def test_tiktoken_from_a_local_bpe_file(tmp_path: Path) -> None:
     assert est.count_text("hello hello") == 3  # "hello", " ", "hello"
     assert est.count_text("hey") == 2  # "he", "y"
     assert est.count_text("你") == 3  # three UTF-8 bytes, no merges
-    msgs = [SystemMessage("hello"), UserMessage("hello")]
+    msgs: list[Message] = [SystemMessage("hello"), UserMessage("hello")]
     n = await est.count(msgs)
     assert n == est.count_text(
         "<|im_start|>system\nhello<|im_end|>\n<|im_start|>user\nhello<|im_end|>\n"
@@ -132,7 +132,7 @@ async def test_compactor_falls_back_to_the_heuristic_and_says_so(system: ActorSy
     async with httpx.AsyncClient() as client:
         tok = ServerTokenizer(client, f"http://127.0.0.1:{closed_port()}")
         ref = await system.root.start_child(compactor_spec("c", estimator=tok))
-        conv = [UserMessage("hello there")]
+        conv: list[Message] = [UserMessage("hello there")]
         result = await ref.ask(Compact(messages=conv))
         assert result.report.estimator.startswith("heuristic (fallback: ConnectError")
         assert result.report.tokens_before == estimate_tokens(conv)

@@ -200,3 +200,23 @@ async def test_the_retrieve_tool(system: ActorSystem, config: MemoryStoreConfig)
     for bad in ({}, {"query": ""}, {"query": "x", "max_results": 0}, {"query": "x", "y": 1}):
         with pytest.raises(InvalidInput):
             await run_retrieve_tool(mem, bad)
+
+
+async def test_a_transcript_imported_twice_or_exported_unknown_is_a_clear_error(
+    system: ActorSystem, config: MemoryStoreConfig
+) -> None:
+    mem = await system.root.start_child(memory_store_spec("memory", config=config))
+    call = {"id": "call_1", "type": "function", "function": {"name": "f", "arguments": "{}"}}
+    msgs = [
+        ChatMessage(role="assistant", content="", tool_calls=[call]),
+        ChatMessage(role="tool", content="ok", tool_call_id="call_1"),
+    ]
+    assert await mem.ask(Append("s1", msgs)) == [0, 1]
+    jsonl = await mem.ask(ExportTranscript("s1"))
+    with pytest.raises(SerializationError, match="call_1"):
+        await mem.ask(ImportTranscript(session_id="s1", jsonl=jsonl))
+    assert (await mem.ask(History("s1"))).messages == msgs
+    with pytest.raises(SerializationError, match="line 1"):
+        await mem.ask(ImportTranscript(session_id="s2", jsonl='{"role":"wizard"}'))
+    with pytest.raises(NotFound, match="s2"):
+        await mem.ask(ExportTranscript("s2"))

@@ -8,7 +8,16 @@ import math
 import hypothesis.strategies as st
 from hypothesis import given
 
-from agcore_actors.memory import Capacity, EvictionPolicy, Hybrid, Lru, NoEviction, RecallBased, Ttl
+from agcore_actors.memory import (
+    Capacity,
+    EvictionConfig,
+    EvictionPolicy,
+    Hybrid,
+    Lru,
+    NoEviction,
+    RecallBased,
+    Ttl,
+)
 from agcore_actors.memory._item import prefix_upper_bound
 from agcore_actors.memory.policy import (
     ItemStats,
@@ -16,6 +25,7 @@ from agcore_actors.memory.policy import (
     extract_keywords,
     is_expired,
     recall_value,
+    sweep_due,
     text_overlap_dice,
     tokens,
 )
@@ -141,3 +151,21 @@ def test_prefix_upper_bound_brackets_exactly_the_prefixed_strings(prefix: str, s
     upper = prefix_upper_bound(prefix)
     inside = s >= prefix and (upper is None or s < upper)
     assert inside == s.startswith(prefix)
+
+
+@given(policies, st.integers(0, 200), st.integers(0, 30), st.integers(0, 70))
+def test_a_sweep_is_due_only_when_the_policy_can_remove_something(
+    policy: EvictionPolicy, writes: int, unpinned: int, check_interval: int
+) -> None:
+    # One trigger for both backends. The two copies it replaces differed only
+    # here: the in-memory store skipped the sweep for a policy that can evict
+    # nothing, the SQLite store ran it (finding nothing). Skipping is right.
+    config = EvictionConfig(policy=policy, check_interval=check_interval)
+    ttl = getattr(policy, "ttl", None)
+    cap = getattr(policy, "max_items", None)
+    if ttl is None and cap is None:
+        assert not sweep_due(config, writes, unpinned)
+        return
+    every_n = writes >= max(1, check_interval)
+    over = cap is not None and unpinned > cap
+    assert sweep_due(config, writes, unpinned) == (every_n or over)

@@ -54,7 +54,7 @@ def test_every_acknowledged_write_survives_sigkill(tmp_path: Path, kill_after: i
     try:
         assert store.integrity_check() == "ok"
         items = set(store.keys("item:"))
-        messages = [m.content for m in ConversationMemory(store, "crash").history()]
+        messages = [str(m.content) for m in ConversationMemory(store, "crash").history()]
     finally:
         store.close()
     for n in acked:

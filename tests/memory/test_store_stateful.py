@@ -13,6 +13,7 @@ outside.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import shutil
 import tempfile
@@ -49,9 +50,20 @@ def _comparable(items: list[MemoryItem]) -> list[MemoryItem]:
     ]
 
 
+@dataclasses.dataclass
 class ModelItem:
-    def __init__(self, **fields: Any) -> None:
-        self.__dict__.update(fields)
+    id: str
+    content: str
+    metadata: dict[str, Any]
+    created_at: float
+    pinned: bool
+    accessed_at: float
+    access_count: int
+    recall_count: int
+    recall_score_total: float
+    recalled_at: float | None
+    seq: int = 0
+    access_seq: int = 0
 
     def item(self) -> MemoryItem:
         return MemoryItem(
@@ -102,7 +114,7 @@ class Model:
         p = self.policy
         avg = it.recall_score_total / it.recall_count if it.recall_count else 0.0
         last = it.created_at if it.recalled_at is None else max(it.created_at, it.recalled_at)
-        recency = 0.5 ** (max(0.0, self.clock[0] - last) / p.recency_half_life)
+        recency: float = 0.5 ** (max(0.0, self.clock[0] - last) / p.recency_half_life)
         return (
             math.log1p(it.recall_count) * p.recall_weight
             + avg * p.score_weight
@@ -314,7 +326,7 @@ class StoreMachine(RuleBasedStateMachine):
 
 
 def _cases(policy: EvictionPolicy, name: str) -> Any:
-    machine = type(f"{name}Machine", (StoreMachine,), {"POLICY": policy})
+    machine: type[StoreMachine] = type(f"{name}Machine", (StoreMachine,), {"POLICY": policy})
     case = machine.TestCase
     case.settings = settings(max_examples=30, stateful_step_count=35, deadline=None)
     return case

@@ -1,21 +1,24 @@
 """``agcore-actors context``: estimate and compact a saved conversation.
 
 A conversation file is a JSON array of OpenAI-style messages, or JSON lines
-(one message per line, seed 004's persistence format); ``-`` reads stdin.
+(one message per line); ``-`` reads stdin.
 
 - ``context estimate FILE``: the heuristic token estimate, total and per role
   (``--tokenizer-url URL``: count with a server's tokenizer instead).
 - ``context compact FILE --budget N``: the compacted conversation (JSON) on
-  stdout and the report on stderr; ``--summarize-url URL`` lets a model at an
-  OpenAI-compatible endpoint summarise, ``--scratch TEXT`` adds the scratch
+  stdout and the report on stderr (``--json``: both as one object on stdout);
+  exit status 1 when it still does not fit. ``--summarize-url URL`` lets a model
+  at an OpenAI-compatible endpoint summarise, ``--scratch TEXT`` adds the scratch
   message to what is printed.
 """
 
 from __future__ import annotations
 
 import argparse
+import functools
 import sys
 from collections import Counter
+from typing import Any
 
 import httpx
 import msgspec
@@ -33,42 +36,81 @@ from ..context import (
     estimate_message_tokens,
 )
 from ..llm import Message
+from ._common import (
+    FAILURE,
+    OK,
+    add_command,
+    add_group,
+    examples,
+    http_url,
+    input_file,
+    int_at_least,
+    print_json,
+)
+from ._errors import BadInput
+
+_array = msgspec.json.Decoder(list[Message])
+_one = msgspec.json.Decoder(Message)
 
 
 def read_messages(path: str) -> list[Message]:
-    """Messages from a JSON array or JSON lines file (``-``: stdin)."""
-    data = sys.stdin.buffer.read() if path == "-" else open(path, "rb").read()  # noqa: SIM115
+    """Messages from a JSON array or JSON lines file (``-``: stdin).
+
+    Raises :class:`BadInput` naming the file (and line) when it is not a conversation.
+    """
+    if path == "-":
+        data = sys.stdin.buffer.read()
+    else:
+        with open(path, "rb") as file:
+            data = file.read()
     text = data.strip()
     if text.startswith(b"["):
-        return msgspec.json.decode(text, type=list[Message])
-    return [msgspec.json.decode(line, type=Message) for line in text.splitlines() if line.strip()]
+        try:
+            return _array.decode(text)
+        except msgspec.DecodeError as exc:
+            raise BadInput(f"{path}: not a conversation: {exc}") from None
+    messages = []
+    for number, line in enumerate(text.splitlines(), start=1):
+        if line.strip():
+            try:
+                messages.append(_one.decode(line))
+            except msgspec.DecodeError as exc:
+                raise BadInput(f"{path}, line {number}: not a message: {exc}") from None
+    return messages
 
 
 def _estimate(args: argparse.Namespace) -> int:
     messages = read_messages(args.file)
+    by_role: Counter[str] | None = None
     if args.tokenizer_url:
 
         async def count() -> int:
             async with httpx.AsyncClient() as client:
                 return await ServerTokenizer(client, args.tokenizer_url).count(messages)
 
-        print(f"{trio.run(count)} tokens ({len(messages)} messages, server tokenizer)")
-        return 0
-    by_role: Counter[str] = Counter()
-    for msg in messages:
-        by_role[str(msg.__struct_config__.tag)] += estimate_message_tokens(msg)
-    total = sum(by_role.values())
-    print(f"{total} tokens ({len(messages)} messages, heuristic estimate)")
-    for role, n in by_role.most_common():
+        total, estimator = trio.run(count), "server tokenizer"
+    else:
+        by_role = Counter()
+        for msg in messages:
+            by_role[str(msg.__struct_config__.tag)] += estimate_message_tokens(msg)
+        total, estimator = sum(by_role.values()), "heuristic estimate"
+    if args.json:
+        roles = None if by_role is None else dict(by_role.most_common())
+        print_json(
+            {"tokens": total, "messages": len(messages), "estimator": estimator, "by_role": roles}
+        )
+        return OK
+    print(f"{total} tokens ({len(messages)} messages, {estimator})")
+    for role, n in (by_role or Counter()).most_common():
         print(f"  {role}: {n}")
-    return 0
+    return OK
 
 
 def _compact(args: argparse.Namespace) -> int:
     messages = read_messages(args.file)
     config = CompactConfig(keep_recent=args.keep_recent, keep_tool_result=args.keep_tool_result)
 
-    async def run() -> int:
+    async def run() -> Any:
         async with httpx.AsyncClient(timeout=httpx.Timeout(None, connect=10)) as client:
             summarizer: Summarizer | None = None
             if args.summarize_url:
@@ -76,42 +118,61 @@ def _compact(args: argparse.Namespace) -> int:
             estimator: TokenEstimator | None = None
             if args.tokenizer_url:
                 estimator = ServerTokenizer(client, args.tokenizer_url)
+            factory = functools.partial(
+                Compactor, config, summarizer=summarizer, estimator=estimator
+            )
             async with ActorSystem() as system:
-                ref = await system.spawn(
-                    lambda: Compactor(config, summarizer=summarizer, estimator=estimator),
-                    name="compactor",
-                )
-                result = await ref.ask(Compact(messages, args.budget, args.scratch))
-        sys.stdout.write(msgspec.json.encode(result.messages).decode() + "\n")
-        report = result.report
-        steps = ", ".join(f"{s.name} {s.tokens_before}->{s.tokens_after}" for s in report.steps)
-        print(
-            f"{report.tokens_before} -> {report.tokens_after} tokens (budget {report.budget}, "
-            f"{'fits' if report.fits else 'does not fit'}); steps: {steps or 'none'}",
-            file=sys.stderr,
-        )
-        for step in report.steps:
-            if step.error:
-                print(f"  {step.name} failed: {step.error}", file=sys.stderr)
-        return 0 if report.fits else 1
+                ref = await system.spawn(factory, name="compactor")
+                return await ref.ask(Compact(messages, args.budget, args.scratch))
 
-    return trio.run(run)
+    result = trio.run(run)
+    report = result.report
+    status = OK if report.fits else FAILURE
+    if args.json:
+        print_json({"messages": result.messages, "report": report})
+        return status
+    print_json(result.messages)
+    steps = ", ".join(f"{s.name} {s.tokens_before}->{s.tokens_after}" for s in report.steps)
+    print(
+        f"{report.tokens_before} -> {report.tokens_after} tokens (budget {report.budget}, "
+        f"{'fits' if report.fits else 'does not fit'}); steps: {steps or 'none'}",
+        file=sys.stderr,
+    )
+    for step in report.steps:
+        if step.error:
+            print(f"  {step.name} failed: {step.error}", file=sys.stderr)
+    return status
 
 
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    parser = subparsers.add_parser("context", help="estimate and compact a saved conversation")
-    commands = parser.add_subparsers(dest="context_command", required=True)
-    est = commands.add_parser("estimate", help="token estimate of a conversation file")
-    est.add_argument("file", help="JSON array or JSON lines of messages; - for stdin")
-    est.add_argument("--tokenizer-url", help="count with this server's /extras/tokenize/count")
-    est.set_defaults(func=_estimate)
-    comp = commands.add_parser("compact", help="compact a conversation to a budget")
-    comp.add_argument("file", help="JSON array or JSON lines of messages; - for stdin")
-    comp.add_argument("--budget", type=int, required=True, help="prompt-token budget")
-    comp.add_argument("--keep-recent", type=int, default=6)
-    comp.add_argument("--keep-tool-result", type=int, default=-1, help="-1 keeps all")
+    commands = add_group(
+        subparsers,
+        "context",
+        help="estimate and compact a saved conversation",
+        epilog=examples(
+            "agcore-actors context estimate conversation.jsonl",
+            "agcore-actors context estimate conversation.json --json",
+            "agcore-actors context compact conversation.json --budget 4000 > compacted.json",
+            "agcore-actors context compact - --budget 8000 --summarize-url "
+            "http://127.0.0.1:8080/v1 < conversation.jsonl",
+        ),
+    )
+    est = add_command(commands, "estimate", _estimate, help="token estimate of a conversation file")
+    est.add_argument("file", type=input_file, help="JSON array or JSON lines; - for stdin")
+    est.add_argument(
+        "--tokenizer-url", type=http_url, help="count with this server's /extras/tokenize/count"
+    )
+    est.add_argument("--json", action="store_true", help="print the result as JSON")
+
+    comp = add_command(commands, "compact", _compact, help="compact a conversation to a budget")
+    comp.add_argument("file", type=input_file, help="JSON array or JSON lines; - for stdin")
+    comp.add_argument("--budget", type=int_at_least(1), required=True, help="prompt-token budget")
+    comp.add_argument("--keep-recent", type=int_at_least(0), default=6)
+    comp.add_argument("--keep-tool-result", type=int_at_least(-1), default=-1, help="-1 keeps all")
     comp.add_argument("--scratch", help="per-turn system note appended to the output")
-    comp.add_argument("--summarize-url", help="OpenAI-compatible base URL for summaries")
+    comp.add_argument("--summarize-url", type=http_url, help="OpenAI-compatible base URL")
     comp.add_argument("--model", default="", help="model name for --summarize-url")
-    comp.add_argument("--tokenizer-url", help="count with this server's tokenizer")
-    comp.set_defaults(func=_compact)
+    comp.add_argument("--tokenizer-url", type=http_url, help="count with this server's tokenizer")
+    comp.add_argument(
+        "--json", action="store_true", help="print messages and report as one JSON object"
+    )

@@ -1,14 +1,15 @@
 """``agcore-actors demo``: a supervised actor tree at work, in about a second.
 
 A flaky worker crashes on every ``crash_every``-th job; its supervisor
-restarts it with backoff, the asks that hit a crash get the worker's error,
+restarts it with backoff, the asks that hit a crash get the worker's own error
+(a ``ValueError``, as raised: the runtime never wraps a handler's exception),
 and a counter (in a one_for_one tree, so unaffected) tallies the results.
 """
 
 from __future__ import annotations
 
 import argparse
-import sys
+import functools
 
 import msgspec
 import trio
@@ -23,6 +24,7 @@ from ..actor import (
     Strategy,
     SupervisorSpec,
 )
+from ._common import OK, add_command, examples, int_at_least
 
 
 class Work(Request[int], frozen=True, tag=True):
@@ -37,10 +39,6 @@ class Totals(Request[dict[str, int]], frozen=True, tag=True):
     pass
 
 
-class FlakyCrash(RuntimeError):
-    pass
-
-
 class Worker(Actor[Work]):
     def __init__(self, crash_every: int) -> None:
         self.crash_every = crash_every
@@ -49,7 +47,7 @@ class Worker(Actor[Work]):
     async def handle(self, msg: Work) -> int:
         self.handled += 1
         if msg.job % self.crash_every == 0:
-            raise FlakyCrash(f"job {msg.job} hit a bad input")
+            raise ValueError(f"job {msg.job} hit a bad input")
         await trio.sleep(0.001)
         return msg.job * msg.job
 
@@ -77,7 +75,7 @@ async def run_demo(jobs: int = 40, crash_every: int = 9) -> None:
         backoff=Backoff(initial=0.01, cap=0.2),
         children=[
             ChildSpec("counter", Counter),
-            ChildSpec("worker", lambda: Worker(crash_every)),
+            ChildSpec("worker", functools.partial(Worker, crash_every)),
         ],
     )
     async with ActorSystem(strict=True, seed=1) as system:
@@ -87,7 +85,7 @@ async def run_demo(jobs: int = 40, crash_every: int = 9) -> None:
         for job in range(1, jobs + 1):
             try:
                 result = await worker.ask(Work(job), timeout=5)
-            except FlakyCrash as exc:
+            except ValueError as exc:
                 print(f"job {job:3}: worker crashed ({exc}); supervisor restarts it")
                 await counter.tell(Record(ok=False))
             else:
@@ -109,17 +107,22 @@ def main(jobs: int, crash_every: int) -> None:
 
 
 def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    demo = commands.add_parser("demo", help="run a small supervised actor tree")
-    demo.add_argument("--jobs", type=int, default=40, help="jobs to send (default 40)")
-    demo.add_argument(
-        "--crash-every", type=int, default=9, help="the worker crashes on every N-th job"
+    demo = add_command(
+        commands,
+        "demo",
+        _run,
+        help="run a small supervised actor tree",
+        epilog=examples("agcore-actors demo", "agcore-actors demo --jobs 12 --crash-every 5"),
     )
-    demo.set_defaults(func=_run)
+    demo.add_argument("--jobs", type=int_at_least(1), default=40, help="jobs to send (default 40)")
+    demo.add_argument(
+        "--crash-every",
+        type=int_at_least(1),
+        default=9,
+        help="the worker crashes on every N-th job",
+    )
 
 
 def _run(args: argparse.Namespace) -> int:
-    if args.jobs < 1 or args.crash_every < 1:
-        print("agcore-actors demo: --jobs and --crash-every must be >= 1", file=sys.stderr)
-        return 2
     main(args.jobs, args.crash_every)
-    return 0
+    return OK

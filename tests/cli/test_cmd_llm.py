@@ -4,14 +4,25 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import subprocess
 import sys
 
+import pytest
 import trio
 
-from tests.peers.fault_server import FaultServer, chunk, error_reply, sse, sse_reply, usage_chunk
+from tests.peers.fault_server import (
+    FaultServer,
+    Reply,
+    chunk,
+    error_reply,
+    sse,
+    sse_reply,
+    usage_chunk,
+)
 
 KEY = "sk-cli-secret-789"
+COMMAND = [sys.executable, "-m", "agcore_actors.cli", "llm", "complete"]
 
 
 def env(**values: str) -> dict[str, str]:
@@ -20,11 +31,18 @@ def env(**values: str) -> dict[str, str]:
 
 
 async def run_cli(*argv: str, environ: dict[str, str]) -> subprocess.CompletedProcess[bytes]:
-    command = [sys.executable, "-m", "agcore_actors.cli", "llm", "complete", *argv]
     with trio.fail_after(30):
         return await trio.run_process(
-            command, env=environ, capture_stdout=True, capture_stderr=True, check=False
+            [*COMMAND, *argv], env=environ, capture_stdout=True, capture_stderr=True, check=False
         )
+
+
+async def read_all(stream: trio.abc.ReceiveStream | None) -> bytes:
+    assert stream is not None
+    data = b""
+    while chunk := await stream.receive_some():
+        data += chunk
+    return data
 
 
 def _stream_reply() -> list[bytes | float]:
@@ -41,6 +59,7 @@ async def test_text_is_streamed_to_stdout(fault_server: FaultServer) -> None:
     result = await run_cli("Say hi", environ=env(OPENAI_BASE_URL=url, OPENAI_MODEL="m1"))
     assert result.returncode == 0, result.stderr
     assert result.stdout.decode() == "Hello\n"
+    assert result.stderr == b""
     (req,) = scenario.requests
     assert req.body["model"] == "m1" and req.body["messages"][-1]["content"] == "Say hi"
 
@@ -65,9 +84,62 @@ async def test_failure_exits_non_zero_with_one_line_naming_the_kind(
     assert result.returncode == 1
     lines = result.stderr.decode().strip().splitlines()
     assert len(lines) == 1 and "authentication" in lines[0] and KEY not in lines[0]
+    assert lines[0].startswith("agcore-actors llm complete: ")
+
+
+async def test_a_base_url_that_is_not_a_url_is_refused_at_once() -> None:
+    with trio.fail_after(10):  # the old code retried a connection error for 9 s
+        flag = await run_cli("hi", "--base-url", "not-a-url", environ=env())
+        variable = await run_cli("hi", environ=env(OPENAI_BASE_URL="localhost:8080/v1"))
+    assert flag.returncode == 2 and variable.returncode == 2
+    assert flag.stderr.decode() == (
+        "agcore-actors llm complete: usage: argument --base-url: not an http(s) URL: 'not-a-url'\n"
+    )
+    assert variable.stderr.decode() == (
+        "agcore-actors llm complete: usage: OPENAI_BASE_URL: not an http(s) URL: "
+        "'localhost:8080/v1'\n"
+    )
+
+
+@pytest.mark.parametrize("key", [KEY + "\n", "sk-clé-secrète"])
+async def test_an_unusable_api_key_is_a_usage_error_that_never_shows_it(key: str) -> None:
+    result = await run_cli(
+        "hi", environ=env(OPENAI_BASE_URL="http://127.0.0.1:9/v1", OPENAI_API_KEY=key)
+    )
+    assert result.returncode == 2
+    (line,) = result.stderr.decode().splitlines()
+    assert "OPENAI_API_KEY" in line and key.strip() not in line and "sk-" not in line
 
 
 async def test_no_provider_configured_is_a_usage_error() -> None:
     result = await run_cli("hi", environ=env())
     assert result.returncode == 2
     assert b"OPENAI_API_KEY" in result.stderr
+
+
+@pytest.mark.parametrize("mode", [[], ["--json"]], ids=["stream", "json"])
+async def test_ctrl_c_exits_130_with_one_line(fault_server: FaultServer, mode: list[str]) -> None:
+    url, scenario = fault_server.script(Reply(delay=60))  # a server that never answers
+    argv = [*COMMAND, "hi", "--model", "m1", "--base-url", url, *mode]
+    process = await trio.lowlevel.open_process(
+        argv, env=env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE
+    )
+    try:
+        with trio.fail_after(30):
+            # The server records the request from its own thread: poll.
+            while not scenario.requests:  # noqa: ASYNC110
+                await trio.sleep(0.05)
+        process.send_signal(signal.SIGINT)
+        with trio.fail_after(10):
+            await process.wait()
+        err, out = await read_all(process.stderr), await read_all(process.stdout)
+    finally:
+        if process.returncode is None:
+            process.kill()
+            await process.wait()
+        for pipe in (process.stdout, process.stderr):
+            if pipe is not None:
+                await pipe.aclose()
+    assert process.returncode == 130
+    assert err == b"agcore-actors llm complete: interrupted\n"
+    assert out in (b"", b"\n")

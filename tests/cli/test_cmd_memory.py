@@ -54,7 +54,8 @@ def test_export_then_import_into_another_session(
 def test_search_and_errors(db: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["memory", "search", str(db), "borrow checker"]) == 0
     assert "rust  Rust ownership" in capsys.readouterr().out
-    assert main(["memory", "stats", str(tmp_path / "missing.db")]) == 1
+    # A missing file named on the command line is a usage error (exit 2), as in every group.
+    assert main(["memory", "stats", str(tmp_path / "missing.db")]) == 2
     assert "no such file" in capsys.readouterr().err
     bad = tmp_path / "bad.jsonl"
     bad.write_text("{nope\n", "utf-8")

@@ -1,0 +1,373 @@
+"""The one convention every ``agcore-actors`` command follows.
+
+Exit status, defined here and nowhere else:
+
+====  =====================================================================
+ 0    the command did what was asked
+ 1    it ran and failed: a server, a tool, the store, an input it could not use
+ 2    usage or configuration: a bad flag value, a missing file named on the
+      command line, a missing or malformed setting — found before any work
+130   interrupted (Ctrl-C)
+====  =====================================================================
+
+Output: results on stdout; diagnostics (progress, retries, reports) on stderr; an
+error is exactly one line on stderr, ``agcore-actors <command>: <kind>: <message>``,
+never a traceback, for any :class:`~agcore_actors.AgcoreError`, any :class:`OSError`
+and any bad input (:class:`ValueError`, which decoding errors are). ``--json`` always
+means: the result as JSON on stdout. Anything else escaping a command is a bug of
+the command and keeps its traceback.
+
+Values are checked by argparse with the typed converters below, so a negative budget
+or a URL that is not http(s) is a usage error before anything runs; the parser
+(:class:`Parser`) reports its errors through the same one-line handler.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import os
+import sys
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any, NoReturn
+from urllib.parse import urlsplit
+
+import msgspec
+
+from .._errors import AgcoreError
+from ._errors import UsageError
+
+__all__ = [
+    "FAILURE",
+    "INTERRUPTED",
+    "OK",
+    "USAGE",
+    "Parser",
+    "add_command",
+    "add_group",
+    "error_line",
+    "examples",
+    "existing_dir",
+    "existing_file",
+    "http_url",
+    "input_file",
+    "int_at_least",
+    "json_object",
+    "key_value",
+    "non_negative_float",
+    "positive_float",
+    "print_json",
+    "report",
+    "run",
+    "warn",
+    "with_hint",
+]
+
+OK = 0
+FAILURE = 1
+USAGE = 2
+INTERRUPTED = 130
+
+Command = Callable[[argparse.Namespace], int]
+Converter = Callable[[str], Any]
+
+
+class Parser(argparse.ArgumentParser):
+    """An ArgumentParser whose errors are :class:`UsageError` (one line, exit 2)
+    instead of a usage dump and ``sys.exit(2)`` from inside the parser."""
+
+    def error(self, message: str) -> NoReturn:
+        raise UsageError(message, prog=self.prog)
+
+
+# -- building the parsers ------------------------------------------------------------------
+
+
+def examples(*lines: str) -> str:
+    """An epilog listing example command lines."""
+    return "examples:\n" + "".join(f"  {line}\n" for line in lines)
+
+
+def add_group(
+    commands: argparse._SubParsersAction[argparse.ArgumentParser],
+    name: str,
+    *,
+    help: str,
+    epilog: str,
+) -> argparse._SubParsersAction[argparse.ArgumentParser]:
+    """A command group (``agcore-actors <name> <command>``); returns its subparsers."""
+    group = commands.add_parser(
+        name,
+        help=help,
+        description=help,
+        epilog=epilog,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    return group.add_subparsers(dest=f"{name}_command", required=True, metavar="COMMAND")
+
+
+def add_command(
+    commands: argparse._SubParsersAction[argparse.ArgumentParser],
+    name: str,
+    func: Command,
+    *,
+    help: str,
+    epilog: str | None = None,
+    usage_errors: tuple[type[BaseException], ...] = (),
+) -> argparse.ArgumentParser:
+    """A command that runs ``func(args)``; ``usage_errors`` are the library errors that
+    mean bad configuration for this command (exit 2 rather than 1)."""
+    parser = commands.add_parser(
+        name,
+        help=help,
+        description=help,
+        epilog=epilog,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.set_defaults(func=func, prog=parser.prog, usage_errors=usage_errors)
+    return parser
+
+
+# -- typed converters (argparse ``type=``) -------------------------------------------------
+
+
+def int_at_least(low: int) -> Converter:
+    """An integer >= ``low``."""
+
+    def convert(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"not an integer: {text!r}") from None
+        if value < low:
+            raise argparse.ArgumentTypeError(f"must be >= {low}, not {value}")
+        return value
+
+    convert.__name__ = f"int >= {low}"
+    return convert
+
+
+def _float(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
+    if math.isnan(value):
+        raise argparse.ArgumentTypeError("not a number: 'nan'")
+    return value
+
+
+def positive_float(text: str) -> float:
+    """A number > 0 (``inf`` allowed: no limit)."""
+    value = _float(text)
+    if value <= 0:
+        raise argparse.ArgumentTypeError(f"must be > 0, not {text}")
+    return value
+
+
+def non_negative_float(text: str) -> float:
+    """A finite number >= 0."""
+    value = _float(text)
+    if value < 0 or math.isinf(value):
+        raise argparse.ArgumentTypeError(f"must be a finite number >= 0, not {text}")
+    return value
+
+
+def http_url(text: str) -> str:
+    """An ``http://`` or ``https://`` URL with a host."""
+    check_http_url(text, "")
+    return text
+
+
+def check_http_url(text: str, what: str) -> None:
+    """Raise ArgumentTypeError (or :class:`UsageError` when ``what`` names a setting,
+    e.g. an environment variable) unless ``text`` is an http(s) URL with a host."""
+    try:
+        parts = urlsplit(text)
+        ok = parts.scheme in ("http", "https") and bool(parts.hostname) and " " not in text
+        parts.port  # noqa: B018  (a bad port raises ValueError)
+    except ValueError:
+        ok = False
+    if not ok:
+        message = f"not an http(s) URL: {text!r}"
+        if what:
+            raise UsageError(f"{what}: {message}")
+        raise argparse.ArgumentTypeError(message)
+
+
+def existing_file(text: str) -> Path:
+    """A path to an existing file (checked, not opened)."""
+    path = Path(text)
+    if not path.exists():
+        raise argparse.ArgumentTypeError(f"no such file: {text!r}")
+    if not path.is_file():
+        raise argparse.ArgumentTypeError(f"not a file: {text!r}")
+    return path
+
+
+def input_file(text: str) -> str:
+    """``-`` (stdin) or an existing file."""
+    if text != "-":
+        existing_file(text)
+    return text
+
+
+def existing_dir(text: str) -> Path:
+    """A path to an existing directory."""
+    path = Path(text)
+    if not path.is_dir():
+        raise argparse.ArgumentTypeError(f"no such directory: {text!r}")
+    return path
+
+
+def key_value(text: str) -> tuple[str, str]:
+    """``KEY=VALUE`` with a non-empty key."""
+    key, sep, value = text.partition("=")
+    if not sep or not key:
+        raise argparse.ArgumentTypeError(f"expected KEY=VALUE, not {text!r}")
+    return key, value
+
+
+def json_object(text: str) -> dict[str, Any]:
+    """A JSON object."""
+    try:
+        value = json.loads(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(f"not valid JSON: {exc}") from None
+    if not isinstance(value, dict):
+        raise argparse.ArgumentTypeError(f"must be a JSON object, not {text!r}")
+    return value
+
+
+# -- output ---------------------------------------------------------------------------------
+
+
+def print_json(value: Any) -> None:
+    """``value`` (builtins or msgspec Structs) as one line of JSON on stdout."""
+    sys.stdout.write(msgspec.json.encode(value).decode() + "\n")
+    sys.stdout.flush()
+
+
+def warn(prog: str, kind: str, message: str) -> None:
+    """A diagnostic line on stderr, in the shape of an error line."""
+    print(f"{prog}: {kind}: {_one_line(message)}", file=sys.stderr, flush=True)
+
+
+_HINT = "hint: "
+
+
+def with_hint(exc: BaseException, hint: str) -> BaseException:
+    """Attach a hint that the error line shows after the message."""
+    exc.add_note(_HINT + hint)
+    return exc
+
+
+def _one_line(text: str) -> str:
+    return " ".join(text.split())
+
+
+def _is_library_error(exc: BaseException) -> bool:
+    # Until every package's root derives from AgcoreError, an error class defined in
+    # the library counts too (tests/test_errors.py makes the two the same).
+    return isinstance(exc, AgcoreError) or type(exc).__module__.startswith("agcore_actors.")
+
+
+def _kind(exc: BaseException) -> str:
+    kind = getattr(type(exc), "kind", None)
+    if _is_library_error(exc) and isinstance(kind, str) and kind:
+        return kind
+    return type(exc).__name__
+
+
+def _message(exc: BaseException) -> str:
+    if isinstance(exc, OSError) and exc.strerror:
+        names = [str(n) for n in (exc.filename, exc.filename2) if n is not None]
+        return ": ".join([*names, exc.strerror])
+    return str(exc) or type(exc).__name__
+
+
+def error_line(prog: str, exc: BaseException) -> str:
+    """``<prog>: <kind>: <message>`` on one line, hints appended."""
+    line = f"{prog}: {_kind(exc)}: {_one_line(_message(exc))}"
+    hints = [n[len(_HINT) :] for n in getattr(exc, "__notes__", []) if n.startswith(_HINT)]
+    return line + "".join(f" (hint: {_one_line(h)})" for h in hints)
+
+
+# -- the top-level handler ------------------------------------------------------------------
+
+
+def _leaves(exc: BaseException) -> list[BaseException]:
+    if isinstance(exc, BaseExceptionGroup):
+        return [leaf for inner in exc.exceptions for leaf in _leaves(inner)]
+    return [exc]
+
+
+def _status(exc: BaseException, usage_errors: tuple[type[BaseException], ...]) -> int | None:
+    if isinstance(exc, (UsageError, *usage_errors)):
+        return USAGE
+    if _is_library_error(exc) or isinstance(exc, OSError | ValueError):
+        return FAILURE
+    return None
+
+
+def _stdout_gone() -> None:
+    # The reader went away (``| head``): say nothing more, and keep Python's
+    # flush at exit from failing on the closed pipe.
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, sys.stdout.fileno())
+    os.close(devnull)
+
+
+def report(
+    prog: str, exc: BaseException, usage_errors: tuple[type[BaseException], ...] = ()
+) -> int | None:
+    """Print the error line(s) for ``exc`` and return the exit status, or None if
+    ``exc`` is not an error the convention covers (the caller re-raises it).
+
+    A KeyboardInterrupt anywhere in ``exc`` (trio may deliver it in a group) wins: one
+    line, status 130. A group of covered errors prints one line per error.
+    """
+    leaves = _leaves(exc)
+    if any(isinstance(leaf, KeyboardInterrupt) for leaf in leaves):
+        print(f"{prog}: interrupted", file=sys.stderr, flush=True)
+        return INTERRUPTED
+    if any(isinstance(leaf, BrokenPipeError) for leaf in leaves):
+        _stdout_gone()
+        return FAILURE
+    statuses = [_status(leaf, usage_errors) for leaf in leaves]
+    if any(status is None for status in statuses):
+        return None
+    for leaf in leaves:
+        prefix = leaf.prog if isinstance(leaf, UsageError) and leaf.prog else prog
+        print(error_line(prefix, leaf), file=sys.stderr, flush=True)
+    return max(s for s in statuses if s is not None)
+
+
+def run(args: argparse.Namespace) -> int:
+    """Run the parsed command under the handler."""
+    prog: str = args.prog
+    func: Command = args.func
+    usage_errors: tuple[type[BaseException], ...] = args.usage_errors
+    try:
+        status = func(args)
+        sys.stdout.flush()
+        return status
+    except BaseException as exc:
+        handled = report(prog, exc, usage_errors)
+        if handled is None:
+            raise
+        return handled
+
+
+def parse(parser: argparse.ArgumentParser, argv: Sequence[str] | None) -> argparse.Namespace | int:
+    """The parsed arguments, or the exit status when parsing ended the run
+    (``--help``/``--version``: 0; a usage error: its line, 2)."""
+    try:
+        return parser.parse_args(argv)
+    except UsageError as exc:
+        print(error_line(exc.prog or parser.prog, exc), file=sys.stderr, flush=True)
+        return USAGE
+    except SystemExit as exc:  # argparse's own exit: --help, --version
+        return exc.code if isinstance(exc.code, int) else OK

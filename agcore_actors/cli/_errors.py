@@ -1,0 +1,45 @@
+"""Errors of the ``agcore-actors`` command (the program, not the library API).
+
+::
+
+    CliError            "cli"            base of the command's own errors
+    ├── UsageError      "usage"          bad flags, environment or configuration: exit 2
+    └── BadInput        "bad_input"      an input file or stream that cannot be read as asked
+
+They never leave :func:`agcore_actors.cli.main`: its top-level handler turns each into
+one line on stderr and an exit status (see :mod:`agcore_actors.cli._common`).
+"""
+
+from __future__ import annotations
+
+from typing import ClassVar
+
+from .._errors import AgcoreError
+
+__all__ = ["BadInput", "CliError", "UsageError"]
+
+
+class CliError(AgcoreError):
+    """Base of the errors the command raises itself."""
+
+    kind: ClassVar[str] = "cli"
+
+
+class UsageError(CliError, ValueError):
+    """The command line, the environment or a configuration file is wrong: exit 2.
+
+    ``prog`` is the command it concerns (``"agcore-actors llm complete"``), when the
+    parser that found it knows better than the command that runs.
+    """
+
+    kind: ClassVar[str] = "usage"
+
+    def __init__(self, message: str, *, prog: str | None = None) -> None:
+        super().__init__(message)
+        self.prog = prog
+
+
+class BadInput(CliError, ValueError):
+    """An input (file or stdin) is not what the command reads: exit 1."""
+
+    kind: ClassVar[str] = "bad_input"

@@ -2,9 +2,11 @@
 
 The endpoint comes from the flags or the environment (see
 :mod:`agcore_actors.cli._llm_config`). The answer is streamed to stdout as it
-arrives; ``--json`` prints one JSON object at the end instead (provider, model,
-text, reasoning, tool calls, finish reason, usage, attempts). A failed call is one
-line on stderr naming the error kind, exit status 1.
+arrives; ``--json`` makes one non-streamed request instead and prints one JSON object
+(provider, model, text, reasoning, tool calls, finish reason, usage, attempts) — a
+non-streamed reply carries the usage that some servers leave out of streams
+(llama.cpp ignores ``stream_options.include_usage``). A failed call is one line on
+stderr naming the error kind, exit status 1.
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ import trio
 
 from ..actor import ActorRef, ActorSystem
 from ..llm import (
+    Chat,
     ChatRequest,
     ChatResponse,
     ChatStream,
@@ -47,7 +50,7 @@ from ._common import (
     positive_float,
     print_json,
 )
-from ._llm_config import KINDS, build_provider
+from ._llm_config import KINDS, build_provider, needs_model, served_model
 
 
 def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -70,7 +73,7 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
         "--base-url", type=http_url, help="endpoint base URL (e.g. http://127.0.0.1:8080/v1)"
     )
     run.add_argument("--api-key", help="API key (default: from the environment)")
-    run.add_argument("--model", help="model name (default: from the environment)")
+    run.add_argument("--model", help="model name (default: the env, or the server's only one)")
     run.add_argument("--system", help="a system prompt")
     run.add_argument("--max-tokens", type=int_at_least(1), help="cap on generated tokens")
     run.add_argument("--temperature", type=non_negative_float)
@@ -79,7 +82,7 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
         "--timeout", type=positive_float, default=120.0, help="per attempt / idle, seconds"
     )
     run.add_argument("--deadline", type=positive_float, default=600.0, help="whole call, seconds")
-    run.add_argument("--json", action="store_true", help="print one JSON object at the end")
+    run.add_argument("--json", action="store_true", help="one request; print one JSON object")
     run.add_argument("--show-reasoning", action="store_true", help="stream reasoning to stderr")
 
 
@@ -94,28 +97,26 @@ def _request(args: argparse.Namespace, model: str) -> ChatRequest:
 
 
 async def _streamed(
-    llm: ActorRef[ProviderMsg], request: ChatRequest, show_reasoning: bool, quiet: bool
+    llm: ActorRef[ProviderMsg], request: ChatRequest, show_reasoning: bool
 ) -> ChatResponse:
     response: ChatResponse | None = None
     async with llm.stream(ChatStream(request)) as events:
         async for event in events:
             if isinstance(event, Finish):
                 response = event.response
-            elif quiet:
-                pass
             elif isinstance(event, Thinking) and show_reasoning:
                 print(event.text, end="", file=sys.stderr, flush=True)
             elif isinstance(event, Content | ContentFirst):
                 print(event.text, end="", flush=True)
-    if not quiet:
-        print(flush=True)
+    print(flush=True)
     assert response is not None  # a stream that ends without error ends with Finish
     return response
 
 
 async def complete(args: argparse.Namespace, provider: Provider) -> dict[str, Any]:
     """Run the request; the reply as the ``--json`` object."""
-    request = _request(args, "")
+    model = await served_model(provider, args.timeout) if needs_model(provider) else ""
+    request = _request(args, model)
     registry = ProviderRegistry().register(provider)
     registry.set_default(provider.name)
     factory = provider_actor(
@@ -125,11 +126,14 @@ async def complete(args: argparse.Namespace, provider: Provider) -> dict[str, An
     )
     async with ActorSystem() as actors:
         llm: ActorRef[ProviderMsg] = await actors.spawn(factory, name="llm")
-        response = await _streamed(llm, request, args.show_reasoning, args.json)
+        if args.json:
+            response = await llm.ask(Chat(request))
+        else:
+            response = await _streamed(llm, request, args.show_reasoning)
     message = response.message
     return {
         "provider": response.provider,
-        "model": response.model,
+        "model": response.model or model or getattr(provider, "config").model,  # noqa: B009
         "text": message.text,
         "reasoning": message.reasoning_content,
         "tool_calls": msgspec.to_builtins(message.tool_calls or []),

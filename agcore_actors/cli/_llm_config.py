@@ -6,12 +6,18 @@ endpoint; a base URL alone is enough for a local server), else ``ANTHROPIC_API_K
 (``ANTHROPIC_BASE_URL``, ``ANTHROPIC_MODEL``). Anything malformed — no provider, a
 base URL that is not http(s), an API key with whitespace or non-ASCII characters —
 is a :class:`UsageError` (exit 2) whose message never contains the key.
+
+A local OpenAI-compatible server given without a model name is asked which models
+it serves (``GET {base}/models``); if it names exactly one, requests name it, so
+replies report it (llama.cpp echoes the requested name, even an empty one).
 """
 
 from __future__ import annotations
 
 import argparse
 from collections.abc import Mapping
+
+import httpx
 
 from ..llm import (
     AnthropicConfig,
@@ -86,3 +92,32 @@ def build_provider(args: argparse.Namespace, env: Mapping[str, str]) -> Provider
     if base:
         vendor = OpenAIConfig(name=vendor.name, base_url=base, api_key=key, model=vendor.model)
     return OpenAICompatibleProvider(vendor)
+
+
+def needs_model(provider: Provider) -> bool:
+    """An OpenAI-compatible endpoint other than OpenAI's own, with no model configured."""
+    if not isinstance(provider, OpenAICompatibleProvider):
+        return False
+    config = provider.config
+    return not config.model and config.base_url.rstrip("/") != _OPENAI_BASE_URL
+
+
+async def served_model(provider: Provider, timeout: float) -> str:
+    """The one model the server lists at ``GET {base}/models``, or ``""`` when it lists
+    none or several, or does not answer that well within ``timeout`` seconds (the real
+    request then reports whatever is wrong)."""
+    if not isinstance(provider, OpenAICompatibleProvider):
+        return ""
+    config = provider.config
+    headers = {"authorization": f"Bearer {config.api_key}"} if config.api_key else {}
+    try:
+        async with httpx.AsyncClient(timeout=min(timeout, 10.0)) as client:
+            response = await client.get(config.base_url.rstrip("/") + "/models", headers=headers)
+        if response.status_code != 200:
+            return ""
+        body = response.json()
+    except (httpx.HTTPError, ValueError):
+        return ""
+    data = body.get("data") if isinstance(body, dict) else None
+    ids = [m.get("id") for m in data if isinstance(m, dict)] if isinstance(data, list) else []
+    return ids[0] if len(ids) == 1 and isinstance(ids[0], str) else ""

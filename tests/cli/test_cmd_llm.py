@@ -15,7 +15,9 @@ from tests.peers.fault_server import (
     FaultServer,
     Reply,
     chunk,
+    completion,
     error_reply,
+    json_reply,
     sse,
     sse_reply,
     usage_chunk,
@@ -54,6 +56,11 @@ def _stream_reply() -> list[bytes | float]:
     )
 
 
+def _completion(model: str = "m1") -> Reply:
+    usage = {"prompt_tokens": 5, "completion_tokens": 2, "total_tokens": 7}
+    return json_reply(completion("Hello", usage=usage, model=model))
+
+
 async def test_text_is_streamed_to_stdout(fault_server: FaultServer) -> None:
     url, scenario = fault_server.script(sse_reply(*_stream_reply()))
     result = await run_cli("Say hi", environ=env(OPENAI_BASE_URL=url, OPENAI_MODEL="m1"))
@@ -64,16 +71,39 @@ async def test_text_is_streamed_to_stdout(fault_server: FaultServer) -> None:
     assert req.body["model"] == "m1" and req.body["messages"][-1]["content"] == "Say hi"
 
 
-async def test_json_output(fault_server: FaultServer) -> None:
-    url, _ = fault_server.script(sse_reply(*_stream_reply()))
+async def test_json_makes_one_plain_request_and_reports_its_usage(
+    fault_server: FaultServer,
+) -> None:
+    # A plain (non-streamed) reply carries usage even from servers whose streams do
+    # not (llama.cpp ignores stream_options.include_usage).
+    url, scenario = fault_server.script(_completion())
     result = await run_cli(
-        "Say hi", "--json", "--base-url", url, "--system", "Be kind", environ=env()
+        "Say hi",
+        "--json",
+        "--system",
+        "Be kind",
+        environ=env(OPENAI_BASE_URL=url, OPENAI_MODEL="m1"),
     )
     assert result.returncode == 0, result.stderr
     data = json.loads(result.stdout)
     assert data["text"] == "Hello" and data["finish_reason"] == "stop"
     assert data["usage"]["input_tokens"] == 5 and data["usage"]["output_tokens"] == 2
-    assert data["tool_calls"] == [] and data["reasoning"] is None
+    assert data["tool_calls"] == [] and data["reasoning"] is None and data["model"] == "m1"
+    (req,) = scenario.requests
+    assert not req.body.get("stream") and req.body["messages"][0]["content"] == "Be kind"
+
+
+async def test_without_a_model_the_servers_only_model_is_named(
+    fault_server: FaultServer,
+) -> None:
+    # llama.cpp echoes the requested model name: asked for "", it answers "".
+    models = json_reply({"object": "list", "data": [{"id": "smollm2", "object": "model"}]})
+    url, scenario = fault_server.script(models, _completion(model=""))
+    result = await run_cli("Say hi", "--json", "--base-url", url, environ=env())
+    assert result.returncode == 0, result.stderr
+    assert json.loads(result.stdout)["model"] == "smollm2"
+    listing, chat = scenario.requests
+    assert listing.path.endswith("/v1/models") and chat.body["model"] == "smollm2"
 
 
 async def test_failure_exits_non_zero_with_one_line_naming_the_kind(
@@ -143,3 +173,16 @@ async def test_ctrl_c_exits_130_with_one_line(fault_server: FaultServer, mode: l
     assert process.returncode == 130
     assert err == b"agcore-actors llm complete: interrupted\n"
     assert out in (b"", b"\n")
+
+
+@pytest.mark.slow
+async def test_json_against_llama_reports_usage_and_the_served_model(llama_server: str) -> None:
+    # Streamed, llama-cpp-python reports no usage, and it echoes the requested model name
+    # (empty when none is configured): --json asks for a plain reply, naming the model.
+    argv = ["Say hi.", "--max-tokens", "8", "--json", "--timeout", "60"]
+    result = await run_cli(*argv, environ=env(OPENAI_BASE_URL=llama_server + "/v1"))
+    assert result.returncode == 0, result.stderr
+    data = json.loads(result.stdout)
+    assert data["model"] == "smollm2" and data["text"]
+    # (not <= 8: the server re-counts the text, and a split emoji counts more than once)
+    assert data["usage"]["input_tokens"] > 0 and data["usage"]["output_tokens"] > 0

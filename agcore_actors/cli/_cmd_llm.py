@@ -5,13 +5,16 @@ The endpoint comes from the flags or the environment (see
 arrives; ``--json`` makes one non-streamed request instead and prints one JSON object
 (provider, model, text, reasoning, tool calls, finish reason, usage, attempts) — a
 non-streamed reply carries the usage that some servers leave out of streams
-(llama.cpp ignores ``stream_options.include_usage``). A failed call is one line on
-stderr naming the error kind, exit status 1.
+(llama.cpp ignores ``stream_options.include_usage``). Every retry is announced on
+stderr with the error that caused it and the wait. A failed call is one line on
+stderr naming the error kind, exit status 1; after an HTTP 404 the line hints at a
+base URL missing its ``/v1``.
 """
 
 from __future__ import annotations
 
 import argparse
+import functools
 import os
 import sys
 from typing import Any
@@ -28,6 +31,9 @@ from ..llm import (
     Content,
     ContentFirst,
     Finish,
+    HookContext,
+    HookEvent,
+    HookExecutor,
     Message,
     Provider,
     ProviderMsg,
@@ -49,8 +55,10 @@ from ._common import (
     non_negative_float,
     positive_float,
     print_json,
+    warn,
+    with_hint,
 )
-from ._llm_config import KINDS, build_provider, needs_model, served_model
+from ._llm_config import KINDS, build_provider, needs_model, not_found_hint, served_model
 
 
 def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -96,6 +104,13 @@ def _request(args: argparse.Namespace, model: str) -> ChatRequest:
     )
 
 
+async def _announce_retry(prog: str, retries: int, ctx: HookContext) -> None:
+    error = ctx.error
+    kind = getattr(error, "kind", type(error).__name__)
+    delay = 0.0 if ctx.delay is None else ctx.delay
+    warn(prog, str(kind), f"{error}; retry {ctx.attempt} of {retries} in {delay:.1f} s")
+
+
 async def _streamed(
     llm: ActorRef[ProviderMsg], request: ChatRequest, show_reasoning: bool
 ) -> ChatResponse:
@@ -119,10 +134,14 @@ async def complete(args: argparse.Namespace, provider: Provider) -> dict[str, An
     request = _request(args, model)
     registry = ProviderRegistry().register(provider)
     registry.set_default(provider.name)
+    hooks = HookExecutor().register(
+        HookEvent.ON_RETRY, functools.partial(_announce_retry, args.prog, args.retries)
+    )
     factory = provider_actor(
         registry,
         retry=RetryConfig(max_retries=args.retries),
         timeouts=Timeouts(attempt=args.timeout, idle=args.timeout, call=args.deadline),
+        hooks=hooks,
     )
     async with ActorSystem() as actors:
         llm: ActorRef[ProviderMsg] = await actors.spawn(factory, name="llm")
@@ -145,7 +164,13 @@ async def complete(args: argparse.Namespace, provider: Provider) -> dict[str, An
 
 def _run(args: argparse.Namespace) -> int:
     provider = build_provider(args, os.environ)
-    result = trio.run(complete, args, provider)
+    try:
+        result = trio.run(complete, args, provider)
+    except Exception as exc:
+        hint = not_found_hint(provider) if getattr(exc, "status", None) == 404 else None
+        if hint is not None:
+            with_hint(exc, hint)
+        raise
     if args.json:
         print_json(result)
     return OK

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import argparse
 from collections.abc import Mapping
+from urllib.parse import urlsplit
 
 import httpx
 
@@ -121,3 +122,22 @@ async def served_model(provider: Provider, timeout: float) -> str:
     data = body.get("data") if isinstance(body, dict) else None
     ids = [m.get("id") for m in data if isinstance(m, dict)] if isinstance(data, list) else []
     return ids[0] if len(ids) == 1 and isinstance(ids[0], str) else ""
+
+
+def not_found_hint(provider: Provider) -> str | None:
+    """What to try after an HTTP 404, when the base URL's path looks wrong."""
+    if isinstance(provider, OpenAICompatibleProvider):
+        base = provider.config.base_url.rstrip("/")
+        if not urlsplit(base).path.endswith("/v1"):
+            return (
+                f"the base URL {base} has no /v1 path; OpenAI-compatible servers answer "
+                f"under it: try --base-url {base}/v1"
+            )
+    elif isinstance(provider, AnthropicProvider):
+        base = provider.config.base_url.rstrip("/")
+        if urlsplit(base).path.endswith("/v1"):
+            return (
+                f"the Anthropic base URL is given without /v1 (it is added): "
+                f"try --base-url {base.removesuffix('/v1')}"
+            )
+    return None

@@ -117,6 +117,29 @@ async def test_failure_exits_non_zero_with_one_line_naming_the_kind(
     assert lines[0].startswith("agcore-actors llm complete: ")
 
 
+async def test_a_retry_is_announced_on_stderr_with_its_cause(fault_server: FaultServer) -> None:
+    url, _ = fault_server.script(error_reply(503, "overloaded"), sse_reply(*_stream_reply()))
+    result = await run_cli(
+        "hi", "--retries", "1", environ=env(OPENAI_BASE_URL=url, OPENAI_MODEL="m1")
+    )
+    assert result.returncode == 0, result.stderr
+    assert result.stdout == b"Hello\n"
+    (line,) = result.stderr.decode().splitlines()
+    assert line.startswith("agcore-actors llm complete: request: ")
+    assert "HTTP 503" in line and "overloaded" in line and "retry 1 of 1 in " in line
+
+
+async def test_a_404_from_a_base_url_without_v1_hints_at_the_path(
+    fault_server: FaultServer,
+) -> None:
+    url, _ = fault_server.script(json_reply({"detail": "Not Found"}, status=404))
+    root = fault_server.root(url)
+    result = await run_cli("hi", "--base-url", root, "--model", "m1", environ=env())
+    assert result.returncode == 1
+    (line,) = result.stderr.decode().splitlines()
+    assert "HTTP 404" in line and f"try --base-url {root}/v1" in line
+
+
 async def test_a_base_url_that_is_not_a_url_is_refused_at_once() -> None:
     with trio.fail_after(10):  # the old code retried a connection error for 9 s
         flag = await run_cli("hi", "--base-url", "not-a-url", environ=env())
@@ -186,3 +209,9 @@ async def test_json_against_llama_reports_usage_and_the_served_model(llama_serve
     assert data["model"] == "smollm2" and data["text"]
     # (not <= 8: the server re-counts the text, and a split emoji counts more than once)
     assert data["usage"]["input_tokens"] > 0 and data["usage"]["output_tokens"] > 0
+    missing_v1 = await run_cli(
+        "Say hi.", "--retries", "0", "--base-url", llama_server, environ=env()
+    )
+    assert missing_v1.returncode == 1
+    (line,) = missing_v1.stderr.decode().splitlines()
+    assert "HTTP 404" in line and f"try --base-url {llama_server}/v1" in line

@@ -32,6 +32,7 @@ from ._common import (
     int_at_least,
     print_json,
 )
+from ._errors import NoTranscript
 
 NAMESPACES = (("conversation", "conv:"), ("knowledge", "knowledge_"), ("session", "_session_"))
 
@@ -98,6 +99,8 @@ def _export(args: argparse.Namespace) -> int:
         history = ConversationMemory(store, args.session).history()
     finally:
         store.close()
+    if not history:
+        raise NoTranscript(args.session, str(args.db))
     sys.stdout.write(messages_to_jsonl(history))
     return OK
 

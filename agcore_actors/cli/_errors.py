@@ -4,7 +4,8 @@
 
     CliError            "cli"            base of the command's own errors
     ├── UsageError      "usage"          bad flags, environment or configuration: exit 2
-    └── BadInput        "bad_input"      an input file or stream that cannot be read as asked
+    ├── BadInput        "bad_input"      an input file or stream that cannot be read as asked
+    └── NoTranscript    "no_transcript"  ``memory export`` of a session with no messages
 
 They never leave :func:`agcore_actors.cli.main`: its top-level handler turns each into
 one line on stderr and an exit status (see :mod:`agcore_actors.cli._common`).
@@ -16,7 +17,7 @@ from typing import ClassVar
 
 from .._errors import AgcoreError
 
-__all__ = ["BadInput", "CliError", "UsageError"]
+__all__ = ["BadInput", "CliError", "NoTranscript", "UsageError"]
 
 
 class CliError(AgcoreError):
@@ -43,3 +44,13 @@ class BadInput(CliError, ValueError):
     """An input (file or stdin) is not what the command reads: exit 1."""
 
     kind: ClassVar[str] = "bad_input"
+
+
+class NoTranscript(CliError, LookupError):
+    """The session has no stored transcript (unknown, or cleared): exit 1."""
+
+    kind: ClassVar[str] = "no_transcript"
+
+    def __init__(self, session: str, where: str) -> None:
+        super().__init__(f"session {session!r} has no transcript in {where}")
+        self.session = session

@@ -61,3 +61,14 @@ def test_search_and_errors(db: Path, tmp_path: Path, capsys: pytest.CaptureFixtu
     bad.write_text("{nope\n", "utf-8")
     assert main(["memory", "import", str(db), "s3", str(bad)]) == 1
     assert "line 1" in capsys.readouterr().err
+
+
+def test_export_of_an_unknown_session_fails_with_one_line(
+    db: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["memory", "export", str(db), "nobody"]) == 1
+    out, err = capsys.readouterr()
+    assert out == ""
+    assert err == (
+        f"agcore-actors memory export: no_transcript: session 'nobody' has no transcript in {db}\n"
+    )

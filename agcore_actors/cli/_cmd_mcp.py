@@ -53,7 +53,12 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
         ),
     )
     tools = add_command(
-        sub, "tools", _run_tools, help="list a server's tools", usage_errors=(McpConfigError,)
+        sub,
+        "tools",
+        _run_tools,
+        help="list a server's tools",
+        usage_errors=(McpConfigError,),
+        trailing="server_command",
     )
     _server_options(tools)
     tools.add_argument("--json", action="store_true", help="print the raw tool list as JSON")
@@ -63,6 +68,7 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
         _run_call,
         help="call one tool with JSON arguments",
         usage_errors=(McpConfigError,),
+        trailing="server_command",
     )
     call.add_argument("tool", help="the tool's name on the server")
     call.add_argument(
@@ -83,11 +89,13 @@ def _server_options(parser: argparse.ArgumentParser) -> None:
         "--env", type=key_value, action="append", default=[], help="K=V for a stdio command"
     )
     parser.add_argument("--timeout", type=positive_float, default=30.0, help="seconds per request")
-    parser.add_argument("command", nargs="*", help="a stdio server command (after --)")
+    parser.add_argument(
+        "server_command", nargs="*", metavar="COMMAND", help="a stdio server command (after --)"
+    )
 
 
 def _server(args: argparse.Namespace) -> tuple[str, ServerConfig]:
-    chosen = [bool(args.config), bool(args.url), bool(args.command)]
+    chosen = [bool(args.config), bool(args.url), bool(args.server_command)]
     if sum(chosen) != 1:
         raise McpConfigError("name the server with one of --config/--server, --url or -- COMMAND")
     if args.config:
@@ -101,7 +109,7 @@ def _server(args: argparse.Namespace) -> tuple[str, ServerConfig]:
         return args.server, servers[args.server]
     if args.url:
         return "http", HttpServer(args.url, dict(args.header))
-    command, *rest = args.command
+    command, *rest = args.server_command
     return command, StdioServer(command, rest, dict(args.env))
 
 

@@ -116,9 +116,11 @@ def add_command(
     help: str,
     epilog: str | None = None,
     usage_errors: tuple[type[BaseException], ...] = (),
+    trailing: str | None = None,
 ) -> argparse.ArgumentParser:
     """A command that runs ``func(args)``; ``usage_errors`` are the library errors that
-    mean bad configuration for this command (exit 2 rather than 1)."""
+    mean bad configuration for this command (exit 2 rather than 1); ``trailing`` is the
+    dest of a ``nargs="*"`` positional that takes everything after ``--``."""
     parser = commands.add_parser(
         name,
         help=help,
@@ -126,7 +128,7 @@ def add_command(
         epilog=epilog,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    parser.set_defaults(func=func, prog=parser.prog, usage_errors=usage_errors)
+    parser.set_defaults(func=func, prog=parser.prog, usage_errors=usage_errors, trailing=trailing)
     return parser
 
 
@@ -198,12 +200,13 @@ def check_http_url(text: str, what: str) -> None:
 
 
 def existing_file(text: str) -> Path:
-    """A path to an existing file (checked, not opened)."""
+    """A path to something that exists and is not a directory (checked, not opened:
+    ``<(command)`` and other pipes are fine)."""
     path = Path(text)
     if not path.exists():
         raise argparse.ArgumentTypeError(f"no such file: {text!r}")
-    if not path.is_file():
-        raise argparse.ArgumentTypeError(f"not a file: {text!r}")
+    if path.is_dir():
+        raise argparse.ArgumentTypeError(f"a directory, not a file: {text!r}")
     return path
 
 
@@ -365,7 +368,18 @@ def parse(parser: argparse.ArgumentParser, argv: Sequence[str] | None) -> argpar
     """The parsed arguments, or the exit status when parsing ended the run
     (``--help``/``--version``: 0; a usage error: its line, 2)."""
     try:
-        return parser.parse_args(argv)
+        args, extras = parser.parse_known_args(argv)
+        # argparse cannot give a trailing ``-- COMMAND ...`` to a positional once an
+        # option came between the positionals (``call tool --json -- server``); a
+        # command that takes one names its dest in ``trailing``.
+        dest = getattr(args, "trailing", None)
+        if extras and dest and extras[0] == "--" and not getattr(args, dest):
+            setattr(args, dest, extras[1:])
+            extras = []
+        if extras:
+            prog = getattr(args, "prog", parser.prog)
+            raise UsageError(f"unrecognized arguments: {' '.join(extras)}", prog=prog)
+        return args
     except UsageError as exc:
         print(error_line(exc.prog or parser.prog, exc), file=sys.stderr, flush=True)
         return USAGE

@@ -34,6 +34,17 @@ def test_tools_and_call_inline(peers: Any) -> None:
     assert called.returncode == 0, called.stderr
     assert json.loads(called.stdout)["timezone"] == "UTC"
 
+    listed_json = cli("tools", "--json", *server)
+    assert listed_json.returncode == 0, listed_json.stderr
+    assert [t["name"] for t in json.loads(listed_json.stdout)] == [
+        "get_current_time",
+        "convert_time",
+    ]
+    called_json = cli("call", "get_current_time", '{"timezone": "UTC"}', "--json", *server)
+    assert called_json.returncode == 0, called_json.stderr
+    result = json.loads(called_json.stdout)
+    assert result["is_error"] is False and json.loads(result["text"])["timezone"] == "UTC"
+
 
 def test_call_from_mcp_servers_config(peers: Any, tmp_path: Path) -> None:
     config = tmp_path / "claude_desktop_config.json"
@@ -52,7 +63,11 @@ def test_call_from_mcp_servers_config(peers: Any, tmp_path: Path) -> None:
     assert json.loads(ok.stdout)["target"]["datetime"].endswith("T21:00:00+09:00")
     failed = cli("call", "get_current_time", '{"timezone": "Nowhere/X"}', "--config", str(config))
     assert failed.returncode == 1 and "Invalid timezone" in failed.stdout
+    assert failed.stderr == (
+        "agcore-actors mcp call: tool_error: tool 'get_current_time' reported an error\n"
+    )
     missing = cli("tools", "--config", str(config), "--server", "nope")
     assert missing.returncode == 2 and "no server 'nope'" in missing.stderr
+    assert len(missing.stderr.splitlines()) == 1
     bad = cli("call", "x", "[1]", "--config", str(config))
     assert bad.returncode == 2

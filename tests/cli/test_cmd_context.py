@@ -1,4 +1,4 @@
-"""The ``context`` and ``prompt`` command groups, run in-process."""
+"""The ``context`` command group, run in-process."""
 
 from __future__ import annotations
 
@@ -43,15 +43,29 @@ def test_estimate_and_compact(tmp_path: Path, capsys: pytest.CaptureFixture[str]
     assert main(["context", "compact", str(array), "--budget", "5"]) == 1
 
 
-def test_prompt_render(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    parts = tmp_path / "partials"
-    parts.mkdir()
-    (parts / "sig.tpl").write_text("-- {{name}}", encoding="utf-8")
-    main_tpl = tmp_path / "mail.tpl"
-    main_tpl.write_text("Dear {{#if who}}{{who}}{{else}}friend{{/if}}\n{{> sig}}", encoding="utf-8")
-    args = ["prompt", "render", str(main_tpl), "--seed-syntax", "--partials", str(parts)]
-    assert main([*args, "--var", "name=Ann"]) == 0
-    assert capsys.readouterr().out == "Dear friend\n-- Ann"
-    assert main(args) == 1
-    err = capsys.readouterr().err
-    assert "template 'sig', line 1" in err and "'name' is undefined" in err
+def test_json_results_parse(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    array = tmp_path / "conv.json"
+    array.write_text(json.dumps(CONVERSATION), encoding="utf-8")
+    assert main(["context", "estimate", str(array), "--json"]) == 0
+    estimate = json.loads(capsys.readouterr().out)
+    assert estimate["messages"] == 5 and estimate["estimator"] == "heuristic estimate"
+    assert estimate["tokens"] == sum(estimate["by_role"].values()) > 0
+
+    args = ["context", "compact", str(array), "--keep-recent", "1", "--json"]
+    assert main([*args, "--budget", "80"]) == 0
+    out, err = capsys.readouterr()
+    result = json.loads(out)
+    assert err == ""
+    assert result["messages"][3]["content"] == "[pruned]" and result["report"]["fits"] is True
+    assert main([*args, "--budget", "5"]) == 1  # over budget: still the JSON, status 1
+    assert json.loads(capsys.readouterr().out)["report"]["fits"] is False
+
+
+def test_a_file_that_is_not_a_conversation_is_one_line_naming_it(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text(json.dumps(CONVERSATION[0]) + "\n{nope\n", encoding="utf-8")
+    assert main(["context", "estimate", str(bad)]) == 1
+    (line,) = capsys.readouterr().err.splitlines()
+    assert line.startswith(f"agcore-actors context estimate: bad_input: {bad}, line 2: ")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -72,3 +73,17 @@ def test_export_of_an_unknown_session_fails_with_one_line(
     assert err == (
         f"agcore-actors memory export: no_transcript: session 'nobody' has no transcript in {db}\n"
     )
+
+
+def test_json_results_parse(db: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["memory", "stats", str(db), "--json"]) == 0
+    stats = json.loads(capsys.readouterr().out)
+    assert stats["conversation"] == 2 and stats["knowledge"] == 1 and stats["integrity"] == "ok"
+    assert stats["total"] == sum(v for k, v in stats.items() if k not in ("total", "integrity"))
+    assert main(["memory", "search", str(db), "borrow checker", "--json"]) == 0
+    (page,) = json.loads(capsys.readouterr().out)["pages"]
+    assert page["id"] == "rust" and page["title"] == "Rust ownership" and page["score"] > 0
+    transcript = tmp_path / "t.jsonl"
+    transcript.write_text('{"role": "user", "content": "hey"}\n', "utf-8")
+    assert main(["memory", "import", str(db), "s9", str(transcript), "--json"]) == 0
+    assert json.loads(capsys.readouterr().out) == {"session": "s9", "imported": 1}

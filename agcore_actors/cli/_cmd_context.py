@@ -36,17 +36,8 @@ from ..context import (
     estimate_message_tokens,
 )
 from ..llm import Message
-from ._common import (
-    FAILURE,
-    OK,
-    add_command,
-    add_group,
-    examples,
-    http_url,
-    input_file,
-    int_at_least,
-    print_json,
-)
+from ._common import FAILURE, OK, add_command, add_group, examples, print_json
+from ._convert import http_url, input_file, int_at_least
 from ._errors import BadInput
 
 _array = msgspec.json.Decoder(list[Message])

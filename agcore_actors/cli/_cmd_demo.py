@@ -24,7 +24,8 @@ from ..actor import (
     Strategy,
     SupervisorSpec,
 )
-from ._common import OK, add_command, examples, int_at_least
+from ._common import OK, add_command, examples
+from ._convert import int_at_least
 
 
 class Work(Request[int], frozen=True, tag=True):

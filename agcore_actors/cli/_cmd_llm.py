@@ -45,20 +45,16 @@ from ..llm import (
     system,
     user,
 )
-from ._common import (
-    OK,
-    add_command,
-    add_group,
-    examples,
-    http_url,
-    int_at_least,
-    non_negative_float,
-    positive_float,
-    print_json,
-    warn,
-    with_hint,
+from ._common import OK, add_command, add_group, examples, print_json, warn, with_hint
+from ._convert import http_url, int_at_least, non_negative_float, positive_float
+from ._llm_config import (
+    KINDS,
+    build_provider,
+    configured_model,
+    needs_model,
+    not_found_hint,
+    served_model,
 )
-from ._llm_config import KINDS, build_provider, needs_model, not_found_hint, served_model
 
 
 def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -152,7 +148,7 @@ async def complete(args: argparse.Namespace, provider: Provider) -> dict[str, An
     message = response.message
     return {
         "provider": response.provider,
-        "model": response.model or model or getattr(provider, "config").model,  # noqa: B009
+        "model": response.model or model or configured_model(provider),
         "text": message.text,
         "reasoning": message.reasoning_content,
         "tool_calls": msgspec.to_builtins(message.tool_calls or []),

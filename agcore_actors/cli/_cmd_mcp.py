@@ -23,19 +23,8 @@ from ..mcp import (
     load_config,
     open_client,
 )
-from ._common import (
-    FAILURE,
-    OK,
-    add_command,
-    add_group,
-    examples,
-    http_url,
-    json_object,
-    key_value,
-    positive_float,
-    print_json,
-    warn,
-)
+from ._common import FAILURE, OK, add_command, add_group, examples, print_json, warn
+from ._convert import http_url, json_object, key_value, positive_float
 
 Action = Callable[[str, ServerConfig, ClientOptions], Awaitable[int]]
 

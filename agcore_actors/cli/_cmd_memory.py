@@ -22,16 +22,8 @@ from ..memory import (
     messages_from_jsonl,
     messages_to_jsonl,
 )
-from ._common import (
-    OK,
-    add_command,
-    add_group,
-    examples,
-    existing_file,
-    input_file,
-    int_at_least,
-    print_json,
-)
+from ._common import OK, add_command, add_group, examples, print_json
+from ._convert import existing_file, input_file, int_at_least
 from ._errors import NoTranscript
 
 NAMESPACES = (("conversation", "conv:"), ("knowledge", "knowledge_"), ("session", "_session_"))

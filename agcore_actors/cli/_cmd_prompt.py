@@ -16,16 +16,8 @@ from pathlib import Path
 from typing import Any
 
 from ..prompt import TemplateRegistry, context_from_json
-from ._common import (
-    OK,
-    add_command,
-    add_group,
-    examples,
-    existing_dir,
-    existing_file,
-    key_value,
-    print_json,
-)
+from ._common import OK, add_command, add_group, examples, print_json
+from ._convert import existing_dir, existing_file, key_value
 
 _PARTIAL_SUFFIXES = (".j2", ".tpl", ".txt")
 

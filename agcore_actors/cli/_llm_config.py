@@ -28,7 +28,7 @@ from ..llm import (
     Provider,
     preset,
 )
-from ._common import check_http_url
+from ._convert import check_http_url
 from ._errors import UsageError
 
 KINDS = ("openai", "deepseek", "qwen", "anthropic")
@@ -93,6 +93,13 @@ def build_provider(args: argparse.Namespace, env: Mapping[str, str]) -> Provider
     if base:
         vendor = OpenAIConfig(name=vendor.name, base_url=base, api_key=key, model=vendor.model)
     return OpenAICompatibleProvider(vendor)
+
+
+def configured_model(provider: Provider) -> str:
+    """The model the provider's configuration names (``""``: none)."""
+    if isinstance(provider, OpenAICompatibleProvider | AnthropicProvider):
+        return provider.config.model
+    return ""
 
 
 def needs_model(provider: Provider) -> bool:

@@ -45,4 +45,4 @@ def test_cli_demo_rejects_bad_input() -> None:
         check=False,
     )
     assert done.returncode == 2
-    assert "--jobs" in done.stderr
+    assert done.stderr == "agcore-actors demo: usage: argument --jobs: must be >= 1, not 0\n"

@@ -11,13 +11,10 @@ import argparse
 import sys
 from pathlib import Path
 
-from ..memory import (
+from ..memory import ConversationMemoryConfig, MemoryStrategy, RetrievalMode, RetrieverConfig
+from ..memory.lowlevel import (
     ConversationMemory,
-    ConversationMemoryConfig,
     MemoryRetriever,
-    MemoryStrategy,
-    RetrievalMode,
-    RetrieverConfig,
     SqliteBackend,
     messages_from_jsonl,
     messages_to_jsonl,

@@ -2,8 +2,8 @@
 
 ``--var k=v`` (repeatable) and ``--vars-json FILE`` give the context; partials are
 the ``*.j2`` / ``*.tpl`` / ``*.txt`` files of ``--partials DIR`` (by file stem);
-``--seed-syntax`` reads templates written in the handlebars-style syntax
-(``{{#if}}``, ``{{> partial}}``). The rendered text goes to stdout as it is
+``--handlebars`` (also ``--seed-syntax``) reads templates written in the
+handlebars-style syntax (``{{#if}}``, ``{{> partial}}``). The rendered text goes to stdout as it is
 (``--json``: ``{"template", "text"}``); a template error is one line naming the
 template and line, exit status 1.
 """
@@ -57,7 +57,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         epilog=examples(
             "agcore-actors prompt render mail.j2 --var name=Ann",
             "agcore-actors prompt render mail.j2 --vars-json vars.json --partials partials/",
-            "agcore-actors prompt render mail.tpl --seed-syntax --json",
+            "agcore-actors prompt render mail.tpl --handlebars --json",
         ),
     )
     render = add_command(commands, "render", _render, help="render a template file")
@@ -72,6 +72,10 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         "--partials", type=existing_dir, metavar="DIR", help="partials: *.j2/*.tpl/*.txt by stem"
     )
     render.add_argument(
-        "--seed-syntax", action="store_true", help="handlebars-style syntax ({{#if}}, {{> p}})"
+        "--handlebars",
+        "--seed-syntax",
+        dest="seed_syntax",
+        action="store_true",
+        help="handlebars-style syntax ({{#if}}, {{> p}})",
     )
     render.add_argument("--json", action="store_true", help="print template and text as JSON")

@@ -17,6 +17,12 @@ and any bad input (:class:`ValueError`, which decoding errors are). ``--json`` a
 means: the result as JSON on stdout. Anything else escaping a command is a bug of
 the command and keeps its traceback.
 
+Interruption: a KeyboardInterrupt — raised alone, or inside an exception group as
+trio may deliver it — ends the command with one line (``<command>: interrupted``) and
+status 130. The handler runs only after the command's ``trio.run`` has returned or
+raised, so every actor system the command opened has been shut down by then; a
+closed stdout (``| head``) ends the command quietly with status 1.
+
 Values are checked by argparse with the typed converters of
 :mod:`agcore_actors.cli._convert`, so a negative budget or a URL that is not http(s)
 is a usage error before anything runs; the parser (:class:`Parser`) reports its

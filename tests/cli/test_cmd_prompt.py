@@ -22,6 +22,10 @@ def test_prompt_render(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> No
     assert main(args) == 1
     err = capsys.readouterr().err
     assert "template 'sig', line 1" in err and "'name' is undefined" in err
+    assert len(err.splitlines()) == 1 and err.startswith("agcore-actors prompt render: ")
+    handlebars = [a if a != "--seed-syntax" else "--handlebars" for a in args]
+    assert main([*handlebars, "--var", "name=Bo", "--var", "who=Cy"]) == 0
+    assert capsys.readouterr().out == "Dear Cy\n-- Bo"
 
 
 def test_render_json_and_vars_json(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

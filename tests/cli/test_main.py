@@ -16,7 +16,7 @@ import pytest
 
 import agcore_actors
 from agcore_actors.cli import main
-from agcore_actors.memory import SqliteStore
+from agcore_actors.memory.lowlevel import SqliteBackend
 
 GROUPS = ("context", "demo", "llm", "mcp", "memory", "prompt")
 
@@ -29,7 +29,7 @@ def files(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
             monkeypatch.delenv(name)
     (tmp_path / "conv.json").write_text(json.dumps([{"role": "user", "content": "hi"}]))
     (tmp_path / "t.tpl").write_text("Hello {{ name }}")
-    SqliteStore(tmp_path / "memory.db").close()
+    SqliteBackend(tmp_path / "memory.db").close()
     monkeypatch.chdir(tmp_path)
     return tmp_path
 

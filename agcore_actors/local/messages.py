@@ -1,0 +1,49 @@
+"""The LocalModelServer actor's protocol.
+
+::
+
+    GetEndpoint() -> Endpoint    where to send OpenAI-compatible requests, now
+
+Cancelling the asker of ``GetEndpoint`` withdraws the request; nothing else happens.
+Asked while the server (re)starts, it waits in the mailbox and is answered by the
+incarnation that comes up, so its reply always names a server that answered its
+readiness probe. A base URL stays the same across restarts whenever the port is still
+free; ``pid`` and ``restarts`` change.
+"""
+
+from __future__ import annotations
+
+import msgspec
+
+from .._exports import publish
+from ..actor import Request
+
+__all__ = ["Endpoint", "GetEndpoint", "LocalModelMsg"]
+
+
+class Endpoint(msgspec.Struct, frozen=True, kw_only=True):
+    """A running local model server."""
+
+    #: OpenAI-compatible base URL, ending in ``/v1`` (``{base_url}/chat/completions``).
+    base_url: str
+    #: Bearer token the server requires on ``/v1`` routes ("" when it requires none).
+    api_key: str = ""
+    #: The model name the server reports and accepts in ``model``.
+    model: str = ""
+    #: The GGUF file it serves.
+    path: str = ""
+    #: Context window of the server, in tokens.
+    n_ctx: int = 0
+    #: The server process (also its process group).
+    pid: int = 0
+    #: How many times the actor has been restarted so far.
+    restarts: int = 0
+
+
+class GetEndpoint(Request[Endpoint], frozen=True):
+    """Where the running server listens, with what it serves."""
+
+
+LocalModelMsg = GetEndpoint
+
+publish(__name__, __all__)

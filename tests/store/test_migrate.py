@@ -18,7 +18,7 @@ from agcore_actors.memory import (
     ConversationMemoryConfig,
     MemoryStoreConfig,
     MemoryStrategy,
-    memory_store,
+    memory_store_spec,
 )
 from agcore_actors.memory import messages as mm
 from agcore_actors.store import SqliteSessions
@@ -40,7 +40,7 @@ async def write_memory(path: Path, window: int | None = None) -> None:
         conversation=ConversationMemoryConfig(strategy=strategy, max_turns=window or 50),
     )
     async with ActorSystem(strict=True) as system:
-        memory = await system.spawn(memory_store(config), name="memory")
+        memory = await system.root.start_child(memory_store_spec("memory", config=config))
         await memory.ask(
             mm.Append(
                 "chat:1",
@@ -54,8 +54,8 @@ async def write_memory(path: Path, window: int | None = None) -> None:
             )
         )
         await memory.ask(mm.Append("b", [ChatMessage(role="user", content="hello")]))
-        await memory.ask(mm.SessionSet("chat:1", "name", "Ada"))
-        await memory.ask(mm.SessionSet("facts-only", "lang", "fr"))
+        await memory.ask(mm.FactSet(session_id="chat:1", key="name", value="Ada"))
+        await memory.ask(mm.FactSet(session_id="facts-only", key="lang", value="fr"))
         await memory.ask(mm.Put(id="knowledge_x", content="not a transcript"))
 
 

@@ -10,7 +10,7 @@ import trio
 
 from agcore_actors import ActorSystem
 from agcore_actors.llm import assistant
-from agcore_actors.memory import MemoryStoreConfig, memory_store
+from agcore_actors.memory import MemoryStoreConfig, memory_store_spec
 from agcore_actors.memory import messages as mm
 from agcore_actors.store import SqliteSessions, StoreStorageError, session_store_spec
 from agcore_actors.store import messages as sm
@@ -23,7 +23,9 @@ async def test_the_store_and_the_memory_store_write_one_file_at_once_without_loc
 ) -> None:
     path = str(tmp_path / "shared.db")
     async with ActorSystem(strict=True) as system:
-        memory = await system.spawn(memory_store(MemoryStoreConfig(path=path)), name="memory")
+        memory = await system.root.start_child(
+            memory_store_spec("memory", config=MemoryStoreConfig(path=path))
+        )
         store = await system.root.start_child(
             session_store_spec("sessions", backend=SqliteSessions(path))
         )

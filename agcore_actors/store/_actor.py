@@ -3,7 +3,7 @@
 ::
 
     spec = session_store_spec("sessions", backend=SqliteSessions("bot.db"))
-    store = await system.spawn_child(spec)          # or a child of your supervisor
+    store = await system.root.start_child(spec)    # or a child of your supervisor
     record = await store.ask(sm.BeginTurn(session="chat-1", turn="t1",
                                           expected_version=0, messages=[user("hi")]))
 

@@ -55,8 +55,8 @@ async def session(store: ActorRef[StoreMsg], sid: str, rng: random.Random) -> No
         loaded = await store.ask(sm.LoadSession(sid, tail=0))
         version, turns = loaded.record.version, loaded.record.turns
         if loaded.record.open_turn is not None:
-            msg = sm.RepairInterrupted(sid, loaded.record.open_turn, version)
-            version = await write(store, sid, "repair", msg, [])
+            repair = sm.RepairInterrupted(sid, loaded.record.open_turn, version)
+            version = await write(store, sid, "repair", repair, [])
     except SessionNotFound:
         version, turns = 0, 0
     while True:

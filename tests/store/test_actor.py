@@ -60,7 +60,7 @@ def recording_spec(
     backend: Recording, config: SessionStoreConfig | None = None
 ) -> ChildSpec[StoreMsg]:
     def opener() -> Backend:
-        return backend  # type: ignore[return-value]
+        return backend
 
     factory = functools.partial(SessionStore, opener, threaded=True, config=config)
     return ChildSpec(NAME, factory, mailbox_size=4096)
@@ -187,7 +187,7 @@ async def test_a_storage_failure_fails_its_batch_and_restarts_the_actor(tmp_path
     def opener() -> Backend:
         backends.append(Recording(path))
         backends[-1].fail_next = len(backends) == 1
-        return backends[-1]  # type: ignore[return-value]
+        return backends[-1]
 
     factory = functools.partial(SessionStore, opener, threaded=True)
     async with ActorSystem(strict=True) as system:

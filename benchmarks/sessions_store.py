@@ -177,8 +177,14 @@ async def reads(path: Path, sessions: int, n: int) -> list[tuple[str, list[float
     ]
 
 
-async def commits(path: Path, ids: list[str], rounds: int, max_batch: int) -> float:
-    """CommitTurn/s: each round begins a turn everywhere (untimed), then commits all."""
+async def commits(
+    path: Path, ids: list[str], rounds: int, max_batch: int, loads: list[float] | None = None
+) -> float:
+    """CommitTurn/s: each round begins a turn everywhere (untimed), then commits all.
+
+    With ``loads``, one reader loads other sessions (``tail=50``) back to back while the
+    commits run, and records how long each load took (ms).
+    """
     versions = {}
     spent = 0.0
     config = SessionStoreConfig(max_batch=max_batch)
@@ -211,6 +217,20 @@ async def commits(path: Path, ids: list[str], rounds: int, max_batch: int) -> fl
             )
             versions[sid] = (await store.ask(msg)).version
 
+        async def commit_all(turn: str, reading: trio.CancelScope) -> None:
+            async with trio.open_nursery() as nursery:
+                for sid in ids:
+                    nursery.start_soon(commit, sid, turn)
+            reading.cancel()
+
+        async def reader(into: list[float]) -> None:
+            rng = random.Random(SEED + 3)
+            while True:
+                msg = sm.LoadSession(f"chat-{rng.randrange(len(ids), 2 * len(ids)):07d}", tail=50)
+                t = time.perf_counter()
+                await store.ask(msg)
+                into.append((time.perf_counter() - t) * 1000)
+
         for r in range(rounds):
             turn = f"bench-{max_batch}-{r}"
             async with trio.open_nursery() as nursery:
@@ -218,8 +238,11 @@ async def commits(path: Path, ids: list[str], rounds: int, max_batch: int) -> fl
                     nursery.start_soon(begin, sid, turn)
             started = time.perf_counter()
             async with trio.open_nursery() as nursery:
-                for sid in ids:
-                    nursery.start_soon(commit, sid, turn)
+                reading = trio.CancelScope()
+                nursery.start_soon(commit_all, turn, reading)
+                if loads is not None:
+                    with reading:
+                        await reader(loads)
             spent += time.perf_counter() - started
     return len(ids) * rounds / spent
 
@@ -263,12 +286,17 @@ def main(argv: Sequence[str] | None = None) -> int:
         rng = random.Random(SEED + 2)
         pool = [f"chat-{i:07d}" for i in rng.sample(range(sessions), 2 * concurrent + 2)]
         rows = []
+        busy: list[float] = []
         for label, batch in [("group commit (max_batch=256)", 256), ("one transaction each", 1)]:
             chosen = pool[:concurrent] if batch == 256 else pool[concurrent : 2 * concurrent]
             single = pool[-1] if batch == 256 else pool[-2]
             one = trio.run(commits, path, [single], rounds_one, batch)
-            many = trio.run(commits, path, chosen, rounds_many, batch)
+            many = trio.run(commits, path, chosen, rounds_many, batch, busy if batch > 1 else None)
             rows.append((label, one, many))
+        print(
+            f"| LoadSession(tail=50) while {concurrent:,} sessions commit (group commit) "
+            f"| {len(busy):,} | {statistics.median(busy):.3f} | {percentile(busy, 0.95):.3f} |"
+        )
         print("\n## CommitTurn throughput (commits/s, synchronous=FULL)\n")
         print(f"| mode | 1 session | {concurrent:,} concurrent sessions |")
         print("|---|---|---|")

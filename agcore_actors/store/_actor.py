@@ -3,66 +3,29 @@
 ::
 
     spec = session_store_spec("sessions", backend=SqliteSessions("bot.db"))
-    store = await system.spawn_child(spec)          # or a child of your supervisor
+    store = await system.root.start_child(spec)    # or a child of your supervisor
     record = await store.ask(sm.BeginTurn(session="chat-1", turn="t1",
                                           expected_version=0, messages=[user("hi")]))
 
-The protocol is :mod:`agcore_actors.store.messages`.
-
-Semantics
-    Requests are taken concurrently (the actor is concurrent, up to
-    :attr:`SessionStore.max_concurrency` in flight) and applied one at a time, in the
-    order they are taken, by a single writer task. When the writer takes a request it
-    also takes every request already queued (at most ``config.max_batch``) and applies
-    them all in **one transaction with one fsync** (group commit); each gets its reply
-    only once that transaction is durable. A request that fails (a conflict in one
-    session) is rolled back alone; the others in its batch still commit. While one
-    batch is being written the next one gathers, so 1,000 sessions committing at once
-    cost a handful of fsyncs, not 1,000.
-
-Cancellation
-    An asker cancelled before the writer took its request withdraws it: it is never
-    applied. Once taken, the request is applied and made durable, and the asker's
-    cancellation completes right after (never half-applied). The SQLite backend runs in
-    a worker thread that is never interrupted mid-transaction.
-
-Errors
-    :class:`Conflict`, :class:`SessionNotFound`, :class:`InvalidTranscript` and
-    :class:`InvalidRequest` are the asker's: nothing was written, the actor carries
-    on. :class:`StoreStorageError` fails every request of its batch and crashes the
-    actor; its supervisor restarts it, which reopens the database.
-
-Time
-    Every timestamp (``created_at``, ``updated_at``) comes from ``clock``, read on the
-    event loop when a request arrives, never in the worker thread: pass
-    ``trio.current_time`` to run on virtual time. The default is ``time.time`` (Unix
-    seconds, so stored times mean the same after a restart).
+The protocol is :mod:`agcore_actors.store.messages`; :class:`SessionStore` says how it
+runs (semantics, cancellation, errors, time).
 """
 
 from __future__ import annotations
 
-import collections
 import functools
 import time
 from collections.abc import Callable
-from typing import Any, ClassVar, TypeVar, assert_never
+from typing import ClassVar, TypeVar, assert_never
 
-import attrs
-import outcome
 import trio
-from trio.lowlevel import Abort, Task, current_task, reschedule, wait_task_rescheduled
 
 from ..actor import Actor, ChildSpec
 from . import _ops
 from ._backend import Backend
 from ._config import InMemorySessions, SessionBackendConfig, SessionStoreConfig, SqliteSessions
-from ._errors import (
-    Conflict,
-    InvalidRequest,
-    InvalidTranscript,
-    SessionNotFound,
-    StoreStorageError,
-)
+from ._errors import Conflict, InvalidRequest, InvalidTranscript, SessionNotFound
+from ._lane import Lane
 from ._memory import InMemorySessionBackend
 from ._migrate import migrate_memory_transcripts
 from ._sqlite import SqliteSessionBackend
@@ -89,19 +52,47 @@ R = TypeVar("R")
 Clock = Callable[[], float]
 
 
-@attrs.define(eq=False, slots=True)
-class _Request:
-    """One queued request: the work, its asker, and whether the writer took it."""
-
-    work: Callable[[], Any]
-    write: bool
-    asker: Task
-    taken: bool = False
-    withdrawn: bool = False
-
-
 class SessionStore(Actor[StoreMsg]):
-    """The session store (see the module doc: semantics, cancellation, errors, time)."""
+    """The session store: one protocol over a backend, written by a single writer.
+
+    Semantics
+        Requests are taken concurrently (the actor is concurrent, up to
+        :attr:`SessionStore.max_concurrency` in flight) and applied one at a time, in the
+        order they are taken, by a single writer task. When the writer takes a request it
+        also takes every request already queued (at most ``config.max_batch``) and applies
+        them all in **one transaction with one fsync** (group commit); each gets its reply
+        only once that transaction is durable. A request that fails (a conflict in one
+        session) is rolled back alone; the others in its batch still commit. While one
+        batch is being written the next one gathers, so 1,000 sessions committing at once
+        cost a handful of fsyncs, not 1,000.
+
+        Reads (``LoadSession``, ``ListSessions``, ``ExportSession``) on SQLite go to a
+        second connection, in a lane of their own batched the same way (one read
+        transaction per batch), so they never wait behind a write's fsync. A read sees
+        every write answered before it was sent, and never part of a write. (In memory,
+        one lane serves both.)
+
+        Requests in flight at the same moment have no order between them: wait for a
+        reply before sending a request that depends on it.
+
+    Cancellation
+        An asker cancelled before the writer took its request withdraws it: it is never
+        applied. Once taken, the request is applied and made durable, and the asker's
+        cancellation completes right after (never half-applied). The SQLite backend runs in
+        a worker thread that is never interrupted mid-transaction.
+
+    Errors
+        :class:`Conflict`, :class:`SessionNotFound`, :class:`InvalidTranscript` and
+        :class:`InvalidRequest` are the asker's: nothing was written, the actor carries
+        on. :class:`StoreStorageError` fails every request of its batch and crashes the
+        actor; its supervisor restarts it, which reopens the database.
+
+    Time
+        Every timestamp (``created_at``, ``updated_at``) comes from ``clock``, read on the
+        event loop when a request arrives, never in the worker thread: pass
+        ``trio.current_time`` to run on virtual time. The default is ``time.time`` (Unix
+        seconds, so stored times mean the same after a restart).
+    """
 
     #: Requests in flight at once (each waits for its batch); more wait in the mailbox.
     max_concurrency: ClassVar[int] = 4096
@@ -111,146 +102,124 @@ class SessionStore(Actor[StoreMsg]):
         self,
         open_backend: Callable[[], Backend],
         *,
+        open_reader: Callable[[], Backend] | None = None,
         threaded: bool,
         config: SessionStoreConfig | None = None,
         clock: Clock = time.time,
     ) -> None:
         """``open_backend`` runs at each start (in a worker thread if ``threaded``,
-        which every call to the backend then is); the backend is closed at each stop."""
+        which every call to the backend then is) and the backend is closed at each stop.
+        ``open_reader``, if given, opens a second backend on the same data for the reads
+        (``LoadSession``, ``ListSessions``, ``ExportSession``), served in a lane of their
+        own so that they never wait behind a write's fsync."""
         self.config = config or SessionStoreConfig()
         self._open_backend = open_backend
+        self._open_reader = open_reader
         self._threaded = threaded
         self._clock = clock
-        self._backend: Backend | None = None
-        self._queue: collections.deque[_Request] = collections.deque()
-        self._wakeup: trio.Event | None = None
-        self._limiter = trio.CapacityLimiter(1)
-        #: Transactions written and requests applied (for metrics and tests).
-        self.batches = 0
-        self.applied = 0
-
-    async def _call(self, fn: Callable[[], R]) -> R:
-        if self._threaded:
-            return await trio.to_thread.run_sync(fn, limiter=self._limiter)
-        return fn()
+        self._writes: Lane | None = None
+        self._reads: Lane | None = None
 
     async def on_start(self) -> None:
-        self._backend = await self._call(self._open_backend)
-        self.ctx.nursery.start_soon(self._writer)
+        batch = self.config.max_batch
+        backend = await self._open(self._open_backend)
+        self._writes = Lane(backend, threaded=self._threaded, max_batch=batch)
+        self._reads = self._writes
+        if self._open_reader is not None:
+            reader = await self._open(self._open_reader)
+            self._reads = Lane(reader, threaded=self._threaded, max_batch=batch)
+            self.ctx.nursery.start_soon(self._reads.serve)
+        self.ctx.nursery.start_soon(self._writes.serve)
+
+    async def _open(self, opener: Callable[[], Backend]) -> Backend:
+        if self._threaded:
+            return await trio.to_thread.run_sync(opener)
+        return opener()
 
     async def on_stop(self, reason: BaseException | None) -> None:
-        backend, self._backend = self._backend, None
-        if backend is not None:
-            await self._call(backend.close)
+        lanes = {id(lane): lane for lane in (self._reads, self._writes) if lane is not None}
+        self._reads = self._writes = None
+        for lane in lanes.values():
+            await lane.call(lane.backend.close)
 
     async def handle(self, msg: StoreMsg) -> StoreReply:
         match msg:
             case BeginTurn():
-                return await self._submit(_ops.begin, msg, write=True)
+                return await self._write(_ops.begin, msg)
             case AppendTurn():
-                return await self._submit(_ops.append_turn, msg, write=True)
+                return await self._write(_ops.append_turn, msg)
             case CommitTurn():
-                return await self._submit(_ops.commit, msg, write=True)
+                return await self._write(_ops.commit, msg)
             case RepairInterrupted():
-                return await self._submit(_ops.repair, msg, write=True)
+                return await self._write(_ops.repair, msg)
             case UpdateSession():
-                return await self._submit(_ops.update, msg, write=True)
+                return await self._write(_ops.update, msg)
             case LoadSession():
-                return await self._submit(_ops.load, msg, write=False)
+                return await self._read(_ops.load, msg)
             case ListSessions():
-                return await self._submit(_ops.list_sessions, msg, write=False)
+                return await self._read(_ops.list_sessions, msg)
             case ExportSession():
-                return await self._submit(_ops.export, msg, write=False)
+                return await self._read(_ops.export, msg)
             case DeleteSessions():
-                return await self._submit(_ops.delete, msg, write=True)
+                return await self._write(_ops.delete, msg)
             case ExpireSessions():
-                return await self._submit(_ops.expire, msg, write=True)
+                return await self._write(_ops.expire, msg)
             case RestoreSession():
-                return await self._submit(_ops.restore, msg, write=True)
+                return await self._write(_ops.restore, msg)
             case _:
                 assert_never(msg)
 
-    async def _submit(self, op: Callable[[Backend, M, float], R], msg: M, *, write: bool) -> R:
-        """Queue ``op`` for the writer and wait for its outcome (see Cancellation)."""
-        backend = self._backend
-        assert backend is not None, "the backend is open between on_start and on_stop"
-        request = _Request(
-            functools.partial(op, backend, msg, self._clock()), write, current_task()
-        )
-        self._queue.append(request)
-        if self._wakeup is not None:
-            self._wakeup.set()
+    async def _write(self, op: Callable[[Backend, M, float], R], msg: M) -> R:
+        lane = self._writes
+        assert lane is not None, "the lanes run between on_start and on_stop"
+        work = functools.partial(op, lane.backend, msg, self._clock())
+        return await lane.submit(work, write=True)
 
-        def abort(_: Any) -> Abort:
-            if request.taken:
-                return Abort.FAILED  # it is being written: wait for the outcome
-            request.withdrawn = True
-            return Abort.SUCCEEDED
+    async def _read(self, op: Callable[[Backend, M, float], R], msg: M) -> R:
+        lane = self._reads
+        assert lane is not None, "the lanes run between on_start and on_stop"
+        work = functools.partial(op, lane.backend, msg, self._clock())
+        return await lane.submit(work, write=False)
 
-        reply: R = await wait_task_rescheduled(abort)
-        return reply
-
-    def _take(self) -> list[_Request]:
-        batch: list[_Request] = []
-        queue = self._queue
-        while queue and len(batch) < self.config.max_batch:
-            request = queue.popleft()
-            if not request.withdrawn:
-                request.taken = True
-                batch.append(request)
-        return batch
-
-    async def _writer(self) -> None:
-        """The single writer: take what is queued, write it in one transaction, reply."""
-        while True:
-            batch = self._take()
-            if not batch:
-                self._wakeup = trio.Event()
-                await self._wakeup.wait()
-                self._wakeup = None
-                continue
-            backend = self._backend
-            assert backend is not None
-            write = any(r.write for r in batch)
-            work = [r.work for r in batch]
-            try:
-                # Shielded: the thread cannot be interrupted anyway, and every taken
-                # request must get its outcome or its asker would wait for ever.
-                with trio.CancelScope(shield=True):
-                    results = await self._call(functools.partial(backend.run_batch, work, write))
-            except BaseException as exc:
-                # The whole transaction failed: every request of it gets an error, then
-                # the writer's failure crashes the actor.
-                for request in batch:
-                    failed = StoreStorageError(f"the transaction of this request failed: {exc}")
-                    reschedule(request.asker, outcome.Error(failed))
-                raise
-            for request, result in zip(batch, results, strict=True):
-                reschedule(request.asker, result)
-            self.batches += 1
-            self.applied += len(batch)
-            if not self._threaded:
-                await trio.lowlevel.cancel_shielded_checkpoint()  # let the askers queue more
+    @property
+    def lanes(self) -> tuple[Lane, ...]:
+        """The write lane, then the read lane if it is a separate one (for metrics)."""
+        found = tuple(lane for lane in (self._writes, self._reads) if lane is not None)
+        return found[:1] if len(found) == 2 and found[0] is found[1] else found
 
 
-def _opener(backend: SessionBackendConfig) -> tuple[Callable[[], Backend], bool]:
-    """A function opening the backend, and whether it must run in a worker thread."""
+def _factory(
+    backend: SessionBackendConfig, config: SessionStoreConfig, clock: Clock
+) -> Callable[[], SessionStore]:
     match backend:
         case InMemorySessions():
             # One store per spec: a restarted actor finds the sessions it had.
             shared = InMemorySessionBackend()
-            return (lambda: shared), False
+            return functools.partial(
+                SessionStore, lambda: shared, threaded=False, config=config, clock=clock
+            )
         case SqliteSessions():
-            return functools.partial(_open_sqlite, backend), True
+            return functools.partial(
+                SessionStore,
+                functools.partial(_open_sqlite, backend, migrate=True),
+                open_reader=functools.partial(_open_sqlite, backend, migrate=False),
+                threaded=True,
+                config=config,
+                clock=clock,
+            )
         case _:
             assert_never(backend)
 
 
-def _open_sqlite(config: SqliteSessions) -> Backend:
+def _open_sqlite(config: SqliteSessions, *, migrate: bool) -> Backend:
     opened = SqliteSessionBackend(
-        config.path, synchronous=config.synchronous, busy_timeout=config.busy_timeout
+        config.path,
+        synchronous=config.synchronous,
+        busy_timeout=config.busy_timeout,
+        cache_mib=config.cache_mib,
+        checkpoint_pages=config.checkpoint_pages,
     )
-    if config.migrate_from is not None:
+    if migrate and config.migrate_from is not None:
         try:
             migrate_memory_transcripts(opened, config.migrate_from)
         except BaseException:
@@ -273,8 +242,4 @@ def session_store_spec(
     the schema migrations and, once, the transcript migration).
     """
     cfg = config or SessionStoreConfig()
-    open_backend, threaded = _opener(backend)
-    factory = functools.partial(
-        SessionStore, open_backend, threaded=threaded, config=cfg, clock=clock
-    )
-    return ChildSpec(name, factory, mailbox_size=cfg.mailbox_size)
+    return ChildSpec(name, _factory(backend, cfg, clock), mailbox_size=cfg.mailbox_size)

@@ -37,6 +37,11 @@ class SqliteSessions:
     synchronous: Literal["FULL", "NORMAL"] = attrs.field(default="FULL", validator=_synchronous)
     #: Seconds to wait for another connection's write transaction on the same file.
     busy_timeout: float = attrs.field(default=10.0, validator=positive)
+    #: The connection's page cache, in MiB.
+    cache_mib: int = attrs.field(default=32, validator=_at_least_one)
+    #: WAL pages written before a commit also checkpoints them into the database (SQLite's
+    #: default is 1,000): fewer, larger checkpoints, so fewer commits pay for one.
+    checkpoint_pages: int = attrs.field(default=10_000, validator=_at_least_one)
     #: A memory store file whose transcripts (``conv:`` items) and session facts are
     #: copied into the session tables on the first open; None: no migration.
     migrate_from: str | None = None

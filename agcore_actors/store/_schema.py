@@ -99,22 +99,33 @@ def set_meta(conn: sqlite3.Connection, key: str, value: str) -> None:
     )
 
 
+def _found(conn: sqlite3.Connection) -> int:
+    exists = conn.execute(
+        "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'store_meta'"
+    ).fetchone()
+    return int(get_meta(conn, _VERSION_KEY) or 0) if exists else 0
+
+
 def migrate(conn: sqlite3.Connection) -> int:
     """Bring the schema to :data:`SCHEMA_VERSION` in one transaction; the version found.
 
-    A file written by a newer version of this code is refused.
+    A current file is only read. A file written by a newer version of this code is
+    refused.
     """
+    found = _found(conn)
+    if found == SCHEMA_VERSION:
+        return found
     conn.execute("BEGIN IMMEDIATE")
     try:
-        conn.execute(
-            "CREATE TABLE IF NOT EXISTS store_meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)"
-        )
-        found = int(get_meta(conn, _VERSION_KEY) or 0)
+        found = _found(conn)  # again, under the write lock: another process may have won
         if found > SCHEMA_VERSION:
             raise StoreStorageError(
                 f"the session tables have schema version {found}, newer than this "
                 f"code's {SCHEMA_VERSION}"
             )
+        conn.execute(
+            "CREATE TABLE IF NOT EXISTS store_meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)"
+        )
         for version in range(found, SCHEMA_VERSION):
             for statement in MIGRATIONS[version].split(";"):
                 if statement.strip():

@@ -99,6 +99,8 @@ class SqliteSessionBackend:
         *,
         synchronous: Literal["FULL", "NORMAL"] = "FULL",
         busy_timeout: float = 10.0,
+        cache_mib: int = 32,
+        checkpoint_pages: int = 10_000,
     ) -> None:
         if synchronous not in ("FULL", "NORMAL"):
             raise InvalidRequest(f"synchronous must be FULL or NORMAL, not {synchronous!r}")
@@ -112,6 +114,9 @@ class SqliteSessionBackend:
                 if str(mode).lower() != "wal":
                     raise StoreStorageError(f"cannot use WAL journal mode here (got {mode!r})")
                 self._conn.execute(f"PRAGMA synchronous = {synchronous}")
+                # PRAGMAs take no parameters; these are checked ints.
+                self._conn.execute(f"PRAGMA cache_size = {-1024 * int(cache_mib)}")
+                self._conn.execute(f"PRAGMA wal_autocheckpoint = {int(checkpoint_pages)}")
                 migrate(self._conn)
             except BaseException:
                 self._conn.close()

@@ -60,7 +60,7 @@ def recording_spec(
     backend: Recording, config: SessionStoreConfig | None = None
 ) -> ChildSpec[StoreMsg]:
     def opener() -> Backend:
-        return backend  # type: ignore[return-value]
+        return backend
 
     factory = functools.partial(SessionStore, opener, threaded=True, config=config)
     return ChildSpec(NAME, factory, mailbox_size=4096)
@@ -187,7 +187,7 @@ async def test_a_storage_failure_fails_its_batch_and_restarts_the_actor(tmp_path
     def opener() -> Backend:
         backends.append(Recording(path))
         backends[-1].fail_next = len(backends) == 1
-        return backends[-1]  # type: ignore[return-value]
+        return backends[-1]
 
     factory = functools.partial(SessionStore, opener, threaded=True)
     async with ActorSystem(strict=True) as system:
@@ -258,3 +258,30 @@ async def test_usage_adds_up_per_kind_over_checkpoints_and_commits() -> None:
         )
     assert rec.usage == Usage(11, 22, 33, 44, 55)
     assert rec.version == 3 and rec.turns == 1 and rec.status == "idle"
+
+
+async def test_a_read_never_waits_behind_a_write_in_progress(tmp_path: Path) -> None:
+    path = tmp_path / "s.db"
+    writer = Recording(path)
+
+    def open_writer() -> Backend:
+        return writer
+
+    def open_reader() -> Backend:
+        return SqliteSessionBackend(path)
+
+    factory = functools.partial(SessionStore, open_writer, open_reader=open_reader, threaded=True)
+    async with ActorSystem(strict=True) as system:
+        store = await system.root.start_child(ChildSpec(NAME, factory))
+        await store.ask(sm.UpdateSession(session="a", expected_version=0))
+        writer.entered.clear()
+        writer.gate.clear()  # the next write hangs in its transaction
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(store.ask, sm.UpdateSession(session="a", expected_version=1))
+            await trio.to_thread.run_sync(writer.entered.wait)
+            with trio.fail_after(5):
+                loaded = await store.ask(sm.LoadSession("a"))
+            assert loaded.record.version == 1  # the write in progress is not visible
+            writer.gate.set()
+        loaded = await store.ask(sm.LoadSession("a"))
+        assert loaded.record.version == 2  # once answered, it is

@@ -6,7 +6,7 @@ import hypothesis.strategies as st
 import pytest
 from hypothesis import given
 
-from agcore_actors.llm import AssistantMessage, Message, SystemMessage
+from agcore_actors.llm import AssistantMessage, Message, SystemMessage, ToolMessage
 from agcore_actors.store import InvalidTranscript
 from agcore_actors.store.policy import pending_after, repaired, synthetic_results
 from tests.store.helpers import calls, problems, result, unanswered, user
@@ -31,8 +31,10 @@ def transcripts(draw: st.DrawFn) -> list[Message]:
                 ids.append(ids[0])
             made.extend(ids)
             out.append(calls(*ids))
-        elif made or draw(st.booleans()):
-            out.append(result(draw(st.sampled_from(made or ["stray"]))))
+        else:
+            stray: bool = draw(st.booleans())
+            if made or stray:
+                out.append(result(draw(st.sampled_from(made or ["stray"]))))
     return out
 
 
@@ -68,7 +70,8 @@ def test_pending_after_is_the_same_in_one_run_or_in_two(messages: list[Message],
 
 def test_synthetic_results_answer_in_call_order_with_the_status() -> None:
     out = synthetic_results(["x", "y"], "interrupted")
-    assert [(m.tool_call_id, m.content) for m in out] == [
+    assert all(isinstance(m, ToolMessage) for m in out)
+    assert [(m.tool_call_id, m.content) for m in out if isinstance(m, ToolMessage)] == [
         ("x", "Error: tool call interrupted"),
         ("y", "Error: tool call interrupted"),
     ]

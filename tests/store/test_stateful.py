@@ -213,9 +213,12 @@ class StoreMachine(RuleBasedStateMachine):
         compaction = None
         if compact is not None:
             upto, kind = compact
-            summary: list[Message] = {"none": [], "text": [user("summary")], "open": [calls("cs")]}[
-                kind
-            ]
+            kinds: dict[str, list[Message]] = {
+                "none": [],
+                "text": [user("summary")],
+                "open": [calls("cs")],
+            }
+            summary = kinds[kind]
             compaction = (max(0, upto), summary)
         got = self.ask(
             sm.CommitTurn(

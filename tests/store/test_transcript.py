@@ -7,7 +7,7 @@ import json
 import msgspec
 import pytest
 
-from agcore_actors.llm import Usage, assistant, message_to_json
+from agcore_actors.llm import Message, Usage, assistant, message_to_json
 from agcore_actors.store import (
     Conflict,
     InMemorySessions,
@@ -62,9 +62,8 @@ async def test_an_import_over_an_existing_session_needs_replace() -> None:
 
 
 async def test_a_plain_transcript_imports_as_one_idle_session() -> None:
-    plain = "".join(
-        message_to_json(m) + "\n" for m in [user("q"), calls("k"), result("k"), assistant("a")]
-    )
+    chat: list[Message] = [user("q"), calls("k"), result("k"), assistant("a")]
+    plain = "".join(message_to_json(m) + "\n" for m in chat)
     async with running_store(InMemorySessions()) as store:
         with pytest.raises(InvalidRequest):
             await import_session(store, plain)  # no header: the id is needed
@@ -81,7 +80,8 @@ async def test_a_plain_transcript_imports_as_one_idle_session() -> None:
 
 async def test_a_broken_transcript_is_refused_unless_repair_is_asked() -> None:
     # What the memory store's sliding window left: a result whose call was evicted.
-    plain = "".join(message_to_json(m) + "\n" for m in [result("gone"), user("q"), calls("k")])
+    cut: list[Message] = [result("gone"), user("q"), calls("k")]
+    plain = "".join(message_to_json(m) + "\n" for m in cut)
     async with running_store(InMemorySessions()) as store:
         with pytest.raises(InvalidTranscript):
             await import_session(store, plain, session="p")

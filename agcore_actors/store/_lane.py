@@ -1,0 +1,116 @@
+"""A lane: one queue of requests, served in batches by one task against one backend.
+
+A request is queued by its asker's task, which then waits. The lane's task takes the
+queue's head and every request queued behind it (at most ``max_batch``), runs them all
+in one ``Backend.run_batch`` (one transaction: in a worker thread for SQLite) and wakes
+each asker with its own outcome. While it runs, the next batch gathers.
+
+Cancellation: an asker cancelled while its request is queued withdraws it (it never
+runs); once taken, the request runs to the end and its asker's cancellation completes
+after that (``Abort.FAILED`` keeps the asker waiting for its outcome).
+"""
+
+from __future__ import annotations
+
+import collections
+import functools
+from collections.abc import Callable
+from typing import Any, NoReturn, TypeVar
+
+import attrs
+import outcome
+import trio
+from trio.lowlevel import Abort, Task, current_task, reschedule, wait_task_rescheduled
+
+from ._backend import Backend
+from ._errors import StoreStorageError
+
+R = TypeVar("R")
+
+
+@attrs.define(eq=False, slots=True)
+class _Request:
+    """One queued request: the work, its asker, and whether the lane took it."""
+
+    work: Callable[[], Any]
+    write: bool
+    asker: Task
+    taken: bool = False
+    withdrawn: bool = False
+
+
+class Lane:
+    """Requests to one backend, batched (see the module doc)."""
+
+    def __init__(self, backend: Backend, *, threaded: bool, max_batch: int) -> None:
+        self.backend = backend
+        self._threaded = threaded
+        self._max_batch = max_batch
+        self._queue: collections.deque[_Request] = collections.deque()
+        self._wakeup: trio.Event | None = None
+        self._limiter = trio.CapacityLimiter(1)
+        #: Transactions run and requests answered (for metrics and tests).
+        self.batches = 0
+        self.answered = 0
+
+    async def call(self, fn: Callable[[], R]) -> R:
+        """Run ``fn`` where the backend runs (its worker thread, or inline)."""
+        if self._threaded:
+            return await trio.to_thread.run_sync(fn, limiter=self._limiter)
+        return fn()
+
+    async def submit(self, work: Callable[[], R], *, write: bool) -> R:
+        """Queue ``work`` and wait for its outcome (see the module doc on cancellation)."""
+        request = _Request(work, write, current_task())
+        self._queue.append(request)
+        if self._wakeup is not None:
+            self._wakeup.set()
+
+        def abort(_: Any) -> Abort:
+            if request.taken:
+                return Abort.FAILED  # it is running: wait for the outcome
+            request.withdrawn = True
+            return Abort.SUCCEEDED
+
+        reply: R = await wait_task_rescheduled(abort)
+        return reply
+
+    def _take(self) -> list[_Request]:
+        batch: list[_Request] = []
+        queue = self._queue
+        while queue and len(batch) < self._max_batch:
+            request = queue.popleft()
+            if not request.withdrawn:
+                request.taken = True
+                batch.append(request)
+        return batch
+
+    async def serve(self) -> NoReturn:
+        """Take what is queued, run it in one transaction, answer; for ever."""
+        while True:
+            batch = self._take()
+            if not batch:
+                self._wakeup = trio.Event()
+                await self._wakeup.wait()
+                self._wakeup = None
+                continue
+            write = any(r.write for r in batch)
+            run = functools.partial(self.backend.run_batch, [r.work for r in batch], write)
+            try:
+                # Shielded: the thread cannot be interrupted anyway, and every taken
+                # request must get its outcome or its asker would wait for ever.
+                with trio.CancelScope(shield=True):
+                    results = await self.call(run)
+            except BaseException as exc:
+                # The whole transaction failed: every request of it gets an error, then
+                # the lane's failure crashes the actor.
+                for request in batch:
+                    failed = StoreStorageError(f"the transaction of this request failed: {exc}")
+                    reschedule(request.asker, outcome.Error(failed))
+                raise
+            for request, result in zip(batch, results, strict=True):
+                reschedule(request.asker, result)
+            self.batches += 1
+            self.answered += len(batch)
+            if not self._threaded:
+                await trio.lowlevel.cancel_shielded_checkpoint()  # let the askers queue more

@@ -1,0 +1,29 @@
+"""``benchmarks/sessions_store.py --quick`` runs end to end and prints its tables (no speed is
+asserted: the figures belong in docs/performance.md)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+from types import ModuleType
+
+import pytest
+
+
+@pytest.mark.slow
+def test_quick_run_prints_the_tables(
+    load_benchmark: Callable[[str], ModuleType],
+    capsys: pytest.CaptureFixture[str],
+    tmp_path: Path,
+) -> None:
+    bench = load_benchmark("sessions_store")
+    assert bench.main(["--quick", "--sessions", "500", "--cache-dir", str(tmp_path)]) == 0
+    out = capsys.readouterr().out
+    for line in [
+        "| LoadSession(tail=50) |",
+        "| ListSessions(idle_before), first page of 100 |",
+        "| group commit (max_batch=256) |",
+        "| one transaction each |",
+        "### Goals",
+    ]:
+        assert line in out

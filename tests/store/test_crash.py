@@ -1,0 +1,158 @@
+"""Crash safety: a process running turns is SIGKILLed at random points, 30 times over
+one database; after each kill every acknowledged write is there, nothing half-written
+is, an open turn closes with RepairInterrupted into a valid transcript, and the file is
+sound. Each new process first repairs what the previous one left open."""
+
+from __future__ import annotations
+
+import functools
+import os
+import random
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import msgspec
+import pytest
+
+from agcore_actors.llm import Message, ToolMessage
+from agcore_actors.store import _ops as ops
+from agcore_actors.store import messages as sm
+from agcore_actors.store.lowlevel import SqliteSessionBackend
+from tests.store.helpers import problems, unanswered
+
+WRITER = Path(__file__).resolve().parent / "crash_writer.py"
+REPO = Path(__file__).resolve().parents[2]
+ROUNDS = 30
+_messages = msgspec.json.Decoder(list[Message])
+
+
+class Expected:
+    """What the acknowledgements promise about one session."""
+
+    def __init__(self) -> None:
+        self.log: list[Message] = []  # every acknowledged message
+        self.version = 0
+        self.pending: list[Message] | None = None  # the write sent but not acknowledged
+
+    def tried(self, kind: str, messages: list[Message]) -> None:
+        if kind == "repair":
+            messages = [
+                ToolMessage("Error: tool call interrupted", c) for c in unanswered(self.log)
+            ]
+        self.pending = messages
+
+    def acked(self, version: int) -> None:
+        assert self.pending is not None and version > self.version
+        self.log.extend(self.pending)
+        self.version, self.pending = version, None
+
+    def settle(self, stored: list[Message], version: int) -> None:
+        """Check the stored log against the promises; adopt it as the new truth."""
+        if stored == self.log:
+            assert version == self.version
+        else:  # the write in flight was committed, its ack lost in the kill
+            assert self.pending is not None and stored == self.log + self.pending, (
+                f"stored {len(stored)} messages, acknowledged {len(self.log)}"
+            )
+            assert version == self.version + 1
+        self.log, self.version, self.pending = stored, version, None
+
+
+def run_round(db: Path, seed: int, kill_after: int, sessions: dict[str, Expected]) -> None:
+    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    acks = 0
+    with subprocess.Popen(
+        [sys.executable, str(WRITER), str(db), str(seed)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=env,
+    ) as child:
+        assert child.stdout is not None and child.stderr is not None
+        try:
+            deadline = time.monotonic() + 120  # a bound on a hang, not a timing assertion
+            while acks < kill_after:
+                line = child.stdout.readline()
+                if not line:
+                    pytest.fail(f"writer exited early: {child.wait()} {child.stderr.read()}")
+                acks += handle(line, sessions)
+                assert time.monotonic() < deadline, "the writer is too slow"
+            child.send_signal(signal.SIGKILL)  # mid-stream: the writer never pauses
+            # Through the same buffered reader (communicate() would skip what it holds).
+            rest = child.stdout.read()
+        finally:
+            if child.poll() is None:
+                child.kill()
+            child.wait(timeout=60)
+    assert child.returncode == -signal.SIGKILL
+    for line in rest.splitlines(keepends=True):
+        if line.endswith("\n"):  # a line cut by the kill promises nothing
+            handle(line, sessions)
+
+
+def handle(line: str, sessions: dict[str, Expected]) -> int:
+    parts = line.rstrip("\n").split(" ", 3)
+    if parts[0] == "try":
+        sessions.setdefault(parts[1], Expected()).tried(parts[2], _messages.decode(parts[3]))
+    elif parts[0] == "ack":
+        sessions[parts[1]].acked(int(parts[2]))
+        return 1
+    return 0
+
+
+def check(db: Path, sessions: dict[str, Expected]) -> None:
+    backend = SqliteSessionBackend(db)
+    try:
+        assert backend.integrity_check() == "ok"
+        for sid, expected in sessions.items():
+            record = backend.record(sid)
+            if record is None:  # created by a BeginTurn that never committed
+                assert expected.version == 0 and not expected.log
+                expected.pending = None
+                continue
+            stored = backend.messages(sid, 0, record.last_index + 1)
+            expected.settle(stored, record.version)
+            if record.open_turn is None:
+                assert not problems(stored), problems(stored)
+                continue
+            # An open turn: RepairInterrupted makes it valid (checked on a copy of the
+            # decision; the next writer process repairs it for real).
+            closed = stored + [
+                ToolMessage("Error: tool call interrupted", c) for c in record.pending_calls
+            ]
+            assert not problems(closed), problems(closed)
+            assert record.pending_calls == unanswered(stored)
+    finally:
+        backend.close()
+
+
+@pytest.mark.slow
+def test_every_acknowledged_turn_survives_sigkill_and_no_half_turn_is_visible(
+    tmp_path: Path,
+) -> None:
+    db = tmp_path / "crash.db"
+    rng = random.Random(20260613)
+    sessions: dict[str, Expected] = {}
+    for round in range(ROUNDS):
+        run_round(db, round, rng.randint(1, 400), sessions)
+        check(db, sessions)
+    repair_open_turns(db)
+    assert sum(len(e.log) for e in sessions.values()) > ROUNDS
+
+
+def repair_open_turns(db: Path) -> None:
+    """Close every open turn; then every stored transcript must be valid."""
+    backend = SqliteSessionBackend(db)
+    try:
+        for record in backend.page(None, "running", None, 1000):
+            msg = sm.RepairInterrupted(record.id, record.open_turn or "", record.version)
+            (done,) = backend.run_batch([functools.partial(ops.repair, backend, msg, 0.0)], True)
+            done.unwrap()
+        for record in backend.page(None, None, None, 1000):
+            assert record.open_turn is None
+            assert not problems(backend.messages(record.id, 0, record.last_index + 1))
+    finally:
+        backend.close()

@@ -1,9 +1,13 @@
 """Stdio transport: the server is a child process speaking newline-delimited
 JSON-RPC on stdin/stdout; its stderr goes to our log.
 
-Shutdown (:meth:`StdioTransport.aclose`): close stdin (MCP servers exit at
-EOF), wait ``grace`` seconds, terminate, wait ``grace`` again, kill, and
-always reap the process: no zombie, even when cancelled.
+The server starts in a process group of its own, so that a wrapper (``sh -c``,
+``npx``, ``uvx``) and everything it started go together. Shutdown
+(:meth:`StdioTransport.aclose`): close stdin (MCP servers exit at EOF) and wait
+``grace`` seconds for the server; then SIGTERM the whole group, wait up to ``grace``
+for it to be gone, and SIGKILL what is left; always reap the server: no zombie and no
+orphan of the group, even when cancelled. (A process that left the group on purpose,
+a daemon, is out of reach by design.)
 """
 
 from __future__ import annotations
@@ -11,6 +15,8 @@ from __future__ import annotations
 import collections
 import contextlib
 import logging
+import os
+import signal
 import subprocess
 
 import trio
@@ -46,6 +52,7 @@ class StdioTransport:
                 stderr=subprocess.PIPE,
                 env=child_environment(self.config),
                 cwd=self.config.cwd,
+                start_new_session=True,
             )
         except OSError as exc:
             raise McpConnectionClosed(
@@ -122,10 +129,32 @@ class StdioTransport:
                     await process.stdin.aclose()
             with trio.move_on_after(self.grace):
                 await process.wait()
-            if process.returncode is None:
-                process.terminate()
+            # The server's pid is its group's id (start_new_session); the group
+            # outlives a leader that exited while members of it still run.
+            group = process.pid
+            if process.returncode is None or _group_alive(group):
+                _signal_group(group, signal.SIGTERM)
                 with trio.move_on_after(self.grace):
                     await process.wait()
-            if process.returncode is None:
-                process.kill()
-                await process.wait()  # SIGKILL cannot be ignored: this returns
+                    # Polling: the death of a process that is not our child has no
+                    # event to wait on.
+                    while _group_alive(group):  # noqa: ASYNC110
+                        await trio.sleep(0.01)
+                _signal_group(group, signal.SIGKILL)
+            await process.wait()  # SIGKILL cannot be ignored: this returns
+
+
+def _group_alive(group: int) -> bool:
+    """Whether process group ``group`` has a member; only ESRCH proves it gone."""
+    try:
+        os.killpg(group, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def _signal_group(group: int, sig: signal.Signals) -> None:
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(group, sig)

@@ -8,6 +8,7 @@ The same tools exist on both SDK lines, so the tests compare their behaviour.
 from __future__ import annotations
 
 import os
+import signal
 import sys
 from pathlib import Path
 from typing import Any
@@ -68,6 +69,15 @@ def build(host: str = "127.0.0.1", port: int = 8000) -> Any:
     @mcp.tool(description="The server's process id.")
     def pid() -> int:
         return os.getpid()
+
+    @mcp.tool(description="Stop the server process (SIGSTOP): it answers nothing, not even EOF.")
+    def hang() -> str:
+        os.kill(os.getpid(), signal.SIGSTOP)
+        return "resumed"
+
+    @mcp.tool(description="Return a string of SIZE characters.")
+    def big(size: int) -> str:
+        return "x" * size
 
     @mcp.tool(description="Write to stderr.")
     def stderr(text: str) -> str:

@@ -48,6 +48,7 @@ from ._jsonrpc import (
     parse_tools,
     tool_result,
 )
+from ._policy import redact, secret_values
 from ._stdio import StdioTransport
 from ._transport import Transport
 from .messages import McpEvent, McpToolInfo, McpToolResult
@@ -99,6 +100,8 @@ class McpClient:
         self.tools_changed = trio.Event()
         self.closed = trio.Event()
         self.closed_reason = ""
+        #: Configured values (headers, env) kept out of every error this client raises.
+        self.secrets: tuple[str, ...] = ()
         self._next_id = 0
         self._progress_token = 0
         self._pending: dict[int | str, _Pending] = {}
@@ -127,8 +130,11 @@ class McpClient:
             log.debug("[%s] dropping an answer to unknown id %r", self.name, msg.id)
             return
         if msg.error is not None:
-            pending.error = McpServerError("", msg.error.code, msg.error.message, msg.error.data)
-            pending.result = msg.error
+            error = JsonRpcError(
+                msg.error.code, redact(msg.error.message, self.secrets), msg.error.data
+            )
+            pending.error = McpServerError("", error.code, error.message, error.data)
+            pending.result = error
         else:
             pending.result = None if msg.result is msgspec.UNSET else msg.result
         pending.done.set()
@@ -239,7 +245,7 @@ class McpClient:
             timeout=self.options.connect_timeout,
         )
         if not isinstance(result, dict):
-            raise McpProtocolError(f"initialize answered {result!r}")
+            raise McpProtocolError(redact(f"initialize answered {result!r}", self.secrets))
         version = result.get("protocolVersion")
         if version not in PROTOCOL_VERSIONS:
             raise McpProtocolError(
@@ -301,6 +307,7 @@ async def open_client(
     options = options or ClientOptions()
     transport = make_transport(name, config, options)
     client = McpClient(name, transport, options, on_event)
+    client.secrets = secret_values(config)
     try:
         async with trio.open_nursery() as nursery:
             client._nursery = nursery

@@ -35,7 +35,7 @@ from ._adapter import publish_tools
 from ._client import ClientOptions, McpClient, open_client
 from ._config import ServerConfig
 from ._errors import McpConnectionClosed, McpError, McpMethodNotFound, McpUnavailable
-from ._policy import DEFAULT_SEPARATOR
+from ._policy import DEFAULT_SEPARATOR, secret_values
 from .messages import (
     CallTool,
     GetStatus,
@@ -228,7 +228,14 @@ class McpConnection(Actor[McpConnectionMsg]):
 
     def _publish(self, tools: list[McpToolInfo]) -> None:
         if self.registry is not None:
-            publish_tools(self.registry, self.name, tools, self.ctx.self_ref, self.config.separator)
+            publish_tools(
+                self.registry,
+                self.name,
+                tools,
+                self.ctx.self_ref,
+                self.config.separator,
+                secret_values(self.server),
+            )
 
     def _on_event(self, event: McpEvent) -> None:
         if self.events is None:

@@ -1,5 +1,6 @@
 """Stdio transport: the server is a child process speaking newline-delimited
-JSON-RPC on stdin/stdout; its stderr goes to our log.
+JSON-RPC on stdin/stdout; its stderr goes to our log, and only there (never into an
+error, so never into a tool message).
 
 The server starts in a process group of its own, so that a wrapper (``sh -c``,
 ``npx``, ``uvx``) and everything it started go together. Shutdown
@@ -84,13 +85,21 @@ class StdioTransport:
         except McpProtocolError as exc:
             reason = str(exc)
         if not self._closing:
-            tail = "; stderr: " + " | ".join(self.stderr_tail) if self.stderr_tail else ""
             # The process usually exits right after closing stdout: name its status.
             with trio.move_on_after(0.5):
                 await self.process.wait()
             code = self.process.returncode
             status = f" (exit status {code})" if code is not None else ""
-            closed(f"{reason}{status}{tail}")
+            # Its last stderr lines go to the log only: a server may print its
+            # configuration there, and the reason ends up in tool messages.
+            if self.stderr_tail:
+                log.warning(
+                    "[%s] server gone%s; its last stderr lines:\n%s",
+                    self.name,
+                    status,
+                    "\n".join(self.stderr_tail),
+                )
+            closed(f"{reason}{status}")
 
     async def _read_stderr(self) -> None:
         assert self.process is not None and self.process.stderr is not None

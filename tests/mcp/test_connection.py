@@ -5,6 +5,7 @@ third-party ``mcp-server-time`` package."""
 from __future__ import annotations
 
 import contextlib
+import logging
 import os
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
@@ -268,3 +269,27 @@ async def test_status_is_connecting_until_the_first_connect_succeeds(
         listed = await conn.ask(ListTools())  # waits for the connect
         assert "echo" in [t.name for t in listed.tools]
         assert (await conn.ask(GetStatus())).state == "connected"
+
+
+async def test_a_dying_servers_stderr_reaches_the_log_never_a_tool_message(
+    peers: Any, caplog: pytest.LogCaptureFixture
+) -> None:
+    caplog.set_level(logging.INFO, logger="agcore_actors.mcp")
+    python, *args = peers.stdio_argv("mcp2")
+    async with running({"srv": StdioServer(python, args)}) as (_, _, executor, _):
+        (said,) = await run_tools(executor, ("srv-stderr", {"text": "config token=hunter2-xyz"}))
+        assert said.content == "ok"
+        (crashed,) = await run_tools(executor, ("srv-crash", {}))
+    assert crashed.status is ToolStatus.ERROR and "exit status 3" in crashed.content
+    assert "hunter2" not in crashed.content
+    assert "hunter2-xyz" in caplog.text  # the operator still sees it
+
+
+async def test_configured_env_values_never_reach_a_tool_message(peers: Any) -> None:
+    secret = "tok-secret-987654"
+    python, *args = peers.stdio_argv("mcp2")
+    config = StdioServer(python, args, env={"UPSTREAM_TOKEN": secret})
+    async with running({"srv": config}) as (_, _, executor, _):
+        (leaked,) = await run_tools(executor, ("srv-leak", {"name": "UPSTREAM_TOKEN"}))
+    assert leaked.status is ToolStatus.ERROR and "rejected credential" in leaked.content
+    assert secret not in leaked.content and "[redacted]" in leaked.content

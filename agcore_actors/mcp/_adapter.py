@@ -16,7 +16,7 @@ import attrs
 from ..actor import ActorError, ActorRef
 from ..tools import ExecutionFailed, InvalidArguments, ToolContext, ToolRegistry
 from ._errors import McpConnectionClosed
-from ._policy import prefixed_name, redact
+from ._policy import redact, registry_names
 from .messages import CallTool, McpConnectionMsg, McpToolInfo
 
 log = logging.getLogger("agcore_actors.mcp")
@@ -76,13 +76,15 @@ def publish_tools(
     separator: str,
     secrets: tuple[str, ...] = (),
 ) -> None:
-    """Replace ``server``'s tools in ``registry`` with adapters for ``tools``.
+    """Replace ``server``'s tools in ``registry`` with adapters for ``tools``, under
+    the names of :func:`~agcore_actors.mcp.policy.registry_names`.
 
     A name taken by a tool outside the server's group is skipped with a warning.
     """
+    names = registry_names(server, [t.name for t in tools], separator)
     adapters = [
         McpToolAdapter(
-            name=prefixed_name(server, t.name, separator),
+            name=name,
             remote_name=t.name,
             server=server,
             description=t.description,
@@ -90,7 +92,7 @@ def publish_tools(
             connection=connection,
             secrets=secrets,
         )
-        for t in tools
+        for name, t in zip(names, tools, strict=True)
     ]
     for name in registry.replace_group(registry_group(server), adapters):
         log.warning("MCP server %r: tool name %r is taken; not registered", server, name)

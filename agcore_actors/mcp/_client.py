@@ -70,6 +70,9 @@ class ClientOptions:
     connect_timeout: float = attrs.field(default=30.0, validator=positive)
     #: Seconds each step of shutting a server down may take (stdin EOF, SIGTERM, DELETE).
     shutdown_grace: float = attrs.field(default=2.0, validator=non_negative)
+    #: The largest message accepted from a server; a larger one fails only the request
+    #: it answers.
+    max_message_bytes: int = attrs.field(default=16 * 1024 * 1024, validator=attrs.validators.ge(1))
 
 
 class _Pending:
@@ -227,12 +230,18 @@ class McpClient:
         ):
             await self.transport.send(encode(note), None)
 
-    async def notify(self, method: str, params: dict[str, Any] | None = None) -> None:
+    async def notify(
+        self, method: str, params: dict[str, Any] | None = None, *, timeout: float | None = None
+    ) -> None:
+        """Send a notification; raise :class:`McpTimeout` when it cannot be sent in time."""
         note = JsonRpcNotification(method=method)
         if params is not None:
             note.params = params
-        with trio.fail_after(self.options.request_timeout):
+        seconds = self.options.request_timeout if timeout is None else timeout
+        with trio.move_on_after(seconds) as scope:
             await self.transport.send(encode(note), None)
+        if scope.cancelled_caught:
+            raise McpTimeout(method, seconds)
 
     async def initialize(self) -> None:
         result = await self.request(
@@ -256,7 +265,7 @@ class McpClient:
         self.server_info = result.get("serverInfo") or {}
         self.capabilities = result.get("capabilities") or {}
         self.transport.negotiated(version)
-        await self.notify("notifications/initialized")
+        await self.notify("notifications/initialized", timeout=self.options.connect_timeout)
 
     async def list_tools(self) -> list[McpToolInfo]:
         """All tools, following ``nextCursor``; replaces the cache."""
@@ -290,9 +299,15 @@ class McpClient:
 def make_transport(name: str, config: ServerConfig, options: ClientOptions) -> Transport:
     if isinstance(config, HttpServer):
         return HttpTransport(
-            name, config, connect_timeout=options.connect_timeout, grace=options.shutdown_grace
+            name,
+            config,
+            connect_timeout=options.connect_timeout,
+            grace=options.shutdown_grace,
+            max_message_bytes=options.max_message_bytes,
         )
-    return StdioTransport(name, config, grace=options.shutdown_grace)
+    return StdioTransport(
+        name, config, grace=options.shutdown_grace, max_message_bytes=options.max_message_bytes
+    )
 
 
 @asynccontextmanager

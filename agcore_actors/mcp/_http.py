@@ -8,7 +8,8 @@ requests before the response); notifications and responses get 202. The
 lives exactly as long as the request (its timeout or cancellation closes
 the stream). :meth:`aclose` ends the session with DELETE. An HTTP error
 answer fails its request with :class:`McpHttpError` (its body cut to 500 bytes, with
-configured header values redacted); a 404 on an established session (the server
+configured header values redacted); a JSON answer over ``max_message_bytes`` fails
+its request with :class:`McpMessageTooLarge`; a 404 on an established session (the server
 forgot it) closes the connection, so the supervisor reconnects. The
 optional GET stream for unsolicited server messages is not opened:
 everything arrives on POST answers.
@@ -23,7 +24,7 @@ import httpx_sse
 import trio
 
 from ._config import HttpServer
-from ._errors import McpConnectionClosed, McpHttpError, McpProtocolError
+from ._errors import McpConnectionClosed, McpHttpError, McpMessageTooLarge, McpProtocolError
 from ._policy import redact, secret_values
 from ._transport import Closed, Deliver, Fail
 
@@ -35,11 +36,18 @@ VERSION_HEADER = "mcp-protocol-version"
 
 class HttpTransport:
     def __init__(
-        self, name: str, config: HttpServer, *, connect_timeout: float = 10.0, grace: float = 2.0
+        self,
+        name: str,
+        config: HttpServer,
+        *,
+        connect_timeout: float = 10.0,
+        grace: float = 2.0,
+        max_message_bytes: int = 16 * 1024 * 1024,
     ) -> None:
         self.name = name
         self.config = config
         self.grace = grace
+        self.max_message_bytes = max_message_bytes
         # Reads have no httpx timeout: each MCP request has its own deadline in the
         # client, which cancels the POST that serves it.
         self._client = httpx.AsyncClient(
@@ -112,7 +120,15 @@ class HttpTransport:
                         if event.event in ("message", "") and event.data:
                             self._deliver(event.data.encode("utf-8"))
                 else:
-                    self._deliver(await response.aread())
+                    answer = bytearray()
+                    async for part in response.aiter_bytes():
+                        answer += part
+                        if len(answer) > self.max_message_bytes:
+                            self._fail(
+                                request_id, McpMessageTooLarge(self.name, self.max_message_bytes)
+                            )
+                            return
+                    self._deliver(bytes(answer))
             # If the answer was in there, the request is done and this is ignored.
             self._fail(request_id, McpProtocolError("the HTTP answer held no JSON-RPC response"))
         except httpx.HTTPError as exc:

@@ -1,11 +1,14 @@
-"""Pure MCP policy: the registry names of a server's tools, and keeping configured
-secrets out of error messages.
+"""Pure MCP policy: the registry names of a server's tools (valid for every model
+API), and keeping configured secrets out of error messages.
 
 No event loop, no I/O.
 """
 
 from __future__ import annotations
 
+import collections
+import hashlib
+import re
 import urllib.parse
 from collections.abc import Sequence
 
@@ -15,9 +18,48 @@ from ._config import HttpServer, StdioServer
 DEFAULT_SEPARATOR = "-"
 
 
+#: Tool names every model API accepts (OpenAI's rule, the strictest).
+TOOL_NAME_PATTERN = re.compile(r"\A[a-zA-Z0-9_-]{1,64}\Z")
+_MAX_NAME = 64
+_INVALID = re.compile(r"[^a-zA-Z0-9_-]")
+
+
 def prefixed_name(server: str, tool: str, separator: str = DEFAULT_SEPARATOR) -> str:
-    """The registry name of an MCP tool: ``{server}{separator}{tool}``."""
+    """``{server}{separator}{tool}``: an MCP tool's registry name before sanitising."""
     return f"{server}{separator}{tool}"
+
+
+def registry_names(
+    server: str, tools: Sequence[str], separator: str = DEFAULT_SEPARATOR
+) -> list[str]:
+    """The registry names of ``server``'s tools, in order, each matching
+    :data:`TOOL_NAME_PATTERN`.
+
+    :func:`prefixed_name` when it matches; else every other character becomes ``_``,
+    and a name that is then longer than 64 characters, or shared by two tools, is cut
+    to 55 characters plus ``_`` and 8 hex digits of a hash of the tool's own name.
+    Distinct tool names always get distinct registry names; the caller keeps the
+    mapping back to the server's names.
+    """
+    plain = [_INVALID.sub("_", prefixed_name(server, tool, separator)) for tool in tools]
+    counts = collections.Counter(plain)
+    names: list[str] = []
+    taken: set[str] = set()
+    for tool, name in zip(tools, plain, strict=True):
+        salt = ""
+        if len(name) > _MAX_NAME or counts[name] > 1:
+            name = _hashed(name, tool)
+        while name in taken:  # only a name that was already unique by itself
+            salt += "#"
+            name = _hashed(name, tool + salt)
+        taken.add(name)
+        names.append(name)
+    return names
+
+
+def _hashed(name: str, tool: str) -> str:
+    digest = hashlib.sha256(tool.encode("utf-8")).hexdigest()[:8]
+    return f"{name[: _MAX_NAME - 9]}_{digest}"
 
 
 #: Configured values shorter than this are not treated as secrets: redacting "1" or

@@ -2,7 +2,10 @@
 JSON-RPC on stdin/stdout; its stderr goes to our log, and only there (never into an
 error, so never into a tool message).
 
-The server starts in a process group of its own, so that a wrapper (``sh -c``,
+A line over ``max_message_bytes`` is skipped without being held in memory, and only
+the request it answers fails (:class:`McpMessageTooLarge`, found by the id at either
+end of the line; a line without one is dropped with a warning and its request times
+out). The server starts in a process group of its own, so that a wrapper (``sh -c``,
 ``npx``, ``uvx``) and everything it started go together. Shutdown
 (:meth:`StdioTransport.aclose`): close stdin (MCP servers exit at EOF) and wait
 ``grace`` seconds for the server; then SIGTERM the whole group, wait up to ``grace``
@@ -23,20 +26,31 @@ import subprocess
 import trio
 
 from ._config import StdioServer, child_environment
-from ._errors import McpConnectionClosed, McpProtocolError
+from ._errors import McpConnectionClosed, McpMessageTooLarge
+from ._jsonrpc import oversized_answer_id
 from ._transport import Closed, Deliver, Fail
 
 log = logging.getLogger("agcore_actors.mcp.stdio")
 
-#: A longer line is a protocol error (and would be unbounded memory).
+#: The default cap on one message (a line): a longer one fails the request it answers.
 MAX_LINE_BYTES = 16 * 1024 * 1024
+#: Bytes kept from each end of an oversized line, to find the id of its request.
+_KEEP = 4096
 
 
 class StdioTransport:
-    def __init__(self, name: str, config: StdioServer, *, grace: float = 2.0) -> None:
+    def __init__(
+        self,
+        name: str,
+        config: StdioServer,
+        *,
+        grace: float = 2.0,
+        max_message_bytes: int = MAX_LINE_BYTES,
+    ) -> None:
         self.name = name
         self.config = config
         self.grace = grace
+        self.max_message_bytes = max_message_bytes
         self.process: trio.Process | None = None
         self.stderr_tail: collections.deque[str] = collections.deque(maxlen=20)
         self._closing = False
@@ -59,31 +73,42 @@ class StdioTransport:
             raise McpConnectionClosed(
                 self.name, f"cannot start {self.config.command!r}: {exc.strerror or exc}"
             ) from None
-        nursery.start_soon(self._read_stdout, deliver, closed)
+        nursery.start_soon(self._read_stdout, deliver, fail, closed)
         nursery.start_soon(self._read_stderr)
 
-    async def _read_stdout(self, deliver: Deliver, closed: Closed) -> None:
+    async def _read_stdout(self, deliver: Deliver, fail: Fail, closed: Closed) -> None:
         assert self.process is not None and self.process.stdout is not None
         stream = self.process.stdout
+        limit = self.max_message_bytes
         buffer = bytearray()
+        # While a line over the limit is skipped: its first and last bytes, where the
+        # id of the request it answers can be found.
+        head: bytes | None = None
+        tail = b""
         reason = "the server closed its stdout"
         try:
-            while True:
-                chunk = await stream.receive_some(65536)
-                if not chunk:
-                    break
+            while chunk := await stream.receive_some(65536):
+                scan = len(buffer)  # only the new bytes can hold a newline
                 buffer += chunk
-                while (end := buffer.find(b"\n")) >= 0:
-                    line = bytes(buffer[:end]).strip()
-                    del buffer[: end + 1]
-                    if line:
+                while (end := buffer.find(b"\n", scan)) >= 0:
+                    if head is not None:
+                        self._too_large(head, (tail + buffer[:end])[-_KEEP:], fail)
+                        head, tail = None, b""
+                    elif end > limit:
+                        line_tail = bytes(buffer[max(0, end - _KEEP) : end])
+                        self._too_large(bytes(buffer[:_KEEP]), line_tail, fail)
+                    elif line := bytes(buffer[:end]).strip():
                         deliver(line)
-                if len(buffer) > MAX_LINE_BYTES:
-                    raise McpProtocolError(f"MCP server '{self.name}': line over {MAX_LINE_BYTES}")
+                    del buffer[: end + 1]
+                    scan = 0
+                if head is None and len(buffer) > limit:
+                    head, tail = bytes(buffer[:_KEEP]), bytes(buffer[-_KEEP:])
+                    buffer.clear()
+                elif head is not None:
+                    tail = (tail + buffer)[-_KEEP:]
+                    buffer.clear()
         except (trio.BrokenResourceError, trio.ClosedResourceError) as exc:
             reason = f"reading stdout failed: {exc}"
-        except McpProtocolError as exc:
-            reason = str(exc)
         if not self._closing:
             # The process usually exits right after closing stdout: name its status.
             with trio.move_on_after(0.5):
@@ -100,6 +125,18 @@ class StdioTransport:
                     "\n".join(self.stderr_tail),
                 )
             closed(f"{reason}{status}")
+
+    def _too_large(self, head: bytes, tail: bytes, fail: Fail) -> None:
+        """An oversized line was skipped: fail the request it answers, if it names one."""
+        request_id = oversized_answer_id(head, tail)
+        log.warning(
+            "[%s] skipped a message over %d bytes (answer to request %r)",
+            self.name,
+            self.max_message_bytes,
+            request_id,
+        )
+        if request_id is not None:
+            fail(request_id, McpMessageTooLarge(self.name, self.max_message_bytes))
 
     async def _read_stderr(self) -> None:
         assert self.process is not None and self.process.stderr is not None

@@ -13,8 +13,10 @@ from ._policy import (
     DEFAULT_SEPARATOR,
     MIN_SECRET_LENGTH,
     REDACTED,
+    TOOL_NAME_PATTERN,
     prefixed_name,
     redact,
+    registry_names,
     secret_values,
 )
 
@@ -23,9 +25,11 @@ __all__ = [
     "DEFAULT_SEPARATOR",
     "MIN_SECRET_LENGTH",
     "REDACTED",
+    "TOOL_NAME_PATTERN",
     "child_environment",
     "prefixed_name",
     "redact",
+    "registry_names",
     "secret_values",
 ]
 

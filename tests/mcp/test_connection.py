@@ -4,11 +4,7 @@ third-party ``mcp-server-time`` package."""
 
 from __future__ import annotations
 
-import contextlib
-import logging
 import os
-from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
 
@@ -17,80 +13,28 @@ import msgspec
 import pytest
 import trio
 
-from agcore_actors import Actor, ActorRef, ActorSystem
+from agcore_actors import ActorSystem
 from agcore_actors.actor import ActorError, Backoff
 from agcore_actors.actor.policy import CircuitBreaker
 from agcore_actors.mcp import (
     CallTool,
-    ClientOptions,
-    ConnectionConfig,
     GetStatus,
     HttpServer,
     ListTools,
     McpConnectionClosed,
-    McpEvent,
     McpUnavailable,
     ServerConfig,
     StdioServer,
     server_spec,
-    servers_spec,
 )
 from agcore_actors.tools import (
-    ExecuteTools,
     ExecutorConfig,
-    ToolCall,
     ToolExecutor,
-    ToolRegistry,
     ToolStatus,
 )
+from tests.mcp.servers import CONFIG, run_tools, running, wait_for
 
 pytestmark = pytest.mark.slow
-
-CONFIG = ConnectionConfig(
-    client=ClientOptions(request_timeout=20.0, shutdown_grace=2.0),
-    backoff=Backoff(initial=0.05, cap=0.2, jitter=0.0),
-)
-
-
-class EventSink(Actor[McpEvent]):
-    def __init__(self, seen: list[McpEvent]) -> None:
-        self.seen = seen
-
-    async def handle(self, msg: McpEvent) -> None:
-        self.seen.append(msg)
-
-
-@asynccontextmanager
-async def running(
-    servers: dict[str, ServerConfig], config: ConnectionConfig | None = None
-) -> AsyncIterator[tuple[ActorSystem, ToolRegistry, ActorRef[Any], list[McpEvent]]]:
-    registry = ToolRegistry()
-    seen: list[McpEvent] = []
-    async with ActorSystem(strict=True, seed=0) as system:
-        sink = await system.spawn(lambda: EventSink(seen), name="events")
-        await system.start_supervisor(
-            servers_spec(servers, registry=registry, events=sink, config=config or CONFIG)
-        )
-        executor = await system.spawn(lambda: ToolExecutor(registry), name="tools")
-        for name in servers:  # wait until each server is connected or parked
-            with contextlib.suppress(McpUnavailable, McpConnectionClosed, ActorError):
-                await system.lookup(f"mcp:{name}").ask(ListTools())
-        yield system, registry, executor, seen
-
-
-async def run_tools(executor: ActorRef[Any], *calls: tuple[str, dict[str, Any]]) -> list[Any]:
-    batch = [
-        ToolCall(id=f"c{i}", name=n, arguments=msgspec.json.encode(a).decode())
-        for i, (n, a) in enumerate(calls)
-    ]
-    return list((await executor.ask(ExecuteTools(batch_id="b", calls=batch))).results)
-
-
-async def wait_for(predicate: Any, timeout: float = 20.0) -> None:
-    # Polling: the state lives in a real server process, no event to wait on.
-    with trio.fail_after(timeout):
-        while not predicate():  # noqa: ASYNC110
-            await trio.sleep(0.05)
 
 
 async def exercise(config: ServerConfig) -> None:
@@ -269,27 +213,3 @@ async def test_status_is_connecting_until_the_first_connect_succeeds(
         listed = await conn.ask(ListTools())  # waits for the connect
         assert "echo" in [t.name for t in listed.tools]
         assert (await conn.ask(GetStatus())).state == "connected"
-
-
-async def test_a_dying_servers_stderr_reaches_the_log_never_a_tool_message(
-    peers: Any, caplog: pytest.LogCaptureFixture
-) -> None:
-    caplog.set_level(logging.INFO, logger="agcore_actors.mcp")
-    python, *args = peers.stdio_argv("mcp2")
-    async with running({"srv": StdioServer(python, args)}) as (_, _, executor, _):
-        (said,) = await run_tools(executor, ("srv-stderr", {"text": "config token=hunter2-xyz"}))
-        assert said.content == "ok"
-        (crashed,) = await run_tools(executor, ("srv-crash", {}))
-    assert crashed.status is ToolStatus.ERROR and "exit status 3" in crashed.content
-    assert "hunter2" not in crashed.content
-    assert "hunter2-xyz" in caplog.text  # the operator still sees it
-
-
-async def test_configured_env_values_never_reach_a_tool_message(peers: Any) -> None:
-    secret = "tok-secret-987654"
-    python, *args = peers.stdio_argv("mcp2")
-    config = StdioServer(python, args, env={"UPSTREAM_TOKEN": secret})
-    async with running({"srv": config}) as (_, _, executor, _):
-        (leaked,) = await run_tools(executor, ("srv-leak", {"name": "UPSTREAM_TOKEN"}))
-    assert leaked.status is ToolStatus.ERROR and "rejected credential" in leaked.content
-    assert secret not in leaked.content and "[redacted]" in leaked.content

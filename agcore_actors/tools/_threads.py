@@ -34,19 +34,18 @@ DEFAULT_MAX_ABANDONED_THREADS = 8
 _DEFAULT: trio.lowlevel.RunVar[ToolThreads] = trio.lowlevel.RunVar("agcore_tool_threads")
 
 
-def _at_least_one(_: object, attribute: attrs.Attribute[int], value: int) -> None:
-    if not isinstance(value, int) or isinstance(value, bool) or value < 1:
-        raise ValueError(f"{attribute.name} must be an integer >= 1, not {value!r}")
-
-
 @attrs.define(eq=False)
 class ToolThreads:
     """The threads sync tools run on (share one among all executors of a process)."""
 
     #: Threads that may run sync tools at once, abandoned ones included.
-    max_threads: int = attrs.field(default=DEFAULT_MAX_TOOL_THREADS, validator=_at_least_one)
+    max_threads: int = attrs.field(
+        default=DEFAULT_MAX_TOOL_THREADS, validator=attrs.validators.ge(1)
+    )
     #: Abandoned threads still running above which new sync calls are refused.
-    max_abandoned: int = attrs.field(default=DEFAULT_MAX_ABANDONED_THREADS, validator=_at_least_one)
+    max_abandoned: int = attrs.field(
+        default=DEFAULT_MAX_ABANDONED_THREADS, validator=attrs.validators.ge(1)
+    )
     _limiter: trio.CapacityLimiter = attrs.field(init=False)
     _lock: threading.Lock = attrs.field(init=False, factory=threading.Lock)
     _abandoned: int = attrs.field(init=False, default=0)

@@ -178,6 +178,10 @@ def function_tool(
     msgspec.Meta(description=...)]`` documents one); a parameter annotated
     :class:`ToolContext` receives the context instead. The description
     defaults to the docstring. Every parameter needs a type hint.
+
+    A sync ``func`` runs on a worker thread of :class:`~agcore_actors.tools.ToolThreads`;
+    a thread cannot be interrupted, so a long sync tool should take a
+    :class:`ToolContext` and return once ``ctx.cancelled`` is true.
     """
 
     def build(f: Callable[..., Any]) -> FunctionTool:

@@ -1,7 +1,8 @@
 """Tools and MCP benchmark.
 
 - ``ExecuteTools`` through the ToolExecutor actor in strict mode, with batches
-  of 1, 10 and 100 trivial async function tools (batches/s and calls/s);
+  of 1, 10 and 100 trivial async function tools (batches/s and calls/s), and the same
+  with a sync function tool (each call on a worker thread of the tools' own);
 - ``tools/call`` round trips to a real MCP server (the official SDK 2.x,
   stdio, from ``.peers/mcp2``) through the McpConnection actor, one at a
   time and 8 in parallel (calls/s). Skipped when the peer is not installed.
@@ -37,11 +38,19 @@ async def add(a: int, b: int) -> int:
     return a + b
 
 
-async def bench_executor(batch: int, rounds: int, batches: int) -> tuple[float, float]:
-    calls = [ToolCall(id=f"c{i}", name="add", arguments='{"a": 1, "b": 2}') for i in range(batch)]
+@function_tool
+def add_sync(a: int, b: int) -> int:
+    return a + b
+
+
+async def bench_executor(
+    batch: int, rounds: int, batches: int, tool: str = "add"
+) -> tuple[float, float]:
+    calls = [ToolCall(id=f"c{i}", name=tool, arguments='{"a": 1, "b": 2}') for i in range(batch)]
     rates = []
     async with ActorSystem(strict=True) as system:
-        ref = await system.spawn(lambda: ToolExecutor(ToolRegistry([add])), name="tools")
+        registry = ToolRegistry([add, add_sync])
+        ref = await system.spawn(lambda: ToolExecutor(registry), name="tools")
         for _ in range(rounds):
             start = time.perf_counter()
             for n in range(batches):
@@ -75,12 +84,14 @@ async def bench_mcp(calls: int, parallel: int, rounds: int) -> float:
 
 async def run(quick: bool) -> None:
     rounds = 1 if quick else 5
-    print("| batch size | batches/s | calls/s |")
-    print("|---:|---:|---:|")
-    for batch in (1, 10, 100):
-        batches = 5 if quick else max(20, 4000 // batch)
-        per_batch, per_call = await bench_executor(batch, rounds, batches)
-        print(f"| {batch} | {per_batch:,.0f} | {per_call:,.0f} |")
+    print("| tool | batch size | batches/s | calls/s |")
+    print("|---|---:|---:|---:|")
+    for tool in ("add", "add_sync"):
+        for batch in (1, 10, 100):
+            batches = 5 if quick else max(20, 4000 // batch)
+            per_batch, per_call = await bench_executor(batch, rounds, batches, tool)
+            kind = "async" if tool == "add" else "sync (thread)"
+            print(f"| {kind} | {batch} | {per_batch:,.0f} | {per_call:,.0f} |")
     if not PEER.exists():
         print("\n(MCP round trips skipped: run tests/peers/install_mcp.sh)")
         return

@@ -7,6 +7,9 @@ client for direct use.
   :class:`ConnectionConfig`; its protocol is :mod:`agcore_actors.mcp.messages` (import
   it qualified, ``from agcore_actors.mcp import messages as mm``; its main types are
   also here);
+- readiness: a connection connects in the background, so ``start_supervisor`` returns
+  before a server's tools are registered (a call meanwhile gets ``unknown_tool``);
+  ``await wait_ready(system.lookup(f"mcp:{name}"), timeout=30)`` waits until they are;
 - configuration: :class:`StdioServer`, :class:`HttpServer`, :func:`load_config`;
 - direct use without actors: :func:`open_client`;
 - the wire format: :mod:`agcore_actors.mcp.wire`; pure policy:
@@ -32,6 +35,7 @@ from ._errors import (
     McpConnectionClosed,
     McpError,
     McpHttpError,
+    McpMessageTooLarge,
     McpMethodNotFound,
     McpNotInitialized,
     McpProtocolError,
@@ -39,6 +43,7 @@ from ._errors import (
     McpTimeout,
     McpUnavailable,
 )
+from ._ready import wait_ready
 from .messages import (
     CallTool,
     ConnectionState,
@@ -71,6 +76,7 @@ __all__ = [
     "McpError",
     "McpEvent",
     "McpHttpError",
+    "McpMessageTooLarge",
     "McpMethodNotFound",
     "McpNotInitialized",
     "McpProtocolError",
@@ -92,6 +98,7 @@ __all__ = [
     "parse_config",
     "server_spec",
     "servers_spec",
+    "wait_ready",
 ]
 
 publish(__name__, __all__)

@@ -16,7 +16,7 @@ import attrs
 from ..actor import ActorError, ActorRef
 from ..tools import ExecutionFailed, InvalidArguments, ToolContext, ToolRegistry
 from ._errors import McpConnectionClosed
-from ._policy import prefixed_name
+from ._policy import redact, registry_names
 from .messages import CallTool, McpConnectionMsg, McpToolInfo
 
 log = logging.getLogger("agcore_actors.mcp")
@@ -29,7 +29,8 @@ class McpToolAdapter:
 
     ``name`` is the registry name, ``remote_name`` the server's own name for the tool
     (the exact reverse mapping). A tool result with ``isError`` is an
-    :class:`~agcore_actors.tools.ExecutionFailed` carrying the tool's text; a connection
+    :class:`~agcore_actors.tools.ExecutionFailed` carrying the tool's text, with the
+    server's configured header and env values redacted; a connection
     that stops or crashes mid-call is :class:`~agcore_actors.mcp.McpConnectionClosed`.
     """
 
@@ -42,6 +43,8 @@ class McpToolAdapter:
     required_permissions: tuple[str, ...] = ()
     requires_approval: bool = False
     timeout: float | None = None
+    #: Configured header and env values of the server, redacted from error texts.
+    secrets: tuple[str, ...] = ()
 
     async def call(self, args: Any, ctx: ToolContext) -> Any:
         if args is None:
@@ -53,7 +56,8 @@ class McpToolAdapter:
         except ActorError as exc:  # stopped or crashed mid-call: the server went away
             raise McpConnectionClosed(self.server, str(exc)) from exc
         if result.is_error:
-            raise ExecutionFailed(self.name, result.text or "the MCP tool reported an error")
+            text = redact(result.text, self.secrets) or "the MCP tool reported an error"
+            raise ExecutionFailed(self.name, text)
         if result.text or result.structured is None:
             return result.text
         return result.structured
@@ -70,21 +74,25 @@ def publish_tools(
     tools: list[McpToolInfo],
     connection: ActorRef[McpConnectionMsg],
     separator: str,
+    secrets: tuple[str, ...] = (),
 ) -> None:
-    """Replace ``server``'s tools in ``registry`` with adapters for ``tools``.
+    """Replace ``server``'s tools in ``registry`` with adapters for ``tools``, under
+    the names of :func:`~agcore_actors.mcp.policy.registry_names`.
 
     A name taken by a tool outside the server's group is skipped with a warning.
     """
+    names = registry_names(server, [t.name for t in tools], separator)
     adapters = [
         McpToolAdapter(
-            name=prefixed_name(server, t.name, separator),
+            name=name,
             remote_name=t.name,
             server=server,
             description=t.description,
             parameters=t.input_schema,
             connection=connection,
+            secrets=secrets,
         )
-        for t in tools
+        for name, t in zip(names, tools, strict=True)
     ]
     for name in registry.replace_group(registry_group(server), adapters):
         log.warning("MCP server %r: tool name %r is taken; not registered", server, name)

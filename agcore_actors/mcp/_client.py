@@ -48,6 +48,7 @@ from ._jsonrpc import (
     parse_tools,
     tool_result,
 )
+from ._policy import redact, secret_values
 from ._stdio import StdioTransport
 from ._transport import Transport
 from .messages import McpEvent, McpToolInfo, McpToolResult
@@ -69,6 +70,9 @@ class ClientOptions:
     connect_timeout: float = attrs.field(default=30.0, validator=positive)
     #: Seconds each step of shutting a server down may take (stdin EOF, SIGTERM, DELETE).
     shutdown_grace: float = attrs.field(default=2.0, validator=non_negative)
+    #: The largest message accepted from a server; a larger one fails only the request
+    #: it answers.
+    max_message_bytes: int = attrs.field(default=16 * 1024 * 1024, validator=attrs.validators.ge(1))
 
 
 class _Pending:
@@ -99,6 +103,8 @@ class McpClient:
         self.tools_changed = trio.Event()
         self.closed = trio.Event()
         self.closed_reason = ""
+        #: Configured values (headers, env) kept out of every error this client raises.
+        self.secrets: tuple[str, ...] = ()
         self._next_id = 0
         self._progress_token = 0
         self._pending: dict[int | str, _Pending] = {}
@@ -127,8 +133,11 @@ class McpClient:
             log.debug("[%s] dropping an answer to unknown id %r", self.name, msg.id)
             return
         if msg.error is not None:
-            pending.error = McpServerError("", msg.error.code, msg.error.message, msg.error.data)
-            pending.result = msg.error
+            error = JsonRpcError(
+                msg.error.code, redact(msg.error.message, self.secrets), msg.error.data
+            )
+            pending.error = McpServerError("", error.code, error.message, error.data)
+            pending.result = error
         else:
             pending.result = None if msg.result is msgspec.UNSET else msg.result
         pending.done.set()
@@ -221,12 +230,18 @@ class McpClient:
         ):
             await self.transport.send(encode(note), None)
 
-    async def notify(self, method: str, params: dict[str, Any] | None = None) -> None:
+    async def notify(
+        self, method: str, params: dict[str, Any] | None = None, *, timeout: float | None = None
+    ) -> None:
+        """Send a notification; raise :class:`McpTimeout` when it cannot be sent in time."""
         note = JsonRpcNotification(method=method)
         if params is not None:
             note.params = params
-        with trio.fail_after(self.options.request_timeout):
+        seconds = self.options.request_timeout if timeout is None else timeout
+        with trio.move_on_after(seconds) as scope:
             await self.transport.send(encode(note), None)
+        if scope.cancelled_caught:
+            raise McpTimeout(method, seconds)
 
     async def initialize(self) -> None:
         result = await self.request(
@@ -239,7 +254,7 @@ class McpClient:
             timeout=self.options.connect_timeout,
         )
         if not isinstance(result, dict):
-            raise McpProtocolError(f"initialize answered {result!r}")
+            raise McpProtocolError(redact(f"initialize answered {result!r}", self.secrets))
         version = result.get("protocolVersion")
         if version not in PROTOCOL_VERSIONS:
             raise McpProtocolError(
@@ -250,7 +265,7 @@ class McpClient:
         self.server_info = result.get("serverInfo") or {}
         self.capabilities = result.get("capabilities") or {}
         self.transport.negotiated(version)
-        await self.notify("notifications/initialized")
+        await self.notify("notifications/initialized", timeout=self.options.connect_timeout)
 
     async def list_tools(self) -> list[McpToolInfo]:
         """All tools, following ``nextCursor``; replaces the cache."""
@@ -284,9 +299,15 @@ class McpClient:
 def make_transport(name: str, config: ServerConfig, options: ClientOptions) -> Transport:
     if isinstance(config, HttpServer):
         return HttpTransport(
-            name, config, connect_timeout=options.connect_timeout, grace=options.shutdown_grace
+            name,
+            config,
+            connect_timeout=options.connect_timeout,
+            grace=options.shutdown_grace,
+            max_message_bytes=options.max_message_bytes,
         )
-    return StdioTransport(name, config, grace=options.shutdown_grace)
+    return StdioTransport(
+        name, config, grace=options.shutdown_grace, max_message_bytes=options.max_message_bytes
+    )
 
 
 @asynccontextmanager
@@ -301,6 +322,7 @@ async def open_client(
     options = options or ClientOptions()
     transport = make_transport(name, config, options)
     client = McpClient(name, transport, options, on_event)
+    client.secrets = secret_values(config)
     try:
         async with trio.open_nursery() as nursery:
             client._nursery = nursery

@@ -34,8 +34,14 @@ from ..tools import ToolError, ToolRegistry
 from ._adapter import publish_tools
 from ._client import ClientOptions, McpClient, open_client
 from ._config import ServerConfig
-from ._errors import McpConnectionClosed, McpError, McpMethodNotFound, McpUnavailable
-from ._policy import DEFAULT_SEPARATOR
+from ._errors import (
+    McpConnectionClosed,
+    McpError,
+    McpMethodNotFound,
+    McpTimeout,
+    McpUnavailable,
+)
+from ._policy import DEFAULT_SEPARATOR, secret_values
 from .messages import (
     CallTool,
     GetStatus,
@@ -91,15 +97,21 @@ class McpConnection(Actor[McpConnectionMsg]):
         An incarnation connects in the background (``on_start`` returns at once, so a
         server that is down never fails its supervisor's start): it opens the
         transport, runs ``initialize``, lists the tools and publishes them in
-        ``registry`` as ``{name}{separator}{tool}``. Requests that arrive meanwhile wait
-        for the connect (at most twice ``client.connect_timeout``). Once connected,
+        ``registry`` under :func:`~agcore_actors.mcp.policy.registry_names`
+        (``{name}{separator}{tool}``, made valid for every model API). Requests that
+        arrive meanwhile wait for the connect (at most twice
+        ``client.connect_timeout``); :func:`~agcore_actors.mcp.wait_ready` waits for it
+        across restarts. Once connected,
         calls go to the server concurrently (up to 32 at once); the tools are listed
         again whenever the server sends ``notifications/tools/list_changed``. Server
         notifications go to ``events`` (dropped when its mailbox is full).
 
-        When the server goes away (process exit, EOF, HTTP session lost) every waiting
-        call fails with :class:`~agcore_actors.mcp.McpConnectionClosed`, then the
-        incarnation crashes so the supervisor reconnects with backoff. After
+        When the connect fails or the server goes away (process exit, EOF, HTTP session
+        lost) every waiting call, and every call that comes in before the incarnation
+        ends, fails with :class:`~agcore_actors.mcp.McpConnectionClosed`, never with an
+        actor error; then the incarnation crashes so the supervisor reconnects with
+        backoff (calls sent meanwhile wait in the mailbox for the next incarnation). One
+        message over ``client.max_message_bytes`` fails only the call it answers. After
         ``config.breaker.threshold`` consecutive failures the breaker opens: the next
         incarnation starts *parked*, answers :class:`~agcore_actors.mcp.McpUnavailable`
         (its tools stay registered and say so) and probes the server when the breaker
@@ -142,6 +154,8 @@ class McpConnection(Actor[McpConnectionMsg]):
         self._idle = trio.Event()
         self._ready = trio.Event()
         self._parked = False
+        # Why this incarnation is about to crash; requests then fail at once.
+        self._failure: str | None = None
 
     # -- lifecycle ---------------------------------------------------------------
 
@@ -161,11 +175,27 @@ class McpConnection(Actor[McpConnectionMsg]):
         except Exception as exc:
             self._record_failure()
             log.warning("MCP server %r: connect failed: %s", self.name, exc)
+            await self._fail_waiting(f"connect failed: {exc}")
             raise McpConnectionClosed(self.name, f"connect failed: {exc}") from exc
 
+    async def _fail_waiting(self, reason: str) -> None:
+        """Before the incarnation crashes: every request waiting for the server, and
+        every one that comes in meanwhile, fails with ``McpConnectionClosed(reason)``;
+        wait (bounded) until they have handed it to their askers, which the crash would
+        otherwise answer with an actor error."""
+        self._failure = reason
+        self._ready.set()
+        with trio.move_on_after(self.config.drain_timeout):
+            if self._active:
+                self._idle = trio.Event()
+                await self._idle.wait()
+
     async def _connect(self) -> None:
-        with trio.fail_after(self.config.client.connect_timeout * 2):
+        seconds = self.config.client.connect_timeout * 2
+        with trio.move_on_after(seconds) as scope:
             self.client = await self.ctx.nursery.start(self._serve_client)
+        if scope.cancelled_caught:
+            raise McpTimeout("connect", seconds)
         self.health.state = breaker_success(
             self.health.config, self.health.state, trio.current_time()
         )
@@ -186,12 +216,7 @@ class McpConnection(Actor[McpConnectionMsg]):
                 nursery.start_soon(self._follow_tool_changes, client)
                 await client.closed.wait()
                 nursery.cancel_scope.cancel()
-            # Let the calls that just failed hand their typed error to their askers
-            # before the crash replaces it with ActorCrashed.
-            with trio.move_on_after(self.config.drain_timeout):
-                if self._active:
-                    self._idle = trio.Event()
-                    await self._idle.wait()
+            await self._fail_waiting(client.closed_reason)
             self._record_failure()
             self.client = None
             raise McpConnectionClosed(self.name, client.closed_reason)
@@ -228,7 +253,14 @@ class McpConnection(Actor[McpConnectionMsg]):
 
     def _publish(self, tools: list[McpToolInfo]) -> None:
         if self.registry is not None:
-            publish_tools(self.registry, self.name, tools, self.ctx.self_ref, self.config.separator)
+            publish_tools(
+                self.registry,
+                self.name,
+                tools,
+                self.ctx.self_ref,
+                self.config.separator,
+                secret_values(self.server),
+            )
 
     def _on_event(self, event: McpEvent) -> None:
         if self.events is None:
@@ -279,9 +311,11 @@ class McpConnection(Actor[McpConnectionMsg]):
 
     async def _client(self) -> McpClient:
         """The connected client; waits (bounded) while the first connect runs."""
-        if self.client is None and not self._parked:
+        if self.client is None and not self._parked and self._failure is None:
             with trio.move_on_after(self.config.client.connect_timeout * 2):
                 await self._ready.wait()
+        if self._failure is not None:
+            raise McpConnectionClosed(self.name, self._failure)
         return self._require()
 
     def _require(self) -> McpClient:

@@ -111,6 +111,17 @@ class McpProtocolError(McpError):
     kind: ClassVar[str] = "mcp_protocol_error"
 
 
+class McpMessageTooLarge(McpProtocolError):
+    """A message from the server was over ``limit`` bytes; only the request it answered fails."""
+
+    kind: ClassVar[str] = "mcp_message_too_large"
+
+    def __init__(self, server: str, limit: int) -> None:
+        super().__init__(f"MCP server '{server}': a message was over {limit} bytes")
+        self.server = server
+        self.limit = limit
+
+
 class McpUnavailable(McpError):
     """The server is parked by its circuit breaker (``retry_in``: seconds to the next probe).
 

@@ -7,7 +7,9 @@ requests before the response); notifications and responses get 202. The
 ``MCP-Protocol-Version`` are sent on every later request. A request's POST
 lives exactly as long as the request (its timeout or cancellation closes
 the stream). :meth:`aclose` ends the session with DELETE. An HTTP error
-answer fails its request; a 404 on an established session (the server
+answer fails its request with :class:`McpHttpError` (its body cut to 500 bytes, with
+configured header values redacted); a JSON answer over ``max_message_bytes`` fails
+its request with :class:`McpMessageTooLarge`; a 404 on an established session (the server
 forgot it) closes the connection, so the supervisor reconnects. The
 optional GET stream for unsolicited server messages is not opened:
 everything arrives on POST answers.
@@ -22,7 +24,8 @@ import httpx_sse
 import trio
 
 from ._config import HttpServer
-from ._errors import McpConnectionClosed, McpHttpError, McpProtocolError
+from ._errors import McpConnectionClosed, McpHttpError, McpMessageTooLarge, McpProtocolError
+from ._policy import redact, secret_values
 from ._transport import Closed, Deliver, Fail
 
 log = logging.getLogger("agcore_actors.mcp.http")
@@ -33,11 +36,18 @@ VERSION_HEADER = "mcp-protocol-version"
 
 class HttpTransport:
     def __init__(
-        self, name: str, config: HttpServer, *, connect_timeout: float = 10.0, grace: float = 2.0
+        self,
+        name: str,
+        config: HttpServer,
+        *,
+        connect_timeout: float = 10.0,
+        grace: float = 2.0,
+        max_message_bytes: int = 16 * 1024 * 1024,
     ) -> None:
         self.name = name
         self.config = config
         self.grace = grace
+        self.max_message_bytes = max_message_bytes
         # Reads have no httpx timeout: each MCP request has its own deadline in the
         # client, which cancels the POST that serves it.
         self._client = httpx.AsyncClient(
@@ -46,6 +56,7 @@ class HttpTransport:
         )
         self.session_id: str | None = None
         self.protocol_version: str | None = None
+        self._secrets = secret_values(config)
         self._nursery: trio.Nursery | None = None
         self._deliver: Deliver | None = None
         self._fail: Fail | None = None
@@ -77,7 +88,7 @@ class HttpTransport:
                     self.config.url, content=data, headers=self._headers()
                 )
             except httpx.HTTPError as exc:
-                raise McpConnectionClosed(self.name, f"HTTP error: {exc}") from None
+                raise McpConnectionClosed(self.name, self._http_error(exc)) from None
             if response.status_code >= 400:
                 log.warning("[%s] notification refused: HTTP %s", self.name, response.status_code)
             return
@@ -97,7 +108,10 @@ class HttpTransport:
                     self._closed("the server ended the HTTP session (404)")
                     return
                 if response.status_code >= 400:
-                    body = (await response.aread())[:500].decode("utf-8", "replace")
+                    # Redact before cutting, so that no secret is cut in half and kept.
+                    room = 500 + max((len(s) for s in self._secrets), default=0)
+                    text = (await response.aread())[:room].decode("utf-8", "replace")
+                    body = redact(text, self._secrets)[:500]
                     self._fail(request_id, McpHttpError(self.name, response.status_code, body))
                     return
                 kind = response.headers.get("content-type", "").split(";")[0].strip()
@@ -106,11 +120,22 @@ class HttpTransport:
                         if event.event in ("message", "") and event.data:
                             self._deliver(event.data.encode("utf-8"))
                 else:
-                    self._deliver(await response.aread())
+                    answer = bytearray()
+                    async for part in response.aiter_bytes():
+                        answer += part
+                        if len(answer) > self.max_message_bytes:
+                            self._fail(
+                                request_id, McpMessageTooLarge(self.name, self.max_message_bytes)
+                            )
+                            return
+                    self._deliver(bytes(answer))
             # If the answer was in there, the request is done and this is ignored.
             self._fail(request_id, McpProtocolError("the HTTP answer held no JSON-RPC response"))
         except httpx.HTTPError as exc:
-            self._fail(request_id, McpConnectionClosed(self.name, f"HTTP error: {exc}"))
+            self._fail(request_id, McpConnectionClosed(self.name, self._http_error(exc)))
+
+    def _http_error(self, exc: httpx.HTTPError) -> str:
+        return redact(f"HTTP error: {exc}", self._secrets)
 
     async def aclose(self) -> None:
         with trio.CancelScope(shield=True):

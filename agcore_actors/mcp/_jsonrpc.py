@@ -5,6 +5,7 @@ Pure: encoding, decoding and mapping, no I/O.
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import msgspec
@@ -125,3 +126,26 @@ def parse_tools(raw: Any) -> tuple[list[McpToolInfo], str | None]:
         )
     cursor = raw.get("nextCursor")
     return tools, cursor if isinstance(cursor, str) and cursor else None
+
+
+_ID = rb'"id"\s*:\s*(-?\d+|"(?:[^"\\]|\\.)*")'
+_ID_FIRST = re.compile(_ID)
+_ID_LAST = re.compile(_ID + rb"\s*}\s*$")
+_BODY = re.compile(rb'"(?:result|error|method)"\s*:')
+
+
+def oversized_answer_id(head: bytes, tail: bytes) -> int | str | None:
+    """The id of the response that starts with ``head`` and ends with ``tail``, when
+    it can be told without reading the rest: an ``"id"`` before its ``"result"`` or
+    ``"error"``, else as the very last member. None for a request or notification
+    from the server (a ``"method"`` first) and when no id is found."""
+    body = _BODY.search(head)
+    if body is not None and body.group(0).startswith(b'"method"'):
+        return None
+    found = _ID_FIRST.search(head, 0, body.start() if body is not None else len(head))
+    if found is None:
+        found = _ID_LAST.search(tail)
+    if found is None:
+        return None
+    value = msgspec.json.decode(found.group(1))
+    return value if isinstance(value, int | str) else None

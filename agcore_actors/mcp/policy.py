@@ -1,5 +1,5 @@
-"""Pure MCP policy: registry names of a server's tools, and the environment a stdio
-server inherits.
+"""Pure MCP policy: registry names of a server's tools, the environment a stdio server
+inherits, and keeping configured secrets out of error messages.
 
 No event loop, no I/O. The circuit breaker that parks a failing server is the library's
 one breaker, :class:`agcore_actors.actor.policy.CircuitBreaker`.
@@ -9,13 +9,28 @@ from __future__ import annotations
 
 from .._exports import publish
 from ._config import DEFAULT_INHERITED_ENV, child_environment
-from ._policy import DEFAULT_SEPARATOR, prefixed_name
+from ._policy import (
+    DEFAULT_SEPARATOR,
+    MIN_SECRET_LENGTH,
+    REDACTED,
+    TOOL_NAME_PATTERN,
+    prefixed_name,
+    redact,
+    registry_names,
+    secret_values,
+)
 
 __all__ = [
     "DEFAULT_INHERITED_ENV",
     "DEFAULT_SEPARATOR",
+    "MIN_SECRET_LENGTH",
+    "REDACTED",
+    "TOOL_NAME_PATTERN",
     "child_environment",
     "prefixed_name",
+    "redact",
+    "registry_names",
+    "secret_values",
 ]
 
 publish(__name__, __all__)

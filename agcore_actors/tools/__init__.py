@@ -24,6 +24,7 @@ from ._errors import (
     ToolError,
     ToolIoError,
     ToolNotFound,
+    ToolThreadsExhausted,
     ToolTimeout,
 )
 from ._executor import ExecutorConfig, ToolExecutor, tool_executor_spec
@@ -38,6 +39,7 @@ from ._permission import (
     PermissionConfig,
 )
 from ._registry import ToolRegistry
+from ._threads import ToolThreads
 from ._tool import CancelToken, FunctionTool, Tool, ToolContext, function_tool, schema_of
 from .messages import (
     ApprovalDecision,
@@ -92,6 +94,8 @@ __all__ = [
     "ToolResult",
     "ToolResults",
     "ToolStatus",
+    "ToolThreads",
+    "ToolThreadsExhausted",
     "ToolTimeout",
     "function_tool",
     "schema_of",

@@ -136,3 +136,21 @@ class BatchInProgress(ToolError, ValueError):
     def __init__(self, batch_id: str) -> None:
         super().__init__(f"batch {batch_id!r} is already running")
         self.batch_id = batch_id
+
+
+class ToolThreadsExhausted(ToolError):
+    """A sync tool was refused: ``abandoned`` worker threads of cancelled or timed-out
+    sync tools are still running. Trying again once they return may succeed."""
+
+    kind: ClassVar[str] = "tool_threads_exhausted"
+
+    def __init__(self, name: str, abandoned: int) -> None:
+        super().__init__(
+            f"tool '{name}' was refused: {abandoned} worker threads of cancelled sync tools "
+            "are still running (sync tools should return once ctx.cancelled is true)"
+        )
+        self.name = name
+        self.abandoned = abandoned
+
+    def is_retryable(self) -> bool:
+        return True

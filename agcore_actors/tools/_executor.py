@@ -36,6 +36,7 @@ from ._results import (
     ok_result,
     parse_arguments,
 )
+from ._threads import ToolThreads, default_tool_threads
 from ._tool import CancelToken, ProgressReporter, Tool, ToolContext
 from .messages import (
     ApprovalDecision,
@@ -80,7 +81,8 @@ class ToolExecutor(Actor[ToolExecutorMsg]):
 
     ``checker`` (None: no permission checks) and ``approver`` gate calls; ``events``
     receives :class:`~agcore_actors.tools.messages.ToolProgress`, told without waiting
-    and dropped when its mailbox is full.
+    and dropped when its mailbox is full. Sync tools run on ``threads`` (None: the
+    :class:`~agcore_actors.tools.ToolThreads` shared by the whole trio run).
 
     Semantics:
         Every call of an ``ExecuteTools`` gets exactly one result, in call order,
@@ -95,7 +97,8 @@ class ToolExecutor(Actor[ToolExecutorMsg]):
         unfinished calls ``cancelled``). When the asker of ``ExecuteTools`` is
         cancelled, the batch is cancelled with it: every running call is cancelled,
         sync tools' worker threads are abandoned (their ``ctx.cancelled`` turns true),
-        and no task of the batch is left once the cancellation has unwound. Either way
+        and no task of the batch is left once the cancellation has unwound (an abandoned
+        thread runs on until its function returns; ``threads`` counts it). Either way
         the results (finished calls keep theirs) are recorded for ``FetchResults``; the
         last ``config.max_recorded_batches`` batches are kept.
 
@@ -119,12 +122,14 @@ class ToolExecutor(Actor[ToolExecutorMsg]):
         approver: Approver | None = None,
         events: ActorRef[ToolProgress] | None = None,
         config: ExecutorConfig | None = None,
+        threads: ToolThreads | None = None,
     ) -> None:
         self.registry = registry
         self.checker = checker
         self.approver = approver
         self.events = events
         self.config = config or ExecutorConfig()
+        self.threads = threads
         self._running: dict[str, trio.CancelScope] = {}
         self._recorded: OrderedDict[str, ToolResults] = OrderedDict()
 
@@ -185,6 +190,7 @@ class ToolExecutor(Actor[ToolExecutorMsg]):
             call_id=call.id,
             cancel_token=token,
             report=self._reporter(msg.batch_id, call),
+            threads=self.threads or default_tool_threads(),
         )
         try:
             tool, args = await self._admit(msg, call)
@@ -290,6 +296,7 @@ def tool_executor_spec(
     approver: Approver | None = None,
     events: ActorRef[ToolProgress] | None = None,
     config: ExecutorConfig | None = None,
+    threads: ToolThreads | None = None,
     shutdown: float = 5.0,
 ) -> ChildSpec[ToolExecutorMsg]:
     """A child spec for a :class:`ToolExecutor` called ``name``.
@@ -302,7 +309,12 @@ def tool_executor_spec(
 
     def factory() -> ToolExecutor:
         return ToolExecutor(
-            registry, checker=checker, approver=approver, events=events, config=config
+            registry,
+            checker=checker,
+            approver=approver,
+            events=events,
+            config=config,
+            threads=threads,
         )
 
     return ChildSpec(name=name, factory=factory, shutdown=shutdown)

@@ -9,7 +9,10 @@ any other exception counts as an execution failure.
 
 Cancellation: ``call`` is cancelled like any trio code when the call times
 out or its batch is cancelled; ``ctx.cancelled`` lets code that does not
-checkpoint (a worker thread) notice it.
+checkpoint (a worker thread) notice it. A sync function tool runs on the tools'
+own worker threads (:class:`~agcore_actors.tools.ToolThreads`), never on trio's
+default limiter; it cannot be interrupted, so it should poll ``ctx.cancelled``
+and return early: a thread that ignores it stays busy after its call has ended.
 """
 
 from __future__ import annotations
@@ -21,9 +24,9 @@ from typing import Any, Protocol, get_type_hints, overload, runtime_checkable
 
 import attrs
 import msgspec
-import trio
 
 from ._errors import ExecutionFailed, InvalidArguments, ToolError
+from ._threads import ToolThreads, default_tool_threads
 
 #: ``report(progress, total, message)``: progress of a running call.
 ProgressReporter = Callable[[float, float | None, str | None], None]
@@ -55,6 +58,8 @@ class ToolContext:
     call_id: str = ""
     cancel_token: CancelToken = attrs.field(factory=CancelToken)
     report: ProgressReporter = _no_progress
+    #: The threads a sync tool runs on; None: the run's default :class:`ToolThreads`.
+    threads: ToolThreads | None = None
 
     @property
     def cancelled(self) -> bool:
@@ -130,11 +135,11 @@ class FunctionTool:
             if inspect.iscoroutinefunction(self.func):
                 result = await self.func(**kwargs)
             else:
-                # A sync tool runs in a worker thread; on cancellation the thread is
-                # abandoned (it cannot be interrupted) and ctx.cancelled turns true.
-                result = await trio.to_thread.run_sync(
-                    functools.partial(self.func, **kwargs), abandon_on_cancel=True
-                )
+                # A sync tool runs in a worker thread of the tools' own; on
+                # cancellation the thread is abandoned (it cannot be interrupted) and
+                # ctx.cancelled turns true.
+                threads = ctx.threads or default_tool_threads()
+                result = await threads.run_sync(self.name, functools.partial(self.func, **kwargs))
         except ToolError:
             raise
         except (Exception, SystemExit) as exc:  # SystemExit: argparse, click, sys.exit
@@ -173,6 +178,10 @@ def function_tool(
     msgspec.Meta(description=...)]`` documents one); a parameter annotated
     :class:`ToolContext` receives the context instead. The description
     defaults to the docstring. Every parameter needs a type hint.
+
+    A sync ``func`` runs on a worker thread of :class:`~agcore_actors.tools.ToolThreads`;
+    a thread cannot be interrupted, so a long sync tool should take a
+    :class:`ToolContext` and return once ``ctx.cancelled`` is true.
     """
 
     def build(f: Callable[..., Any]) -> FunctionTool:

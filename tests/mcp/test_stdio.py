@@ -3,16 +3,15 @@
 from __future__ import annotations
 
 import os
+import signal
 import sys
+from pathlib import Path
+from typing import Any
 
 import pytest
 import trio
 
-from agcore_actors.mcp import (
-    ClientOptions,
-    StdioServer,
-    open_client,
-)
+from agcore_actors.mcp import ClientOptions, McpTimeout, StdioServer, open_client
 from tests.peers.mcp import RAW_SERVER
 
 RAW = str(RAW_SERVER)
@@ -29,3 +28,36 @@ async def test_stubborn_server_is_killed_and_reaped() -> None:
     assert trio.current_time() - start < 5
     with pytest.raises(ProcessLookupError):
         os.kill(process.pid, 0)  # reaped: not even a zombie
+
+
+def alive(pid: int) -> bool:
+    """Whether process ``pid`` still exists and is not a zombie."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except FileNotFoundError:
+        return False
+    return stat.rsplit(")", 1)[1].split()[0] != "Z"
+
+
+@pytest.mark.slow
+async def test_a_hung_server_behind_a_wrapper_is_killed_with_its_group(
+    stdio_peer: str, peers: Any
+) -> None:
+    python, *args = peers.stdio_argv(stdio_peer)
+    # `; true` keeps sh as the parent (no exec): the server is our grandchild, as behind
+    # npx or uvx.
+    wrapped = StdioServer("/bin/sh", ["-c", '"$0" "$@"; true', python, *args])
+    options = ClientOptions(request_timeout=10.0, shutdown_grace=0.3)
+    server_pid = 0
+    try:
+        async with open_client("srv", wrapped, options=options) as client:
+            server_pid = int((await client.call_tool("pid", {})).text)
+            assert server_pid != client.transport.process.pid  # type: ignore[attr-defined]
+            with pytest.raises(McpTimeout):
+                await client.call_tool("hang", {}, timeout=0.5)
+        with trio.fail_after(10):
+            while alive(server_pid):  # noqa: ASYNC110 (an orphan has no event to wait on)
+                await trio.sleep(0.05)
+    finally:
+        if server_pid and alive(server_pid):
+            os.kill(server_pid, signal.SIGKILL)

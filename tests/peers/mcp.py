@@ -6,6 +6,7 @@ Installed by tests/peers/install_mcp.sh into ``.peers/mcp2``, ``.peers/mcp1`` an
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -39,6 +40,16 @@ def http_server(peer: str) -> Iterator[str]:
     url = f"http://127.0.0.1:{port}/mcp"
     argv = [peer_python(peer), str(SERVER_APP), "http", str(port)]
     with running(argv, ready=http_ready(url), name=f"MCP HTTP server ({peer})", timeout=30):
+        yield url
+
+
+@contextmanager
+def raw_http_server(mode: str) -> Iterator[str]:
+    """Run the hand-written HTTP server in ``mode``; yields its ``/mcp`` URL."""
+    port = free_port()
+    url = f"http://127.0.0.1:{port}/mcp"
+    argv = [sys.executable, str(RAW_SERVER), "http", mode, str(port)]
+    with running(argv, ready=http_ready(url), name=f"raw MCP HTTP server ({mode})", timeout=30):
         yield url
 
 

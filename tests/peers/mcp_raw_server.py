@@ -5,6 +5,13 @@
   ``tools/call`` it pings the client and writes a malformed line;
 - ``stubborn``: like ``paged`` but ignores stdin EOF and SIGTERM (only SIGKILL ends it);
 - ``old``: answers ``initialize`` with an unsupported protocol version.
+
+``python raw_server.py http MODE PORT`` serves streamable HTTP on 127.0.0.1:PORT at
+``/mcp`` (a GET answers 405, so a readiness probe sees it up):
+- ``echo-auth``: every POST answers 401 with a body that quotes the request's
+  Authorization header, as some gateways do;
+- ``deaf``: answers ``initialize``, then never answers anything else (the POST of
+  ``notifications/initialized`` hangs).
 """
 
 from __future__ import annotations
@@ -83,5 +90,59 @@ def main() -> None:
     os._exit(0)
 
 
+def serve_http(mode: str, port: int) -> None:
+    import http.server
+
+    class Handler(http.server.BaseHTTPRequestHandler):
+        def log_message(self, format: str, *args: object) -> None:
+            return None
+
+        def do_GET(self) -> None:
+            self.send_response(405)
+            self.send_header("content-length", "0")
+            self.end_headers()
+
+        def do_DELETE(self) -> None:
+            self.do_GET()
+
+        def do_POST(self) -> None:
+            body = self.rfile.read(int(self.headers.get("content-length") or 0))
+            if mode == "echo-auth":
+                text = f"invalid credentials: {self.headers.get('Authorization')}".encode()
+                self.send_response(401)
+                self.send_header("content-type", "text/plain")
+                self.send_header("content-length", str(len(text)))
+                self.end_headers()
+                self.wfile.write(text)
+                return
+            msg = json.loads(body)
+            if msg.get("method") != "initialize":
+                time.sleep(3600)  # deaf: hold the request open
+            version = msg["params"]["protocolVersion"]
+            answer = json.dumps(
+                {
+                    "jsonrpc": "2.0",
+                    "id": msg["id"],
+                    "result": {
+                        "protocolVersion": version,
+                        "capabilities": {},
+                        "serverInfo": {"name": "raw", "version": "0"},
+                    },
+                }
+            ).encode()
+            self.send_response(200)
+            self.send_header("content-type", "application/json")
+            self.send_header("content-length", str(len(answer)))
+            self.end_headers()
+            self.wfile.write(answer)
+
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", port), Handler)
+    server.daemon_threads = True
+    server.serve_forever()
+
+
 if __name__ == "__main__":
-    main()
+    if MODE == "http":
+        serve_http(sys.argv[2], int(sys.argv[3]))
+    else:
+        main()

@@ -8,6 +8,7 @@ The same tools exist on both SDK lines, so the tests compare their behaviour.
 from __future__ import annotations
 
 import os
+import signal
 import sys
 from pathlib import Path
 from typing import Any
@@ -21,11 +22,13 @@ import anyio  # noqa: E402
 try:  # mcp 2.x
     from mcp.server.mcpserver import Context
     from mcp.server.mcpserver import MCPServer as Server
+    from mcp.server.mcpserver.exceptions import ToolError
 
     SDK = 2
 except ImportError:  # mcp 1.x
     from mcp.server.fastmcp import Context  # type: ignore[no-redef]
     from mcp.server.fastmcp import FastMCP as Server  # type: ignore[no-redef]
+    from mcp.server.fastmcp.exceptions import ToolError  # type: ignore[no-redef]
 
     SDK = 1
 
@@ -68,6 +71,20 @@ def build(host: str = "127.0.0.1", port: int = 8000) -> Any:
     @mcp.tool(description="The server's process id.")
     def pid() -> int:
         return os.getpid()
+
+    @mcp.tool(description="Stop the server process (SIGSTOP): it answers nothing, not even EOF.")
+    def hang() -> str:
+        os.kill(os.getpid(), signal.SIGSTOP)
+        return "resumed"
+
+    @mcp.tool(description="Return a string of SIZE characters.")
+    def big(size: int) -> str:
+        return "x" * size
+
+    @mcp.tool(description="Fail with an error that quotes the environment variable NAME.")
+    def leak(name: str) -> str:
+        # An anticipated failure: the SDK passes its text to the client.
+        raise ToolError(f"the server rejected credential {os.environ.get(name)}")
 
     @mcp.tool(description="Write to stderr.")
     def stderr(text: str) -> str:

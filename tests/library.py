@@ -9,7 +9,10 @@ from types import ModuleType
 import agcore_actors
 
 # Public packages whose top-level names users import (the CLI is a program, not an API).
-PACKAGES = ("actor", "llm", "tools", "mcp", "memory", "context", "prompt", "testing")
+PACKAGES = (
+    "actor", "llm", "tools", "mcp", "memory", "context", "prompt", "store", "agent", "local",
+    "testing",
+)  # fmt: skip
 
 
 def all_modules() -> list[ModuleType]:

@@ -20,7 +20,6 @@ from ._errors import (
     PeerFailed,
     PlanParseError,
     SessionBusy,
-    TurnCancelled,
     TurnTimeout,
 )
 from ._host import HostConfig, HostSnapshot, SessionHost, SessionParked
@@ -59,7 +58,6 @@ __all__ = [
     "StepStatus",
     "StoreTurns",
     "TaskAgent",
-    "TurnCancelled",
     "TurnStore",
     "TurnTimeout",
     "execute_plan",

@@ -12,7 +12,6 @@ raised: the agent layer does not wrap them. These are the errors of its own:
 - :class:`OutputValidationError` — the final answer never matched the declared output
   type within the allowed re-asks;
 - :class:`SessionBusy` — a session's queue of turns is full;
-- :class:`TurnCancelled` — the turn was cancelled (immediately or after its step);
 - :class:`PeerFailed` — an actor the turn asked (provider, tool executor, compactor,
   store) failed with an error that is not one of ours: a bug there, which its own
   supervisor handles; the turn fails, the session goes on.
@@ -31,7 +30,6 @@ __all__ = [
     "PeerFailed",
     "PlanParseError",
     "SessionBusy",
-    "TurnCancelled",
     "TurnTimeout",
 ]
 
@@ -117,17 +115,6 @@ class SessionBusy(AgentError):
 
     def is_retryable(self) -> bool:
         return True
-
-
-class TurnCancelled(AgentError):
-    """The turn was cancelled; its transcript was committed with every tool call answered."""
-
-    kind = "turn_cancelled"
-
-    def __init__(self, session: str, mode: str) -> None:
-        super().__init__(f"the turn of session {session!r} was cancelled ({mode})")
-        self.session = session
-        self.mode = mode
 
 
 class PeerFailed(AgentError):

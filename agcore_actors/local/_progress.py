@@ -34,7 +34,7 @@ class ProgressEvent:
 
 
 class Progress(Protocol):
-    def __call__(self, event: ProgressEvent) -> None: ...
+    def __call__(self, event: ProgressEvent, /) -> None: ...
 
 
 @attrs.define

@@ -7,8 +7,10 @@
 Cancelling the asker of ``GetEndpoint`` withdraws the request; nothing else happens.
 Asked while the server (re)starts, it waits in the mailbox and is answered by the
 incarnation that comes up, so its reply always names a server that answered its
-readiness probe. A base URL stays the same across restarts whenever the port is still
-free; ``pid`` and ``restarts`` change.
+readiness probe — though one asked just as the server dies may be answered by the
+incarnation that has not yet seen the death: after a connection error, ask again. A base
+URL and API key stay the same across restarts (the URL whenever the port is still free);
+``pid`` and ``restarts`` change.
 """
 
 from __future__ import annotations

@@ -6,9 +6,11 @@ from collections.abc import Iterator
 
 import pytest
 
+from agcore_actors.local.messages import Endpoint
 from tests.peers import mcp
 from tests.peers.fault_server import FaultServer
 from tests.peers.llama import llama_server
+from tests.peers.local_model import local_model_server
 
 
 @pytest.fixture(scope="session")
@@ -42,3 +44,11 @@ def stdio_peer(request: pytest.FixtureRequest) -> str:
 @pytest.fixture
 def peers() -> type[mcp.Peers]:
     return mcp.Peers
+
+
+@pytest.fixture(scope="session")
+def local_model() -> Iterator[Endpoint]:
+    """The embedded local model server (xllamacpp, Qwen2.5-Coder-0.5B, our template), for
+    the whole session; an Endpoint with its ``.../v1`` base URL and API key."""
+    with local_model_server() as endpoint:
+        yield endpoint

@@ -1,0 +1,229 @@
+"""The real embedded model: xllamacpp with Qwen2.5-Coder-0.5B and our chat template.
+
+HTTP behaviour is checked against the session's shared server (the ``local_model``
+fixture); the actor's life cycle against its own servers. Structure is asserted, never
+exact text.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+from collections.abc import AsyncIterator
+from typing import Any
+
+import httpx
+import pytest
+import trio
+
+from agcore_actors import ActorRef, ActorSystem
+from agcore_actors.local import local_model_spec
+from agcore_actors.local.messages import Endpoint, GetEndpoint, LocalModelMsg
+from tests.peers.local_model import small_model_config
+
+pytestmark = pytest.mark.slow
+
+WEATHER = {
+    "type": "function",
+    "function": {
+        "name": "get_weather",
+        "description": "Get the current weather in a city.",
+        "parameters": {
+            "type": "object",
+            "properties": {"city": {"type": "string", "description": "City name"}},
+            "required": ["city"],
+        },
+    },
+}
+ASK_WEATHER = [{"role": "user", "content": "What is the weather in Paris?"}]
+
+
+def body(messages: list[dict[str, Any]], **extra: Any) -> dict[str, Any]:
+    return {"messages": messages, "temperature": 0, "max_tokens": 128, **extra}
+
+
+@pytest.fixture
+async def client(local_model: Endpoint) -> AsyncIterator[httpx.AsyncClient]:
+    headers = {"Authorization": f"Bearer {local_model.api_key}"}
+    async with httpx.AsyncClient(
+        base_url=local_model.base_url, headers=headers, timeout=120, trust_env=False
+    ) as client:
+        yield client
+
+
+async def sse(response: httpx.Response) -> list[dict[str, Any]]:
+    """The JSON events of a whole stream, which must end with ``[DONE]``."""
+    lines = [line async for line in response.aiter_lines() if line.startswith("data: ")]
+    assert lines and lines[-1] == "data: [DONE]", lines[-3:]
+    return [json.loads(line[6:]) for line in lines[:-1]]
+
+
+async def test_a_chat_completion_answers_in_text(client: httpx.AsyncClient) -> None:
+    response = await client.post(
+        "/chat/completions", json=body([{"role": "user", "content": "Say hi."}])
+    )
+    assert response.status_code == 200
+    choice = response.json()["choices"][0]
+    assert choice["finish_reason"] == "stop"
+    assert choice["message"]["content"].strip()
+    assert response.json()["usage"]["completion_tokens"] > 0
+
+
+async def test_the_v1_routes_need_the_api_key_and_health_does_not(local_model: Endpoint) -> None:
+    async with httpx.AsyncClient(trust_env=False) as anonymous:
+        refused = await anonymous.post(
+            local_model.base_url + "/chat/completions", json=body(ASK_WEATHER)
+        )
+        health = await anonymous.get(local_model.base_url.removesuffix("/v1") + "/health")
+    assert refused.status_code == 401
+    assert refused.json()["error"]["type"] == "authentication_error"
+    assert health.status_code == 200
+
+
+async def test_a_prompt_that_needs_a_tool_gets_openai_tool_calls(client: httpx.AsyncClient) -> None:
+    response = await client.post(
+        "/chat/completions", json=body(ASK_WEATHER, tools=[WEATHER], tool_choice="auto")
+    )
+    assert response.status_code == 200
+    choice = response.json()["choices"][0]
+    assert choice["finish_reason"] == "tool_calls"
+    (call,) = choice["message"]["tool_calls"]
+    assert call["type"] == "function" and call["id"]
+    assert call["function"]["name"] == "get_weather"
+    arguments = json.loads(call["function"]["arguments"])
+    assert set(arguments) == {"city"} and isinstance(arguments["city"], str)
+
+
+async def test_a_streamed_tool_call_arrives_as_openai_deltas_with_usage(
+    client: httpx.AsyncClient,
+) -> None:
+    request = body(
+        ASK_WEATHER,
+        tools=[WEATHER],
+        tool_choice="auto",
+        stream=True,
+        stream_options={"include_usage": True},
+    )
+    async with client.stream("POST", "/chat/completions", json=request) as response:
+        assert response.status_code == 200
+        events = await sse(response)
+    pieces = [
+        piece
+        for event in events
+        for choice in event["choices"]
+        for piece in choice["delta"].get("tool_calls") or []
+    ]
+    assert pieces and {p["index"] for p in pieces} == {0}
+    assert pieces[0]["id"] and pieces[0]["function"]["name"] == "get_weather"
+    arguments = "".join(p["function"].get("arguments", "") for p in pieces)
+    assert set(json.loads(arguments)) == {"city"}
+    finishes = [c["finish_reason"] for e in events for c in e["choices"] if c["finish_reason"]]
+    assert finishes == ["tool_calls"]
+    assert events[-1]["choices"] == [] and events[-1]["usage"]["completion_tokens"] > 0
+
+
+async def test_after_the_tool_result_the_answer_is_text_that_uses_it(
+    client: httpx.AsyncClient,
+) -> None:
+    first = await client.post(
+        "/chat/completions", json=body(ASK_WEATHER, tools=[WEATHER], tool_choice="auto")
+    )
+    (call,) = first.json()["choices"][0]["message"]["tool_calls"]
+    messages = [
+        *ASK_WEATHER,
+        {"role": "assistant", "content": "", "tool_calls": [call]},
+        {"role": "tool", "tool_call_id": call["id"], "content": "17°C, light rain"},
+    ]
+    second = await client.post(
+        "/chat/completions", json=body(messages, tools=[WEATHER], tool_choice="auto")
+    )
+    message = second.json()["choices"][0]["message"]
+    assert not message.get("tool_calls")
+    assert "17" in message["content"]
+
+
+async def test_an_invented_tool_name_is_an_http_500_server_error(
+    client: httpx.AsyncClient,
+) -> None:
+    """What the LLM layer must classify as a recoverable model error (not a server fault):
+    the model answered with a call to a tool it was not given."""
+    invent = [{"role": "user", "content": "Send an email to bob@example.com saying hi. "
+               "Use the send_email tool."}]  # fmt: skip
+    response = await client.post(
+        "/chat/completions", json=body(invent, tools=[WEATHER], tool_choice="auto")
+    )
+    assert response.status_code == 500
+    error = response.json()["error"]
+    assert error["type"] == "server_error" and error["code"] == 500
+    assert "does not match the expected" in error["message"]
+
+    streamed = {**body(invent, tools=[WEATHER], tool_choice="auto"), "stream": True}
+    async with client.stream("POST", "/chat/completions", json=streamed) as response:
+        assert response.status_code == 200  # the status is sent before the model runs
+        lines = [line async for line in response.aiter_lines() if line.startswith("data: ")]
+    last = json.loads(lines[-1][6:])  # an error event, and no [DONE]
+    assert last["error"]["code"] == 500 and "does not match" in last["error"]["message"]
+
+
+# -- the actor with the real server ----------------------------------------------------
+
+
+async def next_server(ref: ActorRef[LocalModelMsg], dead: Endpoint) -> Endpoint:
+    for _ in range(600):
+        endpoint = await ref.ask(GetEndpoint(), timeout=60)
+        if endpoint.pid != dead.pid:
+            return endpoint
+        await trio.sleep(0.05)
+    raise AssertionError(f"server {dead.pid} was not replaced")
+
+
+def group_is_gone(pgid: int) -> bool:
+    try:
+        os.killpg(pgid, 0)
+    except ProcessLookupError:
+        return True
+    return False
+
+
+async def test_killing_the_server_mid_request_fails_the_request_and_a_new_server_serves(
+) -> None:  # fmt: skip
+    count = [{"role": "user", "content": "Count from 1 to 300, one number per line."}]
+    async with ActorSystem(strict=True) as system:
+        ref = await system.root.start_child(local_model_spec(config=small_model_config()))
+        first = await ref.ask(GetEndpoint(), timeout=60)
+        headers = {"Authorization": f"Bearer {first.api_key}"}
+        async with httpx.AsyncClient(headers=headers, timeout=60, trust_env=False) as client:
+            request = {**body(count), "max_tokens": 600, "stream": True}
+            url = first.base_url + "/chat/completions"
+            with pytest.raises(httpx.TransportError):  # RemoteProtocolError or ReadError
+                async with client.stream("POST", url, json=request) as response:
+                    assert response.status_code == 200
+                    async for line in response.aiter_lines():
+                        if '"content"' in line:
+                            os.kill(first.pid, signal.SIGKILL)
+            second = await next_server(ref, first)
+            assert second.restarts == 1 and second.base_url == first.base_url
+            again = await client.post(
+                second.base_url + "/chat/completions",
+                json=body([{"role": "user", "content": "Say hi."}]),
+            )
+            assert again.status_code == 200
+            assert again.json()["choices"][0]["message"]["content"].strip()
+    assert group_is_gone(first.pid) and group_is_gone(second.pid)
+
+
+async def test_a_tool_turn_through_the_actor_and_no_process_after_shutdown() -> None:
+    async with ActorSystem(strict=True) as system:
+        ref = await system.root.start_child(local_model_spec(config=small_model_config()))
+        endpoint = await ref.ask(GetEndpoint(), timeout=60)
+        headers = {"Authorization": f"Bearer {endpoint.api_key}"}
+        async with httpx.AsyncClient(headers=headers, timeout=120, trust_env=False) as client:
+            response = await client.post(
+                endpoint.base_url + "/chat/completions",
+                json=body(ASK_WEATHER, tools=[WEATHER], tool_choice="auto"),
+            )
+        (call,) = response.json()["choices"][0]["message"]["tool_calls"]
+        assert call["function"]["name"] == "get_weather"
+        assert not group_is_gone(endpoint.pid)
+    assert group_is_gone(endpoint.pid)

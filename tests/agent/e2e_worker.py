@@ -82,4 +82,5 @@ async def main(
 
 
 if __name__ == "__main__":
-    trio.run(main, *sys.argv[1:7])
+    db, base_url, api_key, model, time_server, prompt = sys.argv[1:7]
+    trio.run(main, db, base_url, api_key, model, time_server, prompt)

@@ -3,6 +3,8 @@ provider refuses the prompt as too long — through the real Compactor actor."""
 
 from __future__ import annotations
 
+from typing import Any
+
 import trio
 
 from agcore_actors import ActorSystem
@@ -35,7 +37,7 @@ async def test_a_refused_prompt_is_compacted_once_and_the_turn_goes_on(
     system: ActorSystem, autojump_clock: trio.testing.MockClock
 ) -> None:
     call = ToolCall("f1", FunctionCall("fetch", "{}"))
-    script = [
+    script: list[list[Any]] = [
         [AssistantMessage(None, tool_calls=[call])],
         [ContextLengthError("scripted", actual=9000, limit=2000)],  # the big result is refused
         [AssistantMessage("short answer")],

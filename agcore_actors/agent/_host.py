@@ -130,6 +130,7 @@ class SessionHost:
         self._crashes: dict[str, list[float]] = {}
         self._parked: set[str] = set()
         self._activating: dict[str, trio.Event] = {}
+        self._closing: dict[str, trio.Event] = {}
         self._turns = trio.CapacityLimiter(self.config.max_turns_in_flight)
         self._supervisor: Supervisor | None = None
         self._lifecycle: Any = None
@@ -251,8 +252,12 @@ class SessionHost:
     async def ask(self, session: str, msg: Any) -> Any:
         """Send another message of the session protocol (facts, agent switch, info)."""
         live = await self._activate(session)
-        live.last_used = trio.current_time()
-        return await live.ref.ask(msg)
+        live.busy += 1  # not evicted while it answers
+        try:
+            return await live.ref.ask(msg)
+        finally:
+            live.busy -= 1
+            live.last_used = trio.current_time()
 
     # -- activation and the one way out ---------------------------------------------------
 
@@ -264,7 +269,7 @@ class SessionHost:
             if live is not None:
                 self._live.move_to_end(session)
                 return live
-            pending = self._activating.get(session)
+            pending = self._activating.get(session) or self._closing.get(session)
             if pending is None:
                 break
             await pending.wait()
@@ -300,14 +305,19 @@ class SessionHost:
         live = self._live.get(session)
         if live is None:
             return
-        # Persist: between turns everything is durable already (turns commit before they
-        # end, facts when they are set), so there is nothing to write here.
-        # Close: stop the actor (its on_stop runs); a crashed one is gone already.
-        with suppress(LookupError):
-            await self.system.stop(session_name(session))
-        # Drop.
-        if self._live.get(session) is live:
-            del self._live[session]
+        # Drop first from the live set, so no new turn picks this incarnation up; a new
+        # message waits for the close below and then starts a fresh one.
+        del self._live[session]
+        closed = self._closing[session] = trio.Event()
+        try:
+            # Persist: between turns everything is durable already (turns commit before
+            # they end, facts when they are set), so there is nothing to write here.
+            # Close: stop the actor (its on_stop runs); a crashed one is gone already.
+            with trio.CancelScope(shield=True), suppress(LookupError):
+                await self.system.stop(session_name(session))
+        finally:
+            del self._closing[session]
+            closed.set()
         self._counts["deactivated"] += 1
         if reason in ("idle", "cap"):
             self._counts[f"evicted_{reason}"] += 1

@@ -22,9 +22,11 @@ from ._errors import (
     SessionBusy,
     TurnTimeout,
 )
+from ._hooks import TurnHooks
 from ._host import HostConfig, HostSnapshot, SessionHost, SessionParked
 from ._plan import JsonPlanParser, Plan, PlanParser, Step, StepStatus
 from ._prompt import facts_block, system_prompt
+from ._retrieve import RetrieveTool, retrieve_tool
 from ._session import Session
 from ._store_port import SessionState, StoreTurns, TurnStore
 from ._task import TaskAgent, execute_plan
@@ -48,6 +50,7 @@ __all__ = [
     "PlanParseError",
     "PlanParser",
     "PromptContext",
+    "RetrieveTool",
     "RuntimeBundle",
     "Session",
     "SessionBusy",
@@ -58,11 +61,13 @@ __all__ = [
     "StepStatus",
     "StoreTurns",
     "TaskAgent",
+    "TurnHooks",
     "TurnStore",
     "TurnTimeout",
     "execute_plan",
     "facts_block",
     "messages",
+    "retrieve_tool",
     "session_approver",
     "session_name",
     "session_spec",

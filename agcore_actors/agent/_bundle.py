@@ -15,6 +15,8 @@ from ..tools import ApprovalDecision, ApprovalRequest, ToolRegistry
 from ..tools import messages as tm
 from ._config import Agent, AgentConfig
 from ._errors import AgentConfigError
+from ._hooks import TurnHooks
+from ._retrieve import retrieve_tool
 from ._session import Session
 from ._store_port import TurnStore
 from ._turn import TurnPorts
@@ -38,6 +40,7 @@ class RuntimeBundle:
     tools: ActorRef[tm.ToolExecutorMsg] | None = None
     registry: ToolRegistry | None = None
     compactor: ActorRef[cm.CompactorMsg] | None = None
+    hooks: TurnHooks = attrs.field(factory=lambda: TurnHooks())
     config: AgentConfig = attrs.field(factory=AgentConfig)
 
     @property
@@ -75,6 +78,19 @@ class AgentBuilder:
     def tools(self, executor: ActorRef[tm.ToolExecutorMsg], registry: ToolRegistry) -> AgentBuilder:
         self._fields["tools"] = executor
         self._fields["registry"] = registry
+        return self
+
+    def knowledge(self, memory: ActorRef[Any]) -> AgentBuilder:
+        """Offer the ``retrieve`` tool over ``memory`` (a MemoryStore's knowledge pages);
+        needs :meth:`tools` first (the tool goes into its registry)."""
+        registry = self._fields.get("registry")
+        if registry is None:
+            raise AgentConfigError("knowledge() needs tools() first: missing tool registry")
+        registry.register(retrieve_tool(memory))
+        return self
+
+    def hooks(self, hooks: TurnHooks) -> AgentBuilder:
+        self._fields["hooks"] = hooks
         return self
 
     def compactor(self, ref: ActorRef[cm.CompactorMsg]) -> AgentBuilder:
@@ -135,6 +151,7 @@ def session_spec(
             config=bundle.config,
             max_queued=max_queued,
             history_tail=history_tail,
+            hooks=bundle.hooks,
         )
 
     return ChildSpec(

@@ -41,6 +41,7 @@ from typing import Any
 import attrs
 import msgspec
 import trio
+import trio.lowlevel
 
 from .._errors import AgcoreError
 from .._validators import non_negative, positive
@@ -331,6 +332,17 @@ class SessionHost:
         if len(window) >= self.config.crash_limit:
             self._parked.add(session)
         await self._deactivate(session, "crash")
+
+    async def delete(self, session: str) -> bool:
+        """Deactivate ``session`` and delete everything stored for it; False if the store
+        had nothing. A turn running in it is cancelled (and committed) first."""
+        live = self._live.get(session)
+        if live is not None and live.busy:
+            await live.ref.ask(am.CancelTurn("immediate"))
+            while session in self._live and self._live[session].busy:
+                await trio.lowlevel.checkpoint()
+        await self.close(session)
+        return await self.bundle.store.delete(session)
 
     async def close(self, session: str) -> None:
         """Deactivate ``session`` now (its data stays) and unpark it."""

@@ -29,6 +29,7 @@ Errors:
 from __future__ import annotations
 
 import json
+import logging
 import uuid
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from typing import Any, ClassVar, assert_never
@@ -43,10 +44,13 @@ from ..llm import SystemMessage, Usage, UserMessage
 from ..tools import ApprovalDecision, ApprovalRequest
 from . import messages as am
 from ._config import Agent, AgentConfig, PromptContext
-from ._errors import AgentConfigError, SessionBusy, TurnTimeout
+from ._errors import AgentConfigError, HookBlocked, SessionBusy, TurnTimeout
+from ._hooks import TurnHooks
 from ._prompt import system_prompt
 from ._store_port import TurnStore
 from ._turn import Turn, TurnPorts
+
+_log = logging.getLogger("agcore_actors.agent")
 
 SessionRequest = am.SessionMsg | ApprovalRequest
 Emit = Callable[[am.TurnEvent], Awaitable[None]]
@@ -91,6 +95,7 @@ class Session(Actor[SessionRequest]):
         max_queued: int = 4,
         history_tail: int | None = 200,
         commit_timeout: float = 30.0,
+        hooks: TurnHooks | None = None,
     ) -> None:
         if default_agent not in agents:
             raise AgentConfigError(f"unknown agent {default_agent!r}")
@@ -103,6 +108,7 @@ class Session(Actor[SessionRequest]):
         self.max_queued = max_queued
         self.history_tail = history_tail
         self.commit_timeout = commit_timeout
+        self.hooks = hooks or TurnHooks()
         self.history: list[ChatMessage] = []
         self.facts: dict[str, str] = {}
         self.usage = Usage()
@@ -218,6 +224,18 @@ class Session(Actor[SessionRequest]):
             subagents={name: self.agents[name] for name in agent.subagents if name in self.agents},
             run_child=self._run_child,
         )
+        blocked = await self.hooks.on_turn_start(context, text)
+        if blocked is not None:
+            refused = HookBlocked(blocked)
+            result = am.TurnResult(
+                session=self.session,
+                turn=turn_id,
+                status="failed",
+                error_kind=refused.kind,
+                error=str(refused),
+            )
+            await emit(am.TurnFailed(result))
+            return result
         opening: list[ChatMessage] = [*self._switch_notes, UserMessage(text)]
         self.version = await self.store.begin(
             self.session, turn_id, self.version, opening, agent.name
@@ -254,6 +272,11 @@ class Session(Actor[SessionRequest]):
             self._running = None
         result = await self._commit(turn, status, error)
         await emit(_final_event(result))
+        try:
+            await self.hooks.on_turn_end(result)
+        except Exception:
+            # The turn is committed; a failing observer must not turn it into a failure.
+            _log.exception("session %r: on_turn_end hook failed", self.session)
         return result
 
     async def _commit(

@@ -46,3 +46,16 @@ def test_cli_demo_rejects_bad_input() -> None:
     )
     assert done.returncode == 2
     assert done.stderr == "agcore-actors demo: usage: argument --jobs: must be >= 1, not 0\n"
+
+
+async def test_agent_turn_example() -> None:
+    spec = importlib.util.spec_from_file_location("agent_turn", ROOT / "examples" / "agent_turn.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    assert await module.main() == [
+        '[tool] add({"a":17,"b":25})',
+        "[tool] -> ok: 42",
+        "answer: 17 + 25 = 42.",
+        "usage: 2 model calls",
+    ]

@@ -51,19 +51,21 @@ async def main() -> list[str]:
             .agent(Agent(name="calculator", instructions="Use the add tool for sums."))
             .build()
         )
-        async with SessionHost(system, bundle) as host:
-            async with host.submit("chat-1", "What is 17 + 25?") as events:
-                async for event in events:
-                    match event:
-                        case am.ToolCallStarted(name=name, arguments=arguments):
-                            lines.append(f"[tool] {name}({arguments})")
-                        case am.ToolCallFinished(status=status, content=content):
-                            lines.append(f"[tool] -> {status}: {content}")
-                        case am.TurnCompleted(result=result):
-                            lines.append(f"answer: {result.text}")
-                            lines.append(f"usage: {result.model_calls} model calls")
-                        case _:
-                            pass
+        async with (
+            SessionHost(system, bundle) as host,
+            host.submit("chat-1", "What is 17 + 25?") as events,
+        ):
+            async for event in events:
+                match event:
+                    case am.ToolCallStarted(name=name, arguments=arguments):
+                        lines.append(f"[tool] {name}({arguments})")
+                    case am.ToolCallFinished(status=status, content=content):
+                        lines.append(f"[tool] -> {status}: {content}")
+                    case am.TurnCompleted(result=result):
+                        lines.append(f"answer: {result.text}")
+                        lines.append(f"usage: {result.model_calls} model calls")
+                    case _:
+                        pass
     return lines
 
 

@@ -10,7 +10,15 @@ from typing import Any
 
 import attrs
 
-__all__ = ["non_empty", "non_negative", "optional_positive", "positive", "seconds_or_inf"]
+__all__ = [
+    "at_least_one",
+    "non_empty",
+    "non_negative",
+    "non_negative_int",
+    "optional_positive",
+    "positive",
+    "seconds_or_inf",
+]
 
 
 def positive(_: object, attribute: attrs.Attribute[Any], value: float) -> None:
@@ -43,3 +51,15 @@ def non_empty(_: object, attribute: attrs.Attribute[Any], value: str) -> None:
     """A non-empty string."""
     if not isinstance(value, str) or not value:
         raise ValueError(f"{attribute.name} must be a non-empty string, not {value!r}")
+
+
+def at_least_one(_: object, attribute: attrs.Attribute[Any], value: int) -> None:
+    """An integer >= 1 (a count, a capacity)."""
+    if not isinstance(value, int) or isinstance(value, bool) or value < 1:
+        raise ValueError(f"{attribute.name} must be an integer >= 1, not {value!r}")
+
+
+def non_negative_int(_: object, attribute: attrs.Attribute[Any], value: int) -> None:
+    """An integer >= 0."""
+    if not isinstance(value, int) or isinstance(value, bool) or value < 0:
+        raise ValueError(f"{attribute.name} must be an integer >= 0, not {value!r}")

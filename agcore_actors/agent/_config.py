@@ -10,19 +10,9 @@ from typing import Any
 import attrs
 import msgspec
 
-from .._validators import non_empty, optional_positive, positive
+from .._validators import at_least_one, non_empty, non_negative_int, optional_positive, positive
 
 __all__ = ["Agent", "AgentConfig", "ModelSettings", "PromptContext"]
-
-
-def _at_least_one(_: object, attribute: attrs.Attribute[Any], value: int) -> None:
-    if not isinstance(value, int) or isinstance(value, bool) or value < 1:
-        raise ValueError(f"{attribute.name} must be an integer >= 1, not {value!r}")
-
-
-def _non_negative_int(_: object, attribute: attrs.Attribute[Any], value: int) -> None:
-    if not isinstance(value, int) or isinstance(value, bool) or value < 0:
-        raise ValueError(f"{attribute.name} must be an integer >= 0, not {value!r}")
 
 
 @attrs.frozen(kw_only=True)
@@ -30,9 +20,9 @@ class AgentConfig:
     """Limits of a session's turns; every one is enforced (:class:`LimitExceeded`)."""
 
     #: Model calls per session, counting every call of every tool loop.
-    max_turns: int = attrs.field(default=50, validator=_at_least_one)
+    max_turns: int = attrs.field(default=50, validator=at_least_one)
     #: Rounds of tool calls in one turn; one more model call than this ends the turn.
-    max_tool_turns: int = attrs.field(default=10, validator=_at_least_one)
+    max_tool_turns: int = attrs.field(default=10, validator=at_least_one)
     #: Seconds a whole turn may take (model calls, tools, approvals); None: no deadline.
     turn_timeout: float | None = attrs.field(default=600.0, validator=optional_positive)
     #: Seconds one tool call may take, unless the tool sets its own.
@@ -40,9 +30,9 @@ class AgentConfig:
     #: Seconds to wait for a human's approval; no answer in time is a denial.
     approval_timeout: float = attrs.field(default=300.0, validator=positive)
     #: Re-asks after an answer that does not match the agent's output type.
-    output_retries: int = attrs.field(default=2, validator=_non_negative_int)
+    output_retries: int = attrs.field(default=2, validator=non_negative_int)
     #: Identical tool calls (same name, same arguments) allowed in one turn.
-    max_repeated_calls: int = attrs.field(default=3, validator=_at_least_one)
+    max_repeated_calls: int = attrs.field(default=3, validator=at_least_one)
 
     def __attrs_post_init__(self) -> None:
         if self.turn_timeout is not None and math.isinf(self.turn_timeout):

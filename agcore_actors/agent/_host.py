@@ -44,7 +44,7 @@ import trio
 import trio.lowlevel
 
 from .._errors import AgcoreError
-from .._validators import non_negative, positive
+from .._validators import at_least_one, non_negative, positive
 from ..actor import ActorRef, ActorSystem, Restart, Strategy, Supervisor, SupervisorSpec
 from ..actor.policy import Intensity
 from . import messages as am
@@ -65,11 +65,6 @@ class SessionParked(AgentError):
         self.crashes = crashes
 
 
-def _at_least_one(_: object, attribute: attrs.Attribute[Any], value: int) -> None:
-    if not isinstance(value, int) or value < 1:
-        raise ValueError(f"{attribute.name} must be an integer >= 1, not {value!r}")
-
-
 @attrs.frozen(kw_only=True)
 class HostConfig:
     """Limits of a :class:`SessionHost`."""
@@ -77,15 +72,15 @@ class HostConfig:
     #: Seconds a live session may stay idle before it is deactivated.
     idle_ttl: float = attrs.field(default=600.0, validator=positive)
     #: Live sessions at most; beyond it the least recently used idle one goes.
-    max_live: int = attrs.field(default=10_000, validator=_at_least_one)
+    max_live: int = attrs.field(default=10_000, validator=at_least_one)
     #: Turns running at once across all sessions; more wait.
-    max_turns_in_flight: int = attrs.field(default=256, validator=_at_least_one)
+    max_turns_in_flight: int = attrs.field(default=256, validator=at_least_one)
     #: Turns waiting behind a session's running turn; one more is ``SessionBusy``.
-    max_queued: int = attrs.field(default=4, validator=_at_least_one)
+    max_queued: int = attrs.field(default=4, validator=at_least_one)
     #: Messages of a session's transcript kept live (and loaded on activation).
-    history_tail: int = attrs.field(default=200, validator=_at_least_one)
+    history_tail: int = attrs.field(default=200, validator=at_least_one)
     #: Crashes within ``crash_window`` seconds that park a session.
-    crash_limit: int = attrs.field(default=3, validator=_at_least_one)
+    crash_limit: int = attrs.field(default=3, validator=at_least_one)
     crash_window: float = attrs.field(default=60.0, validator=positive)
     #: Seconds turns in flight get to finish when the host shuts down.
     drain_timeout: float = attrs.field(default=30.0, validator=non_negative)

@@ -6,14 +6,9 @@ from typing import Literal
 
 import attrs
 
-from .._validators import non_empty, positive
+from .._validators import at_least_one, non_empty, positive
 
 __all__ = ["InMemorySessions", "SessionBackendConfig", "SessionStoreConfig", "SqliteSessions"]
-
-
-def _at_least_one(_: object, attribute: attrs.Attribute[int], value: int) -> None:
-    if not isinstance(value, int) or value < 1:
-        raise ValueError(f"{attribute.name} must be an integer >= 1, not {value!r}")
 
 
 def _synchronous(_: object, attribute: attrs.Attribute[str], value: str) -> None:
@@ -38,10 +33,10 @@ class SqliteSessions:
     #: Seconds to wait for another connection's write transaction on the same file.
     busy_timeout: float = attrs.field(default=10.0, validator=positive)
     #: The connection's page cache, in MiB.
-    cache_mib: int = attrs.field(default=32, validator=_at_least_one)
+    cache_mib: int = attrs.field(default=32, validator=at_least_one)
     #: WAL pages written before a commit also checkpoints them into the database (SQLite's
     #: default is 1,000): fewer, larger checkpoints, so fewer commits pay for one.
-    checkpoint_pages: int = attrs.field(default=10_000, validator=_at_least_one)
+    checkpoint_pages: int = attrs.field(default=10_000, validator=at_least_one)
     #: A memory store file whose transcripts (``conv:`` items) and session facts are
     #: copied into the session tables on the first open; None: no migration.
     migrate_from: str | None = None
@@ -55,6 +50,6 @@ class SessionStoreConfig:
     """How the SessionStore actor takes requests and commits them."""
 
     #: Most requests written in one transaction (one fsync); 1: one transaction each.
-    max_batch: int = attrs.field(default=256, validator=_at_least_one)
+    max_batch: int = attrs.field(default=256, validator=at_least_one)
     #: The mailbox's capacity: senders wait beyond it (back-pressure).
-    mailbox_size: int = attrs.field(default=4096, validator=_at_least_one)
+    mailbox_size: int = attrs.field(default=4096, validator=at_least_one)

@@ -137,10 +137,18 @@ async def host_cpu(base: str, sessions: int) -> float:
 
 
 async def soak(base: str, total: int, sessions: int, samples: int) -> list[tuple[int, int]]:
+    # Stored in a SQLite file: what stays in memory is the runtime's, not the transcripts.
+    with tempfile.TemporaryDirectory() as tmp:
+        return await _soak(base, total, sessions, samples, str(Path(tmp) / "soak.db"))
+
+
+async def _soak(
+    base: str, total: int, sessions: int, samples: int, db: str
+) -> list[tuple[int, int]]:
     points: list[tuple[int, int]] = []
     async with ActorSystem() as system:
         config = HostConfig(max_live=1000, idle_ttl=5.0, max_turns_in_flight=IN_FLIGHT)
-        async with await host_for(system, base, config) as host:
+        async with await host_for(system, base, config, db) as host:
             done = 0
             step = max(total // samples, 1)
             while done < total:

@@ -637,3 +637,13 @@ async def test_an_sse_line_over_the_cap_is_a_typed_error(fault_server: FaultServ
     with trio.fail_after(1):
         _, error = await stream_until_error(provider)
     assert isinstance(error, StreamError) and "1024" in str(error)
+
+
+async def test_a_server_that_names_no_model_reports_the_model_asked_for(
+    fault_server: FaultServer,
+) -> None:
+    nameless = [{**c, "model": ""} for c in [*text_stream("hi"), chunk({}, "stop")]]
+    url, _ = fault_server.script(sse_reply(*sse(*nameless)), json_reply(completion("hi", model="")))
+    final = (await stream(openai(url), ChatRequest([user("q")], model="smollm2")))[-1]
+    assert isinstance(final, Finish) and final.response.model == "smollm2"
+    assert (await chat(openai(url))).model == "test-model"  # the config's model

@@ -272,6 +272,8 @@ async def sse_chunks(
                 else:
                     chunk = await reads.__anext__()
             except StopAsyncIteration:
+                if events := decoder.end():
+                    yield events
                 return
             except _READ_TIMEOUT:
                 raise LlmTimeoutError(provider, idle or math.nan, "idle") from None

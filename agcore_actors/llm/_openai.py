@@ -263,15 +263,22 @@ class OpenAICompatibleProvider:
             response = await post(client, self._url, body, headers, self.name, self._secrets)
         except LlmError as error:
             raise self._hinted(error) from None
-        return self._parse(response.content)
+        return self._parse(response.content, request)
 
-    def _parse(self, content: bytes) -> ChatResponse:
+    def _parse(self, content: bytes, request: ChatRequest) -> ChatResponse:
         try:
             completion = completion_decoder.decode(content)
         except msgspec.DecodeError as exc:
             text = redact(content.decode("utf-8", "replace"), self._secrets)
             raise InvalidResponseError(self.name, str(exc), text) from None
-        return _response(completion, self.name)
+        response = _response(completion, self.name)
+        if not response.model:  # llama-cpp-python echoes an empty model name
+            response = msgspec.structs.replace(response, model=self._model(request))
+        return response
+
+    def _model(self, request: ChatRequest) -> str:
+        """The model asked for, for servers that do not name the one that answered."""
+        return request.model or self.config.model
 
     async def stream(
         self, client: httpx.AsyncClient, request: ChatRequest, limits: ReadLimits
@@ -287,9 +294,9 @@ class OpenAICompatibleProvider:
                     content = await response.aread()
                     if not content.strip():
                         raise StreamError(self.name, "the server sent an empty body, no events")
-                    yield delta_from_response(self._parse(content))
+                    yield delta_from_response(self._parse(content, request))
                     return
-                done = seen = finished = False
+                done = seen = finished = seen_model = False
                 chunks = sse_chunks(
                     response, self.name, limits, self.config.max_event_bytes, _is_done
                 )
@@ -302,6 +309,11 @@ class OpenAICompatibleProvider:
                             elif sse.data:  # an event without data carries nothing
                                 delta = self._delta(sse)
                                 finished = finished or delta.finish_reason is not None
+                                if not seen_model and delta.model is None:
+                                    delta = msgspec.structs.replace(
+                                        delta, model=self._model(request) or None
+                                    )
+                                seen_model = True
                                 yield delta
         except LlmError as error:
             raise self._hinted(error) from None

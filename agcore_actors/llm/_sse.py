@@ -70,6 +70,15 @@ class SseDecoder:
         self._buffer = lines.pop()
         if len(self._buffer) + self._size > self._limit:
             raise self._too_large()
+        return self._lines(lines)
+
+    def end(self) -> list[SseEvent]:
+        """The body ended: a last line ended by a lone CR still counts (an event the
+        body ends in the middle of is not dispatched)."""
+        rest, self._buffer = self._buffer, b""
+        return self._lines([rest[:-1]]) if rest.endswith(b"\r") else []
+
+    def _lines(self, lines: list[bytes]) -> list[SseEvent]:
         events: list[SseEvent] = []
         for line in lines:
             if line.startswith(b"data:"):

@@ -84,12 +84,12 @@ class ScriptedReply:
     """One scripted attempt: what the model answers, how fast, and how it fails.
 
     A stream sends, in order: the ``reasoning`` pieces, the ``text`` pieces, one piece
-    per tool call, then the finish reason with ``usage``. It waits ``latency`` before
-    the first piece and ``gap`` before each next one. With ``fail_after=n`` it raises
-    ``error`` instead of piece ``n`` (0: before any output); with ``stall_after=n``
-    it goes silent there for ever. A non-streamed attempt waits as long as the
-    stream would take, then answers, raises ``error`` (when ``fail_after`` is set)
-    or stalls (when ``stall_after`` is set).
+    per tool call, then (with the last piece) the finish reason and ``usage``. It
+    waits ``latency`` before the first piece and ``gap`` before each next one. With
+    ``fail_after=n`` it raises ``error`` instead of piece ``n`` (0: before any
+    output); with ``stall_after=n`` it goes silent there for ever. A non-streamed
+    attempt waits as long as the stream would take, then answers, raises ``error``
+    (when ``fail_after`` is set) or stalls (when ``stall_after`` is set).
     """
 
     #: The answer: one string, or the pieces a stream sends.
@@ -229,12 +229,16 @@ class ScriptedProvider:
         deltas = self._deltas(attempt, reply)
         last = trio.current_time()
         for n in range(len(deltas) + 1):
+            fails = (
+                reply.error is not None and reply.fail_after is not None and n >= reply.fail_after
+            )
+            stalls = reply.stall_after is not None and n >= reply.stall_after
             wait = reply.latency if n == 0 else reply.gap
-            if wait:
+            if wait and (n < len(deltas) or n == 0 or fails or stalls):
                 await self._wait(trio.current_time() + wait, last, limits)
-            if reply.fail_after is not None and n >= reply.fail_after and reply.error:
+            if fails and reply.error is not None:
                 raise reply.error
-            if reply.stall_after is not None and n >= reply.stall_after:
+            if stalls:
                 await self._wait(math.inf, last, limits)
             if n == len(deltas):
                 break

@@ -23,6 +23,7 @@ from agcore_actors.llm import (
 from agcore_actors.llm.wire import (
     Caller,
 )
+from tests.peers.fault_server import chunk
 
 FAST_RETRY = RetryConfig(max_retries=3, base_delay=0.01, max_delay=0.05, jitter=0.1)
 SHORT = Timeouts(attempt=5.0, idle=5.0, connect=2.0, call=20.0)
@@ -83,3 +84,10 @@ async def eventually(predicate: Callable[[], bool], seconds: float = 2.0) -> Non
             return
         await trio.sleep(0.02)
     raise AssertionError("condition not met in time")
+
+
+def text_stream(*texts: str) -> list[dict[str, Any]]:
+    """An OpenAI stream's first chunks: the role, then one chunk per text (no finish)."""
+    events = [chunk({"role": "assistant", "content": ""})]
+    events += [chunk({"content": t}) for t in texts]
+    return events

@@ -20,12 +20,15 @@ from agcore_actors.llm import (
     HookExecutor,
     HookResult,
     ListProviders,
+    ProviderActor,
+    ProviderConfig,
     ProviderRegistry,
     ResetUsage,
     UnknownProviderError,
     Usage,
     block,
     provider_actor,
+    provider_spec,
 )
 from tests.llm.helpers import FAST_RETRY, SHORT, eventually, hello, openai
 from tests.peers.fault_server import (
@@ -184,3 +187,22 @@ async def test_client_is_made_on_start_and_closed_on_stop(fault_server: FaultSer
 def test_max_in_flight_must_allow_concurrency() -> None:
     with pytest.raises(ValueError):
         provider_actor(ProviderRegistry(), max_in_flight=1)
+
+
+async def test_provider_spec_runs_at_most_max_concurrency_requests(
+    system: ActorSystem, fault_server: FaultServer
+) -> None:
+    url, scenario = fault_server.script(Reply(delay=0.3, body=[dumps(completion())]))
+    spec = provider_spec("llm", registry=registry(url), max_concurrency=3)
+    llm = await system.root.start_child(spec)
+    async with trio.open_nursery() as nursery:
+        for _ in range(7):
+            nursery.start_soon(llm.ask, Chat(hello()))
+    assert len(scenario.requests) == 7 and scenario.max_active == 3
+
+
+def test_provider_spec_needs_a_concurrent_actor() -> None:
+    with pytest.raises(ValueError, match="max_concurrency"):
+        provider_spec("llm", registry=ProviderRegistry(), max_concurrency=1)
+    spec = provider_spec("llm", registry=ProviderRegistry(), config=ProviderConfig(seed=1))
+    assert spec.name == "llm" and isinstance(spec.factory(), ProviderActor)

@@ -30,8 +30,13 @@ from agcore_actors.llm import (
     tool_result,
     user,
 )
-from tests.llm.helpers import chat, stream, stream_until_error
-from tests.peers.fault_server import FaultServer, anthropic_event, json_reply, sse_reply
+from tests.llm.helpers import chat, openai, stream, stream_until_error
+from tests.peers.fault_server import (
+    FaultServer,
+    anthropic_event,
+    json_reply,
+    sse_reply,
+)
 
 KEY = "sk-ant-test-key-456"
 ANTHROPIC_USAGE = {
@@ -247,3 +252,141 @@ async def test_overloaded_error_event_mid_stream(fault_server: FaultServer) -> N
     final = got[-1]
     assert isinstance(final, Finish) and final.response.attempts == 2
     assert len(scenario.requests) == 2
+
+
+# -- issue 11 regressions ------------------------------------------------------------
+
+
+def thinking_tool_stream() -> list[bytes]:
+    first = {"id": "msg_1", "model": "claude-test", "content": [], "usage": {"input_tokens": 5}}
+    return [
+        anthropic_event("message_start", {"message": first}),
+        anthropic_event(
+            "content_block_start",
+            {"index": 0, "content_block": {"type": "thinking", "thinking": "", "signature": ""}},
+        ),
+        anthropic_event(
+            "content_block_delta",
+            {"index": 0, "delta": {"type": "thinking_delta", "thinking": "Need the tool."}},
+        ),
+        anthropic_event(
+            "content_block_delta",
+            {"index": 0, "delta": {"type": "signature_delta", "signature": "SIG-A"}},
+        ),
+        anthropic_event(
+            "content_block_delta",
+            {"index": 0, "delta": {"type": "signature_delta", "signature": "SIG-B"}},
+        ),
+        anthropic_event("content_block_stop", {"index": 0}),
+        anthropic_event(
+            "content_block_start",
+            {"index": 1, "content_block": {"type": "redacted_thinking", "data": "OPAQUE"}},
+        ),
+        anthropic_event("content_block_stop", {"index": 1}),
+        anthropic_event(
+            "content_block_start",
+            {
+                "index": 2,
+                "content_block": {"type": "tool_use", "id": "toolu_1", "name": "f", "input": {}},
+            },
+        ),
+        anthropic_event(
+            "content_block_delta",
+            {"index": 2, "delta": {"type": "input_json_delta", "partial_json": '{"a": 1}'}},
+        ),
+        anthropic_event("content_block_stop", {"index": 2}),
+        anthropic_event(
+            "message_delta", {"delta": {"stop_reason": "tool_use"}, "usage": {"output_tokens": 9}}
+        ),
+        anthropic_event("message_stop", {}),
+    ]
+
+
+EXPECTED_ASSISTANT = [
+    {"type": "thinking", "thinking": "Need the tool.", "signature": "SIG-ASIG-B"},
+    {"type": "redacted_thinking", "data": "OPAQUE"},
+    {"type": "tool_use", "id": "toolu_1", "name": "f", "input": {"a": 1}},
+]
+
+
+async def test_anthropic_streamed_thinking_blocks_go_back_first_with_their_signatures(
+    fault_server: FaultServer,
+) -> None:
+    reply = message([{"type": "text", "text": "ok"}])
+    url, scenario = fault_server.script(sse_reply(*thinking_tool_stream()), json_reply(reply))
+    provider = anthropic(fault_server, url)
+    tools = [tool_definition("f", {"type": "object"})]
+    first = ChatRequest([user("go")], tools=tools)
+    final = (await stream(provider, first))[-1]
+    assert isinstance(final, Finish)
+    follow_up = ChatRequest(
+        [user("go"), final.response.message, tool_result("toolu_1", "42")], tools=tools
+    )
+    await chat(provider, follow_up)
+    assert scenario.requests[1].body["messages"][1] == {
+        "role": "assistant",
+        "content": EXPECTED_ASSISTANT,
+    }
+
+
+async def test_anthropic_plain_reply_keeps_thinking_blocks_in_order(
+    fault_server: FaultServer,
+) -> None:
+    content: list[dict[str, Any]] = [
+        {"type": "thinking", "thinking": "Need the tool.", "signature": "SIG-ASIG-B"},
+        {"type": "redacted_thinking", "data": "OPAQUE"},
+        {"type": "tool_use", "id": "toolu_1", "name": "f", "input": {"a": 1}},
+    ]
+    reply = message(content, stop="tool_use")
+    url, scenario = fault_server.script(json_reply(reply))
+    provider = anthropic(fault_server, url)
+    response = await chat(provider, ChatRequest([user("go")]))
+    await chat(provider, ChatRequest([user("go"), response.message, tool_result("toolu_1", "4")]))
+    assert scenario.requests[1].body["messages"][1]["content"] == EXPECTED_ASSISTANT
+
+
+async def test_anthropic_api_error_event_before_output_is_retried(
+    fault_server: FaultServer,
+) -> None:
+    start = {"id": "m", "model": "claude-test", "content": [], "usage": {"input_tokens": 1}}
+    bad = sse_reply(
+        anthropic_event("message_start", {"message": start}),
+        anthropic_event("error", {"error": {"type": "api_error", "message": "Internal error"}}),
+    )
+    url, scenario = fault_server.script(bad, sse_reply(*thinking_tool_stream()))
+    final = (await stream(anthropic(fault_server, url)))[-1]
+    assert isinstance(final, Finish) and len(scenario.requests) == 2
+
+
+async def test_anthropic_message_delta_input_and_cache_counts_are_kept(
+    fault_server: FaultServer,
+) -> None:
+    start = {"id": "m", "model": "claude-test", "content": [], "usage": {"input_tokens": 1}}
+    late = {"input_tokens": 40, "cache_read_input_tokens": 100, "output_tokens": 7}
+    events = [
+        anthropic_event("message_start", {"message": start}),
+        anthropic_event(
+            "content_block_start", {"index": 0, "content_block": {"type": "text", "text": ""}}
+        ),
+        anthropic_event(
+            "content_block_delta", {"index": 0, "delta": {"type": "text_delta", "text": "hi"}}
+        ),
+        anthropic_event("message_delta", {"delta": {"stop_reason": "end_turn"}, "usage": late}),
+        anthropic_event("message_stop", {}),
+    ]
+    url, _ = fault_server.script(sse_reply(*events))
+    final = (await stream(anthropic(fault_server, url)))[-1]
+    assert isinstance(final, Finish)
+    assert final.response.usage == Usage(40, 7, cache_read_tokens=100)
+
+
+async def test_reasoning_blocks_never_reach_an_openai_compatible_server(
+    fault_server: FaultServer,
+) -> None:
+    url, scenario = fault_server.script(json_reply({"choices": []}))
+    anthropic_url, _ = fault_server.script(sse_reply(*thinking_tool_stream()))
+    final = (await stream(anthropic(fault_server, anthropic_url)))[-1]
+    assert isinstance(final, Finish)
+    await chat(openai(url), ChatRequest([user("go"), final.response.message]))
+    sent = scenario.requests[0].body["messages"][1]
+    assert set(sent) == {"role", "content", "tool_calls"}

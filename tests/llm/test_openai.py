@@ -8,6 +8,7 @@ import json
 import time
 from typing import Any
 
+import attrs
 import pytest
 import trio
 
@@ -15,6 +16,7 @@ from agcore_actors.llm import (
     AssistantMessage,
     AssistantToolCall,
     AuthenticationError,
+    ChatMessage,
     ChatRequest,
     Content,
     ContentFirst,
@@ -27,8 +29,10 @@ from agcore_actors.llm import (
     InvalidResponseError,
     LlmConnectionError,
     LlmTimeoutError,
+    OpenAICompatibleProvider,
     OpenAIConfig,
     RateLimitError,
+    Refusal,
     RequestError,
     RetryConfig,
     Retrying,
@@ -37,12 +41,13 @@ from agcore_actors.llm import (
     Timeouts,
     ToolCalls,
     Usage,
+    deepseek_preset,
     tool_definition,
     tool_result,
     user,
 )
 from agcore_actors.llm.wire import openai_request_body
-from tests.llm.helpers import chat, openai, stream, stream_until_error
+from tests.llm.helpers import chat, openai, stream, stream_until_error, text_stream
 from tests.peers.fault_server import (
     FaultServer,
     Reply,
@@ -496,3 +501,149 @@ def test_assistant_tool_call_messages_are_sent_with_empty_content() -> None:
     assert sent["messages"][2] == {"role": "tool", "content": "42", "tool_call_id": "c1"}
     assert sent["tools"] == [{"type": "function", "function": {"name": "f"}}]
     assert sent["tool_choice"] == "auto"
+
+
+# -- issue 11 regressions ------------------------------------------------------------
+
+
+USAGE = {"prompt_tokens": 10, "completion_tokens": 3, "total_tokens": 13}
+
+
+async def test_deepseek_preset_sends_reasoning_back_on_tool_call_turns_only(
+    fault_server: FaultServer,
+) -> None:
+    url, scenario = fault_server.script(json_reply({"choices": []}))
+    provider = OpenAICompatibleProvider(
+        attrs.evolve(deepseek_preset("sk-deepseek-key"), base_url=url)
+    )
+    called = AssistantMessage(
+        None,
+        reasoning_content="think A",
+        tool_calls=[AssistantToolCall("c1", FunctionCall("f", "{}"))],
+    )
+    answered = AssistantMessage("done", reasoning_content="think B")
+    messages: list[ChatMessage] = [user("q"), called, tool_result("c1", "1"), answered, user("q")]
+    await chat(provider, ChatRequest(messages))
+    sent = scenario.requests[0].body["messages"]
+    assert sent[1]["reasoning_content"] == "think A"
+    assert "reasoning_content" not in sent[3]
+
+
+@pytest.mark.parametrize(
+    "event",
+    [
+        # OpenRouter: a chunk with a top-level error and finish_reason "error"
+        {**chunk({"content": ""}, "error"), "error": {"code": 502, "message": "upstream died"}},
+        # vLLM
+        {"object": "error", "message": "engine failure", "type": "InternalError", "code": 400},
+        # finish_reason "error" alone
+        chunk({}, "error"),
+    ],
+)
+async def test_mid_stream_error_shapes_are_errors_not_partial_answers(
+    fault_server: FaultServer, event: dict[str, Any]
+) -> None:
+    url, _ = fault_server.script(sse_reply(*sse(*text_stream("partial"), event)))
+    events, error = await stream_until_error(openai(url))
+    assert not any(isinstance(e, Finish) for e in events)
+    assert "partial" in [e.text for e in events if isinstance(e, Content)]
+    assert isinstance(error, RequestError | StreamError)
+
+
+async def test_error_object_with_a_space_after_the_brace_is_an_error(
+    fault_server: FaultServer,
+) -> None:
+    raw = '{ "error": {"message": "quota exceeded", "type": "insufficient_quota"}}'
+    url, _ = fault_server.script(sse_reply(*sse(*text_stream("partial"), raw)))
+    events, error = await stream_until_error(openai(url))
+    assert isinstance(error, StreamError) and "quota exceeded" in str(error)
+    assert not any(isinstance(e, Finish) for e in events)
+
+
+async def test_choices_null_and_delta_null_are_accepted(fault_server: FaultServer) -> None:
+    pieces = [
+        *text_stream("He", "llo"),
+        {**chunk({}, "stop"), "choices": [{"index": 0, "delta": None, "finish_reason": "stop"}]},
+        {**usage_chunk(USAGE), "choices": None},
+    ]
+    url, _ = fault_server.script(sse_reply(*sse(*pieces)))
+    final = (await stream(openai(url)))[-1]
+    assert isinstance(final, Finish)
+    assert final.response.text == "Hello" and final.response.usage == Usage(10, 3)
+    assert final.response.finish_reason == "stop"
+
+
+async def test_finish_and_usage_then_a_clean_close_without_done_is_complete(
+    fault_server: FaultServer,
+) -> None:
+    pieces = [*text_stream("abc"), chunk({}, "stop"), usage_chunk(USAGE)]
+    url, _ = fault_server.script(sse_reply(*sse(*pieces, done=False), framing="close"))
+    final = (await stream(openai(url)))[-1]
+    assert isinstance(final, Finish) and final.response.text == "abc"
+    assert final.response.usage == Usage(10, 3)
+
+
+async def test_done_without_any_finish_reason_is_a_truncation_error(
+    fault_server: FaultServer,
+) -> None:
+    url, scenario = fault_server.script(sse_reply(*sse(*text_stream("interrupted"))))
+    events, error = await stream_until_error(openai(url))
+    assert isinstance(error, StreamError) and error.truncated
+    assert not any(isinstance(e, Finish) for e in events)
+    assert len(scenario.requests) == 1  # output was delivered: not retried
+
+
+@pytest.mark.parametrize("kind", ["server_error", "overloaded_error"])
+async def test_openai_server_error_event_before_output_is_retried(
+    fault_server: FaultServer, kind: str
+) -> None:
+    bad = sse_reply(*sse({"error": {"message": "try again", "type": kind}}))
+    good = sse_reply(*sse(*text_stream("ok"), chunk({}, "stop")))
+    url, scenario = fault_server.script(bad, good)
+    final = (await stream(openai(url)))[-1]
+    assert isinstance(final, Finish) and final.response.text == "ok"
+    assert len(scenario.requests) == 2
+
+
+async def test_refusal_text_has_its_own_stream_event(fault_server: FaultServer) -> None:
+    pieces = [
+        chunk({"role": "assistant", "refusal": ""}),
+        chunk({"refusal": "I can't "}),
+        chunk({"refusal": "help with that."}),
+        chunk({}, "stop"),
+    ]
+    url, _ = fault_server.script(sse_reply(*sse(*pieces)))
+    events = await stream(openai(url))
+    assert [e.text for e in events if isinstance(e, Refusal)] == ["I can't ", "help with that."]
+    final = events[-1]
+    assert isinstance(final, Finish) and final.response.message.refusal == "I can't help with that."
+
+
+async def test_a_404_from_a_base_url_without_v1_hints_at_the_path(
+    fault_server: FaultServer,
+) -> None:
+    url, _ = fault_server.script(error_reply(404, "Not Found"))
+    with pytest.raises(RequestError) as info:
+        await chat(openai(url.removesuffix("/v1")), retry=RetryConfig(max_retries=0))
+    assert "/v1" in str(info.value)
+
+
+async def test_an_sse_line_over_the_cap_is_a_typed_error(fault_server: FaultServer) -> None:
+    huge = b"data: " + b"x" * 5000  # no newline: a line that never ends
+    url, _ = fault_server.script(sse_reply(huge, 2.0, framing="chunked"))
+    provider = OpenAICompatibleProvider(
+        OpenAIConfig(name="fault", base_url=url, model="m", max_event_bytes=1024)
+    )
+    with trio.fail_after(1):
+        _, error = await stream_until_error(provider)
+    assert isinstance(error, StreamError) and "1024" in str(error)
+
+
+async def test_a_server_that_names_no_model_reports_the_model_asked_for(
+    fault_server: FaultServer,
+) -> None:
+    nameless = [{**c, "model": ""} for c in [*text_stream("hi"), chunk({}, "stop")]]
+    url, _ = fault_server.script(sse_reply(*sse(*nameless)), json_reply(completion("hi", model="")))
+    final = (await stream(openai(url), ChatRequest([user("q")], model="smollm2")))[-1]
+    assert isinstance(final, Finish) and final.response.model == "smollm2"
+    assert (await chat(openai(url))).model == "test-model"  # the config's model

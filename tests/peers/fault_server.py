@@ -58,6 +58,8 @@ class FaultServer:
         self._lock = threading.Lock()
         self._scenarios: dict[str, Scenario] = {}
         self._next = 0
+        #: TCP connections accepted so far (all scenarios).
+        self.connections = 0
         server = self
 
         class Handler(_Handler):
@@ -123,6 +125,8 @@ class _Handler(BaseHTTPRequestHandler):
 
     def setup(self) -> None:
         super().setup()
+        with self.owner._lock:
+            self.owner.connections += 1
         # Headers and body go out in separate writes: without this, delayed ACKs
         # add 40 ms to every reply.
         self.connection.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)

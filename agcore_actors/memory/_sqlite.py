@@ -446,33 +446,27 @@ class SqliteBackend:
         policy = self._eviction.policy
         now = self.now()
         # Rank inside FTS5 alone (ORDER BY rank LIMIT k is its fast path; a join
-        # or a second sort key makes SQLite score and sort every match), then
-        # drop hits outside the prefix or expired, and ask for more if needed.
+        # or a second sort key makes SQLite score and sort every match), join
+        # the k hits to their rows (no SQL variable per hit), drop hits outside
+        # the prefix or expired, and ask for more if needed.
         k = limit
         with storage_errors():
             while True:
                 hits = self._conn.execute(
-                    "SELECT rowid, rank FROM items_fts WHERE items_fts MATCH ? "
-                    "ORDER BY rank LIMIT ?",
+                    "SELECT f.rank, i.id, i.created_at, i.pinned FROM "
+                    "(SELECT rowid, rank FROM items_fts WHERE items_fts MATCH ? "
+                    "ORDER BY rank LIMIT ?) AS f LEFT JOIN items AS i ON i.n = f.rowid "
+                    "ORDER BY f.rank",
                     (match, k),
                 ).fetchall()
-                marks = ",".join("?" * len(hits))
-                rows = {
-                    n: (id, created, pinned)
-                    for n, id, created, pinned in self._conn.execute(
-                        f"SELECT n, id, created_at, pinned FROM items WHERE n IN ({marks})",
-                        [n for n, _ in hits],
-                    )
-                }
                 out: builtins.list[tuple[str, float]] = []
-                for n, rank in hits:
-                    row = rows.get(n)
+                for rank, id, created, pinned in hits:
                     if (
-                        row is not None
-                        and row[0].startswith(prefix)
-                        and not is_expired(policy, row[1], bool(row[2]), now)
+                        id is not None
+                        and id.startswith(prefix)
+                        and not is_expired(policy, created, bool(pinned), now)
                     ):
-                        out.append((row[0], -float(rank)))
+                        out.append((id, -float(rank)))
                 if len(out) >= limit or len(hits) < k:
                     return out[:limit]
                 k *= 4

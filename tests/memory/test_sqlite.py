@@ -15,6 +15,7 @@ from agcore_actors.memory import (
     Lru,
     MemoryFilter,
     StorageError,
+    Ttl,
 )
 from agcore_actors.memory._schema import MIGRATIONS
 from agcore_actors.memory.lowlevel import SCHEMA_VERSION, SqliteBackend
@@ -105,4 +106,41 @@ def test_a_failed_batch_rolls_back_everything(tmp_path: Path) -> None:
     for i in range(4):  # the capacity count was restored too: nothing is evicted
         store.put(f"n{i}", "x")
     assert store.keys() == ["keep", "n0", "n1", "n2", "n3"]
+    store.close()
+
+
+def _lower_variable_limit(store: SqliteBackend, limit: int) -> None:
+    # This machine's SQLite allows 250,000 variables a statement; default builds
+    # allow 32,766 and older ones 999. A search must not depend on it: lower it.
+    store._conn.setlimit(sqlite3.SQLITE_LIMIT_VARIABLE_NUMBER, limit)
+
+
+def test_a_search_for_more_hits_than_sql_variables_works(tmp_path: Path) -> None:
+    store = SqliteBackend(tmp_path / "m.db", clock=FakeClock())
+    with store.batch():
+        for i in range(1_200):
+            store.put(f"i{i:05d}", "x", index_text="common word")
+    _lower_variable_limit(store, 999)
+    assert len(store.search(["common"], limit=5_000)) == 1_200
+    store.close()
+
+
+def test_a_top_10_behind_many_expired_matches_works(tmp_path: Path) -> None:
+    clock = FakeClock()
+    store = SqliteBackend(
+        tmp_path / "m.db",
+        EvictionConfig(policy=Ttl(ttl=60.0), check_interval=100_000),
+        clock=clock,
+    )
+    with store.batch():
+        for i in range(1_200):
+            store.put(f"old{i:05d}", "x", index_text="common common common word")
+    clock.advance(120)  # all expired, not yet swept
+    with store.batch():
+        for i in range(10):
+            store.put(f"new{i:02d}", "x", index_text="common other words here")
+    _lower_variable_limit(store, 999)
+    assert sorted(i for i, _ in store.search(["common"], limit=10)) == [
+        f"new{i:02d}" for i in range(10)
+    ]
     store.close()

@@ -6,7 +6,7 @@ import contextlib
 import sqlite3
 from collections.abc import Iterator
 
-from ._errors import StorageError
+from ._errors import InvalidInput, StorageError
 
 #: Schema migrations; migration ``i`` takes ``PRAGMA user_version`` from i to i + 1.
 MIGRATIONS: tuple[str, ...] = (
@@ -43,8 +43,12 @@ SCHEMA_VERSION = len(MIGRATIONS)
 
 @contextlib.contextmanager
 def storage_errors() -> Iterator[None]:
+    """Map sqlite3's errors to the memory layer's (a string SQLite cannot take,
+    such as one with a lone surrogate, is the caller's :class:`InvalidInput`)."""
     try:
         yield
+    except UnicodeEncodeError as exc:
+        raise InvalidInput(f"a string cannot be stored: {exc.reason}") from None
     except sqlite3.Error as exc:
         raise StorageError(f"{type(exc).__name__}: {exc}") from exc
 

@@ -105,22 +105,39 @@ class MemoryBackend(Protocol):
     def close(self) -> None: ...
 
 
+def check_text(value: object, what: str) -> str:
+    """``value`` if it is a string that can be stored (UTF-8 encodable: no lone
+    surrogate); :class:`InvalidInput` naming ``what`` otherwise."""
+    if not isinstance(value, str):
+        raise InvalidInput(f"{what} must be a string, not {type(value).__name__}")
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        raise InvalidInput(f"{what} cannot be stored: {exc.reason} at {exc.start}") from None
+    return value
+
+
 def check_put(
     id: str, content: str, metadata: dict[str, Any] | None, created_at: float | None
 ) -> bytes:
     """Validate a put's arguments; the metadata as JSON. Raises InvalidInput."""
-    if not isinstance(id, str) or not id:
+    if not check_text(id, "id"):
         raise InvalidInput("id must be a non-empty string")
-    if not isinstance(content, str):
-        raise InvalidInput(f"content must be a string, not {type(content).__name__}")
+    check_text(content, "content")
     if metadata is not None and not isinstance(metadata, dict):
         raise InvalidInput("metadata must be a dict")
     if created_at is not None and not math.isfinite(created_at):
         raise InvalidInput(f"created_at must be a finite number, not {created_at!r}")
+    return encode_json(metadata or {}, "metadata")
+
+
+def encode_json(value: object, what: str) -> bytes:
+    """``value`` as JSON; :class:`InvalidInput` naming ``what`` if it has no JSON form."""
     try:
-        return msgspec.json.encode(metadata or {})
-    except (TypeError, msgspec.EncodeError) as exc:
-        raise InvalidInput(f"metadata is not JSON-able: {exc}") from None
+        return msgspec.json.encode(value)
+    except (TypeError, ValueError, OverflowError, msgspec.EncodeError) as exc:
+        # UnicodeEncodeError is a ValueError: a lone surrogate in a string.
+        raise InvalidInput(f"{what} cannot be stored as JSON: {exc}") from None
 
 
 class _Row:

@@ -24,11 +24,12 @@ from ._conversation import ConversationMemory, ConversationMemoryConfig
 from ._errors import InvalidInput, NotFound, RetrievalError, SerializationError
 from ._eviction import EvictionConfig, can_evict
 from ._facts import FactMemory
+from ._inmemory import InMemoryBackend
 from ._item import KnowledgePage, MemoryItem, RetrievalResult
 from ._knowledge import KnowledgeStore
 from ._retriever import MemoryRetriever, RetrieverConfig
 from ._sqlite import SqliteBackend
-from ._store import Clock, InMemoryBackend, MemoryBackend
+from ._store import Clock, MemoryBackend
 from .messages import (
     Append,
     ClearHistory,

@@ -399,6 +399,14 @@ class SqliteBackend:
         self._maybe_flush()
         return item
 
+    def peek(self, id: str) -> MemoryItem | None:
+        vis, vargs = self._visible_sql(self.now())
+        with storage_errors():
+            row = self._conn.execute(
+                f"SELECT {_COLUMNS} FROM items WHERE id = ?{vis}", (id, *vargs)
+            ).fetchone()
+        return None if row is None else self._item(row)
+
     def list(self, flt: MemoryFilter = ALL) -> builtins.list[MemoryItem]:
         if flt.offset < 0 or (flt.limit is not None and flt.limit < 0):
             raise InvalidInput("offset and limit must be >= 0")

@@ -9,7 +9,6 @@ from pathlib import Path
 import pytest
 
 from agcore_actors.memory import (
-    Capacity,
     EvictionConfig,
     InvalidInput,
     Lru,
@@ -88,24 +87,6 @@ def test_access_statistics_survive_a_reopen(tmp_path: Path) -> None:
     assert got is not None and got.access_count == 2
     store.put("c", "3")  # evicts the least recently used: b
     assert store.keys() == ["a", "c"]
-    store.close()
-
-
-def test_a_failed_batch_rolls_back_everything(tmp_path: Path) -> None:
-    clock = FakeClock()
-    store = SqliteBackend(
-        tmp_path / "m.db", EvictionConfig(policy=Capacity(max_items=5)), clock=clock
-    )
-    store.put("keep", "x")
-    with pytest.raises(InvalidInput), store.batch():
-        store.put("a", "1")
-        store.put("b", "2")
-        store.delete("keep")
-        store.put("", "refused")
-    assert store.keys() == ["keep"]
-    for i in range(4):  # the capacity count was restored too: nothing is evicted
-        store.put(f"n{i}", "x")
-    assert store.keys() == ["keep", "n0", "n1", "n2", "n3"]
     store.close()
 
 

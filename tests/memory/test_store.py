@@ -11,7 +11,9 @@ import pytest
 
 from agcore_actors import ActorSystem
 from agcore_actors.memory import (
+    Capacity,
     ChatMessage,
+    EvictionConfig,
     InvalidInput,
     KnowledgePage,
     MemoryStoreConfig,
@@ -105,3 +107,43 @@ async def test_unstorable_input_is_the_askers_error_and_the_store_keeps_its_data
         assert await mem.ask(FactGet("s1", "k")) == "v"
         info = next(i for i in system.snapshot() if i.name == "memory")
         assert info.restarts == 0
+
+
+def test_a_failed_batch_rolls_back_everything(store: MemoryBackend) -> None:
+    store.put("pinned", "p", pinned=True)
+    before = store.list()
+    with pytest.raises(InvalidInput), store.batch():
+        store.put("a", "1")
+        store.put("keep", "changed")
+        store.delete("pinned")
+        store.get("keep")
+        store.record_recall("keep", 0.5)
+        store.put("", "refused")
+    assert store.list() == before
+
+
+@pytest.mark.parametrize("kind", ["memory", "sqlite"])
+def test_a_failed_batch_restores_the_capacity_count(kind: str, tmp_path: Path) -> None:
+    store = make_store(kind, tmp_path, FakeClock(), EvictionConfig(policy=Capacity(max_items=5)))
+    store.put("keep", "x")
+    with pytest.raises(InvalidInput), store.batch():
+        store.put("a", "1")
+        store.put("b", "2")
+        store.delete("keep")
+        store.put("", "refused")
+    assert store.keys() == ["keep"]
+    for i in range(4):  # the capacity count was restored too: nothing is evicted
+        store.put(f"n{i}", "x")
+    assert store.keys() == ["keep", "n0", "n1", "n2", "n3"]
+    store.close()
+
+
+def test_a_transcript_changed_in_a_failed_batch_is_as_it_was(store: MemoryBackend) -> None:
+    conversation = ConversationMemory(store, "s1")
+    old = [ChatMessage(role="user", content="old")]
+    conversation.extend(old)
+    for change in (conversation.replace, conversation.extend):
+        with pytest.raises(RuntimeError), store.batch():
+            change([ChatMessage(role="user", content="new")])
+            raise RuntimeError("the caller's own failure, after the change")
+        assert conversation.history() == old

@@ -53,8 +53,8 @@ class KnowledgeStore:
             now = self.store.now()
             created = page.created_at
             if created is None:
-                old = self.store.list(MemoryFilter(prefix=key))
-                old_page = next((decode_page(i) for i in old if i.id == key), None)
+                old = self.store.peek(key)
+                old_page = None if old is None else decode_page(old)
                 created = (old_page.created_at if old_page else None) or now
             stored = msgspec.structs.replace(
                 page,

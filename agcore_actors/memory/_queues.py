@@ -28,7 +28,6 @@ from __future__ import annotations
 
 import heapq
 import itertools
-import math
 from collections.abc import Callable, Mapping
 from typing import Any, Literal, Protocol
 
@@ -40,6 +39,7 @@ from ._eviction import (
     Lru,
     RecallBased,
     Ttl,
+    recall_base,
     recall_value,
 )
 from ._sorted import SortedSet
@@ -174,11 +174,7 @@ class RecallQueue:
         self._count = itertools.count()
 
     def _a(self, row: Row) -> float:
-        p = self._policy
-        n = row.recall_count
-        avg = row.recall_score_total / n if n else 0.0
-        # The first two terms of recall_value, summed in its order: value >= a.
-        return math.log1p(n) * p.recall_weight + avg * p.score_weight
+        return recall_base(self._policy, row.recall_count, row.recall_score_total)
 
     @staticmethod
     def _last(row: Row) -> float:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import sqlite3
 from collections.abc import Iterator
+from typing import Any
 
 from ._errors import InvalidInput, StorageError
 
@@ -37,6 +38,20 @@ MIGRATIONS: tuple[str, ...] = (
     """
     CREATE VIRTUAL TABLE items_fts USING fts5 (body, tokenize = 'ascii');
     """,
+    # 3: what opening the file needs without a scan (counters in ``meta``), and
+    # the columns recall-based eviction orders by: ``recall_a`` (recall_base
+    # with the weights named in meta 'recall_weights'; NULL there: recompute)
+    # and ``last_used``. Its index is made when a RecallBased policy opens it.
+    """
+    ALTER TABLE items ADD COLUMN recall_a REAL NOT NULL DEFAULT 0;
+    ALTER TABLE items ADD COLUMN last_used REAL;
+    UPDATE items SET last_used = max(created_at, coalesce(recalled_at, created_at));
+    CREATE TABLE meta (name TEXT PRIMARY KEY, value) WITHOUT ROWID;
+    INSERT INTO meta (name, value)
+        SELECT 'seq', max(coalesce(max(seq), 0), coalesce(max(access_seq), 0)) FROM items;
+    INSERT INTO meta (name, value) SELECT 'unpinned', count(*) FROM items WHERE pinned = 0;
+    INSERT INTO meta (name, value) VALUES ('recall_weights', NULL);
+    """,
 )
 SCHEMA_VERSION = len(MIGRATIONS)
 
@@ -51,6 +66,25 @@ def storage_errors() -> Iterator[None]:
         raise InvalidInput(f"a string cannot be stored: {exc.reason}") from None
     except sqlite3.Error as exc:
         raise StorageError(f"{type(exc).__name__}: {exc}") from exc
+
+
+RECALL_INDEX = (
+    "CREATE INDEX IF NOT EXISTS items_recall "
+    "ON items (recall_a, last_used, created_at, seq) WHERE pinned = 0"
+)
+
+
+def read_meta(conn: sqlite3.Connection) -> dict[str, Any]:
+    """The ``meta`` table as a dict (a handful of rows)."""
+    return dict(conn.execute("SELECT name, value FROM meta").fetchall())
+
+
+def write_meta(conn: sqlite3.Connection, values: dict[str, Any]) -> None:
+    conn.executemany(
+        "INSERT INTO meta (name, value) VALUES (?, ?) "
+        "ON CONFLICT (name) DO UPDATE SET value = excluded.value",
+        list(values.items()),
+    )
 
 
 def migrate(conn: sqlite3.Connection) -> int:

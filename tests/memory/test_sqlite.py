@@ -13,6 +13,7 @@ from agcore_actors.memory import (
     InvalidInput,
     Lru,
     MemoryFilter,
+    RecallBased,
     StorageError,
     Ttl,
 )
@@ -26,7 +27,7 @@ def test_a_new_file_gets_the_current_schema_in_wal_mode(tmp_path: Path) -> None:
     store.close()
     conn = sqlite3.connect(tmp_path / "m.db")
     try:
-        assert conn.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == 2
+        assert conn.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == 3
         assert conn.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
     finally:
         conn.close()
@@ -49,6 +50,35 @@ def test_a_version_1_file_is_migrated_and_keeps_its_rows(tmp_path: Path) -> None
         assert [i for i, _ in store.search(["searchable"])] == ["b"]
         # The counters continue after the old rows' sequence numbers.
         assert [i.id for i in store.list(MemoryFilter())] == ["a", "b"]
+    finally:
+        store.close()
+
+
+def test_a_version_2_file_keeps_its_counters_and_recall_order(tmp_path: Path) -> None:
+    path = tmp_path / "v2.db"
+    conn = sqlite3.connect(path, isolation_level=None)
+    conn.executescript(MIGRATIONS[0] + MIGRATIONS[1])
+    conn.execute("PRAGMA user_version = 2")
+    rows = [  # id, created_at, seq, pinned, access_seq, recall_count, total, recalled_at
+        ("often", 1.0, 1, 0, 2, 5, 4.5, 9.0),
+        ("never", 2.0, 3, 0, 4, 0, 0.0, None),
+        ("pinned", 3.0, 5, 1, 6, 0, 0.0, None),
+    ]
+    conn.executemany(
+        "INSERT INTO items (id, content, created_at, seq, pinned, accessed_at, access_seq, "
+        "recall_count, recall_score_total, recalled_at) VALUES (?, 'x', ?, ?, ?, 0, ?, ?, ?, ?)",
+        rows,
+    )
+    conn.close()
+    clock = FakeClock(10.0)
+    config = EvictionConfig(policy=RecallBased(max_items=2), check_interval=1000)
+    store = SqliteBackend(path, config, clock=clock)
+    try:
+        store.put("new", "x")  # three unpinned now: the least valuable goes
+        assert store.keys() == ["new", "often", "pinned"]
+        assert store.put("newer", "x").id == "newer"
+        # "new" and "newer" tie (written at this instant): the first written goes.
+        assert store.keys() == ["newer", "often", "pinned"]
     finally:
         store.close()
 

@@ -23,6 +23,7 @@ from ._errors import (
     RetrievalError,
     SerializationError,
     StorageError,
+    StoreInUse,
 )
 from ._eviction import (
     Capacity,
@@ -75,6 +76,7 @@ __all__ = [
     "ScoredPage",
     "SerializationError",
     "StorageError",
+    "StoreInUse",
     "Ttl",
     "memory_store_spec",
     "messages",

@@ -8,6 +8,7 @@
     ├── SerializationError        ValueError: a stored row or imported line does not decode
     ├── RetrievalError            recoverable: the query cannot run
     └── StorageError              the file failed: the actor crashes and is reopened
+        └── StoreInUse            another store writes to the file: refused at open
 
 What the :class:`~agcore_actors.memory.MemoryStore` actor does with each: the
 asker gets every error; a :class:`StorageError` also crashes the actor, so its
@@ -75,3 +76,13 @@ class StorageError(MemoryStoreError):
     """The storage backend failed (I/O error, corrupt or newer database file)."""
 
     kind: ClassVar[str] = "memory_storage"
+
+
+class StoreInUse(StorageError):
+    """Another store (in this process or another) has the file open for writing.
+
+    Raised when opening: two writers on one file would break the capacity bounds
+    and the LRU order, which each writer keeps for itself.
+    """
+
+    kind: ClassVar[str] = "memory_store_in_use"

@@ -19,6 +19,9 @@ from indexes on age and use, and recall-based victims from an index on the
 fixed part of their value (see ``_queues`` for the argument; the index is
 built the first time a RecallBased policy opens the file).
 
+One writer: the backend holds the file's writer lock while it is open, and a
+second backend on the file is refused with :class:`StoreInUse` (see ``_lock``).
+
 Threads: the connection is opened with ``check_same_thread=False`` because the
 actor calls the backend from trio's worker threads; the backend itself is not
 thread-safe and the actor (serial, one call at a time) guarantees that only
@@ -52,6 +55,7 @@ from ._eviction import (
     sweep_due,
 )
 from ._item import MemoryItem
+from ._lock import WriterLock
 from ._schema import RECALL_INDEX, migrate, read_meta, storage_errors, write_meta
 from ._sqlite_reads import COLUMNS, PendingStats, SqliteReads
 from ._store import Clock, check_put
@@ -80,15 +84,20 @@ class SqliteBackend(SqliteReads):
         self._writes = 0
         policy = self._eviction.policy
         self._weights = policy if isinstance(policy, RecallBased) else RecallBased(max_items=0)
-        with storage_errors():
-            self._conn = sqlite3.connect(
-                self.path, isolation_level=None, check_same_thread=False, timeout=10.0
-            )
-            try:
-                meta = self._open(synchronous)
-            except BaseException:
-                self._conn.close()
-                raise
+        self._lock = WriterLock(self.path)
+        try:
+            with storage_errors():
+                self._conn = sqlite3.connect(
+                    self.path, isolation_level=None, check_same_thread=False, timeout=10.0
+                )
+                try:
+                    meta = self._open(synchronous)
+                except BaseException:
+                    self._conn.close()
+                    raise
+        except BaseException:
+            self._lock.release()
+            raise
         self._stats = PendingStats(int(meta["seq"]))
         self._unpinned = int(meta["unpinned"])
 
@@ -408,6 +417,9 @@ class SqliteBackend(SqliteReads):
                 with self.batch():
                     pass
         finally:
-            with storage_errors():
-                self._conn.close()
-            self._conn = None  # type: ignore[assignment]
+            try:
+                with storage_errors():
+                    self._conn.close()
+            finally:
+                self._conn = None  # type: ignore[assignment]
+                self._lock.release()

@@ -3,23 +3,30 @@ survive a reopen, rollback of a failed batch."""
 
 from __future__ import annotations
 
+import os
 import sqlite3
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 
 from agcore_actors.memory import (
+    Capacity,
     EvictionConfig,
     InvalidInput,
     Lru,
     MemoryFilter,
     RecallBased,
     StorageError,
+    StoreInUse,
     Ttl,
 )
 from agcore_actors.memory._schema import MIGRATIONS
 from agcore_actors.memory.lowlevel import SCHEMA_VERSION, SqliteBackend
 from tests.memory.helpers import FakeClock
+
+REPO = Path(__file__).resolve().parents[2]
 
 
 def test_a_new_file_gets_the_current_schema_in_wal_mode(tmp_path: Path) -> None:
@@ -155,3 +162,43 @@ def test_a_top_10_behind_many_expired_matches_works(tmp_path: Path) -> None:
         f"new{i:02d}" for i in range(10)
     ]
     store.close()
+
+
+def test_a_second_writer_on_one_file_is_refused_until_the_first_closes(tmp_path: Path) -> None:
+    first = SqliteBackend(tmp_path / "m.db")
+    with pytest.raises(StoreInUse, match=r"m\.db"):
+        SqliteBackend(tmp_path / "m.db")
+    first.put("a", "x")
+    first.close()
+    second = SqliteBackend(tmp_path / "m.db")
+    assert second.keys() == ["a"]
+    second.close()
+
+
+HOLDER = """
+import sys
+from agcore_actors.memory.lowlevel import SqliteBackend
+store = SqliteBackend(sys.argv[1])
+print("open", flush=True)
+sys.stdin.read()
+"""
+
+
+def test_another_process_writing_to_the_file_is_refused_at_once(tmp_path: Path) -> None:
+    db = tmp_path / "m.db"
+    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    with subprocess.Popen(
+        [sys.executable, "-c", HOLDER, str(db)],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+        env=env,
+    ) as holder:
+        try:
+            assert holder.stdout is not None and holder.stdout.readline() == "open\n"
+            with pytest.raises(StoreInUse):
+                SqliteBackend(db, EvictionConfig(policy=Capacity(max_items=200)))
+        finally:
+            holder.kill()  # not a clean close: the lock goes with the process
+            holder.wait()
+    SqliteBackend(db).close()

@@ -7,7 +7,13 @@ import sqlite3
 from collections.abc import Iterator
 from typing import Any
 
-from ._errors import InvalidInput, StorageError
+from ._errors import (
+    InvalidInput,
+    StorageBusy,
+    StorageCorrupt,
+    StorageError,
+    StorageUnavailable,
+)
 
 #: Schema migrations; migration ``i`` takes ``PRAGMA user_version`` from i to i + 1.
 MIGRATIONS: tuple[str, ...] = (
@@ -56,16 +62,49 @@ MIGRATIONS: tuple[str, ...] = (
 SCHEMA_VERSION = len(MIGRATIONS)
 
 
+_BUSY = {sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED}
+_UNAVAILABLE = {
+    sqlite3.SQLITE_FULL,
+    sqlite3.SQLITE_READONLY,
+    sqlite3.SQLITE_IOERR,
+    sqlite3.SQLITE_CANTOPEN,
+    sqlite3.SQLITE_PERM,
+}
+_CORRUPT = {sqlite3.SQLITE_CORRUPT, sqlite3.SQLITE_NOTADB}
+
+
+def classify(exc: sqlite3.Error) -> StorageError:
+    """The memory layer's error for one of SQLite's, by its primary result code:
+
+    - busy or locked (the busy timeout ran out): :class:`StorageBusy`;
+    - full, read-only, I/O error, cannot open, no permission: :class:`StorageUnavailable`;
+    - corrupt, not a database: :class:`StorageCorrupt`;
+    - anything else: :class:`StorageError`.
+    """
+    code = getattr(exc, "sqlite_errorcode", None)
+    primary = None if code is None else code & 0xFF
+    name = getattr(exc, "sqlite_errorname", None) or type(exc).__name__
+    message = f"{name}: {exc}"
+    if primary in _BUSY:
+        return StorageBusy(message)
+    if primary in _UNAVAILABLE:
+        return StorageUnavailable(message)
+    if primary in _CORRUPT:
+        return StorageCorrupt(message)
+    return StorageError(message)
+
+
 @contextlib.contextmanager
 def storage_errors() -> Iterator[None]:
-    """Map sqlite3's errors to the memory layer's (a string SQLite cannot take,
-    such as one with a lone surrogate, is the caller's :class:`InvalidInput`)."""
+    """Map sqlite3's errors to the memory layer's (see :func:`classify`; a string
+    SQLite cannot take, such as one with a lone surrogate, is the caller's
+    :class:`InvalidInput`)."""
     try:
         yield
     except UnicodeEncodeError as exc:
         raise InvalidInput(f"a string cannot be stored: {exc.reason}") from None
     except sqlite3.Error as exc:
-        raise StorageError(f"{type(exc).__name__}: {exc}") from exc
+        raise classify(exc) from exc
 
 
 RECALL_INDEX = (

@@ -32,7 +32,7 @@ from __future__ import annotations
 
 import builtins
 import contextlib
-import json
+import logging
 import sqlite3
 import time
 from collections.abc import Iterator, Sequence
@@ -56,16 +56,24 @@ from ._eviction import (
 )
 from ._item import MemoryItem
 from ._lock import WriterLock
-from ._schema import RECALL_INDEX, migrate, read_meta, storage_errors, write_meta
+from ._schema import storage_errors, write_meta
+from ._sqlite_open import open_database
 from ._sqlite_reads import COLUMNS, PendingStats, SqliteReads
 from ._store import Clock, check_put
+
+log = logging.getLogger("agcore_actors.memory")
 
 #: Pending statistics beyond this many items are written at once.
 PENDING_LIMIT = 4096
 
 
 class SqliteBackend(SqliteReads):
-    """A store in one SQLite file (see the module doc for the guarantees)."""
+    """A store in one SQLite file (see the module doc for the guarantees).
+
+    ``busy_timeout``: seconds a write waits, retrying with SQLite's backoff, for
+    a lock another connection holds before it is :class:`StorageBusy`.
+    ``check_integrity``: check the whole file at open (see ``_sqlite_open``).
+    """
 
     def __init__(
         self,
@@ -74,6 +82,8 @@ class SqliteBackend(SqliteReads):
         *,
         clock: Clock = time.time,
         synchronous: Literal["FULL", "NORMAL"] = "FULL",
+        busy_timeout: float = 10.0,
+        check_integrity: bool = False,
     ) -> None:
         if synchronous not in ("FULL", "NORMAL"):
             raise InvalidInput(f"synchronous must be FULL or NORMAL, not {synchronous!r}")
@@ -87,48 +97,19 @@ class SqliteBackend(SqliteReads):
         self._lock = WriterLock(self.path)
         try:
             with storage_errors():
-                self._conn = sqlite3.connect(
-                    self.path, isolation_level=None, check_same_thread=False, timeout=10.0
+                self._conn, meta = open_database(
+                    self.path,
+                    synchronous=synchronous,
+                    busy_timeout=busy_timeout,
+                    weights=self._weights,
+                    recall_index=isinstance(policy, RecallBased),
+                    check_integrity=check_integrity,
                 )
-                try:
-                    meta = self._open(synchronous)
-                except BaseException:
-                    self._conn.close()
-                    raise
         except BaseException:
             self._lock.release()
             raise
         self._stats = PendingStats(int(meta["seq"]))
         self._unpinned = int(meta["unpinned"])
-
-    def _open(self, synchronous: str) -> dict[str, Any]:
-        conn = self._conn
-        mode = conn.execute("PRAGMA journal_mode = WAL").fetchone()[0]
-        if str(mode).lower() != "wal":
-            raise StorageError(f"cannot use WAL journal mode here (got {mode!r})")
-        conn.execute(f"PRAGMA synchronous = {synchronous}")
-        migrate(conn)
-        conn.create_function("recall_base", 2, self._recall_base, deterministic=True)
-        meta = read_meta(conn)
-        weights = json.dumps([self._weights.recall_weight, self._weights.score_weight])
-        recall = isinstance(self._eviction.policy, RecallBased)
-        if meta.get("recall_weights") != weights or recall:
-            conn.execute("BEGIN IMMEDIATE")
-            try:
-                if meta.get("recall_weights") != weights:
-                    # recall_a was computed with other weights: once, recompute.
-                    conn.execute(
-                        "UPDATE items SET recall_a = recall_base(recall_count, "
-                        "recall_score_total) WHERE recall_count > 0"
-                    )
-                    write_meta(conn, {"recall_weights": weights})
-                if recall:
-                    conn.execute(RECALL_INDEX)
-                conn.execute("COMMIT")
-            except BaseException:
-                conn.execute("ROLLBACK")
-                raise
-        return meta
 
     def _recall_base(self, count: int, total: float) -> float:
         return recall_base(self._weights, count, total)
@@ -409,13 +390,19 @@ class SqliteBackend(SqliteReads):
             return str(self._conn.execute("PRAGMA integrity_check").fetchone()[0])
 
     def close(self) -> None:
-        """Write pending statistics and close the connection (idempotent)."""
+        """Write pending statistics and close the connection (idempotent).
+
+        Statistics that cannot be written (the disk is full) are dropped with a
+        warning: they are advisory, and the file must still be closed.
+        """
         if self._conn is None:
             return
         try:
             if len(self._stats):
                 with self.batch():
                     pass
+        except StorageError as exc:
+            log.warning("memory store %s: statistics not written at close: %s", self.path, exc)
         finally:
             try:
                 with storage_errors():

@@ -1,0 +1,69 @@
+"""How the MemoryStore runs its backend: storage failures that do not take it
+down (a real full file, a lock held too long), its health in its status, and
+its clock."""
+
+from __future__ import annotations
+
+import json
+import os
+import sqlite3
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from agcore_actors import ActorSystem
+from agcore_actors.memory import (
+    MemoryStoreConfig,
+    StorageBusy,
+    memory_store_spec,
+)
+from agcore_actors.memory.messages import Get, GetMemoryStatus, Put
+
+HERE = Path(__file__).resolve().parent
+REPO = HERE.parents[1]
+
+
+def test_a_full_disk_refuses_writes_and_the_store_stays_up_degraded(tmp_path: Path) -> None:
+    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    done = subprocess.run(
+        [sys.executable, str(HERE / "full_disk_writer.py"), str(tmp_path / "m.db"), str(1 << 20)],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=120,
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    result = json.loads(done.stdout.splitlines()[-1])
+    assert result["written"] > 0  # it wrote until the file could not grow
+    assert "FULL" in result["refused"] or "IOERR" in result["refused"], result
+    assert result["again"] == "StorageUnavailable"  # a refused write changes nothing
+    assert result["degraded"] and result["last_error"]
+    assert result["first_readable"] and result["count"] == result["written"]
+    assert result["restarts"] == 0
+    assert result["healed"]
+    assert "Traceback" not in done.stderr, done.stderr[-3000:]
+
+
+async def test_a_busy_file_is_the_askers_retryable_error_and_the_store_stays_up(
+    tmp_path: Path,
+) -> None:
+    config = MemoryStoreConfig(path=str(tmp_path / "m.db"), busy_timeout=0.05)
+    async with ActorSystem(strict=True) as system:
+        memory = await system.root.start_child(memory_store_spec("memory", config=config))
+        await memory.ask(Put(id="a", content="x"))
+        holder = sqlite3.connect(tmp_path / "m.db", isolation_level=None)
+        holder.execute("BEGIN IMMEDIATE")
+        try:
+            with pytest.raises(StorageBusy) as info:
+                await memory.ask(Put(id="b", content="y"))
+            assert info.value.is_retryable()
+        finally:
+            holder.execute("ROLLBACK")
+            holder.close()
+        await memory.ask(Put(id="b", content="y"))
+        assert await memory.ask(Get("b")) is not None
+        status = await memory.ask(GetMemoryStatus())
+        assert status.backend == "sqlite" and not status.degraded
+        assert next(i for i in system.snapshot() if i.name == "memory").restarts == 0

@@ -12,6 +12,8 @@ import sys
 from pathlib import Path
 
 import pytest
+import trio
+import trio.testing
 
 from agcore_actors import ActorSystem
 from agcore_actors.memory import (
@@ -67,3 +69,18 @@ async def test_a_busy_file_is_the_askers_retryable_error_and_the_store_stays_up(
         status = await memory.ask(GetMemoryStatus())
         assert status.backend == "sqlite" and not status.degraded
         assert next(i for i in system.snapshot() if i.name == "memory").restarts == 0
+
+
+@pytest.mark.parametrize("backend", ["memory", "sqlite"])
+async def test_timestamps_follow_trios_clock_by_default(
+    backend: str, tmp_path: Path, autojump_clock: trio.testing.MockClock
+) -> None:
+    path = None if backend == "memory" else str(tmp_path / "m.db")
+    async with ActorSystem(strict=True) as system:
+        memory = await system.root.start_child(
+            memory_store_spec("memory", config=MemoryStoreConfig(path=path))
+        )
+        first = await memory.ask(Put(id="a", content="x"))
+        await trio.sleep(100)  # virtual: no wall time passes
+        second = await memory.ask(Put(id="b", content="x"))
+        assert second.created_at - first.created_at == pytest.approx(100.0, abs=1e-6)

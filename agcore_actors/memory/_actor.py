@@ -79,9 +79,11 @@ class MemoryStore(Actor[MemoryMsg]):
     """Serial actor owning one store.
 
     Semantics:
-        One message at a time touches the store, in mailbox order. The SQLite
-        backend's calls run in trio worker threads, so the event loop never
-        blocks on disk; the in-memory backend runs inline (see ``_runner``).
+        One message at a time, in mailbox order: a read sees every write sent
+        before it. The SQLite backend's calls run in trio worker threads, writes
+        on the file's one write connection, reads on read connections of their
+        own, so the event loop never blocks on disk; the in-memory backend runs
+        inline (see ``_runner``).
 
     Clock:
         ``clock`` gives Unix seconds for ``created_at`` and TTLs (by default the
@@ -98,6 +100,8 @@ class MemoryStore(Actor[MemoryMsg]):
     Cancellation:
         A write is never abandoned: the asker's cancellation takes effect when
         the transaction ends, so a write is either committed or never started.
+        A read is abandoned at once: the actor goes on with its next message
+        while the read's thread finishes on its own connection.
 
     Errors:
         :class:`InvalidInput`, :class:`NotFound`, :class:`SerializationError`,

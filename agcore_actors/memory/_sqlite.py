@@ -58,7 +58,7 @@ from ._item import MemoryItem
 from ._lock import WriterLock
 from ._schema import storage_errors, write_meta
 from ._sqlite_open import open_database
-from ._sqlite_reads import COLUMNS, PendingStats, SqliteReads
+from ._sqlite_reads import COLUMNS, PendingStats, SqliteReader, SqliteReads
 from ._store import Clock, check_put
 
 log = logging.getLogger("agcore_actors.memory")
@@ -92,6 +92,7 @@ class SqliteBackend(SqliteReads):
         self.path = Path(path)
         self._depth = 0
         self._writes = 0
+        self._busy = busy_timeout
         policy = self._eviction.policy
         self._weights = policy if isinstance(policy, RecallBased) else RecallBased(max_items=0)
         self._lock = WriterLock(self.path)
@@ -169,8 +170,7 @@ class SqliteBackend(SqliteReads):
 
     def _after_read(self) -> None:
         if len(self._stats) > PENDING_LIMIT:
-            with self.batch():
-                pass  # batch() writes the pending statistics first
+            self.flush()
 
     def get(self, id: str) -> MemoryItem | None:
         if not self._depth:
@@ -383,6 +383,19 @@ class SqliteBackend(SqliteReads):
         return item
 
     # -- maintenance --------------------------------------------------------
+
+    def reader(self) -> SqliteReader:
+        """A reader on a read-only connection of its own (see :class:`SqliteReader`)."""
+        return SqliteReader(self.path, self._eviction, self._clock, self._stats, self._busy)
+
+    def statistics_pending(self) -> int:
+        """How many items have access or recall notes not written yet."""
+        return len(self._stats)
+
+    def flush(self) -> None:
+        """Write the pending statistics now (one transaction)."""
+        with self.batch():
+            pass  # batch() writes the pending statistics first
 
     def integrity_check(self) -> str:
         """``PRAGMA integrity_check``'s first line: "ok" for a sound file."""

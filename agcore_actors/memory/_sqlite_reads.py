@@ -15,9 +15,11 @@ fragments chosen by flags, never values.
 from __future__ import annotations
 
 import builtins
+import contextlib
 import sqlite3
 import threading
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from pathlib import Path
 from typing import Any
 
 import msgspec
@@ -246,3 +248,46 @@ class SqliteReads:
                 if len(out) >= limit or len(hits) < k:
                     return out[:limit]
                 k *= 4
+
+
+class SqliteReader(SqliteReads):
+    """The reads of a :class:`SqliteBackend` on a read-only connection of their own.
+
+    Made by :meth:`SqliteBackend.reader`; shares the backend's pending
+    statistics. WAL lets it read while the backend writes, and it sees every
+    committed transaction. Writes are refused (it is not a writer). One thread
+    at a time may use it.
+    """
+
+    def __init__(
+        self,
+        path: Path,
+        eviction: EvictionConfig,
+        clock: Clock,
+        stats: PendingStats,
+        busy_timeout: float,
+    ) -> None:
+        self._eviction = eviction
+        self._clock = clock
+        self._stats = stats
+        with storage_errors():
+            self._conn = sqlite3.connect(
+                f"{path.resolve().as_uri()}?mode=ro",
+                uri=True,
+                isolation_level=None,
+                check_same_thread=False,
+                timeout=busy_timeout,
+            )
+
+    def _refuse(self, *args: object, **kwargs: object) -> Any:
+        raise TypeError("a SqliteReader only reads")
+
+    put = set_pinned = delete = evict = _refuse
+
+    @contextlib.contextmanager
+    def batch(self) -> Iterator[None]:
+        yield  # reads need no transaction of ours
+
+    def close(self) -> None:
+        with storage_errors():
+            self._conn.close()

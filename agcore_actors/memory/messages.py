@@ -48,9 +48,11 @@ Cancelling the asker (or its ask timing out):
   ``UpdatePage``, ``DeletePage``, ``FactSet``, ``FactRemove``, ``FactClear``):
   the write either completes (and stays) or never started; a transaction is
   never interrupted half way, so the asker's cancellation may wait for it;
-- of a *read* (every other request): nothing changes, except that ``Get``,
-  ``GetPage``, ``FactGet`` and ``Retrieve`` may still count their access or
-  recall (advisory statistics).
+- of a *read* (every other request): the read is abandoned at once and the
+  store goes on with its next request (on SQLite the read's thread finishes in
+  the background, on a connection of its own); nothing changes, except that
+  ``Get``, ``GetPage``, ``FactGet`` and ``Retrieve`` may still count their
+  access or recall (advisory statistics).
 - of ``GetMemoryStatus``: nothing happens.
 
 Lists of structs come wrapped in a reply struct (``Items``, ``Messages``,

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import random
 import sqlite3
 import subprocess
 import sys
@@ -15,13 +16,23 @@ import pytest
 import trio
 import trio.testing
 
-from agcore_actors import ActorSystem
+from agcore_actors import ActorSystem, AskTimeout
 from agcore_actors.memory import (
+    KnowledgePage,
     MemoryStoreConfig,
+    RetrievalMode,
     StorageBusy,
     memory_store_spec,
 )
-from agcore_actors.memory.messages import Get, GetMemoryStatus, Put
+from agcore_actors.memory.messages import (
+    FactGet,
+    FactSet,
+    Get,
+    GetMemoryStatus,
+    Put,
+    PutPage,
+    Retrieve,
+)
 
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parents[1]
@@ -84,3 +95,29 @@ async def test_timestamps_follow_trios_clock_by_default(
         await trio.sleep(100)  # virtual: no wall time passes
         second = await memory.ask(Put(id="b", content="x"))
         assert second.created_at - first.created_at == pytest.approx(100.0, abs=1e-6)
+
+
+def huge_page() -> KnowledgePage:
+    """A page whose Dice score takes seconds: a slow read, for real."""
+    words = ["alpha", "beta", "gamma", "delta", "omega", "sigma"]
+    rng = random.Random(1)
+    content = " ".join(rng.choice(words) for _ in range(1_500_000))
+    return KnowledgePage(id="big", title="Alpha notes", content=content)
+
+
+async def test_a_timed_out_read_is_abandoned_and_holds_up_no_one(tmp_path: Path) -> None:
+    config = MemoryStoreConfig(path=str(tmp_path / "m.db"))
+    async with ActorSystem() as system:
+        memory = await system.root.start_child(memory_store_spec("memory", config=config))
+        await memory.ask(PutPage(huge_page()))
+        await memory.ask(FactSet(session_id="s2", key="k", value="v"))
+        slow = Retrieve(query="alpha", mode=RetrievalMode.DICE)
+        start = trio.current_time()
+        with pytest.raises(AskTimeout):
+            await memory.ask(slow, timeout=0.2)
+        assert trio.current_time() - start < 1.0  # the read takes seconds
+        # Another session's read and a write go through while it still runs.
+        start = trio.current_time()
+        assert await memory.ask(FactGet("s2", "k")) == "v"
+        await memory.ask(Put(id="x", content="y"))
+        assert trio.current_time() - start < 1.0

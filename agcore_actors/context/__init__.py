@@ -24,6 +24,7 @@ from ._actor import Compactor, compactor_spec
 from ._errors import (
     CompactError,
     ContextOverflow,
+    InvalidCompactConfig,
     InvalidCompactRequest,
     SummaryFailed,
     SummaryTimeout,
@@ -44,6 +45,7 @@ __all__ = [
     "ContextOverflow",
     "HeuristicEstimator",
     "HttpSummarizer",
+    "InvalidCompactConfig",
     "InvalidCompactRequest",
     "PartCosts",
     "ProviderSummarizer",

@@ -26,7 +26,12 @@ from ._errors import ContextOverflow, InvalidCompactRequest, SummaryFailed, Toke
 from ._policy import CompactConfig
 from ._steps import StepOutcome, keep_tool_results, microcompact
 from ._summary import Summarizer, apply_summary, plan_summary, summarize
-from ._tokens import HeuristicEstimator, TokenEstimator, estimate_tokens
+from ._tokens import (
+    HeuristicEstimator,
+    TokenEstimator,
+    estimate_message_tokens,
+    estimate_tokens,
+)
 from .messages import (
     Compact,
     CompactAfterOverflow,
@@ -90,6 +95,11 @@ class Compactor(Actor[CompactorMsg]):
         self.compactions = 0
         self.summaries = 0
         self._estimator_note = self.estimator.name
+        self._per_message: Callable[[Message], int] | None = getattr(
+            self.estimator, "count_message", None
+        )
+        #: The ask's counts, by message object (kept alive here, so ids stay unique).
+        self._memo: dict[int, tuple[Message, int]] = {}
 
     async def handle(self, msg: CompactorMsg) -> CompactorReply:
         match msg:
@@ -103,11 +113,17 @@ class Compactor(Actor[CompactorMsg]):
                 assert_never(msg)
 
     async def _on_compact(self, msg: Compact) -> CompactResult:
-        return await self._compact(msg.messages, msg.budget, msg.scratch, overflow=None)
+        try:
+            return await self._compact(msg.messages, msg.budget, msg.scratch, overflow=None)
+        finally:
+            self._memo.clear()
 
     async def _on_compact_after_overflow(self, msg: CompactAfterOverflow) -> CompactResult:
         overflow = (msg.actual, msg.limit)
-        return await self._compact(msg.messages, msg.budget, msg.scratch, overflow=overflow)
+        try:
+            return await self._compact(msg.messages, msg.budget, msg.scratch, overflow=overflow)
+        finally:
+            self._memo.clear()
 
     def _on_get_status(self, msg: GetCompactorStatus) -> CompactorStatus:
         return CompactorStatus(
@@ -118,10 +134,24 @@ class Compactor(Actor[CompactorMsg]):
             summaries=self.summaries,
         )
 
+    def _estimate(self, message: Message) -> int:
+        """One message's count, at most once per ask: the estimator's own when it
+        counts message by message (the heuristic does), else the heuristic's
+        (what the steps compare; the estimator then counts whole lists)."""
+        hit = self._memo.get(id(message))
+        if hit is not None and hit[0] is message:
+            return hit[1]
+        count = self._per_message or estimate_message_tokens
+        n = count(message)
+        self._memo[id(message)] = (message, n)
+        return n
+
     async def _raw_count(self, messages: Sequence[Message]) -> int:
         """The estimator's count; the heuristic when the estimator cannot count."""
         if not messages:
             return 0
+        if self._per_message is not None:
+            return sum(map(self._estimate, messages))
         try:
             n = await self.estimator.count(messages)
             self._estimator_note = self.estimator.name
@@ -158,7 +188,7 @@ class Compactor(Actor[CompactorMsg]):
             if provider_limit > 0:
                 # The provider's window holds the reply too: keep the configured
                 # reserve and buffer free (but never aim below half the window).
-                room = provider_limit - cfg.reserved_tokens - cfg.buffer_tokens
+                room = provider_limit - cfg.reserved() - cfg.buffer()
                 limit = min(limit, max(room, provider_limit // 2))
         tail = [SystemMessage(scratch)] if scratch else []
         scratch_tokens = await self._count(tail)
@@ -216,10 +246,12 @@ class Compactor(Actor[CompactorMsg]):
                 cfg.keep_tool_result,
                 keep_recent=cfg.keep_recent,
                 include_user=cfg.keep_tool_result_include_user,
+                estimate=self._estimate,
             )
             await take("keep_tool_results", outcome)
         if tokens >= target:
-            await take("microcompact", microcompact(current, cfg.keep_recent))
+            outcome = microcompact(current, cfg.keep_recent, estimate=self._estimate)
+            await take("microcompact", outcome)
         if tokens >= target and self.summarizer is not None:
             report = await self._summary_step(current, tokens)
             if report is not None:

@@ -5,6 +5,7 @@
     CompactError                  the root (an AgcoreError)
     ├── ContextOverflow           over budget with auto_compress off; nothing changed
     ├── InvalidCompactRequest     ValueError: a bad argument; nothing was done
+    ├── InvalidCompactConfig      ValueError: a configuration that leaves no budget
     ├── SummaryFailed             the summary step produced nothing usable
     │   └── SummaryTimeout        TimeoutError: no summary within ``seconds``
     └── TokenizerUnavailable      a tokenizer cannot count here
@@ -52,6 +53,13 @@ class InvalidCompactRequest(CompactError, ValueError):
     """A request with a bad argument (negative budget, ...); nothing was done."""
 
     kind: ClassVar[str] = "compact_invalid_request"
+
+
+class InvalidCompactConfig(CompactError, ValueError):
+    """A configuration that leaves no budget (the window minus what it reserves
+    is not positive): every conversation would be over it."""
+
+    kind: ClassVar[str] = "compact_invalid_config"
 
 
 class SummaryFailed(CompactError):

@@ -12,6 +12,7 @@ import attrs
 import msgspec
 
 from .._validators import non_negative, positive
+from ._errors import InvalidCompactConfig
 
 #: The seed's constants (``compact.rs``).
 AUTOCOMPACT_BUFFER_TOKENS = 13_000
@@ -24,9 +25,13 @@ KEEP_RECENT = 6
 class CompactConfig:
     """How the compactor decides and compacts.
 
-    Budget: ``threshold() = context_window - reserved_tokens - buffer_tokens``
-    (saturating at 0): 95,000 with the defaults. A conversation estimated at
-    or above the budget is compacted.
+    Budget: ``threshold() = context_window - reserved() - buffer()``. Unless set,
+    the reserve for the reply is ``min(20,000, 5/32 of the window)`` and the
+    safety buffer ``min(13,000, 13/128 of the window)``: a quarter of a small
+    window, and 33,000 tokens from 128,000 up, so the budget is 23,750 for a
+    32k window, 95,000 for 128k and 167,000 for 200k. A conversation estimated
+    at or above the budget is compacted. A configuration whose budget is not
+    positive is :class:`InvalidCompactConfig`.
 
     Steps, in order, each only while the conversation is still over budget:
     the keep-window (``keep_tool_result`` >= 0: all but the last N tool
@@ -49,10 +54,14 @@ class CompactConfig:
 
     #: The model's context window, in tokens.
     context_window: int = attrs.field(default=128_000, validator=non_negative)
-    #: Room kept free for the model's reply.
-    reserved_tokens: int = attrs.field(default=RESERVED_OUTPUT_TOKENS, validator=non_negative)
-    #: A safety margin under the window, for estimation error.
-    buffer_tokens: int = attrs.field(default=AUTOCOMPACT_BUFFER_TOKENS, validator=non_negative)
+    #: Room kept free for the model's reply (None: scaled to the window).
+    reserved_tokens: int | None = attrs.field(
+        default=None, validator=attrs.validators.optional(non_negative)
+    )
+    #: A safety margin under the window, for estimation error (None: scaled).
+    buffer_tokens: int | None = attrs.field(
+        default=None, validator=attrs.validators.optional(non_negative)
+    )
     #: The newest messages no step changes (widened to whole tool blocks by the summary).
     keep_recent: int = attrs.field(default=KEEP_RECENT, validator=non_negative)
     #: The keep-window: keep the last N tool results whole (-1: off).
@@ -80,9 +89,28 @@ class CompactConfig:
     #: Seconds (trio's clock) the open breaker skips the summary step.
     breaker_cooldown: float = attrs.field(default=300.0, validator=non_negative)
 
+    def __attrs_post_init__(self) -> None:
+        if self.threshold() <= 0:
+            raise InvalidCompactConfig(
+                f"no budget: a window of {self.context_window} tokens minus "
+                f"{self.reserved()} reserved and {self.buffer()} of buffer"
+            )
+
+    def reserved(self) -> int:
+        """The tokens kept free for the model's reply."""
+        if self.reserved_tokens is not None:
+            return self.reserved_tokens
+        return min(RESERVED_OUTPUT_TOKENS, self.context_window * 5 // 32)
+
+    def buffer(self) -> int:
+        """The safety margin under the window."""
+        if self.buffer_tokens is not None:
+            return self.buffer_tokens
+        return min(AUTOCOMPACT_BUFFER_TOKENS, self.context_window * 13 // 128)
+
     def threshold(self) -> int:
-        """``context_window - reserved_tokens - buffer_tokens``, at least 0."""
-        return max(0, self.context_window - self.reserved_tokens - self.buffer_tokens)
+        """The prompt-token budget: ``context_window - reserved() - buffer()``."""
+        return self.context_window - self.reserved() - self.buffer()
 
 
 def should_compact(tokens: int, budget: int) -> bool:

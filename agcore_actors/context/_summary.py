@@ -34,7 +34,7 @@ from ..llm import (
 from ._errors import SummaryFailed, SummaryTimeout
 from ._pairs import cut_after, cut_before, system_prefix_len
 from ._steps import StepOutcome
-from ._tokens import estimate_text_tokens, estimate_tokens
+from ._tokens import estimate_text_tokens, estimate_tokens, prefix_within
 
 SUMMARY_PREFIX = "Summary of the earlier conversation"
 
@@ -186,19 +186,18 @@ def summary_step(
 
 
 def clip_summary(summary: str, max_tokens: int) -> str:
-    """``summary`` cut to about ``max_tokens`` (heuristic), at a line end if possible."""
-    if estimate_text_tokens(summary) <= max_tokens:
+    """``summary`` cut to at most ``max_tokens`` (heuristic), at a line end if possible.
+
+    One pass over the kept part: the cost is the summary's first ``max_tokens``
+    tokens, not its length (a model that ignores ``max_tokens`` may answer
+    megabytes).
+    """
+    end = prefix_within(summary, max_tokens)
+    if end == len(summary):
         return summary
-    lo, hi = 0, len(summary)
-    while lo < hi:  # longest prefix within the bound
-        mid = (lo + hi + 1) // 2
-        if estimate_text_tokens(summary[:mid]) <= max_tokens:
-            lo = mid
-        else:
-            hi = mid - 1
-    cut = summary[:lo]
+    cut = summary[:end]
     newline = cut.rfind("\n")
-    return cut[:newline] if newline > lo // 2 else cut
+    return cut[:newline] if newline > end // 2 else cut
 
 
 class Summarizer(Protocol):
@@ -223,8 +222,9 @@ async def summarize(
 ) -> str:
     """Ask ``summarizer`` for a summary of ``region`` within ``timeout`` seconds.
 
-    Raises :class:`SummaryFailed` on timeout, on any error of the summarizer
-    (kept as ``__cause__``) and on an empty answer. Cancellation of the
+    Raises :class:`SummaryFailed` on timeout (:class:`SummaryTimeout`), on any
+    error of the summarizer (kept as ``__cause__``) and on an answer that is
+    not text or is empty. Cancellation of the
     caller cancels the summarizer.
     """
     transcript = render_transcript(region, max_input_tokens, message_chars)
@@ -236,6 +236,8 @@ async def summarize(
         raise SummaryTimeout(timeout) from None
     except Exception as exc:
         raise SummaryFailed(f"{type(exc).__name__}: {exc}") from exc
+    if not isinstance(text, str):
+        raise SummaryFailed(f"the summarizer returned {type(text).__name__}, not text")
     if not text.strip():
         raise SummaryFailed("the summarizer returned an empty summary")
     return clip_summary(text.strip(), max_tokens)

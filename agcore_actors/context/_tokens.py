@@ -111,6 +111,23 @@ def estimate_text_tokens(text: str) -> int:
     return tokens
 
 
+# One cost unit per match, in text order: the pieces estimate_text_tokens counts.
+_UNITS = re.compile(
+    f"[A-Za-z0-9]{{1,4}}|\n\n+|[ \t]{{4,}}|[{re.escape(''.join(_PUNCT))}]"
+    f"|[{_WIDE}]|[^\x00-\x7f{_WIDE}]{{1,2}}"
+)
+
+
+def prefix_within(text: str, max_tokens: int) -> int:
+    """The length of the longest prefix of ``text`` (ending after a whole piece)
+    whose heuristic estimate is at most ``max_tokens``; ``len(text)`` if all of it
+    fits. Reads only as far as the bound: O(kept part)."""
+    for units, match in enumerate(_UNITS.finditer(text), start=1):
+        if units > max_tokens:
+            return match.start()
+    return len(text)
+
+
 def estimate_part_tokens(part: ContentPart, costs: PartCosts = DEFAULT_PART_COSTS) -> int:
     """Tokens of one content part: text by the heuristic, others flat."""
     match part:
@@ -169,7 +186,10 @@ class TokenEstimator(Protocol):
     """Counts the prompt tokens of a message list.
 
     ``count`` may do I/O (a server's tokenizer); it must be cancellable and
-    raise :class:`TokenizerUnavailable` when it cannot count.
+    raise :class:`TokenizerUnavailable` when it cannot count. An estimator whose
+    count of a list is the sum of its messages' counts may also offer
+    ``count_message(message) -> int`` (synchronous, no I/O): the compactor then
+    counts each message once per ask instead of whole lists again and again.
     """
 
     @property
@@ -188,6 +208,10 @@ class HeuristicEstimator:
 
     def estimate(self, messages: Sequence[Message]) -> int:
         return estimate_tokens(messages, self.costs)
+
+    def count_message(self, message: Message) -> int:
+        """One message's count (lists count as the sum of their messages)."""
+        return estimate_message_tokens(message, self.costs)
 
     async def count(self, messages: Sequence[Message]) -> int:
         return estimate_tokens(messages, self.costs)

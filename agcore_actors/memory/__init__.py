@@ -14,7 +14,8 @@ backends and views the actor runs, for scripts and tools that own a store).
 
 from .._exports import publish
 from . import messages
-from ._actor import MemoryStore, MemoryStoreConfig, memory_store_spec
+from ._actor import MemoryStore, memory_store_spec
+from ._config import MemoryStoreConfig
 from ._conversation import ConversationMemoryConfig, MemoryStrategy
 from ._errors import (
     InvalidInput,
@@ -22,7 +23,11 @@ from ._errors import (
     NotFound,
     RetrievalError,
     SerializationError,
+    StorageBusy,
+    StorageCorrupt,
     StorageError,
+    StorageUnavailable,
+    StoreInUse,
 )
 from ._eviction import (
     Capacity,
@@ -44,6 +49,7 @@ from ._item import (
     ScoredPage,
 )
 from ._retriever import RetrievalMode, RetrieverConfig
+from ._runner import TrioWallClock
 from ._tool import RETRIEVE_TOOL, RETRIEVE_TOOL_NAME, parse_retrieve_arguments, run_retrieve_tool
 
 __all__ = [
@@ -74,7 +80,12 @@ __all__ = [
     "RetrieverConfig",
     "ScoredPage",
     "SerializationError",
+    "StorageBusy",
+    "StorageCorrupt",
     "StorageError",
+    "StorageUnavailable",
+    "StoreInUse",
+    "TrioWallClock",
     "Ttl",
     "memory_store_spec",
     "messages",

@@ -12,23 +12,31 @@ The protocol is :mod:`agcore_actors.memory.messages`.
 
 from __future__ import annotations
 
-import time
+import contextlib
 from collections.abc import Callable
-from typing import Literal, TypeVar, assert_never
+from typing import TypeVar, assert_never
 
 import attrs
 import trio
 
 from ..actor import Actor, ChildSpec
-from ._conversation import ConversationMemory, ConversationMemoryConfig
-from ._errors import InvalidInput, NotFound, RetrievalError, SerializationError
-from ._eviction import EvictionConfig, can_evict
+from ._config import MemoryStoreConfig
+from ._conversation import ConversationMemory
+from ._errors import (
+    InvalidInput,
+    NotFound,
+    RetrievalError,
+    SerializationError,
+    StorageBusy,
+    StorageUnavailable,
+)
+from ._eviction import can_evict
 from ._facts import FactMemory
 from ._item import KnowledgePage, MemoryItem, RetrievalResult
 from ._knowledge import KnowledgeStore
-from ._retriever import MemoryRetriever, RetrieverConfig
-from ._sqlite import SqliteBackend
-from ._store import Clock, InMemoryBackend, MemoryBackend
+from ._retriever import MemoryRetriever
+from ._runner import StoreRunner, TrioWallClock
+from ._store import Clock, MemoryBackend
 from .messages import (
     Append,
     ClearHistory,
@@ -43,6 +51,7 @@ from .messages import (
     FactSet,
     FactSnapshot,
     Get,
+    GetMemoryStatus,
     GetPage,
     History,
     ImportTranscript,
@@ -66,124 +75,79 @@ from .messages import (
 T = TypeVar("T")
 
 
-@attrs.frozen(kw_only=True)
-class MemoryStoreConfig:
-    """What a MemoryStore actor opens and how it behaves."""
-
-    #: The SQLite file (created if missing); None: an in-memory store.
-    path: str | None = None
-    #: The eviction policy and its sweeps.
-    eviction: EvictionConfig = attrs.field(factory=EvictionConfig)
-    #: Retrieval defaults (a ``Retrieve`` may override three of them).
-    retriever: RetrieverConfig = attrs.field(factory=RetrieverConfig)
-    #: How each session's transcript is bounded.
-    conversation: ConversationMemoryConfig = attrs.field(factory=ConversationMemoryConfig)
-    #: SQLite's durability level (see ``SqliteBackend``).
-    synchronous: Literal["FULL", "NORMAL"] = attrs.field(
-        default="FULL", validator=attrs.validators.in_(("FULL", "NORMAL"))
-    )
-
-
 class MemoryStore(Actor[MemoryMsg]):
     """Serial actor owning one store.
 
     Semantics:
-        One message at a time touches the store, in mailbox order. The SQLite
-        backend's calls run in a trio worker thread behind a one-slot limiter,
-        so the event loop never blocks on disk; the in-memory backend runs
-        inline.
+        One message at a time, in mailbox order: a read sees every write sent
+        before it. The SQLite backend's calls run in trio worker threads, writes
+        on the file's one write connection, reads on read connections of their
+        own, so the event loop never blocks on disk; the in-memory backend runs
+        inline (see ``_runner``).
 
     Clock:
-        ``clock`` gives Unix seconds for ``created_at`` and TTLs. The actor reads
-        it on the event loop once per message, and the store sees that value for
-        the whole message.
+        ``clock`` gives Unix seconds for ``created_at`` and TTLs (by default the
+        wall time at start plus trio's time since: virtual under a virtual
+        clock). It is read on the event loop once per message, and the store
+        sees that value for the whole message.
 
     Eviction:
         Besides the store's per-write rules, a background task sweeps every
         ``eviction.sweep_interval`` seconds of trio time (when the policy can
         evict anything), so TTL-expired rows leave the file even when no one
-        writes. The sweep takes the store's limiter like any message.
+        writes. The sweep takes the store's write limiter like any message.
 
     Cancellation:
-        A handler waiting on a worker thread is not abandoned: the cancellation
-        takes effect when the store call returns, so a write is either committed
-        or never started, never half-applied.
+        A write is never abandoned: the asker's cancellation takes effect when
+        the transaction ends, so a write is either committed or never started.
+        A read is abandoned at once: the actor goes on with its next message
+        while the read's thread finishes on its own connection.
 
     Errors:
-        :class:`InvalidInput`, :class:`NotFound`, :class:`SerializationError` and
-        :class:`RetrievalError` go to the asker; anything else (a
-        :class:`StorageError`) crashes the actor and its supervisor reopens the
-        store.
+        :class:`InvalidInput`, :class:`NotFound`, :class:`SerializationError`,
+        :class:`RetrievalError`, :class:`StorageBusy` and
+        :class:`StorageUnavailable` go to the asker and the actor carries on
+        (degraded after a StorageUnavailable, until a write succeeds; see
+        ``GetMemoryStatus``). Any other :class:`StorageError` crashes the actor
+        and its supervisor reopens the store: give the store a supervisor of its
+        own (see :func:`memory_store_spec`), so that disk trouble cannot use up
+        the restart intensity of the rest of the system.
     """
 
-    expected_errors = (InvalidInput, NotFound, SerializationError, RetrievalError)
+    expected_errors = (
+        InvalidInput,
+        NotFound,
+        SerializationError,
+        RetrievalError,
+        StorageBusy,
+        StorageUnavailable,
+    )
     background_tasks = True
 
     def __init__(
-        self, config: MemoryStoreConfig | None = None, *, clock: Clock = time.time
+        self, config: MemoryStoreConfig | None = None, *, clock: Clock | None = None
     ) -> None:
         self.config = config or MemoryStoreConfig()
-        self._clock = clock
-        self._now = 0.0
-        self._store: MemoryBackend | None = None
-        self._threaded = self.config.path is not None
-        self._limiter = trio.CapacityLimiter(1)
-
-    @property
-    def store(self) -> MemoryBackend:
-        assert self._store is not None, "the store is open between on_start and on_stop"
-        return self._store
-
-    def _frozen_clock(self) -> float:
-        return self._now
-
-    async def _run(self, fn: Callable[[], T]) -> T:
-        # The clock is read here, on the event loop, once per call: every
-        # timestamp of one message agrees, and a clock built on trio's (as in
-        # tests on virtual time) works although the store runs in a thread.
-        self._now = self._clock()
-        if self._threaded:
-            return await trio.to_thread.run_sync(fn, limiter=self._limiter)
-        return fn()
-
-    async def _write(self, fn: Callable[[MemoryBackend], T]) -> T:
-        """Run a write against the store (one transaction per call)."""
-        store = self.store
-        return await self._run(lambda: fn(store))
-
-    async def _read(self, fn: Callable[[MemoryBackend], T]) -> T:
-        """Run a read against the store."""
-        store = self.store
-        return await self._run(lambda: fn(store))
+        self._runner = StoreRunner(self.config, clock or TrioWallClock())
+        self._write = self._runner.write
+        self._read = self._runner.read
 
     async def on_start(self) -> None:
-        cfg = self.config
-        if cfg.path is None:
-            self._store = InMemoryBackend(cfg.eviction, clock=self._frozen_clock)
-        else:
-            self._store = await self._run(self._open_sqlite)
-        interval = cfg.eviction.sweep_interval
-        if interval is not None and can_evict(cfg.eviction.policy):
-            self.ctx.nursery.start_soon(self._sweep_loop, interval)
-
-    def _open_sqlite(self) -> SqliteBackend:
-        cfg = self.config
-        assert cfg.path is not None
-        return SqliteBackend(
-            cfg.path, cfg.eviction, clock=self._frozen_clock, synchronous=cfg.synchronous
-        )
+        await self._runner.open()
+        eviction = self.config.eviction
+        if eviction.sweep_interval is not None and can_evict(eviction.policy):
+            self.ctx.nursery.start_soon(self._sweep_loop, eviction.sweep_interval)
 
     async def _sweep_loop(self, interval: float) -> None:
         while True:
             await trio.sleep(interval)
-            # Serialised with the messages by the store's limiter (or, inline,
-            # by running between two of them).
-            await self._run(self.store.evict)
+            # A sweep that cannot write now is skipped: the next one tries again,
+            # and the runner reports the store degraded meanwhile.
+            with contextlib.suppress(StorageBusy, StorageUnavailable):
+                await self._write(lambda s: s.evict())
 
     async def on_stop(self, reason: BaseException | None) -> None:
-        store, self._store = self._store, None
-        if store is not None:
-            await self._run(store.close)
+        await self._runner.close()
 
     async def handle(self, msg: MemoryMsg) -> MemoryReply:
         match msg:
@@ -228,6 +192,8 @@ class MemoryStore(Actor[MemoryMsg]):
                 return await self._on_page_index(msg)
             case Retrieve():
                 return await self._on_retrieve(msg)
+            case GetMemoryStatus():
+                return self._runner.status()
             case FactSet():
                 await self._on_fact_set(msg)
                 return None
@@ -353,14 +319,22 @@ def memory_store_spec(
     name: str,
     *,
     config: MemoryStoreConfig | None = None,
-    clock: Clock = time.time,
+    clock: Clock | None = None,
     shutdown: float = 5.0,
     mailbox_size: int = 1024,
 ) -> ChildSpec[MemoryMsg]:
-    """A :class:`MemoryStore` child called ``name``: a fresh actor per (re)start."""
+    """A :class:`MemoryStore` child called ``name``: a fresh actor per (re)start.
+
+    Every incarnation shares one clock (by default a :class:`TrioWallClock`), so
+    timestamps stay monotonic across restarts. Put the child under a supervisor
+    of its own, so that a store that keeps failing to open cannot exhaust the
+    restart intensity of its siblings::
+
+        SupervisorSpec("memory-supervisor", children=[memory_store_spec("memory", ...)])
+    """
     return ChildSpec(
         name,
-        _factory(config, clock),
+        _factory(config, clock or TrioWallClock()),
         shutdown=shutdown,
         mailbox_size=mailbox_size,
     )

@@ -32,7 +32,7 @@ import msgspec
 from .._validators import non_negative
 from ._errors import InvalidInput, NotFound, SerializationError
 from ._item import ChatMessage, MemoryFilter, escape_segment
-from ._store import MemoryBackend, delete_prefix
+from ._store import MemoryBackend, check_text, delete_prefix, encode_json
 from ._transcript import (
     check_tool_call_ids,
     messages_from_jsonl,
@@ -42,7 +42,6 @@ from ._transcript import (
 
 CONVERSATION_PREFIX = "conv:"
 
-_encoder = msgspec.json.Encoder()
 _decoder = msgspec.json.Decoder(ChatMessage)
 
 
@@ -66,7 +65,8 @@ def conversation_prefix(session_id: str) -> str:
 
 
 def encode_message(msg: ChatMessage) -> str:
-    return _encoder.encode(msg).decode()
+    """``msg`` as JSON text; :class:`InvalidInput` if it cannot be stored."""
+    return encode_json(msg, f"a {msg.role} message").decode()
 
 
 def decode_message(text: str, where: str) -> ChatMessage:
@@ -85,7 +85,7 @@ class ConversationMemory:
         session_id: str,
         config: ConversationMemoryConfig | None = None,
     ) -> None:
-        if not session_id:
+        if not check_text(session_id, "session_id"):
             raise InvalidInput("session_id must be a non-empty string")
         self.store = store
         self.session_id = session_id
@@ -109,13 +109,14 @@ class ConversationMemory:
         """Append several messages in one transaction; their indexes."""
         if not msgs:
             return []
+        encoded = [encode_message(msg) for msg in msgs]  # refused before any write
         with self.store.batch():
             index = self._next_index()
             out: list[int] = []
-            for msg in msgs:
+            for text in encoded:
                 self.store.put(
                     f"{self.prefix}{index:010d}",
-                    encode_message(msg),
+                    text,
                     {"session_id": self.session_id, "index": index},
                     pinned=False,
                 )
@@ -167,6 +168,8 @@ class ConversationMemory:
 
     def replace(self, msgs: list[ChatMessage]) -> None:
         """Replace the transcript by ``msgs`` (e.g. after compaction), atomically."""
+        for msg in msgs:
+            encode_message(msg)  # refused before the old transcript goes
         with self.store.batch():
             self.clear()
             self.extend(msgs)

@@ -8,9 +8,15 @@
     ├── SerializationError        ValueError: a stored row or imported line does not decode
     ├── RetrievalError            recoverable: the query cannot run
     └── StorageError              the file failed: the actor crashes and is reopened
+        ├── StorageBusy           retryable: the file stayed locked past the busy timeout
+        ├── StorageUnavailable    full, read-only, I/O error: the asker's; the actor stays up
+        ├── StorageCorrupt        the file is damaged or not a store
+        └── StoreInUse            another store writes to the file: refused at open
 
 What the :class:`~agcore_actors.memory.MemoryStore` actor does with each: the
-asker gets every error; a :class:`StorageError` also crashes the actor, so its
+asker gets every error. :class:`StorageBusy` and :class:`StorageUnavailable` stop
+there: nothing was written, the actor stays up (degraded, for the latter, until
+a write succeeds). Any other :class:`StorageError` also crashes the actor, so its
 supervisor reopens the file. ``is_recoverable()`` is True for :class:`NotFound` and
 :class:`RetrievalError`: in a turn, the model is shown them and may go on.
 """
@@ -75,3 +81,41 @@ class StorageError(MemoryStoreError):
     """The storage backend failed (I/O error, corrupt or newer database file)."""
 
     kind: ClassVar[str] = "memory_storage"
+
+
+class StorageBusy(StorageError):
+    """The file stayed locked by another connection past the busy timeout.
+
+    Nothing was written; sending the same request again may succeed.
+    """
+
+    kind: ClassVar[str] = "memory_storage_busy"
+
+    def is_retryable(self) -> bool:
+        return True
+
+
+class StorageUnavailable(StorageError):
+    """The file cannot be written or read (disk full, read-only, an I/O error).
+
+    Nothing was written. The actor stays up and reports itself degraded until a
+    write succeeds again.
+    """
+
+    kind: ClassVar[str] = "memory_storage_unavailable"
+
+
+class StorageCorrupt(StorageError):
+    """The file is damaged or is not a store (a failed integrity check included)."""
+
+    kind: ClassVar[str] = "memory_storage_corrupt"
+
+
+class StoreInUse(StorageError):
+    """Another store (in this process or another) has the file open for writing.
+
+    Raised when opening: two writers on one file would break the capacity bounds
+    and the LRU order, which each writer keeps for itself.
+    """
+
+    kind: ClassVar[str] = "memory_store_in_use"

@@ -177,18 +177,22 @@ def expiry_cutoff(policy: EvictionPolicy, now: float) -> float | None:
     return None if ttl is None else now - ttl
 
 
+def recall_base(policy: RecallBased, recall_count: int, recall_score_total: float) -> float:
+    """The part of an item's recall value that only a recall changes:
+    ``recall_value = recall_base + recency · recency_weight`` (summed in that order,
+    so ``recall_value >= recall_base`` holds for floats too)."""
+    avg = recall_score_total / recall_count if recall_count else 0.0
+    return math.log1p(recall_count) * policy.recall_weight + avg * policy.score_weight
+
+
 def recall_value(policy: RecallBased, item: ItemStats, now: float) -> float:
     """The designed RecallBased value of an item at ``now``."""
-    avg = item.recall_score_total / item.recall_count if item.recall_count else 0.0
     last_used = (
         item.created_at if item.recalled_at is None else max(item.created_at, item.recalled_at)
     )
     recency: float = 0.5 ** (max(0.0, now - last_used) / policy.recency_half_life)
-    return (
-        math.log1p(item.recall_count) * policy.recall_weight
-        + avg * policy.score_weight
-        + recency * policy.recency_weight
-    )
+    base = recall_base(policy, item.recall_count, item.recall_score_total)
+    return base + recency * policy.recency_weight
 
 
 def eviction_order(policy: EvictionPolicy, item: ItemStats, now: float) -> tuple[float, ...]:

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from ._errors import InvalidInput
 from ._item import MemoryFilter, escape_segment
-from ._store import MemoryBackend, delete_prefix
+from ._store import MemoryBackend, check_text, delete_prefix
 
 SESSION_PREFIX = "_session_"
 
@@ -33,7 +33,7 @@ class FactMemory:
     """Key/value memory of one session over a store (synchronous)."""
 
     def __init__(self, store: MemoryBackend, session_id: str) -> None:
-        if not session_id:
+        if not check_text(session_id, "session_id"):
             raise InvalidInput("session_id must be a non-empty string")
         self.store = store
         self.session_id = session_id
@@ -41,13 +41,12 @@ class FactMemory:
         self.prefix = self.namespace + ":"
 
     def _key(self, key: str) -> str:
-        if not isinstance(key, str) or not key:
+        if not check_text(key, "key"):
             raise InvalidInput("key must be a non-empty string")
         return self.prefix + key
 
     def set(self, key: str, value: str) -> None:
-        if not isinstance(value, str):
-            raise InvalidInput("value must be a string")
+        check_text(value, "value")
         self.store.put(self._key(key), value)
 
     def get(self, key: str) -> str | None:

@@ -23,12 +23,11 @@ import msgspec
 
 from ._errors import InvalidInput, NotFound, SerializationError
 from ._item import KnowledgePage, MemoryFilter, MemoryItem, PageIndexEntry
-from ._store import MemoryBackend
+from ._store import MemoryBackend, check_text, encode_json
 from ._text import matches_any, page_index_text
 
 KNOWLEDGE_PREFIX = "knowledge_"
 
-_encoder = msgspec.json.Encoder()
 _decoder = msgspec.json.Decoder(KnowledgePage)
 
 
@@ -47,15 +46,15 @@ class KnowledgeStore:
 
     def add_page(self, page: KnowledgePage) -> KnowledgePage:
         """Insert or replace a page; returns it with its timestamps set."""
-        if not isinstance(page.id, str) or not page.id:
+        if not check_text(page.id, "page.id"):
             raise InvalidInput("page.id is empty")
         key = KNOWLEDGE_PREFIX + page.id
         with self.store.batch():
             now = self.store.now()
             created = page.created_at
             if created is None:
-                old = self.store.list(MemoryFilter(prefix=key))
-                old_page = next((decode_page(i) for i in old if i.id == key), None)
+                old = self.store.peek(key)
+                old_page = None if old is None else decode_page(old)
                 created = (old_page.created_at if old_page else None) or now
             stored = msgspec.structs.replace(
                 page,
@@ -64,7 +63,7 @@ class KnowledgeStore:
             )
             self.store.put(
                 key,
-                _encoder.encode(stored).decode(),
+                encode_json(stored, "the page").decode(),
                 created_at=created,
                 index_text=page_index_text(stored),
             )

@@ -5,8 +5,15 @@ from __future__ import annotations
 import contextlib
 import sqlite3
 from collections.abc import Iterator
+from typing import Any
 
-from ._errors import StorageError
+from ._errors import (
+    InvalidInput,
+    StorageBusy,
+    StorageCorrupt,
+    StorageError,
+    StorageUnavailable,
+)
 
 #: Schema migrations; migration ``i`` takes ``PRAGMA user_version`` from i to i + 1.
 MIGRATIONS: tuple[str, ...] = (
@@ -37,16 +44,86 @@ MIGRATIONS: tuple[str, ...] = (
     """
     CREATE VIRTUAL TABLE items_fts USING fts5 (body, tokenize = 'ascii');
     """,
+    # 3: what opening the file needs without a scan (counters in ``meta``), and
+    # the columns recall-based eviction orders by: ``recall_a`` (recall_base
+    # with the weights named in meta 'recall_weights'; NULL there: recompute)
+    # and ``last_used``. Its index is made when a RecallBased policy opens it.
+    """
+    ALTER TABLE items ADD COLUMN recall_a REAL NOT NULL DEFAULT 0;
+    ALTER TABLE items ADD COLUMN last_used REAL;
+    UPDATE items SET last_used = max(created_at, coalesce(recalled_at, created_at));
+    CREATE TABLE meta (name TEXT PRIMARY KEY, value) WITHOUT ROWID;
+    INSERT INTO meta (name, value)
+        SELECT 'seq', max(coalesce(max(seq), 0), coalesce(max(access_seq), 0)) FROM items;
+    INSERT INTO meta (name, value) SELECT 'unpinned', count(*) FROM items WHERE pinned = 0;
+    INSERT INTO meta (name, value) VALUES ('recall_weights', NULL);
+    """,
 )
 SCHEMA_VERSION = len(MIGRATIONS)
 
 
+_BUSY = {sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED}
+_UNAVAILABLE = {
+    sqlite3.SQLITE_FULL,
+    sqlite3.SQLITE_READONLY,
+    sqlite3.SQLITE_IOERR,
+    sqlite3.SQLITE_CANTOPEN,
+    sqlite3.SQLITE_PERM,
+}
+_CORRUPT = {sqlite3.SQLITE_CORRUPT, sqlite3.SQLITE_NOTADB}
+
+
+def classify(exc: sqlite3.Error) -> StorageError:
+    """The memory layer's error for one of SQLite's, by its primary result code:
+
+    - busy or locked (the busy timeout ran out): :class:`StorageBusy`;
+    - full, read-only, I/O error, cannot open, no permission: :class:`StorageUnavailable`;
+    - corrupt, not a database: :class:`StorageCorrupt`;
+    - anything else: :class:`StorageError`.
+    """
+    code = getattr(exc, "sqlite_errorcode", None)
+    primary = None if code is None else code & 0xFF
+    name = getattr(exc, "sqlite_errorname", None) or type(exc).__name__
+    message = f"{name}: {exc}"
+    if primary in _BUSY:
+        return StorageBusy(message)
+    if primary in _UNAVAILABLE:
+        return StorageUnavailable(message)
+    if primary in _CORRUPT:
+        return StorageCorrupt(message)
+    return StorageError(message)
+
+
 @contextlib.contextmanager
 def storage_errors() -> Iterator[None]:
+    """Map sqlite3's errors to the memory layer's (see :func:`classify`; a string
+    SQLite cannot take, such as one with a lone surrogate, is the caller's
+    :class:`InvalidInput`)."""
     try:
         yield
+    except UnicodeEncodeError as exc:
+        raise InvalidInput(f"a string cannot be stored: {exc.reason}") from None
     except sqlite3.Error as exc:
-        raise StorageError(f"{type(exc).__name__}: {exc}") from exc
+        raise classify(exc) from exc
+
+
+RECALL_INDEX = (
+    "CREATE INDEX IF NOT EXISTS items_recall "
+    "ON items (recall_a, last_used, created_at, seq) WHERE pinned = 0"
+)
+
+
+def read_meta(conn: sqlite3.Connection) -> dict[str, Any]:
+    """The ``meta`` table as a dict (a handful of rows)."""
+    return dict(conn.execute("SELECT name, value FROM meta").fetchall())
+
+
+def write_meta(conn: sqlite3.Connection, values: dict[str, Any]) -> None:
+    conn.executemany(
+        "INSERT INTO meta (name, value) VALUES (?, ?) "
+        "ON CONFLICT (name) DO UPDATE SET value = excluded.value",
+        list(values.items()),
+    )
 
 
 def migrate(conn: sqlite3.Connection) -> int:

@@ -1,4 +1,4 @@
-"""The SQLite store: one file, WAL, FTS5, versioned schema.
+"""The SQLite backend: one file, WAL, FTS5, versioned schema.
 
 Durability: every write (``put``, ``delete``, ``set_pinned``, ``evict``, and
 each outermost ``batch()``) is one transaction, committed before the call
@@ -9,23 +9,30 @@ is synced at checkpoints): an acknowledged write still survives the process
 being killed, because the commit is in the OS's page cache, but the last
 commits may be lost if the machine goes down; it writes several times faster.
 
-Access and recall statistics are *advisory* and are not worth an fsync per
-read: ``get`` and ``record_recall`` update them in memory, and they are
-written at the start of the next write transaction, at a sweep, and at
-``close``. A crash may lose statistics gathered since the last write; it never
-loses an item.
+Statistics: access and recall notes are written at the start of the next write
+transaction, at a sweep, and at ``close`` (see ``_sqlite_reads``). A crash may
+lose statistics gathered since the last write; it never loses an item.
+
+Costs, with n items: opening reads a few counters (no scan); a put, delete or
+pin is O(log n), eviction included: TTL-expired rows and capacity victims come
+from indexes on age and use, and recall-based victims from an index on the
+fixed part of their value (see ``_queues`` for the argument; the index is
+built the first time a RecallBased policy opens the file).
+
+One writer: the backend holds the file's writer lock while it is open, and a
+second backend on the file is refused with :class:`StoreInUse` (see ``_lock``).
 
 Threads: the connection is opened with ``check_same_thread=False`` because the
-actor calls the store from trio's worker threads; the store itself is not
+actor calls the backend from trio's worker threads; the backend itself is not
 thread-safe and the actor (serial, one call at a time) guarantees that only
-one thread uses it at a time. All SQL is parameterised; the few clauses
-assembled in Python are fixed fragments chosen by flags, never values.
+one thread uses it at a time.
 """
 
 from __future__ import annotations
 
 import builtins
 import contextlib
+import logging
 import sqlite3
 import time
 from collections.abc import Iterator, Sequence
@@ -36,31 +43,37 @@ import msgspec
 
 from ._errors import InvalidInput, NotFound, StorageError
 from ._eviction import (
-    Capacity,
     EvictionConfig,
-    Hybrid,
     ItemStats,
     Lru,
     RecallBased,
-    choose_victims,
     expiry_cutoff,
     is_expired,
     max_items_of,
+    recall_base,
+    recall_value,
     sweep_due,
 )
-from ._item import ALL, MemoryFilter, MemoryItem, prefix_upper_bound
-from ._schema import migrate, storage_errors
+from ._item import MemoryItem
+from ._lock import WriterLock
+from ._schema import storage_errors, write_meta
+from ._sqlite_open import open_database
+from ._sqlite_reads import COLUMNS, PendingStats, SqliteReader, SqliteReads
 from ._store import Clock, check_put
 
-_COLUMNS = (
-    "id, content, metadata, created_at, pinned, accessed_at, access_count, "
-    "recall_count, recall_score_total, recalled_at"
-)
-_PENDING_LIMIT = 4096
+log = logging.getLogger("agcore_actors.memory")
+
+#: Pending statistics beyond this many items are written at once.
+PENDING_LIMIT = 4096
 
 
-class SqliteBackend:
-    """A store in one SQLite file (see the module doc for the guarantees)."""
+class SqliteBackend(SqliteReads):
+    """A store in one SQLite file (see the module doc for the guarantees).
+
+    ``busy_timeout``: seconds a write waits, retrying with SQLite's backoff, for
+    a lock another connection holds before it is :class:`StorageBusy`.
+    ``check_integrity``: check the whole file at open (see ``_sqlite_open``).
+    """
 
     def __init__(
         self,
@@ -69,6 +82,8 @@ class SqliteBackend:
         *,
         clock: Clock = time.time,
         synchronous: Literal["FULL", "NORMAL"] = "FULL",
+        busy_timeout: float = 10.0,
+        check_integrity: bool = False,
     ) -> None:
         if synchronous not in ("FULL", "NORMAL"):
             raise InvalidInput(f"synchronous must be FULL or NORMAL, not {synchronous!r}")
@@ -77,49 +92,37 @@ class SqliteBackend:
         self.path = Path(path)
         self._depth = 0
         self._writes = 0
-        # id -> [accessed_at, access_seq, count increment]
-        self._pending_access: dict[str, list[Any]] = {}
-        # id -> [count increment, score increment, recalled_at]
-        self._pending_recall: dict[str, list[Any]] = {}
-        with storage_errors():
-            self._conn = sqlite3.connect(
-                self.path, isolation_level=None, check_same_thread=False, timeout=10.0
-            )
-            try:
-                mode = self._conn.execute("PRAGMA journal_mode = WAL").fetchone()[0]
-                if str(mode).lower() != "wal":
-                    raise StorageError(f"cannot use WAL journal mode here (got {mode!r})")
-                self._conn.execute(f"PRAGMA synchronous = {synchronous}")
-                migrate(self._conn)
-                seq, unpinned = self._conn.execute(
-                    "SELECT max(coalesce(max(seq), 0), coalesce(max(access_seq), 0)), "
-                    "count(*) FILTER (WHERE pinned = 0) FROM items"
-                ).fetchone()
-            except BaseException:
-                self._conn.close()
-                raise
-        self._seq = int(seq)
-        self._unpinned = int(unpinned)
+        self._busy = busy_timeout
+        policy = self._eviction.policy
+        self._weights = policy if isinstance(policy, RecallBased) else RecallBased(max_items=0)
+        self._lock = WriterLock(self.path)
+        try:
+            with storage_errors():
+                self._conn, meta = open_database(
+                    self.path,
+                    synchronous=synchronous,
+                    busy_timeout=busy_timeout,
+                    weights=self._weights,
+                    recall_index=isinstance(policy, RecallBased),
+                    check_integrity=check_integrity,
+                )
+        except BaseException:
+            self._lock.release()
+            raise
+        self._stats = PendingStats(int(meta["seq"]))
+        self._unpinned = int(meta["unpinned"])
 
-    # -- plumbing -----------------------------------------------------------
+    def _recall_base(self, count: int, total: float) -> float:
+        return recall_base(self._weights, count, total)
 
-    @property
-    def eviction(self) -> EvictionConfig:
-        return self._eviction
-
-    def now(self) -> float:
-        return self._clock()
-
-    def _next_seq(self) -> int:
-        self._seq += 1
-        return self._seq
+    # -- transactions --------------------------------------------------------
 
     @contextlib.contextmanager
     def batch(self) -> Iterator[None]:
         """One transaction around the block (nested blocks join the outer one).
 
         The outermost block commits on success; on an exception everything in
-        it is rolled back and the store's counters are restored.
+        it is rolled back and the backend's counters are restored.
         """
         if self._depth:
             self._depth += 1
@@ -128,80 +131,70 @@ class SqliteBackend:
             finally:
                 self._depth -= 1
             return
-        saved = (self._seq, self._unpinned, self._writes)
-        access = {k: list(v) for k, v in self._pending_access.items()}
-        recall = {k: list(v) for k, v in self._pending_recall.items()}
+        saved = (self._unpinned, self._writes)
         with storage_errors():
             self._conn.execute("BEGIN IMMEDIATE")
         self._depth = 1
+        taken = self._stats.take()
         try:
             with storage_errors():
-                self._flush_pending()
+                self._write_stats(*taken)
             yield
             with storage_errors():
+                write_meta(self._conn, {"seq": self._stats.seq, "unpinned": self._unpinned})
                 self._conn.execute("COMMIT")
         except BaseException:
             with contextlib.suppress(sqlite3.Error):
                 self._conn.execute("ROLLBACK")
-            self._seq, self._unpinned, self._writes = saved
-            self._pending_access, self._pending_recall = access, recall
+            self._unpinned, self._writes = saved
+            self._stats.give_back(*taken)
             raise
         finally:
             self._depth = 0
 
-    def _flush_pending(self) -> None:
-        if self._pending_access:
+    def _write_stats(self, access: dict[str, list[Any]], recall: dict[str, list[Any]]) -> None:
+        if access:
             self._conn.executemany(
                 "UPDATE items SET accessed_at = ?, access_seq = ?, "
                 "access_count = access_count + ? WHERE id = ?",
-                [(a, s, c, i) for i, (a, s, c) in self._pending_access.items()],
+                [(a, s, c, i) for i, (a, s, c) in access.items()],
             )
-            self._pending_access = {}
-        if self._pending_recall:
+        if recall:
             self._conn.executemany(
                 "UPDATE items SET recall_count = recall_count + ?, "
-                "recall_score_total = recall_score_total + ?, recalled_at = ? WHERE id = ?",
-                [(c, s, r, i) for i, (c, s, r) in self._pending_recall.items()],
+                "recall_score_total = recall_score_total + ?, recalled_at = ?, "
+                "recall_a = recall_base(recall_count + ?, recall_score_total + ?), "
+                "last_used = max(created_at, ?) WHERE id = ?",
+                [(c, s, r, c, s, r, i) for i, (c, s, r) in recall.items()],
             )
-            self._pending_recall = {}
 
-    def _visible_sql(self, now: float) -> tuple[str, tuple[Any, ...]]:
-        cutoff = expiry_cutoff(self._eviction.policy, now)
-        if cutoff is None:
-            return "", ()
-        return " AND (pinned = 1 OR created_at > ?)", (cutoff,)
+    def _after_read(self) -> None:
+        if len(self._stats) > PENDING_LIMIT:
+            self.flush()
 
-    @staticmethod
-    def _prefix_sql(prefix: str) -> tuple[str, tuple[Any, ...]]:
-        if not prefix:
-            return "", ()
-        upper = prefix_upper_bound(prefix)
-        if upper is None:
-            return " AND id >= ?", (prefix,)
-        return " AND id >= ? AND id < ?", (prefix, upper)
+    def get(self, id: str) -> MemoryItem | None:
+        if not self._depth:
+            return super().get(id)
+        # Inside a transaction the access is written with it (and undone with it).
+        now = self.now()
+        row = self._row(id, now)
+        if row is None:
+            return None
+        with storage_errors():
+            self._conn.execute(
+                "UPDATE items SET accessed_at = ?, access_seq = ?, "
+                "access_count = access_count + 1 WHERE id = ?",
+                (now, self._stats.next_seq(), id),
+            )
+        return self.peek(id)
 
-    def _item(self, row: Sequence[Any]) -> MemoryItem:
-        id, content, meta, created, pinned, accessed, count, r_count, r_total, r_at = row
-        access = self._pending_access.get(id)
-        if access is not None:
-            accessed, count = access[0], count + access[2]
-        recall = self._pending_recall.get(id)
-        if recall is not None:
-            r_count, r_total, r_at = r_count + recall[0], r_total + recall[1], recall[2]
-        return MemoryItem(
-            id=id,
-            content=content,
-            metadata=msgspec.json.decode(meta),
-            created_at=created,
-            pinned=bool(pinned),
-            accessed_at=accessed,
-            access_count=count,
-            recall_count=r_count,
-            recall_score_total=r_total,
-            recalled_at=r_at,
-        )
+    def record_recall(self, id: str, score: float) -> None:
+        if not self._depth:
+            return super().record_recall(id, score)
+        with storage_errors():
+            self._write_stats({}, {id: [1, score, self.now()]})
 
-    # -- writes -------------------------------------------------------------
+    # -- writes ---------------------------------------------------------------
 
     def put(
         self,
@@ -228,31 +221,45 @@ class SqliteBackend:
             was_pinned = bool(old[2]) if old is not None else False
             new_pinned = (was_pinned if keep else False) if pinned is None else pinned
             stats = tuple(old[3:7]) if keep else (0, 0, 0.0, None)
-            seq = self._next_seq()
-            access_seq = self._next_seq()
+            a = self._recall_base(stats[1], stats[2])
+            last = created if stats[3] is None else max(created, stats[3])
+            seq = self._stats.next_seq()
+            access_seq = self._stats.next_seq()
             (n,) = self._conn.execute(
                 "INSERT INTO items (id, content, metadata, created_at, seq, pinned, "
                 "accessed_at, access_seq, access_count, recall_count, recall_score_total, "
-                "recalled_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) "
+                "recalled_at, recall_a, last_used) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) "
                 "ON CONFLICT (id) DO UPDATE SET content = excluded.content, "
                 "metadata = excluded.metadata, created_at = excluded.created_at, "
                 "seq = excluded.seq, pinned = excluded.pinned, "
                 "accessed_at = excluded.accessed_at, access_seq = excluded.access_seq, "
                 "access_count = excluded.access_count, recall_count = excluded.recall_count, "
                 "recall_score_total = excluded.recall_score_total, "
-                "recalled_at = excluded.recalled_at RETURNING n",
-                (id, content, meta, created, seq, int(new_pinned), now, access_seq, *stats),
+                "recalled_at = excluded.recalled_at, recall_a = excluded.recall_a, "
+                "last_used = excluded.last_used RETURNING n",
+                (
+                    id,
+                    content,
+                    meta,
+                    created,
+                    seq,
+                    int(new_pinned),
+                    now,
+                    access_seq,
+                    *stats,
+                    a,
+                    last,
+                ),
             ).fetchone()
             if old is not None:
                 self._conn.execute("DELETE FROM items_fts WHERE rowid = ?", (n,))
-                if not was_pinned:
-                    self._unpinned -= 1
+                self._unpinned -= not was_pinned
             if index_text is not None:
                 self._conn.execute(
                     "INSERT INTO items_fts (rowid, body) VALUES (?, ?)", (n, index_text)
                 )
-            if not new_pinned:
-                self._unpinned += 1
+            self._unpinned += not new_pinned
             item = MemoryItem(
                 id=id,
                 content=content,
@@ -280,8 +287,7 @@ class SqliteBackend:
             ).fetchone()
             if row is not None:
                 self._conn.execute("DELETE FROM items_fts WHERE rowid = ?", (row[0],))
-                if not row[1]:
-                    self._unpinned -= 1
+                self._unpinned -= not row[1]
 
     def _sweep(self) -> builtins.list[str]:
         """Full sweep inside the current transaction."""
@@ -299,37 +305,52 @@ class SqliteBackend:
             self._unpinned -= len(rows)
             victims.extend(sorted(i for _, i in rows))
         cap = max_items_of(policy)
-        if cap is not None and self._unpinned > cap:
-            excess = self._unpinned - cap
+        while cap is not None and self._unpinned > cap:
             if isinstance(policy, RecallBased):
-                stats = [
-                    ItemStats(*r)
-                    for r in self._conn.execute(
-                        "SELECT id, created_at, seq, access_seq, pinned, recall_count, "
-                        "recall_score_total, recalled_at FROM items WHERE pinned = 0"
-                    )
-                ]
-                chosen = choose_victims(policy, stats, now)
-            elif isinstance(policy, Lru):
-                chosen = [
-                    r[0]
-                    for r in self._conn.execute(
-                        "SELECT id FROM items WHERE pinned = 0 ORDER BY access_seq LIMIT ?",
-                        (excess,),
-                    )
-                ]
+                chosen = [self._recall_victim(policy, now)]
             else:
-                assert isinstance(policy, Capacity | Hybrid)
+                order = "access_seq" if isinstance(policy, Lru) else "created_at, seq"
                 chosen = [
                     r[0]
                     for r in self._conn.execute(
-                        "SELECT id FROM items WHERE pinned = 0 ORDER BY created_at, seq LIMIT ?",
-                        (excess,),
+                        f"SELECT id FROM items WHERE pinned = 0 ORDER BY {order} LIMIT ?",
+                        (self._unpinned - cap,),
                     )
                 ]
             self._remove(chosen)
             victims.extend(chosen)
         return victims
+
+    def _recall_victim(self, policy: RecallBased, now: float) -> str:
+        """The unpinned row of lowest ``(value, created_at, seq)``: the groups of
+        equal ``recall_a`` in ascending order, each one's minimum from the index,
+        until ``recall_a`` exceeds the best value (see ``_queues``)."""
+        by_use = policy.recency_weight > 0
+        order = "last_used, created_at, seq" if by_use else "created_at, seq"
+        columns = "id, created_at, seq, access_seq, pinned, recall_count, recall_score_total"
+        select = f"SELECT {columns}, recalled_at, last_used FROM items WHERE pinned = 0"
+        best: tuple[float, float, int] | None = None
+        chosen = ""
+        (a,) = self._conn.execute("SELECT min(recall_a) FROM items WHERE pinned = 0").fetchone()
+        while a is not None and (best is None or a <= best[0]):
+            row = self._conn.execute(
+                f"{select} AND recall_a = ? ORDER BY {order} LIMIT 1", (a,)
+            ).fetchone()
+            if by_use and row[8] >= now:
+                # Recency is 1 from here on in this group: they all tie, the oldest wins.
+                row = self._conn.execute(
+                    f"{select} AND recall_a = ? AND last_used >= ? "
+                    "ORDER BY created_at, seq LIMIT 1",
+                    (a, now),
+                ).fetchone()
+            stats = ItemStats(*row[:8])
+            found = (recall_value(policy, stats, now), stats.created_at, stats.seq)
+            if best is None or found < best:
+                best, chosen = found, stats.id
+            (a,) = self._conn.execute(
+                "SELECT min(recall_a) FROM items WHERE pinned = 0 AND recall_a > ?", (a,)
+            ).fetchone()
+        return chosen
 
     def evict(self) -> builtins.list[str]:
         with self.batch(), storage_errors():
@@ -350,134 +371,31 @@ class SqliteBackend:
             now = self.now()
             vis, vargs = self._visible_sql(now)
             row = self._conn.execute(
-                f"SELECT {_COLUMNS} FROM items WHERE id = ?{vis}", (id, *vargs)
+                f"SELECT {COLUMNS} FROM items WHERE id = ?{vis}", (id, *vargs)
             ).fetchone()
             if row is None:
                 raise NotFound(id)
             if bool(row[4]) != pinned:
                 self._conn.execute("UPDATE items SET pinned = ? WHERE id = ?", (int(pinned), id))
                 self._unpinned += -1 if pinned else 1
-            item = self._item((*row[:4], int(pinned), *row[5:]))
+            item = self._stats.item((*row[:4], int(pinned), *row[5:]))
             self._after_write()
         return item
 
-    def record_recall(self, id: str, score: float) -> None:
-        now = self.now()
-        pending = self._pending_recall.get(id)
-        if pending is None:
-            self._pending_recall[id] = [1, score, now]
-        else:
-            pending[0] += 1
-            pending[1] += score
-            pending[2] = now
-        self._maybe_flush()
-
-    def _maybe_flush(self) -> None:
-        if len(self._pending_access) + len(self._pending_recall) > _PENDING_LIMIT:
-            with self.batch():
-                pass  # batch() flushes the pending statistics first
-
-    # -- reads --------------------------------------------------------------
-
-    def get(self, id: str) -> MemoryItem | None:
-        now = self.now()
-        vis, vargs = self._visible_sql(now)
-        with storage_errors():
-            row = self._conn.execute(
-                f"SELECT {_COLUMNS} FROM items WHERE id = ?{vis}", (id, *vargs)
-            ).fetchone()
-        if row is None:
-            return None
-        pending = self._pending_access.get(id)
-        access_seq = self._next_seq()
-        if pending is None:
-            self._pending_access[id] = [now, access_seq, 1]
-        else:
-            pending[0], pending[1] = now, access_seq
-            pending[2] += 1
-        item = self._item(row)
-        self._maybe_flush()
-        return item
-
-    def list(self, flt: MemoryFilter = ALL) -> builtins.list[MemoryItem]:
-        if flt.offset < 0 or (flt.limit is not None and flt.limit < 0):
-            raise InvalidInput("offset and limit must be >= 0")
-        pre, pargs = self._prefix_sql(flt.prefix)
-        vis, vargs = self._visible_sql(self.now())
-        since, sargs = ("", ()) if flt.since is None else (" AND created_at > ?", (flt.since,))
-        limit = -1 if flt.limit is None else flt.limit
-        with storage_errors():
-            rows = self._conn.execute(
-                f"SELECT {_COLUMNS} FROM items WHERE 1{pre}{vis}{since} "
-                "ORDER BY created_at, seq LIMIT ? OFFSET ?",
-                (*pargs, *vargs, *sargs, limit, flt.offset),
-            ).fetchall()
-        return [self._item(r) for r in rows]
-
-    def keys(
-        self, prefix: str = "", *, limit: int | None = None, reverse: bool = False
-    ) -> builtins.list[str]:
-        pre, pargs = self._prefix_sql(prefix)
-        vis, vargs = self._visible_sql(self.now())
-        order = "DESC" if reverse else "ASC"
-        with storage_errors():
-            rows = self._conn.execute(
-                f"SELECT id FROM items WHERE 1{pre}{vis} ORDER BY id {order} LIMIT ?",
-                (*pargs, *vargs, -1 if limit is None else limit),
-            ).fetchall()
-        return [r[0] for r in rows]
-
-    def count(self, prefix: str = "") -> int:
-        pre, pargs = self._prefix_sql(prefix)
-        vis, vargs = self._visible_sql(self.now())
-        with storage_errors():
-            (n,) = self._conn.execute(
-                f"SELECT count(*) FROM items WHERE 1{pre}{vis}", (*pargs, *vargs)
-            ).fetchone()
-        return int(n)
-
-    def search(
-        self, terms: Sequence[str], *, prefix: str = "", limit: int = 10
-    ) -> builtins.list[tuple[str, float]]:
-        if not terms or limit <= 0:
-            return []
-        # Tokens hold only word characters, but quote them properly anyway.
-        match = " OR ".join('"' + t.replace('"', '""') + '"' for t in dict.fromkeys(terms))
-        policy = self._eviction.policy
-        now = self.now()
-        # Rank inside FTS5 alone (ORDER BY rank LIMIT k is its fast path; a join
-        # or a second sort key makes SQLite score and sort every match), then
-        # drop hits outside the prefix or expired, and ask for more if needed.
-        k = limit
-        with storage_errors():
-            while True:
-                hits = self._conn.execute(
-                    "SELECT rowid, rank FROM items_fts WHERE items_fts MATCH ? "
-                    "ORDER BY rank LIMIT ?",
-                    (match, k),
-                ).fetchall()
-                marks = ",".join("?" * len(hits))
-                rows = {
-                    n: (id, created, pinned)
-                    for n, id, created, pinned in self._conn.execute(
-                        f"SELECT n, id, created_at, pinned FROM items WHERE n IN ({marks})",
-                        [n for n, _ in hits],
-                    )
-                }
-                out: builtins.list[tuple[str, float]] = []
-                for n, rank in hits:
-                    row = rows.get(n)
-                    if (
-                        row is not None
-                        and row[0].startswith(prefix)
-                        and not is_expired(policy, row[1], bool(row[2]), now)
-                    ):
-                        out.append((row[0], -float(rank)))
-                if len(out) >= limit or len(hits) < k:
-                    return out[:limit]
-                k *= 4
-
     # -- maintenance --------------------------------------------------------
+
+    def reader(self) -> SqliteReader:
+        """A reader on a read-only connection of its own (see :class:`SqliteReader`)."""
+        return SqliteReader(self.path, self._eviction, self._clock, self._stats, self._busy)
+
+    def statistics_pending(self) -> int:
+        """How many items have access or recall notes not written yet."""
+        return len(self._stats)
+
+    def flush(self) -> None:
+        """Write the pending statistics now (one transaction)."""
+        with self.batch():
+            pass  # batch() writes the pending statistics first
 
     def integrity_check(self) -> str:
         """``PRAGMA integrity_check``'s first line: "ok" for a sound file."""
@@ -485,14 +403,23 @@ class SqliteBackend:
             return str(self._conn.execute("PRAGMA integrity_check").fetchone()[0])
 
     def close(self) -> None:
-        """Write pending statistics and close the connection (idempotent)."""
+        """Write pending statistics and close the connection (idempotent).
+
+        Statistics that cannot be written (the disk is full) are dropped with a
+        warning: they are advisory, and the file must still be closed.
+        """
         if self._conn is None:
             return
         try:
-            if self._pending_access or self._pending_recall:
+            if len(self._stats):
                 with self.batch():
                     pass
+        except StorageError as exc:
+            log.warning("memory store %s: statistics not written at close: %s", self.path, exc)
         finally:
-            with storage_errors():
-                self._conn.close()
-            self._conn = None  # type: ignore[assignment]
+            try:
+                with storage_errors():
+                    self._conn.close()
+            finally:
+                self._conn = None  # type: ignore[assignment]
+                self._lock.release()

@@ -11,11 +11,12 @@ A backend is not thread-safe: one caller at a time.
 from .._exports import publish
 from ._conversation import ConversationMemory
 from ._facts import FactMemory
+from ._inmemory import InMemoryBackend
 from ._knowledge import KNOWLEDGE_PREFIX, KnowledgeStore
 from ._retriever import MemoryRetriever
 from ._schema import SCHEMA_VERSION
 from ._sqlite import SqliteBackend
-from ._store import InMemoryBackend, MemoryBackend
+from ._store import MemoryBackend
 from ._transcript import messages_from_jsonl, messages_to_jsonl
 
 __all__ = [

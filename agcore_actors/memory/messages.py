@@ -29,6 +29,10 @@ Knowledge and retrieval::
     PageIndex()          -> IndexEntries
     Retrieve(query, max_results, min_score, mode) -> RetrievalResult
 
+Health::
+
+    GetMemoryStatus()    -> MemoryStatus    (backend, degraded state)
+
 Facts (key/value memory of one session)::
 
     FactSet(session_id, key, value) -> None
@@ -44,9 +48,12 @@ Cancelling the asker (or its ask timing out):
   ``UpdatePage``, ``DeletePage``, ``FactSet``, ``FactRemove``, ``FactClear``):
   the write either completes (and stays) or never started; a transaction is
   never interrupted half way, so the asker's cancellation may wait for it;
-- of a *read* (every other request): nothing changes, except that ``Get``,
-  ``GetPage``, ``FactGet`` and ``Retrieve`` may still count their access or
-  recall (advisory statistics).
+- of a *read* (every other request): the read is abandoned at once and the
+  store goes on with its next request (on SQLite the read's thread finishes in
+  the background, on a connection of its own); nothing changes, except that
+  ``Get``, ``GetPage``, ``FactGet`` and ``Retrieve`` may still count their
+  access or recall (advisory statistics).
+- of ``GetMemoryStatus``: nothing happens.
 
 Lists of structs come wrapped in a reply struct (``Items``, ``Messages``,
 ``Pages``, ``IndexEntries``), so a reply can gain fields (a cursor, a total)
@@ -54,9 +61,12 @@ without changing its type.
 
 Errors: :class:`~agcore_actors.memory.InvalidInput`,
 :class:`~agcore_actors.memory.NotFound`,
-:class:`~agcore_actors.memory.SerializationError` and
-:class:`~agcore_actors.memory.RetrievalError` are the asker's (the actor carries
-on, nothing was changed). A :class:`~agcore_actors.memory.StorageError` crashes
+:class:`~agcore_actors.memory.SerializationError`,
+:class:`~agcore_actors.memory.RetrievalError`,
+:class:`~agcore_actors.memory.StorageBusy` and
+:class:`~agcore_actors.memory.StorageUnavailable` are the asker's (the actor
+carries on, nothing was changed; after a StorageUnavailable it is degraded until
+a write succeeds). Any other :class:`~agcore_actors.memory.StorageError` crashes
 the actor: its supervisor restarts it, which reopens the database.
 
 Every write is committed (durable, see ``SqliteBackend``) before its reply is
@@ -65,7 +75,7 @@ sent.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Literal
 
 import msgspec
 
@@ -95,6 +105,7 @@ __all__ = [
     "FactSet",
     "FactSnapshot",
     "Get",
+    "GetMemoryStatus",
     "GetPage",
     "History",
     "ImportTranscript",
@@ -103,6 +114,7 @@ __all__ = [
     "List",
     "MemoryMsg",
     "MemoryReply",
+    "MemoryStatus",
     "Messages",
     "PageIndex",
     "Pages",
@@ -287,6 +299,27 @@ class Retrieve(Request[RetrievalResult], frozen=True, tag=True, kw_only=True):
     mode: RetrievalMode | None = None
 
 
+# -- health ---------------------------------------------------------------------
+
+
+class MemoryStatus(msgspec.Struct, frozen=True, kw_only=True):
+    """The store's backend and health."""
+
+    backend: Literal["memory", "sqlite"]
+    #: The SQLite file (None in memory).
+    path: str | None = None
+    #: True since a storage failure (disk full, read-only, I/O) until a write succeeds.
+    degraded: bool = False
+    #: The failure that made it degraded.
+    last_error: str | None = None
+    #: Requests that failed since it became degraded.
+    refused: int = 0
+
+
+class GetMemoryStatus(Request[MemoryStatus], frozen=True, tag=True):
+    """The store's backend and whether it is degraded."""
+
+
 # -- facts ----------------------------------------------------------------------
 
 
@@ -333,6 +366,7 @@ MemoryReply = (
     | Messages
     | Pages
     | IndexEntries
+    | MemoryStatus
     | list[str]
     | list[int]
     | str
@@ -362,6 +396,7 @@ MemoryMsg = (
     | SearchPages
     | PageIndex
     | Retrieve
+    | GetMemoryStatus
     | FactSet
     | FactGet
     | FactRemove

@@ -29,12 +29,14 @@ from ._errors import (
     NotAnArray,
     PartialNotFound,
     PromptError,
+    TemplateLimitExceeded,
     TemplateRecursionError,
     TemplateRenderError,
     TemplateSecurityError,
     TemplateSyntaxError,
     VariableNotFound,
 )
+from ._sandbox import RenderLimits
 from ._seed_syntax import from_seed_syntax
 from ._template import PromptTemplate, TemplateRegistry, context_from_json
 
@@ -45,6 +47,8 @@ __all__ = [
     "PromptComposer",
     "PromptError",
     "PromptTemplate",
+    "RenderLimits",
+    "TemplateLimitExceeded",
     "TemplateRecursionError",
     "TemplateRegistry",
     "TemplateRenderError",

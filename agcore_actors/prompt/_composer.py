@@ -9,6 +9,7 @@ made the call (the seed keyed them by tool name: BUG).
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, Literal
 
@@ -73,9 +74,15 @@ def tool_call(id: str, name: str, arguments: str | Mapping[str, Any] = "{}") -> 
     return ToolCall(id, FunctionCall(name, arguments))
 
 
+@functools.lru_cache(maxsize=128)
+def _compiled(source: str) -> PromptTemplate:
+    """A template given as text, compiled once (the composer never changes it)."""
+    return PromptTemplate(source)
+
+
 def _render(template: TemplateLike, context: Mapping[str, Any] | None) -> str:
     if isinstance(template, str):
-        template = PromptTemplate(template)
+        template = _compiled(template)
     return template.render(context)
 
 

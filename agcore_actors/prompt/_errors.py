@@ -9,6 +9,7 @@
     ├── NotAnArray                ValueError: a loop over something that is not a list
     ├── TemplateSecurityError     the sandbox refused an operation
     ├── TemplateRecursionError    partials include each other, or recursion is too deep
+    ├── TemplateLimitExceeded     a render went past its work or size bound
     ├── TemplateRenderError       any other error while rendering
     └── InvalidSequence           ValueError: a message list breaks the rules
 
@@ -19,7 +20,7 @@ partial).
 
 from __future__ import annotations
 
-from typing import ClassVar
+from typing import ClassVar, Literal
 
 from .._errors import AgcoreError
 
@@ -79,6 +80,25 @@ class TemplateRecursionError(PromptError):
     """Partials include each other in a cycle, or rendering recursed too deep."""
 
     kind: ClassVar[str] = "template_recursion"
+
+
+class TemplateLimitExceeded(PromptError):
+    """A render went past a bound of its ``RenderLimits``; ``limit`` names which:
+    ``"work"`` (loop iterations, calls, filters), ``"output"`` (characters of
+    output) or ``"value"`` (the size of one value the template made)."""
+
+    kind: ClassVar[str] = "template_limit"
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        limit: Literal["work", "output", "value"] = "work",
+        template: str | None = None,
+        line: int | None = None,
+    ) -> None:
+        super().__init__(message, template=template, line=line)
+        self.limit = limit
 
 
 class TemplateRenderError(PromptError):

@@ -32,18 +32,19 @@ from typing import Any
 import jinja2
 import jinja2.exceptions
 import jinja2.meta
-from jinja2.sandbox import ImmutableSandboxedEnvironment
 
 from ._errors import (
     NotAnArray,
     PartialNotFound,
     PromptError,
+    TemplateLimitExceeded,
     TemplateRecursionError,
     TemplateRenderError,
     TemplateSecurityError,
     TemplateSyntaxError,
     VariableNotFound,
 )
+from ._sandbox import LimitedEnvironment, RenderLimits, render_limited
 from ._seed_syntax import from_seed_syntax
 
 Sources = Callable[[str], str | None]
@@ -68,7 +69,7 @@ def _array(value: Any) -> Any:
     return value
 
 
-def _environment(sources: Sources) -> ImmutableSandboxedEnvironment:
+def _environment(sources: Sources) -> LimitedEnvironment:
     def load(name: str) -> tuple[str, str, Callable[[], bool]] | None:
         source = sources(name)
         if source is None:
@@ -76,7 +77,7 @@ def _environment(sources: Sources) -> ImmutableSandboxedEnvironment:
         # Up to date while the registered source is the same object.
         return source, name, lambda: sources(name) is source
 
-    env = ImmutableSandboxedEnvironment(
+    env = LimitedEnvironment(
         loader=jinja2.FunctionLoader(load),
         undefined=jinja2.StrictUndefined,
         autoescape=False,
@@ -118,6 +119,8 @@ def _translate(exc: Exception, names: set[str], default: str) -> PromptError:
         return TemplateSecurityError(str(exc), template=template, line=line)
     if isinstance(exc, RecursionError):
         return TemplateRecursionError("render recursion too deep", template=template, line=line)
+    if isinstance(exc, TemplateLimitExceeded):
+        return TemplateLimitExceeded(exc.message, limit=exc.limit, template=template, line=line)
     if isinstance(exc, PromptError):
         return type(exc)(exc.message, template=template, line=line)
     return TemplateRenderError(f"{type(exc).__name__}: {exc}", template=template, line=line)
@@ -132,9 +135,13 @@ class TemplateRegistry:
     watching.
     """
 
-    def __init__(self) -> None:
+    def __init__(self, *, limits: RenderLimits | None = None) -> None:
+        self.limits = limits or RenderLimits()
         self._sources: dict[str, str] = {}
         self._env = _environment(self._sources.get)
+        #: Changes with every (un)registration: what was checked for cycles is stale.
+        self.version = 0
+        self._renderers: dict[str, PromptTemplate] = {}
 
     def _compile(self, name: str) -> jinja2.Template:
         try:
@@ -146,9 +153,14 @@ class TemplateRegistry:
         except jinja2.TemplateSyntaxError as exc:
             raise _translate(exc, set(self._sources), name) from exc
 
+    def _changed(self) -> None:
+        self.version += 1
+        self._renderers.clear()
+
     def register(self, name: str, source: str) -> TemplateRegistry:
         previous = self._sources.get(name)
         self._sources[name] = source
+        self._changed()
         try:
             self._compile(name)
         except PromptError:
@@ -166,6 +178,7 @@ class TemplateRegistry:
 
     def register_lazy(self, name: str, source: str) -> TemplateRegistry:
         self._sources[name] = source
+        self._changed()
         return self
 
     def register_file(self, name: str, path: str | Path) -> TemplateRegistry:
@@ -177,6 +190,7 @@ class TemplateRegistry:
 
     def unregister(self, name: str) -> None:
         self._sources.pop(name, None)
+        self._changed()
 
     def __contains__(self, name: object) -> bool:
         return name in self._sources
@@ -191,42 +205,44 @@ class TemplateRegistry:
             raise PartialNotFound(name) from None
 
     def get(self, name: str) -> PromptTemplate:
+        """A template of its own for ``name`` (compiled now; keep it to render often)."""
         self._compile(name)
-        return PromptTemplate(self._sources[name], name=name, registry=self)
+        return PromptTemplate(self._sources[name], name=name, registry=self, limits=self.limits)
 
     def render(
         self, name: str, context: Mapping[str, Any] | None = None, /, **variables: Any
     ) -> str:
-        return self.get(name).render(context, **variables)
+        """Render ``name``; its compiled form is kept until the registry changes."""
+        template = self._renderers.get(name)
+        if template is None:
+            template = self._renderers[name] = self.get(name)
+        return template.render(context, **variables)
 
-    # -- used by PromptTemplate --
 
-    def _check_cycles(self, env: jinja2.Environment, sources: Sources, start: str) -> None:
-        """Refuse include cycles reachable from ``start`` (static names only)."""
-        state: dict[str, int] = {}  # 1 = on the path, 2 = done
+def _check_cycles(env: jinja2.Environment, sources: Sources, start: str) -> None:
+    """Refuse include cycles reachable from ``start`` (static names only)."""
+    state: dict[str, int] = {}  # 1 = on the path, 2 = done
 
-        def visit(name: str, path: list[str]) -> None:
-            if state.get(name) == 2:
-                return
-            if state.get(name) == 1:
-                cycle = " -> ".join([*path[path.index(name) :], name])
-                raise TemplateRecursionError(
-                    f"partials include each other: {cycle}", template=start
-                )
-            source = sources(name)
-            if source is None:
-                return  # reported as PartialNotFound when rendered
-            state[name] = 1
-            try:
-                ast = env.parse(source, name)
-            except jinja2.TemplateSyntaxError as exc:
-                raise _translate(exc, {name}, name) from exc
-            for ref in jinja2.meta.find_referenced_templates(ast):
-                if ref is not None:
-                    visit(ref, [*path, name])
-            state[name] = 2
+    def visit(name: str, path: list[str]) -> None:
+        if state.get(name) == 2:
+            return
+        if state.get(name) == 1:
+            cycle = " -> ".join([*path[path.index(name) :], name])
+            raise TemplateRecursionError(f"partials include each other: {cycle}", template=start)
+        source = sources(name)
+        if source is None:
+            return  # reported as PartialNotFound when rendered
+        state[name] = 1
+        try:
+            ast = env.parse(source, name)
+        except jinja2.TemplateSyntaxError as exc:
+            raise _translate(exc, {name}, name) from exc
+        for ref in jinja2.meta.find_referenced_templates(ast):
+            if ref is not None:
+                visit(ref, [*path, name])
+        state[name] = 2
 
-        visit(start, [])
+    visit(start, [])
 
 
 class PromptTemplate:
@@ -243,12 +259,16 @@ class PromptTemplate:
         name: str = "<template>",
         partials: Mapping[str, str] | None = None,
         registry: TemplateRegistry | None = None,
+        limits: RenderLimits | None = None,
     ) -> None:
         self.source = source
         self.name = name
         self.partials: dict[str, str] = dict(partials or {})
         self.registry = registry
+        self.limits = limits or (registry.limits if registry else RenderLimits())
         self._env = _environment(self._lookup)
+        self._version = 0  # of the partials; with the registry's: what was checked
+        self._checked: tuple[int, int | None] | None = None
         self._compile()
 
     @classmethod
@@ -294,16 +314,19 @@ class PromptTemplate:
         except jinja2.TemplateSyntaxError as exc:
             raise _translate(exc, {name}, name) from exc
         self.partials[name] = source
+        self._version += 1
         return self
 
     def render(self, context: Mapping[str, Any] | None = None, /, **variables: Any) -> str:
         """Render with ``context`` and ``variables`` (the latter win)."""
         values = {**(context or {}), **variables}
-        template = self._compile()
-        registry = self.registry or TemplateRegistry()
-        registry._check_cycles(self._env, self._lookup, self.name)
+        template = self._compile()  # Jinja's cache: compiled once per source
+        state = (self._version, None if self.registry is None else self.registry.version)
+        if state != self._checked:
+            _check_cycles(self._env, self._lookup, self.name)
+            self._checked = state
         try:
-            return template.render(values)
+            return render_limited(template, values, self.limits)
         except Exception as exc:
             raise _translate(exc, self._names(), self.name) from exc
 
@@ -311,14 +334,15 @@ class PromptTemplate:
         self, context: Mapping[str, Any] | None, partials: Mapping[str, str]
     ) -> str:
         """Render with ``partials`` in place of this template's own."""
-        saved = self.partials
+        saved = self.partials, self._env
         self.partials = dict(partials)
         self._env = _environment(self._lookup)
+        self._version += 1
         try:
             return self.render(context)
         finally:
-            self.partials = saved
-            self._env = _environment(self._lookup)
+            self.partials, self._env = saved
+            self._version += 1
 
     def __str__(self) -> str:
         return self.source

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from collections import Counter
+from collections.abc import Sequence
+
 import pytest
 import trio
 from hypothesis import given, settings
@@ -11,6 +14,7 @@ from agcore_actors import ActorSystem
 from agcore_actors.context import (
     CompactConfig,
     ContextOverflow,
+    HeuristicEstimator,
     InvalidCompactRequest,
     compactor_spec,
 )
@@ -266,3 +270,84 @@ def test_compactor_invariants_for_any_conversation(
             assert result.messages == [*history, SystemMessage("note")]
 
     trio.run(run)
+
+
+class ReturnsNone:
+    """A summarizer with a bug: it answers None."""
+
+    async def __call__(self, messages: list[Message], *, max_tokens: int) -> str:
+        await trio.lowlevel.checkpoint()
+        return None  # type: ignore[return-value]
+
+
+async def test_a_summarizer_answering_none_is_a_failed_summary_not_a_crash(
+    system: ActorSystem,
+) -> None:
+    config = CompactConfig(keep_recent=3)
+    spec = compactor_spec("c", config=config, summarizer=ReturnsNone())
+    ref = await system.root.start_child(spec)
+    result = await ref.ask(Compact(messages=conversation(8), budget=200))
+    (summary,) = [s for s in result.report.steps if s.name == "summary"]
+    assert "NoneType" in (summary.error or "")
+    assert (await ref.ask(GetCompactorStatus())).consecutive_failures == 1
+    assert next(i for i in system.snapshot() if i.name == "c").restarts == 0
+
+
+class Breaking(HeuristicEstimator):
+    """Counts like the heuristic until ``broken``: then a bug (a crash)."""
+
+    broken = False
+
+    def count_message(self, message: Message) -> int:
+        if self.broken:
+            raise RuntimeError("estimator bug")
+        return super().count_message(message)
+
+
+async def test_an_open_breaker_stays_open_across_a_restart(
+    system: ActorSystem, autojump_clock: object
+) -> None:
+    estimator = Breaking()
+    config = CompactConfig(keep_recent=3, breaker_cooldown=60.0)
+    spec = compactor_spec("c", config=config, summarizer=Failing(), estimator=estimator)
+    ref = await system.root.start_child(spec)
+    for _ in range(3):
+        await ref.ask(Compact(messages=conversation(10), budget=250))
+    assert (await ref.ask(GetCompactorStatus())).breaker_open
+    estimator.broken = True
+    with pytest.raises(RuntimeError):
+        await ref.ask(Compact(messages=conversation(10), budget=250))
+    estimator.broken = False
+    status = await ref.ask(GetCompactorStatus())
+    assert next(i for i in system.snapshot() if i.name == "c").restarts == 1
+    assert status.breaker_open and status.consecutive_failures == 3
+
+
+class Counting(HeuristicEstimator):
+    """The heuristic, counting how often it estimated each message object."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.seen: Counter[int] = Counter()
+
+    def count_message(self, message: Message) -> int:
+        self.seen[id(message)] += 1
+        return super().count_message(message)
+
+    async def count(self, messages: Sequence[Message]) -> int:
+        self.seen.update(id(m) for m in messages)
+        return await super().count(messages)
+
+
+async def test_each_message_is_estimated_once_per_ask(system: ActorSystem) -> None:
+    estimator = Counting()
+    config = CompactConfig(keep_recent=3, keep_tool_result=2)
+    spec = compactor_spec("c", config=config, summarizer=Extractive(), estimator=estimator)
+    ref = await system.root.start_child(spec)
+    result = await ref.ask(Compact(messages=conversation(12), budget=300, scratch="note"))
+    assert [s.name for s in result.report.steps] == [
+        "keep_tool_results",
+        "microcompact",
+        "summary",
+    ]
+    assert estimator.seen and max(estimator.seen.values()) == 1

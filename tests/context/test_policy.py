@@ -7,7 +7,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from agcore_actors.context import CompactConfig
+from agcore_actors.context import CompactConfig, InvalidCompactConfig
 from agcore_actors.context.policy import (
     MAX_CONSECUTIVE_FAILURES,
     MESSAGE_OVERHEAD,
@@ -36,8 +36,23 @@ from agcore_actors.llm import (
 
 def test_threshold_defaults_to_95000() -> None:
     assert CompactConfig().threshold() == 95_000
-    assert CompactConfig(context_window=8_192, reserved_tokens=20_000).threshold() == 0
     assert should_compact(95_000, 95_000) and not should_compact(94_999, 95_000)
+
+
+@pytest.mark.parametrize(
+    "window, budget", [(32_000, 23_750), (128_000, 95_000), (200_000, 167_000)]
+)
+def test_the_defaults_leave_a_usable_budget_for_common_windows(window: int, budget: int) -> None:
+    config = CompactConfig(context_window=window)
+    assert config.threshold() == budget
+    assert window // 2 < config.threshold() < window
+
+
+def test_a_config_without_a_usable_budget_is_a_typed_error() -> None:
+    # It used to give a budget of 0: every conversation "did not fit".
+    with pytest.raises(InvalidCompactConfig, match="no budget") as info:
+        CompactConfig(context_window=8_192, reserved_tokens=20_000)
+    assert isinstance(info.value, ValueError)
 
 
 def test_config_rejects_bad_values() -> None:

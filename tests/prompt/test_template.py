@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import time
+
 import pytest
 
 from agcore_actors.prompt import (
@@ -240,3 +242,38 @@ def test_sandbox_refuses_unsafe_calls_but_allows_plain_data() -> None:
         )
         == "1 2 HI"
     )
+
+
+# -- compiled once ---------------------------------------------------------------------
+
+
+def registry_of_partials(n: int) -> TemplateRegistry:
+    registry = TemplateRegistry()
+    body = "".join(f"{{% if x > {i} %}}line {i} {{{{ x }}}}\n{{% endif %}}" for i in range(40))
+    for i in range(n):
+        registry.register(f"part{i}", body)
+    registry.register("main", "".join(f"{{% include 'part{i}' %}}" for i in range(n)))
+    return registry
+
+
+def test_rendering_again_does_not_parse_again() -> None:
+    registry = registry_of_partials(10)
+    template = registry.get("main")
+    expected = template.render(x=3)
+    start = time.perf_counter()
+    for _ in range(100):
+        assert template.render(x=3) == expected
+        assert registry.render("main", x=3) == expected
+    elapsed = time.perf_counter() - start
+    assert elapsed < 1.0, f"{elapsed / 200 * 1000:.1f} ms a render"
+
+
+def test_a_changed_partial_is_seen_at_the_next_render() -> None:
+    registry = registry_of_partials(2)
+    template = registry.get("main")
+    assert template.render(x=0) == ""
+    registry.register("part1", "changed {{ x }}")
+    assert template.render(x=0) == "changed 0"
+    assert registry.render("main", x=0) == "changed 0"
+    template.register_partial("part0", "own ")
+    assert template.render(x=0) == "own changed 0"

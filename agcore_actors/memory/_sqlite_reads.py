@@ -1,0 +1,293 @@
+"""The SQLite backend's reads, over any connection to the file, and the
+statistics that reads gather.
+
+Access and recall statistics are advisory and not worth an fsync per read: a
+``get`` or a recall is noted in :class:`PendingStats`, which the writer writes at
+the start of its next transaction. Reads merge the pending notes into the items
+they return, so a store always shows its latest statistics. :class:`PendingStats`
+is shared by the writer and the read connections of one backend and guards
+itself with a lock, because reads may run in other threads than writes.
+
+All SQL is parameterised; the few clauses assembled in Python are fixed
+fragments chosen by flags, never values.
+"""
+
+from __future__ import annotations
+
+import builtins
+import contextlib
+import sqlite3
+import threading
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+from typing import Any
+
+import msgspec
+
+from ._errors import InvalidInput
+from ._eviction import EvictionConfig, expiry_cutoff, is_expired
+from ._item import ALL, MemoryFilter, MemoryItem, prefix_upper_bound
+from ._schema import storage_errors
+from ._store import Clock
+
+COLUMNS = (
+    "id, content, metadata, created_at, pinned, accessed_at, access_count, "
+    "recall_count, recall_score_total, recalled_at"
+)
+
+
+class PendingStats:
+    """Statistics not written yet, and the store's sequence counter (thread-safe)."""
+
+    def __init__(self, seq: int) -> None:
+        self.lock = threading.Lock()
+        self.seq = seq
+        #: id -> [accessed_at, access_seq, count increment]
+        self.access: dict[str, list[Any]] = {}
+        #: id -> [count increment, score increment, recalled_at]
+        self.recall: dict[str, list[Any]] = {}
+
+    def next_seq(self) -> int:
+        with self.lock:
+            self.seq += 1
+            return self.seq
+
+    def __len__(self) -> int:
+        return len(self.access) + len(self.recall)
+
+    def note_access(self, id: str, now: float) -> None:
+        with self.lock:
+            self.seq += 1
+            pending = self.access.get(id)
+            if pending is None:
+                self.access[id] = [now, self.seq, 1]
+            else:
+                pending[0], pending[1] = now, self.seq
+                pending[2] += 1
+
+    def note_recall(self, id: str, score: float, now: float) -> None:
+        with self.lock:
+            pending = self.recall.get(id)
+            if pending is None:
+                self.recall[id] = [1, score, now]
+            else:
+                pending[0] += 1
+                pending[1] += score
+                pending[2] = now
+
+    def take(self) -> tuple[dict[str, list[Any]], dict[str, list[Any]]]:
+        """The pending notes (to be written), leaving none."""
+        with self.lock:
+            taken = self.access, self.recall
+            self.access, self.recall = {}, {}
+            return taken
+
+    def give_back(self, access: dict[str, list[Any]], recall: dict[str, list[Any]]) -> None:
+        """Notes taken by a transaction that rolled back: pending again, merged
+        under any noted since."""
+        with self.lock:
+            for id, (at, seq, n) in access.items():
+                newer = self.access.get(id)
+                self.access[id] = [at, seq, n] if newer is None else [*newer[:2], newer[2] + n]
+            for id, (n, score, at) in recall.items():
+                newer = self.recall.get(id)
+                self.recall[id] = (
+                    [n, score, at] if newer is None else [newer[0] + n, newer[1] + score, newer[2]]
+                )
+
+    def item(self, row: Sequence[Any]) -> MemoryItem:
+        """A row of :data:`COLUMNS` with the pending notes applied."""
+        id, content, meta, created, pinned, accessed, count, r_count, r_total, r_at = row
+        with self.lock:
+            access = self.access.get(id)
+            recall = self.recall.get(id)
+            if access is not None:
+                accessed, count = access[0], count + access[2]
+            if recall is not None:
+                r_count, r_total, r_at = r_count + recall[0], r_total + recall[1], recall[2]
+        return MemoryItem(
+            id=id,
+            content=content,
+            metadata=msgspec.json.decode(meta),
+            created_at=created,
+            pinned=bool(pinned),
+            accessed_at=accessed,
+            access_count=count,
+            recall_count=r_count,
+            recall_score_total=r_total,
+            recalled_at=r_at,
+        )
+
+
+class SqliteReads:
+    """The read half of the backend protocol over ``self._conn``."""
+
+    _conn: sqlite3.Connection
+    _eviction: EvictionConfig
+    _clock: Clock
+    _stats: PendingStats
+
+    @property
+    def eviction(self) -> EvictionConfig:
+        return self._eviction
+
+    def now(self) -> float:
+        return self._clock()
+
+    def _after_read(self) -> None:
+        """Called after a read noted statistics (the writer may flush them)."""
+
+    def _visible_sql(self, now: float) -> tuple[str, tuple[Any, ...]]:
+        cutoff = expiry_cutoff(self._eviction.policy, now)
+        if cutoff is None:
+            return "", ()
+        return " AND (pinned = 1 OR created_at > ?)", (cutoff,)
+
+    @staticmethod
+    def _prefix_sql(prefix: str) -> tuple[str, tuple[Any, ...]]:
+        if not prefix:
+            return "", ()
+        upper = prefix_upper_bound(prefix)
+        if upper is None:
+            return " AND id >= ?", (prefix,)
+        return " AND id >= ? AND id < ?", (prefix, upper)
+
+    def _row(self, id: str, now: float) -> Any:
+        vis, vargs = self._visible_sql(now)
+        with storage_errors():
+            return self._conn.execute(
+                f"SELECT {COLUMNS} FROM items WHERE id = ?{vis}", (id, *vargs)
+            ).fetchone()
+
+    def get(self, id: str) -> MemoryItem | None:
+        now = self.now()
+        row = self._row(id, now)
+        if row is None:
+            return None
+        self._stats.note_access(id, now)
+        item = self._stats.item(row)
+        self._after_read()
+        return item
+
+    def peek(self, id: str) -> MemoryItem | None:
+        row = self._row(id, self.now())
+        return None if row is None else self._stats.item(row)
+
+    def record_recall(self, id: str, score: float) -> None:
+        self._stats.note_recall(id, score, self.now())
+        self._after_read()
+
+    def list(self, flt: MemoryFilter = ALL) -> builtins.list[MemoryItem]:
+        if flt.offset < 0 or (flt.limit is not None and flt.limit < 0):
+            raise InvalidInput("offset and limit must be >= 0")
+        pre, pargs = self._prefix_sql(flt.prefix)
+        vis, vargs = self._visible_sql(self.now())
+        since, sargs = ("", ()) if flt.since is None else (" AND created_at > ?", (flt.since,))
+        limit = -1 if flt.limit is None else flt.limit
+        with storage_errors():
+            rows = self._conn.execute(
+                f"SELECT {COLUMNS} FROM items WHERE 1{pre}{vis}{since} "
+                "ORDER BY created_at, seq LIMIT ? OFFSET ?",
+                (*pargs, *vargs, *sargs, limit, flt.offset),
+            ).fetchall()
+        return [self._stats.item(r) for r in rows]
+
+    def keys(
+        self, prefix: str = "", *, limit: int | None = None, reverse: bool = False
+    ) -> builtins.list[str]:
+        pre, pargs = self._prefix_sql(prefix)
+        vis, vargs = self._visible_sql(self.now())
+        order = "DESC" if reverse else "ASC"
+        with storage_errors():
+            rows = self._conn.execute(
+                f"SELECT id FROM items WHERE 1{pre}{vis} ORDER BY id {order} LIMIT ?",
+                (*pargs, *vargs, -1 if limit is None else limit),
+            ).fetchall()
+        return [r[0] for r in rows]
+
+    def count(self, prefix: str = "") -> int:
+        pre, pargs = self._prefix_sql(prefix)
+        vis, vargs = self._visible_sql(self.now())
+        with storage_errors():
+            (n,) = self._conn.execute(
+                f"SELECT count(*) FROM items WHERE 1{pre}{vis}", (*pargs, *vargs)
+            ).fetchone()
+        return int(n)
+
+    def search(
+        self, terms: Sequence[str], *, prefix: str = "", limit: int = 10
+    ) -> builtins.list[tuple[str, float]]:
+        if not terms or limit <= 0:
+            return []
+        # Tokens hold only word characters, but quote them properly anyway.
+        match = " OR ".join('"' + t.replace('"', '""') + '"' for t in dict.fromkeys(terms))
+        policy = self._eviction.policy
+        now = self.now()
+        # Rank inside FTS5 alone (ORDER BY rank LIMIT k is its fast path; a join
+        # or a second sort key makes SQLite score and sort every match), join
+        # the k hits to their rows (no SQL variable per hit), drop hits outside
+        # the prefix or expired, and ask for more if needed.
+        k = limit
+        with storage_errors():
+            while True:
+                hits = self._conn.execute(
+                    "SELECT f.rank, i.id, i.created_at, i.pinned FROM "
+                    "(SELECT rowid, rank FROM items_fts WHERE items_fts MATCH ? "
+                    "ORDER BY rank LIMIT ?) AS f LEFT JOIN items AS i ON i.n = f.rowid "
+                    "ORDER BY f.rank",
+                    (match, k),
+                ).fetchall()
+                out: builtins.list[tuple[str, float]] = []
+                for rank, id, created, pinned in hits:
+                    if (
+                        id is not None
+                        and id.startswith(prefix)
+                        and not is_expired(policy, created, bool(pinned), now)
+                    ):
+                        out.append((id, -float(rank)))
+                if len(out) >= limit or len(hits) < k:
+                    return out[:limit]
+                k *= 4
+
+
+class SqliteReader(SqliteReads):
+    """The reads of a :class:`SqliteBackend` on a read-only connection of their own.
+
+    Made by :meth:`SqliteBackend.reader`; shares the backend's pending
+    statistics. WAL lets it read while the backend writes, and it sees every
+    committed transaction. Writes are refused (it is not a writer). One thread
+    at a time may use it.
+    """
+
+    def __init__(
+        self,
+        path: Path,
+        eviction: EvictionConfig,
+        clock: Clock,
+        stats: PendingStats,
+        busy_timeout: float,
+    ) -> None:
+        self._eviction = eviction
+        self._clock = clock
+        self._stats = stats
+        with storage_errors():
+            self._conn = sqlite3.connect(
+                f"{path.resolve().as_uri()}?mode=ro",
+                uri=True,
+                isolation_level=None,
+                check_same_thread=False,
+                timeout=busy_timeout,
+            )
+
+    def _refuse(self, *args: object, **kwargs: object) -> Any:
+        raise TypeError("a SqliteReader only reads")
+
+    put = set_pinned = delete = evict = _refuse
+
+    @contextlib.contextmanager
+    def batch(self) -> Iterator[None]:
+        yield  # reads need no transaction of ours
+
+    def close(self) -> None:
+        with storage_errors():
+            self._conn.close()

@@ -1,0 +1,123 @@
+"""How the MemoryStore runs its backend: storage failures that do not take it
+down (a real full file, a lock held too long), its health in its status, and
+its clock."""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+import sqlite3
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import trio
+import trio.testing
+
+from agcore_actors import ActorSystem, AskTimeout
+from agcore_actors.memory import (
+    KnowledgePage,
+    MemoryStoreConfig,
+    RetrievalMode,
+    StorageBusy,
+    memory_store_spec,
+)
+from agcore_actors.memory.messages import (
+    FactGet,
+    FactSet,
+    Get,
+    GetMemoryStatus,
+    Put,
+    PutPage,
+    Retrieve,
+)
+
+HERE = Path(__file__).resolve().parent
+REPO = HERE.parents[1]
+
+
+def test_a_full_disk_refuses_writes_and_the_store_stays_up_degraded(tmp_path: Path) -> None:
+    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    done = subprocess.run(
+        [sys.executable, str(HERE / "full_disk_writer.py"), str(tmp_path / "m.db"), str(1 << 20)],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=120,
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    result = json.loads(done.stdout.splitlines()[-1])
+    assert result["written"] > 0  # it wrote until the file could not grow
+    assert "FULL" in result["refused"] or "IOERR" in result["refused"], result
+    assert result["again"] == "StorageUnavailable"  # a refused write changes nothing
+    assert result["degraded"] and result["last_error"]
+    assert result["first_readable"] and result["count"] == result["written"]
+    assert result["restarts"] == 0
+    assert result["healed"]
+    assert "Traceback" not in done.stderr, done.stderr[-3000:]
+
+
+async def test_a_busy_file_is_the_askers_retryable_error_and_the_store_stays_up(
+    tmp_path: Path,
+) -> None:
+    config = MemoryStoreConfig(path=str(tmp_path / "m.db"), busy_timeout=0.05)
+    async with ActorSystem(strict=True) as system:
+        memory = await system.root.start_child(memory_store_spec("memory", config=config))
+        await memory.ask(Put(id="a", content="x"))
+        holder = sqlite3.connect(tmp_path / "m.db", isolation_level=None)
+        holder.execute("BEGIN IMMEDIATE")
+        try:
+            with pytest.raises(StorageBusy) as info:
+                await memory.ask(Put(id="b", content="y"))
+            assert info.value.is_retryable()
+        finally:
+            holder.execute("ROLLBACK")
+            holder.close()
+        await memory.ask(Put(id="b", content="y"))
+        assert await memory.ask(Get("b")) is not None
+        status = await memory.ask(GetMemoryStatus())
+        assert status.backend == "sqlite" and not status.degraded
+        assert next(i for i in system.snapshot() if i.name == "memory").restarts == 0
+
+
+@pytest.mark.parametrize("backend", ["memory", "sqlite"])
+async def test_timestamps_follow_trios_clock_by_default(
+    backend: str, tmp_path: Path, autojump_clock: trio.testing.MockClock
+) -> None:
+    path = None if backend == "memory" else str(tmp_path / "m.db")
+    async with ActorSystem(strict=True) as system:
+        memory = await system.root.start_child(
+            memory_store_spec("memory", config=MemoryStoreConfig(path=path))
+        )
+        first = await memory.ask(Put(id="a", content="x"))
+        await trio.sleep(100)  # virtual: no wall time passes
+        second = await memory.ask(Put(id="b", content="x"))
+        assert second.created_at - first.created_at == pytest.approx(100.0, abs=1e-6)
+
+
+def huge_page() -> KnowledgePage:
+    """A page whose Dice score takes seconds: a slow read, for real."""
+    words = ["alpha", "beta", "gamma", "delta", "omega", "sigma"]
+    rng = random.Random(1)
+    content = " ".join(rng.choice(words) for _ in range(1_500_000))
+    return KnowledgePage(id="big", title="Alpha notes", content=content)
+
+
+async def test_a_timed_out_read_is_abandoned_and_holds_up_no_one(tmp_path: Path) -> None:
+    config = MemoryStoreConfig(path=str(tmp_path / "m.db"))
+    async with ActorSystem() as system:
+        memory = await system.root.start_child(memory_store_spec("memory", config=config))
+        await memory.ask(PutPage(huge_page()))
+        await memory.ask(FactSet(session_id="s2", key="k", value="v"))
+        slow = Retrieve(query="alpha", mode=RetrievalMode.DICE)
+        start = trio.current_time()
+        with pytest.raises(AskTimeout):
+            await memory.ask(slow, timeout=0.2)
+        assert trio.current_time() - start < 1.0  # the read takes seconds
+        # Another session's read and a write go through while it still runs.
+        start = trio.current_time()
+        assert await memory.ask(FactGet("s2", "k")) == "v"
+        await memory.ask(Put(id="x", content="y"))
+        assert trio.current_time() - start < 1.0

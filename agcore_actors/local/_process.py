@@ -22,7 +22,7 @@ import os
 import signal
 import subprocess
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 
 import httpx
 import trio
@@ -87,7 +87,7 @@ class ServerProcess:
         self.url = str(url)
         return self.url
 
-    async def _failed(self) -> Any:
+    async def _failed(self) -> NoReturn:
         code = await self.process.wait()
         await trio.sleep(0.05)  # let the stderr reader take the last lines
         if code == EXIT_NO_RUNTIME:

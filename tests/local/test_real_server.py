@@ -18,7 +18,21 @@ import pytest
 import trio
 
 from agcore_actors import ActorRef, ActorSystem
-from agcore_actors.local import local_model_spec
+from agcore_actors.llm import (
+    Chat,
+    ChatRequest,
+    ChatStream,
+    Content,
+    LlmError,
+    OpenAICompatibleProvider,
+    OpenAIConfig,
+    ProviderRegistry,
+    RetryConfig,
+    Timeouts,
+    provider_actor,
+    user,
+)
+from agcore_actors.local import CatalogModel, GgufFile, local_model_spec, qwen_tool_template
 from agcore_actors.local.messages import Endpoint, GetEndpoint, LocalModelMsg
 from tests.peers.local_model import small_model_config
 
@@ -36,7 +50,8 @@ WEATHER = {
         },
     },
 }
-ASK_WEATHER = [{"role": "user", "content": "What is the weather in Paris?"}]
+LOCAL_TIMEOUTS = Timeouts(attempt=60, idle=60, call=120)
+ASK_WEATHER: list[dict[str, Any]] = [{"role": "user", "content": "What is the weather in Paris?"}]
 
 
 def body(messages: list[dict[str, Any]], **extra: Any) -> dict[str, Any]:
@@ -130,7 +145,7 @@ async def test_after_the_tool_result_the_answer_is_text_that_uses_it(
         "/chat/completions", json=body(ASK_WEATHER, tools=[WEATHER], tool_choice="auto")
     )
     (call,) = first.json()["choices"][0]["message"]["tool_calls"]
-    messages = [
+    messages: list[dict[str, Any]] = [
         *ASK_WEATHER,
         {"role": "assistant", "content": "", "tool_calls": [call]},
         {"role": "tool", "tool_call_id": call["id"], "content": "17°C, light rain"},
@@ -227,3 +242,62 @@ async def test_a_tool_turn_through_the_actor_and_no_process_after_shutdown() -> 
         assert call["function"]["name"] == "get_weather"
         assert not group_is_gone(endpoint.pid)
     assert group_is_gone(endpoint.pid)
+
+
+async def test_through_the_llm_layer_a_killed_server_is_a_typed_error_then_the_next_turn_works(
+) -> None:  # fmt: skip
+    async with ActorSystem(strict=True) as system:
+        server = await system.root.start_child(local_model_spec(config=small_model_config()))
+        first = await server.ask(GetEndpoint(), timeout=60)
+        config = OpenAIConfig(
+            name="local", base_url=first.base_url, api_key=first.api_key, model=first.model
+        )
+        registry = ProviderRegistry().register(OpenAICompatibleProvider(config))
+        llm = await system.spawn(
+            provider_actor(registry, retry=RetryConfig(max_retries=0), timeouts=LOCAL_TIMEOUTS),
+            name="llm",
+        )
+        request = ChatRequest(
+            [user("Count from 1 to 300, one number per line.")], max_tokens=600, temperature=0
+        )
+        with pytest.raises(LlmError) as info:
+            async with llm.stream(ChatStream(request)) as events:
+                async for event in events:
+                    if isinstance(event, Content):
+                        os.kill(first.pid, signal.SIGKILL)
+        # The connection broke mid-stream: a StreamError today; retryable, a new server may
+        # answer.
+        assert info.value.is_retryable()
+        second = await next_server(server, first)
+        # Same URL and key: the provider configured with the first endpoint still works.
+        response = await llm.ask(Chat(ChatRequest([user("Say hi.")], max_tokens=16)))
+        assert isinstance(response.message.content, str) and response.message.content
+    assert group_is_gone(first.pid) and group_is_gone(second.pid)
+
+
+async def test_with_the_json_block_template_a_call_can_only_name_an_offered_tool() -> None:
+    """Unlike the bare-JSON template (above: HTTP 500), the code block lets llama.cpp
+    constrain the call: an invented tool name cannot come out."""
+    model = small_model_config().source
+    assert isinstance(model, CatalogModel) and model.cache_dir is not None
+    source = GgufFile(
+        path=model.cache_dir / model.entry.filename, chat_template=qwen_tool_template("json_block")
+    )
+    config = small_model_config(source=source)
+    invent = [{"role": "user", "content": "Send an email to bob@example.com saying hi. "
+               "Use the send_email tool."}]  # fmt: skip
+    async with ActorSystem(strict=True) as system:
+        server = await system.root.start_child(local_model_spec(config=config))
+        endpoint = await server.ask(GetEndpoint(), timeout=60)
+        headers = {"Authorization": f"Bearer {endpoint.api_key}"}
+        async with httpx.AsyncClient(headers=headers, timeout=120, trust_env=False) as client:
+            response = await client.post(
+                endpoint.base_url + "/chat/completions",
+                json=body(invent, tools=[WEATHER], tool_choice="auto"),
+            )
+    assert response.status_code == 200
+    message = response.json()["choices"][0]["message"]
+    # The model reached for send_email; what came out is a call to the one offered tool
+    # (with whatever arguments the model made up: the tool must validate them).
+    (call,) = message["tool_calls"]
+    assert call["function"]["name"] == "get_weather"

@@ -139,6 +139,14 @@ async def test_a_python_without_xllamacpp_is_a_missing_runtime(model: GgufFile) 
     assert isinstance(info.value, LookupError) and not info.value.is_retryable()
 
 
+async def test_a_python_that_does_not_exist_is_a_missing_runtime(
+    model: GgufFile, tmp_path: Path
+) -> None:
+    async with ActorSystem(strict=True) as system:
+        with pytest.raises(LocalRuntimeMissing, match="No such file"):
+            await start(system, source=model, python=str(tmp_path / "nope"), progress=None)
+
+
 async def test_a_server_never_ready_times_out_and_is_killed(
     tmp_path: Path, model: GgufFile, record: Path
 ) -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 from pathlib import Path
@@ -15,6 +16,7 @@ from agcore_actors.local import (
     GgufFile,
     LocalModelNotFound,
     ProgressEvent,
+    TemplateStyle,
     _parts,
     qwen_tool_template,
     resolve_model,
@@ -51,7 +53,7 @@ async def test_a_cached_catalog_model_is_used_without_joining(tmp_path: Path) ->
     )
     assert resolved.path == path
     assert resolved.alias == "qwen2.5-coder-0.5b"
-    assert resolved.chat_template == qwen_tool_template()
+    assert resolved.chat_template == qwen_tool_template("bare_json")
     assert events == []
 
 
@@ -83,40 +85,70 @@ TOOLS = [
 ]
 
 
-def render(messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None = TOOLS) -> str:
-    template = jinja2.Environment().from_string(qwen_tool_template())
+def render(
+    messages: list[dict[str, Any]],
+    tools: list[dict[str, Any]] | None = TOOLS,
+    style: TemplateStyle = "json_block",
+) -> str:
+    environment = jinja2.Environment()
+    # As llama.cpp's tojson: insertion order, no HTML escapes.
+    environment.filters["tojson"] = functools.partial(json.dumps, ensure_ascii=False)
+    template = environment.from_string(qwen_tool_template(style))
     return template.render(messages=messages, tools=tools, add_generation_prompt=True)
 
 
-def test_the_template_offers_the_tools_and_asks_for_a_bare_json_call() -> None:
-    prompt = render([{"role": "user", "content": "Weather in Paris?"}])
-    assert '"name": "get_weather"' in prompt
+CALL: dict[str, Any] = {"id": "c1", "type": "function",
+        "function": {"name": "get_weather", "arguments": '{"city": "Paris"}'}}  # fmt: skip
+ANSWERED: list[dict[str, Any]] = [
+    {"role": "user", "content": "Weather in Paris?"},
+    {"role": "assistant", "content": "", "tool_calls": [CALL]},
+    {"role": "tool", "tool_call_id": "c1", "content": "18C"},
+]
+STYLES: list[TemplateStyle] = ["json_block", "bare_json"]
+
+
+@pytest.mark.parametrize("style", STYLES)
+def test_the_template_offers_the_tools_and_asks_for_the_call_format(style: TemplateStyle) -> None:
+    prompt = render([{"role": "user", "content": "Weather in Paris?"}], style=style)
+    assert '{"name": "get_weather", "description": "Weather of a city"' in prompt
     assert '{"name": <tool name>, "arguments": <arguments object>}' in prompt
+    assert ("```json" in prompt) == (style == "json_block")
     assert prompt.endswith("<|im_start|>user\nWeather in Paris?<|im_end|>\n<|im_start|>assistant\n")
 
 
-def test_the_template_renders_a_tool_call_as_the_bare_json_it_asks_for() -> None:
-    call = {"id": "c1", "type": "function",
-            "function": {"name": "get_weather", "arguments": '{"city": "Paris"}'}}  # fmt: skip
-    prompt = render(
-        [
-            {"role": "user", "content": "Weather in Paris?"},
-            {"role": "assistant", "content": "", "tool_calls": [call]},
-            {"role": "tool", "tool_call_id": "c1", "content": "18C"},
-        ]
-    )
-    rendered_call = '<|im_start|>assistant\n{"name": "get_weather", "arguments": {"city": "Paris"}}'
-    assert rendered_call in prompt
-    json.loads(rendered_call.split("\n", 1)[1])
-    after = prompt.split("18C", 1)[1]
-    assert "plain text" in after  # the answer after a result is text, not another call
+@pytest.mark.parametrize("style", STYLES)
+def test_the_template_renders_a_tool_call_in_the_format_it_asks_for(style: TemplateStyle) -> None:
+    prompt = render(ANSWERED, style=style)
+    call = '{"name": "get_weather", "arguments": {"city": "Paris"}}'
+    rendered = f"```json\n{call}\n```" if style == "json_block" else call
+    assert f"<|im_start|>assistant\n{rendered}<|im_end|>" in prompt
+    json.loads(call)
 
 
-def test_the_template_without_tools_is_plain_chatml_with_the_system_prompt() -> None:
-    prompt = render(
-        [{"role": "system", "content": "Be brief."}, {"role": "user", "content": "Hi"}], None
+@pytest.mark.parametrize("style", STYLES)
+def test_the_answer_to_a_tool_result_is_asked_in_plain_text_without_tools(
+    style: TemplateStyle,
+) -> None:
+    prompt = render(ANSWERED, style=style)
+    assert "You can call these tools" not in prompt
+    assert prompt.endswith(
+        "Tool result: 18C\nNow answer the question in plain text using this result."
+        "<|im_end|>\n<|im_start|>assistant\n"
     )
-    assert prompt == (
+    follow_up = render([*ANSWERED, {"role": "assistant", "content": "It is 18C."},
+                        {"role": "user", "content": "And in Rome?"}], style=style)  # fmt: skip
+    assert "You can call these tools" in follow_up  # offered again for the next request
+
+
+@pytest.mark.parametrize("style", STYLES)
+def test_without_tools_the_template_is_plain_chatml_with_the_system_prompt(
+    style: TemplateStyle,
+) -> None:
+    messages = [{"role": "system", "content": "Be brief."}, {"role": "user", "content": "Hi"}]
+    assert render(messages, None, style) == (
         "<|im_start|>system\nBe brief.<|im_end|>\n<|im_start|>user\nHi<|im_end|>\n"
         "<|im_start|>assistant\n"
+    )
+    assert render(messages[1:], None, style).startswith(
+        "<|im_start|>system\nYou are a helpful assistant.<|im_end|>"
     )

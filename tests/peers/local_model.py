@@ -57,7 +57,7 @@ def local_model_server() -> Iterator[Endpoint]:
     options = {
         "model": str(model),
         "alias": "qwen2.5-coder-0.5b",
-        "chat_template": qwen_tool_template(),
+        "chat_template": qwen_tool_template("bare_json"),  # as the catalog serves the 0.5B
         "n_ctx": N_CTX,
         "threads": 1,
         "host": "127.0.0.1",

@@ -1,0 +1,14 @@
+"""Serving agent sessions: ``serve_stdio`` (JSON lines) and ``serve_http`` (an HTTP API).
+
+Both take a running :class:`~agcore_actors.agent.SessionHost`; how the host is built
+(configuration, environment) is the caller's business. ``agcore-actors serve`` wires
+them to the command line.
+"""
+
+from .._exports import publish
+from ._errors import BadCommand, ServeError
+from ._stdio import StdioConfig, serve_stdio
+
+__all__ = ["BadCommand", "ServeError", "StdioConfig", "serve_stdio"]
+
+publish(__name__, __all__)

@@ -13,9 +13,11 @@ from __future__ import annotations
 
 import argparse
 import os
+import signal
 import sys
 from collections.abc import AsyncIterator, Mapping
 from contextlib import asynccontextmanager
+from typing import Any
 
 import trio
 
@@ -23,7 +25,7 @@ from ..actor import ActorSystem
 from ..agent import Agent, AgentBuilder, HostConfig, SessionHost, StoreTurns
 from ..llm import ProviderRegistry, provider_spec
 from ..store import InMemorySessions, SqliteSessions, session_store_spec
-from ._common import add_command, examples
+from ._common import INTERRUPTED, add_command, examples
 from ._convert import non_negative_float
 from ._errors import UsageError
 from ._llm_config import build_provider
@@ -77,11 +79,56 @@ async def _serve_stdio(args: argparse.Namespace) -> int:
             )
 
 
+async def _serve_http(args: argparse.Namespace) -> int:
+    from ..serve import HttpConfig, serve_http
+
+    bind, port = args.http
+    token = os.environ.get("AGCORE_SERVE_TOKEN") or None
+    try:
+        config = HttpConfig(host=bind, port=port, token=token, drain_timeout=args.drain_timeout)
+    except ValueError as exc:
+        raise UsageError(f"{exc} (set AGCORE_SERVE_TOKEN)") from None
+    status = 0
+    async with env_host(os.environ, store=args.store, drain_timeout=args.drain_timeout) as (
+        host,
+        store,
+    ):
+        with trio.open_signal_receiver(signal.SIGTERM, signal.SIGINT) as signals:
+            async with trio.open_nursery() as nursery:
+
+                async def shutdown() -> None:
+                    nonlocal status
+                    async for signum in signals:
+                        if signum == signal.SIGINT:
+                            status = INTERRUPTED
+                            nursery.cancel_scope.cancel()
+                        return
+
+                async def announce(url: str) -> None:
+                    print(f"serving on {url}", file=sys.stderr, flush=True)
+
+                url = await nursery.start(_serve, serve_http, host, config, store, shutdown)
+                await announce(url)
+    return status
+
+
+async def _serve(
+    serve_http: Any,
+    host: SessionHost,
+    config: Any,
+    store: Any,
+    shutdown: Any,
+    task_status: trio.TaskStatus[str] = trio.TASK_STATUS_IGNORED,
+) -> None:
+    await serve_http(host, config, store=store, shutdown=shutdown, task_status=task_status)
+
+
 def _run(args: argparse.Namespace) -> int:
     if args.stdio:
         status: int = trio.run(_serve_stdio, args)
         return status
-    raise UsageError("serve needs --stdio or --http HOST:PORT")
+    http_status: int = trio.run(_serve_http, args)
+    return http_status
 
 
 def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:

@@ -7,8 +7,16 @@ them to the command line.
 
 from .._exports import publish
 from ._errors import BadCommand, ServeError
+from ._http import HttpConfig, serve_http
 from ._stdio import StdioConfig, serve_stdio
 
-__all__ = ["BadCommand", "ServeError", "StdioConfig", "serve_stdio"]
+__all__ = [
+    "BadCommand",
+    "HttpConfig",
+    "ServeError",
+    "StdioConfig",
+    "serve_http",
+    "serve_stdio",
+]
 
 publish(__name__, __all__)

@@ -6,13 +6,14 @@ them to the command line.
 """
 
 from .._exports import publish
-from ._errors import BadCommand, ServeError
+from ._errors import BadCommand, HttpRefused, ServeError
 from ._http import HttpConfig, serve_http
 from ._stdio import StdioConfig, serve_stdio
 
 __all__ = [
     "BadCommand",
     "HttpConfig",
+    "HttpRefused",
     "ServeError",
     "StdioConfig",
     "serve_http",

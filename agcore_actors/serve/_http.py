@@ -36,6 +36,7 @@ from __future__ import annotations
 import hmac
 import ipaddress
 from collections.abc import Awaitable, Callable
+from contextlib import aclosing
 from typing import Any
 from urllib.parse import parse_qs
 
@@ -51,7 +52,7 @@ from ..agent import SessionHost, StoreTurns
 from ..agent import messages as am
 from ..store import SessionNotFound
 from ..store import messages as sm
-from ._errors import BadCommand
+from ._errors import BadCommand, HttpRefused
 from ._metrics import CONTENT_TYPE, Metrics
 from ._turns import RunningTurn, TurnRunner
 from ._wire import ApproveCommand, TurnCommand, event_fields, event_kind, parse_command
@@ -101,13 +102,6 @@ class HttpConfig:
             raise ValueError(f"binding {self.host!r} (not loopback) needs a bearer token")
 
 
-class _HttpError(Exception):
-    def __init__(self, status: int, kind: str, message: str) -> None:
-        super().__init__(message)
-        self.status = status
-        self.kind = kind
-
-
 async def _respond(
     send: Send, status: int, body: bytes, content_type: str = "application/json"
 ) -> None:
@@ -138,8 +132,9 @@ class _App:
             return
         try:
             await self._route(scope, receive, send)
-        except _HttpError as exc:
-            await _respond(send, exc.status, _encode({"error_kind": exc.kind, "error": str(exc)}))
+        except HttpRefused as exc:
+            body = _encode({"error_kind": exc.reason, "error": str(exc)})
+            await _respond(send, exc.status, body)
         except BadCommand as exc:
             await _respond(send, 400, _encode({"error_kind": exc.kind, "error": str(exc)}))
 
@@ -151,21 +146,21 @@ class _App:
         headers = dict(scope["headers"])
         given = headers.get(b"authorization", b"")
         if not hmac.compare_digest(given, b"Bearer " + self.config.token.encode()):
-            raise _HttpError(401, "unauthorized", "a valid bearer token is required")
+            raise HttpRefused(401, "unauthorized", "a valid bearer token is required")
 
     async def _body(self, scope: Scope, receive: Receive) -> Any:
         limit = self.config.max_body
         length = dict(scope["headers"]).get(b"content-length")
         if length is not None and length.isdigit() and int(length) > limit:
-            raise _HttpError(413, "body_too_large", f"the body is larger than {limit} bytes")
+            raise HttpRefused(413, "body_too_large", f"the body is larger than {limit} bytes")
         body = bytearray()
         while True:
             message = await receive()
             if message["type"] == "http.disconnect":
-                raise _HttpError(400, "disconnected", "the client went away")
+                raise HttpRefused(400, "disconnected", "the client went away")
             body += message.get("body", b"")
             if len(body) > limit:
-                raise _HttpError(413, "body_too_large", f"the body is larger than {limit} bytes")
+                raise HttpRefused(413, "body_too_large", f"the body is larger than {limit} bytes")
             if not message.get("more_body"):
                 break
         if not body.strip():
@@ -198,13 +193,15 @@ class _App:
                 if not isinstance(command, TurnCommand):
                     raise BadCommand("a turn needs 'text'")
                 assert self.runner is not None
+                if self.runner.closed:
+                    raise HttpRefused(503, "shutting_down", "the server is shutting down")
                 running = self.runner.start(session, command.text, command.turn)
                 await self._turn(scope, receive, send, running)
             case "GET", ["v1", "sessions", session, "turns", turn]:
                 assert self.runner is not None
                 found = self.runner.get(session, turn)
                 if found is None:
-                    raise _HttpError(404, "no_such_turn", f"no recent turn {turn!r}")
+                    raise HttpRefused(404, "no_such_turn", f"no recent turn {turn!r}")
                 await self._turn(scope, receive, send, found)
             case "POST", ["v1", "sessions", session, "cancel"]:
                 body = await self._body(scope, receive)
@@ -224,7 +221,7 @@ class _App:
                 )
                 await _respond(send, 200, _encode({"answered": answered}))
             case _:
-                raise _HttpError(404, "no_such_route", f"no route {method} {path}")
+                raise HttpRefused(404, "no_such_route", f"no route {method} {path}")
 
     async def _list(self, scope: Scope, send: Send) -> None:
         query = parse_qs(scope.get("query_string", b"").decode())
@@ -241,7 +238,7 @@ class _App:
         try:
             snap: sm.SessionSnapshot = await self.store.ask(sm.ExportSession(session))
         except SessionNotFound:
-            raise _HttpError(404, "session_not_found", f"no session {session!r}") from None
+            raise HttpRefused(404, "session_not_found", f"no session {session!r}") from None
         body = {
             "session": session,
             "live": self.host.is_live(session),
@@ -260,7 +257,7 @@ class _App:
             await _respond(send, 200, _encode(result))
             return
         if self.streams >= self.config.max_streams:
-            raise _HttpError(503, "too_many_streams", "too many open event streams")
+            raise HttpRefused(503, "too_many_streams", "too many open event streams")
         self.streams += 1
         try:
             headers = [
@@ -271,10 +268,12 @@ class _App:
             await send({"type": "http.response.start", "status": 200, "headers": headers})
             async with trio.open_nursery() as nursery:
                 nursery.start_soon(self._watch_disconnect, receive, nursery.cancel_scope, turn)
-                async for event in turn.follow():
-                    data = _encode(event_fields(turn.session, turn.turn, event))
-                    chunk = b"event: %s\ndata: %s\n\n" % (event_kind(event).encode(), data)
-                    await send({"type": "http.response.body", "body": chunk, "more_body": True})
+                async with aclosing(turn.follow()) as events:
+                    async for event in events:
+                        data = _encode(event_fields(turn.session, turn.turn, event))
+                        kind = event_kind(event).encode()
+                        chunk = b"event: %s\ndata: %s\n\n" % (kind, data)
+                        await send({"type": "http.response.body", "body": chunk, "more_body": True})
                 await send({"type": "http.response.body", "body": b""})
                 nursery.cancel_scope.cancel()
         finally:
@@ -313,7 +312,9 @@ async def serve_http(
     hconfig = HypercornConfig()
     hconfig.bind = [f"[{config.host}]:{config.port}" if ":" in config.host else
                     f"{config.host}:{config.port}"]  # fmt: skip
-    hconfig.graceful_timeout = config.drain_timeout
+    # Streams outlive the drain a little: a turn cancelled at the deadline still sends
+    # its final event before its connection closes.
+    hconfig.graceful_timeout = config.drain_timeout + 5.0
     hconfig.accesslog = None
     hconfig.errorlog = None
     hconfig.h11_max_incomplete_size = 64 * 1024
@@ -326,14 +327,16 @@ async def serve_http(
             await shutdown()
         stop.set()
 
-    async with trio.open_nursery() as turns:
-        app.runner = TurnRunner(host, turns, keep=config.keep_turns, observe=app.observe)
-        binds = await turns.start(serve_app, app, hconfig, trigger)
+    async with trio.open_nursery() as server, trio.open_nursery() as turns:
+        runner = app.runner = TurnRunner(host, turns, keep=config.keep_turns, observe=app.observe)
+        binds = await server.start(serve_app, app, hconfig, trigger)
         task_status.started(binds[0])
         await stop.wait()
         with trio.move_on_after(config.drain_timeout):
-            await app.runner.wait_idle()
+            await runner.wait_idle()
+        runner.closed = True
         turns.cancel_scope.cancel()
+        # The server finishes its graceful shutdown: open streams send their last event.
 
 
 async def serve_app(

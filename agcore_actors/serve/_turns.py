@@ -16,7 +16,8 @@ from __future__ import annotations
 
 import collections
 import uuid
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncGenerator, Callable
+from contextlib import aclosing
 
 import trio
 
@@ -50,7 +51,7 @@ class RunningTurn:
         self._changed.set()
         self._changed = trio.Event()
 
-    async def follow(self) -> AsyncIterator[am.TurnEvent]:
+    async def follow(self) -> AsyncGenerator[am.TurnEvent, None]:
         """Every event from the first, waiting for more until the final one."""
         index = 0
         while True:
@@ -63,8 +64,9 @@ class RunningTurn:
 
     async def result(self) -> am.TurnResult:
         """The turn's result, once it has ended."""
-        async for _ in self.follow():
-            pass
+        async with aclosing(self.follow()) as events:
+            async for _ in events:
+                pass
         assert self.final is not None
         return self.final.result
 
@@ -86,6 +88,8 @@ class TurnRunner:
         self.observe = observe
         self.turns: collections.OrderedDict[str, RunningTurn] = collections.OrderedDict()
         self.running = 0
+        #: No more turns start (the server is shutting down).
+        self.closed = False
         self._idle = trio.Event()
 
     def start(self, session: str, text: str, turn: str = "") -> RunningTurn:

@@ -13,6 +13,8 @@ Routes (JSON in and out; ``{id}`` is a session id)::
     DELETE /v1/sessions/{id}                    204, or 404 when nothing was stored
     GET    /healthz                             {"status": "ok"}, no token needed
     GET    /metrics                             Prometheus text
+    GET    /observer                            the live observer page (HTML)
+    GET    /observer/state                      what it shows, as JSON
 
 Semantics:
     Every route but ``/healthz`` needs ``Authorization: Bearer <token>`` when a token is
@@ -54,6 +56,7 @@ from ..store import SessionNotFound
 from ..store import messages as sm
 from ._errors import BadCommand, HttpRefused
 from ._metrics import CONTENT_TYPE, Metrics
+from ._observer import observer_page, observer_state
 from ._turns import RunningTurn, TurnRunner
 from ._wire import ApproveCommand, TurnCommand, event_fields, event_kind, parse_command
 
@@ -145,6 +148,12 @@ class _App:
             return
         headers = dict(scope["headers"])
         given = headers.get(b"authorization", b"")
+        if scope["path"].startswith("/observer"):
+            # A browser page cannot set the header: the observer may take the token
+            # as the ``access_token`` query parameter (RFC 6750, section 2.3).
+            query = parse_qs(scope.get("query_string", b"").decode())
+            if "access_token" in query:
+                given = b"Bearer " + query["access_token"][-1].encode()
         if not hmac.compare_digest(given, b"Bearer " + self.config.token.encode()):
             raise HttpRefused(401, "unauthorized", "a valid bearer token is required")
 
@@ -181,6 +190,11 @@ class _App:
         match method, parts:
             case "GET", ["metrics"]:
                 await _respond(send, 200, self.metrics.render(), CONTENT_TYPE)
+            case "GET", ["observer"]:
+                await _respond(send, 200, observer_page(), "text/html; charset=utf-8")
+            case "GET", ["observer", "state"]:
+                assert self.runner is not None
+                await _respond(send, 200, _encode(observer_state(self.host, self.runner)))
             case "GET", ["v1", "sessions"]:
                 await self._list(scope, send)
             case "GET", ["v1", "sessions", session]:

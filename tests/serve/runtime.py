@@ -1,7 +1,8 @@
 """An in-process runtime for the HTTP tests: a scripted model (``slow ...`` answers in
-pieces over ~0.5 s, ``delete ...`` calls a tool that needs approval, anything else
-answers at once), a real ToolExecutor asking the session for approvals, the in-memory
-session store, a SessionHost, and :func:`serve_http` on a free port."""
+pieces over ~0.5 s, ``hold ...`` runs until cancelled, ``delete ...`` calls a tool that
+needs approval, anything else answers at once), a real ToolExecutor asking the session
+for approvals, the in-memory session store, a SessionHost, and :func:`serve_http` on a
+free port."""
 
 from __future__ import annotations
 
@@ -43,6 +44,8 @@ def model(request: ChatRequest, attempt: int) -> ScriptedReply | AssistantMessag
     if isinstance(text, str) and text.startswith("delete"):
         call = ToolCall("d1", FunctionCall("delete", '{"path": "/x"}'))
         return AssistantMessage(None, tool_calls=[call])
+    if isinstance(text, str) and text.startswith("hold"):
+        return ScriptedReply(text=["held"], stall_after=0)  # runs until cancelled
     if isinstance(text, str) and text.startswith("slow"):
         return ScriptedReply(text=["one ", "two ", "three ", "four ", "five"], gap=0.1)
     return ScriptedReply(text="hello")

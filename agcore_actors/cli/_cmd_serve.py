@@ -124,6 +124,9 @@ async def _serve(
 
 
 def _run(args: argparse.Namespace) -> int:
+    from ..serve import configure_logging
+
+    configure_logging(args.log_level, json_format=args.log_format == "json")
     if args.stdio:
         status: int = trio.run(_serve_stdio, args)
         return status
@@ -146,6 +149,15 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
     mode.add_argument("--stdio", action="store_true", help="JSON lines on stdin/stdout")
     mode.add_argument("--http", type=_host_port, metavar="HOST:PORT", help="serve HTTP")
     serve.add_argument("--store", metavar="PATH", help="SQLite file of the sessions")
+    serve.add_argument(
+        "--log-format", choices=["text", "json"], default="text", help="stderr log lines"
+    )
+    serve.add_argument(
+        "--log-level",
+        choices=["debug", "info", "warning", "error"],
+        default="warning",
+        help="least severe record logged (default warning)",
+    )
     serve.add_argument(
         "--drain-timeout",
         type=non_negative_float,

@@ -8,14 +8,18 @@ them to the command line.
 from .._exports import publish
 from ._errors import BadCommand, HttpRefused, ServeError
 from ._http import HttpConfig, serve_http
+from ._logging import JsonFormatter, TextFormatter, configure_logging
 from ._stdio import StdioConfig, serve_stdio
 
 __all__ = [
     "BadCommand",
     "HttpConfig",
     "HttpRefused",
+    "JsonFormatter",
     "ServeError",
     "StdioConfig",
+    "TextFormatter",
+    "configure_logging",
     "serve_http",
     "serve_stdio",
 ]

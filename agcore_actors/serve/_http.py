@@ -55,6 +55,7 @@ from ..agent import messages as am
 from ..store import SessionNotFound
 from ..store import messages as sm
 from ._errors import BadCommand, HttpRefused
+from ._logging import log_event
 from ._metrics import CONTENT_TYPE, Metrics
 from ._observer import observer_page, observer_state
 from ._turns import RunningTurn, TurnRunner
@@ -123,7 +124,9 @@ class _App:
         self.streams = 0
 
     def observe(self, turn: RunningTurn, event: am.TurnEvent) -> None:
-        self.metrics.observe(turn, event, trio.current_time())
+        now = trio.current_time()
+        self.metrics.observe(turn, event, now)
+        log_event(turn.session, turn.turn, event, now - turn.started_at)
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] == "lifespan":

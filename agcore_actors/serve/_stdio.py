@@ -39,6 +39,7 @@ from .._validators import at_least_one, non_negative
 from ..agent import SessionHost
 from ..agent import messages as am
 from ._errors import BadCommand
+from ._logging import log_event
 from ._wire import (
     ApproveCommand,
     CancelCommand,
@@ -212,9 +213,11 @@ class _StdioServer:
     async def _run_turn(self, command: TurnCommand, turn: str) -> None:
         session = command.session
         final = False
+        started = trio.current_time()
         try:
             async with self.host.submit(session, command.text, turn=turn) as events:
                 async for event in events:
+                    log_event(session, turn, event, trio.current_time() - started)
                     await self.emit(event_fields(session, turn, event))
                     final = final or isinstance(event, _FINAL)
         except (AgcoreError, OSError) as exc:

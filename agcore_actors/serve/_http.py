@@ -37,6 +37,7 @@ from __future__ import annotations
 
 import hmac
 import ipaddress
+import uuid
 from collections.abc import Awaitable, Callable
 from contextlib import aclosing
 from typing import Any
@@ -122,8 +123,12 @@ class _App:
         self.metrics = Metrics(host)
         self.runner: TurnRunner | None = None
         self.streams = 0
+        #: A :class:`~agcore_actors.serve.tracing.TurnTracer`, when spans are wanted.
+        self.tracer: Any = None
 
     def observe(self, turn: RunningTurn, event: am.TurnEvent) -> None:
+        if self.tracer is not None:
+            self.tracer.observe(turn.session, turn.turn, event)
         now = trio.current_time()
         self.metrics.observe(turn, event, now)
         log_event(turn.session, turn.turn, event, now - turn.started_at)
@@ -212,7 +217,10 @@ class _App:
                 assert self.runner is not None
                 if self.runner.closed:
                     raise HttpRefused(503, "shutting_down", "the server is shutting down")
-                running = self.runner.start(session, command.text, command.turn)
+                turn_id = command.turn or uuid.uuid4().hex
+                if self.tracer is not None:
+                    self.tracer.begin(turn_id, _trace_parent(scope))
+                running = self.runner.start(session, command.text, turn_id)
                 await self._turn(scope, receive, send, running)
             case "GET", ["v1", "sessions", session, "turns", turn]:
                 assert self.runner is not None
@@ -306,6 +314,14 @@ class _App:
             await self.host.cancel(turn.session)
 
 
+def _trace_parent(scope: Scope) -> Any:
+    """The caller's trace context: the request's ``traceparent``, else the current one."""
+    from opentelemetry import propagate
+
+    carrier = {k.decode("latin-1"): v.decode("latin-1") for k, v in scope["headers"]}
+    return propagate.extract(carrier)
+
+
 def _store_of(host: SessionHost) -> ActorRef[Any]:
     store = host.bundle.store
     if not isinstance(store, StoreTurns):
@@ -319,13 +335,16 @@ async def serve_http(
     *,
     store: ActorRef[Any] | None = None,
     shutdown: Callable[[], Awaitable[None]] | None = None,
+    tracer: Any = None,
     task_status: trio.TaskStatus[str] = trio.TASK_STATUS_IGNORED,
 ) -> None:
     """Serve ``host`` over HTTP until ``shutdown`` returns (see the module docstring);
     ``task_status`` gets the base URL once it listens. ``store``: the SessionStore actor
-    (default: the one behind the host's :class:`~agcore_actors.agent.StoreTurns`)."""
+    (default: the one behind the host's :class:`~agcore_actors.agent.StoreTurns`);
+    ``tracer``: a :class:`~agcore_actors.serve.tracing.TurnTracer` for spans."""
     config = config or HttpConfig()
     app = _App(host, store if store is not None else _store_of(host), config)
+    app.tracer = tracer
     hconfig = HypercornConfig()
     hconfig.bind = [f"[{config.host}]:{config.port}" if ":" in config.host else
                     f"{config.host}:{config.port}"]  # fmt: skip

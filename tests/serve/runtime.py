@@ -21,12 +21,13 @@ from agcore_actors.llm import (
     ProviderRegistry,
     ToolCall,
     ToolMessage,
+    Usage,
     UserMessage,
     provider_spec,
 )
 from agcore_actors.serve import HttpConfig, serve_http
 from agcore_actors.store import InMemorySessions, session_store_spec
-from agcore_actors.testing import ScriptedProvider, ScriptedReply
+from agcore_actors.testing import ScriptedProvider, ScriptedReply, ScriptedToolCall
 from agcore_actors.tools import ToolRegistry, function_tool, tool_executor_spec
 
 
@@ -36,14 +37,26 @@ async def delete(path: str) -> str:
     return f"deleted {path}"
 
 
+@function_tool
+async def add(a: int, b: int) -> int:
+    """Add two integers."""
+    return a + b
+
+
+USAGE = Usage(input_tokens=20, output_tokens=5, cache_read_tokens=4)
+
+
 def model(request: ChatRequest, attempt: int) -> ScriptedReply | AssistantMessage:
     last = request.messages[-1]
     if isinstance(last, ToolMessage):
-        return ScriptedReply(text="done")
+        return ScriptedReply(text="done", usage=USAGE)
     text = last.content if isinstance(last, UserMessage) else ""
     if isinstance(text, str) and text.startswith("delete"):
         call = ToolCall("d1", FunctionCall("delete", '{"path": "/x"}'))
         return AssistantMessage(None, tool_calls=[call])
+    if isinstance(text, str) and text.startswith("add"):
+        adding = ScriptedToolCall("add", {"a": 2, "b": 3}, id="a1")
+        return ScriptedReply(tool_calls=[adding], usage=USAGE)
     if isinstance(text, str) and text.startswith("hold"):
         return ScriptedReply(text=["held"], stall_after=0)  # runs until cancelled
     if isinstance(text, str) and text.startswith("slow"):
@@ -59,13 +72,13 @@ class Served:
 
 
 @asynccontextmanager
-async def served(**config: object) -> AsyncIterator[Served]:
+async def served(tracer: object = None, **config: object) -> AsyncIterator[Served]:
     async with ActorSystem() as system:
         root = system.root
         llm = await root.start_child(
             provider_spec("llm", registry=ProviderRegistry().register(ScriptedProvider(model)))
         )
-        registry = ToolRegistry([delete])
+        registry = ToolRegistry([delete, add])
         tools = await root.start_child(
             tool_executor_spec("tools", registry=registry, approver=session_approver(system))
         )
@@ -81,7 +94,7 @@ async def served(**config: object) -> AsyncIterator[Served]:
         async with SessionHost(system, bundle) as host, trio.open_nursery() as nursery:
             stop = trio.Event()
             http = HttpConfig(port=0, **config)  # type: ignore[arg-type]
-            url = await nursery.start(_serve, host, http, stop)
+            url = await nursery.start(_serve, host, http, stop, tracer)
             yield Served(url, host, stop)
             stop.set()
 
@@ -90,6 +103,7 @@ async def _serve(
     host: SessionHost,
     config: HttpConfig,
     stop: trio.Event,
+    tracer: object,
     task_status: trio.TaskStatus[str] = trio.TASK_STATUS_IGNORED,
 ) -> None:
-    await serve_http(host, config, shutdown=stop.wait, task_status=task_status)
+    await serve_http(host, config, shutdown=stop.wait, tracer=tracer, task_status=task_status)

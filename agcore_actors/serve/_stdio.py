@@ -1,0 +1,275 @@
+"""``serve --stdio``: a bot host over JSON lines on stdin and stdout.
+
+Semantics:
+    Each input line is one command (see :mod:`agcore_actors.serve._wire`). A turn
+    command is answered by one line per turn event, each with ``session``, ``turn`` and
+    ``event``; every turn ends with exactly one line whose ``event`` is
+    ``turn_completed``, ``turn_cancelled`` or ``turn_failed`` (with ``error_kind``) —
+    also a turn that never started (refused by the host, or dropped at shutdown). Turns
+    of different sessions run concurrently; the turns of one session run one at a time
+    in input order. ``cancel`` and ``approve`` are answered by one line each
+    (``cancelled`` / ``answered``: whether a running turn took it). A malformed or
+    unknown command gets one ``error`` line naming the problem and changes nothing.
+
+Ending:
+    At end of input the turns in flight and queued run to their end (each committed),
+    then :func:`serve_stdio` returns 0. SIGTERM stops reading and does the same within
+    ``drain_timeout`` seconds, after which the rest is cancelled (committed as
+    cancelled); it returns 0. SIGINT stops reading and cancels every turn at once (each
+    is committed as cancelled before its final line is written); it returns 130.
+
+Cancellation:
+    Cancelling :func:`serve_stdio` cancels every turn (each committed by the host before
+    the cancellation completes); final lines are still written when the sink allows.
+"""
+
+from __future__ import annotations
+
+import collections
+import signal
+import uuid
+from typing import Any
+
+import attrs
+import msgspec
+import trio
+
+from .._errors import AgcoreError
+from .._validators import at_least_one, non_negative
+from ..agent import SessionHost
+from ..agent import messages as am
+from ._errors import BadCommand
+from ._logging import log_event
+from ._wire import (
+    ApproveCommand,
+    CancelCommand,
+    TurnCommand,
+    event_fields,
+    final_fields,
+    parse_line,
+)
+
+__all__ = ["StdioConfig", "serve_stdio"]
+
+OK = 0
+INTERRUPTED = 130
+_FINAL = (am.TurnCompleted, am.TurnCancelled, am.TurnFailed)
+
+
+@attrs.frozen(kw_only=True)
+class StdioConfig:
+    """Limits of :func:`serve_stdio`."""
+
+    #: Seconds SIGTERM gives the turns in flight and queued before cancelling them.
+    drain_timeout: float = attrs.field(default=30.0, validator=non_negative)
+    #: Longest input line in bytes; a longer one gets an ``error`` line.
+    max_line: int = attrs.field(default=1 << 20, validator=at_least_one)
+    #: Turns one session may have waiting behind its running one; more are refused.
+    max_queued: int = attrs.field(default=64, validator=at_least_one)
+    #: Handle SIGTERM and SIGINT (main thread only).
+    signals: bool = True
+
+
+@attrs.define
+class _Lane:
+    queue: collections.deque[tuple[TurnCommand, str]] = attrs.field(factory=collections.deque)
+    running: bool = False
+
+
+class _StdioServer:
+    def __init__(self, host: SessionHost, sink: trio.abc.SendStream, config: StdioConfig) -> None:
+        self.host = host
+        self.sink = sink
+        self.config = config
+        self.status = OK
+        self.lanes: dict[str, _Lane] = {}
+        self.reading = trio.CancelScope()
+        self.control = trio.CancelScope()
+        self.turns: trio.Nursery | None = None
+        self.out_send, self.out_recv = trio.open_memory_channel[dict[str, Any]](1024)
+
+    async def run(self, source: trio.abc.ReceiveStream) -> int:
+        async with trio.open_nursery() as main:
+            main.start_soon(self._writer)
+            async with trio.open_nursery() as turns:
+                self.turns = turns
+                if self.config.signals:
+                    main.start_soon(self._watch_signals)
+                with self.reading:
+                    await self._read(source)
+            self.control.cancel()
+            await self.out_send.aclose()
+        return self.status
+
+    # -- output ----------------------------------------------------------------------------
+
+    async def emit(self, line: dict[str, Any]) -> None:
+        await self.out_send.send(line)
+
+    async def _writer(self) -> None:
+        encoder = msgspec.json.Encoder()
+        async with self.out_recv:
+            async for line in self.out_recv:
+                batch = [line]
+                # Write what is ready in one go: fewer syscalls under load.
+                while len(batch) < 256:
+                    try:
+                        batch.append(self.out_recv.receive_nowait())
+                    except (trio.WouldBlock, trio.EndOfChannel):
+                        break
+                await self.sink.send_all(b"".join(encoder.encode(x) + b"\n" for x in batch))
+
+    # -- input -----------------------------------------------------------------------------
+
+    async def _read(self, source: trio.abc.ReceiveStream) -> None:
+        buffer = bytearray()
+        skipping = False  # inside a line that was too long
+        while True:
+            chunk = await source.receive_some(65536)
+            if not chunk:
+                break
+            buffer += chunk
+            while True:
+                end = buffer.find(b"\n")
+                if end < 0:
+                    if len(buffer) > self.config.max_line and not skipping:
+                        await self._refuse(BadCommand(f"line longer than {self.config.max_line}"))
+                        skipping = True
+                    if skipping:
+                        buffer.clear()
+                    break
+                line = bytes(buffer[:end])
+                del buffer[: end + 1]
+                if skipping:
+                    skipping = False
+                    continue
+                await self._line(line)
+        if buffer.strip() and not skipping:
+            await self._line(bytes(buffer))
+
+    async def _refuse(self, exc: BadCommand) -> None:
+        await self.emit({"event": "error", "error_kind": exc.kind, "error": str(exc)})
+
+    async def _line(self, line: bytes) -> None:
+        if not line.strip():
+            return
+        if len(line) > self.config.max_line:
+            await self._refuse(BadCommand(f"line longer than {self.config.max_line}"))
+            return
+        try:
+            command = parse_line(line)
+        except BadCommand as exc:
+            await self._refuse(exc)
+            return
+        match command:
+            case TurnCommand():
+                await self._on_turn(command)
+            case CancelCommand(session=session, mode=mode):
+                cancelled = await self.host.cancel(session, mode)
+                await self.emit(
+                    {"session": session, "event": "cancel", "mode": mode, "cancelled": cancelled}
+                )
+            case ApproveCommand(session=session, call_id=call_id, allow=allow, reason=reason):
+                answered = await self.host.approve(session, call_id, allow, reason)
+                line_out = {"session": session, "event": "approve", "call_id": call_id}
+                await self.emit({**line_out, "allow": allow, "answered": answered})
+
+    async def _on_turn(self, command: TurnCommand) -> None:
+        turn = command.turn or uuid.uuid4().hex
+        lane = self.lanes.setdefault(command.session, _Lane())
+        if len(lane.queue) >= self.config.max_queued:
+            error = BadCommand(
+                f"session {command.session!r} has {len(lane.queue)} turns waiting already"
+            )
+            await self.emit({"session": command.session, "turn": turn, "event": "error",
+                             "error_kind": "session_busy", "error": str(error)})  # fmt: skip
+            return
+        lane.queue.append((command, turn))
+        if not lane.running:
+            lane.running = True
+            assert self.turns is not None
+            self.turns.start_soon(self._run_lane, command.session, lane)
+
+    # -- turns -----------------------------------------------------------------------------
+
+    async def _run_lane(self, session: str, lane: _Lane) -> None:
+        try:
+            while lane.queue:
+                command, turn = lane.queue[0]
+                await self._run_turn(command, turn)
+                lane.queue.popleft()
+        finally:
+            with trio.CancelScope(shield=True):
+                # Cancelled: the turn at the head has written its final line already.
+                if lane.queue:
+                    lane.queue.popleft()
+                while lane.queue:
+                    _, turn = lane.queue.popleft()
+                    await self.emit(final_fields(session, turn, "turn_cancelled"))
+                lane.running = False
+                if self.lanes.get(session) is lane:
+                    del self.lanes[session]
+
+    async def _run_turn(self, command: TurnCommand, turn: str) -> None:
+        session = command.session
+        final = False
+        started = trio.current_time()
+        try:
+            async with self.host.submit(session, command.text, turn=turn) as events:
+                async for event in events:
+                    log_event(session, turn, event, trio.current_time() - started)
+                    await self.emit(event_fields(session, turn, event))
+                    final = final or isinstance(event, _FINAL)
+        except (AgcoreError, OSError) as exc:
+            if not final:
+                kind = getattr(exc, "kind", type(exc).__name__)
+                await self.emit(
+                    final_fields(session, turn, "turn_failed", error_kind=kind, error=str(exc))
+                )
+                final = True
+        except Exception as exc:  # the session's actor crashed; the host restarts it
+            if not final:
+                await self.emit(
+                    final_fields(
+                        session, turn, "turn_failed", error_kind="crash", error=type(exc).__name__
+                    )
+                )
+                final = True
+        finally:
+            if not final:
+                with trio.CancelScope(shield=True):
+                    await self.emit(final_fields(session, turn, "turn_cancelled"))
+
+    # -- signals ---------------------------------------------------------------------------
+
+    async def _watch_signals(self) -> None:
+        with (
+            self.control,
+            trio.open_signal_receiver(signal.SIGTERM, signal.SIGINT) as signals,
+        ):
+            async with trio.open_nursery() as timers:
+                async for signum in signals:
+                    self.reading.cancel()
+                    assert self.turns is not None
+                    if signum == signal.SIGINT:
+                        self.status = INTERRUPTED
+                        self.turns.cancel_scope.cancel()
+                    else:
+                        timers.start_soon(self._deadline)
+
+    async def _deadline(self) -> None:
+        await trio.sleep(self.config.drain_timeout)
+        assert self.turns is not None
+        self.turns.cancel_scope.cancel()
+
+
+async def serve_stdio(
+    host: SessionHost,
+    source: trio.abc.ReceiveStream,
+    sink: trio.abc.SendStream,
+    config: StdioConfig | None = None,
+) -> int:
+    """Serve commands read from ``source`` and write events to ``sink`` until end of
+    input or a signal (see the module docstring); the exit status (0, or 130 after
+    SIGINT)."""
+    return await _StdioServer(host, sink, config or StdioConfig()).run(source)

@@ -1,0 +1,149 @@
+"""Turns run apart from whoever asked for them, so a reader can leave and come back.
+
+:class:`TurnRunner` starts each turn as a task of its own nursery, records its events,
+and keeps the last ``keep`` turns. Any number of readers follow a turn from its first
+event (:meth:`RunningTurn.follow`); a reader that leaves — an HTTP client that
+disconnects — cancels nothing: the turn runs to its end and is committed, and a later
+reader gets every event again, the final one included.
+
+Every turn ends with exactly one final event (``TurnCompleted``, ``TurnCancelled`` or
+``TurnFailed``): one the host refused (``SessionBusy``, ``SessionParked``) or that crashed
+its session gets a ``TurnFailed`` made here, one cancelled before its own final event a
+``TurnCancelled``.
+"""
+
+from __future__ import annotations
+
+import collections
+import uuid
+from collections.abc import AsyncGenerator, Callable
+from contextlib import aclosing
+
+import trio
+
+from .._errors import AgcoreError
+from ..agent import SessionHost
+from ..agent import messages as am
+
+__all__ = ["RunningTurn", "TurnRunner"]
+
+FINAL = (am.TurnCompleted, am.TurnCancelled, am.TurnFailed)
+FinalEvent = am.TurnCompleted | am.TurnCancelled | am.TurnFailed
+
+
+class RunningTurn:
+    """One turn's events so far; :meth:`follow` reads them as they come."""
+
+    def __init__(self, session: str, turn: str) -> None:
+        self.session = session
+        self.turn = turn
+        self.events: list[am.TurnEvent] = []
+        self.final: FinalEvent | None = None
+        self.started_at = trio.current_time()
+        self._changed = trio.Event()
+
+    def push(self, event: am.TurnEvent) -> None:
+        if self.final is not None:
+            return
+        self.events.append(event)
+        if isinstance(event, FINAL):
+            self.final = event
+        self._changed.set()
+        self._changed = trio.Event()
+
+    async def follow(self) -> AsyncGenerator[am.TurnEvent, None]:
+        """Every event from the first, waiting for more until the final one."""
+        index = 0
+        while True:
+            while index < len(self.events):
+                index += 1
+                yield self.events[index - 1]
+            if self.final is not None:
+                return
+            await self._changed.wait()
+
+    async def result(self) -> am.TurnResult:
+        """The turn's result, once it has ended."""
+        async with aclosing(self.follow()) as events:
+            async for _ in events:
+                pass
+        assert self.final is not None
+        return self.final.result
+
+
+class TurnRunner:
+    """Starts turns in ``nursery`` and remembers the last ``keep`` of them."""
+
+    def __init__(
+        self,
+        host: SessionHost,
+        nursery: trio.Nursery,
+        *,
+        keep: int = 256,
+        observe: Callable[[RunningTurn, am.TurnEvent], None] | None = None,
+    ) -> None:
+        self.host = host
+        self.nursery = nursery
+        self.keep = keep
+        self.observe = observe
+        self.turns: collections.OrderedDict[str, RunningTurn] = collections.OrderedDict()
+        self.running = 0
+        #: No more turns start (the server is shutting down).
+        self.closed = False
+        self._idle = trio.Event()
+
+    def start(self, session: str, text: str, turn: str = "") -> RunningTurn:
+        """Start a turn (an id is chosen when ``turn`` is ""); returns at once."""
+        running = RunningTurn(session, turn or uuid.uuid4().hex)
+        self.turns[running.turn] = running
+        while len(self.turns) > self.keep:
+            oldest = next(iter(self.turns.values()))
+            if oldest.final is None:
+                break
+            self.turns.popitem(last=False)
+        self.running += 1
+        self.nursery.start_soon(self._run, running, text)
+        return running
+
+    def get(self, session: str, turn: str) -> RunningTurn | None:
+        running = self.turns.get(turn)
+        return running if running is not None and running.session == session else None
+
+    def _push(self, running: RunningTurn, event: am.TurnEvent) -> None:
+        running.push(event)
+        if self.observe is not None:
+            self.observe(running, event)
+
+    async def _run(self, running: RunningTurn, text: str) -> None:
+        session, turn = running.session, running.turn
+        try:
+            async with self.host.submit(session, text, turn=turn) as events:
+                async for event in events:
+                    self._push(running, event)
+        except AgcoreError as exc:
+            self._fail(running, exc.kind, str(exc))
+        except Exception as exc:  # the session's actor crashed; the host restarts it
+            self._fail(running, "crash", type(exc).__name__)
+        finally:
+            if running.final is None:
+                result = am.TurnResult(session=session, turn=turn, status="cancelled")
+                self._push(running, am.TurnCancelled(result))
+            self.running -= 1
+            if not self.running:
+                self._idle.set()
+                self._idle = trio.Event()
+
+    async def wait_idle(self) -> None:
+        """Return once no turn runs."""
+        if self.running:
+            await self._idle.wait()
+
+    def _fail(self, running: RunningTurn, kind: str, error: str) -> None:
+        result = am.TurnResult(
+            session=running.session,
+            turn=running.turn,
+            status="failed",
+            error_kind=kind,
+            error=error,
+        )
+        self._push(running, am.TurnFailed(result))

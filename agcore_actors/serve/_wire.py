@@ -1,0 +1,154 @@
+"""The commands ``serve`` accepts and the JSON it writes for each turn event.
+
+Commands are JSON objects with a ``session`` and exactly one verb::
+
+    {"session": "s1", "text": "hi", "turn": "optional id"}      run a turn
+    {"session": "s1", "cancel": "immediate" | "after_turn"}     cancel its running turn
+    {"session": "s1", "approve": "call_1", "allow": true, "reason": "optional"}
+
+:func:`parse_command` checks a whole object before anything runs, so a malformed one
+is refused with :class:`~agcore_actors.serve.BadCommand` naming the problem and
+changes nothing. :func:`event_fields` turns a turn event into one flat JSON object:
+``session``, ``turn``, ``event`` (the event's kind in snake case) and its fields; a
+turn's final event (``turn_completed`` / ``turn_cancelled`` / ``turn_failed``) also
+carries ``status`` and, when it failed, ``error_kind``.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any, Literal
+
+import attrs
+import msgspec
+
+from ..agent import messages as am
+from ._errors import BadCommand
+
+__all__ = [
+    "ApproveCommand",
+    "CancelCommand",
+    "Command",
+    "TurnCommand",
+    "event_fields",
+    "event_kind",
+    "final_fields",
+    "parse_command",
+    "parse_line",
+]
+
+_VERBS = ("text", "cancel", "approve")
+_ALLOWED = {
+    "text": {"session", "text", "turn"},
+    "cancel": {"session", "cancel"},
+    "approve": {"session", "approve", "allow", "reason"},
+}
+
+
+@attrs.frozen
+class TurnCommand:
+    session: str
+    text: str
+    turn: str = ""
+
+
+@attrs.frozen
+class CancelCommand:
+    session: str
+    mode: am.CancelMode = "immediate"
+
+
+@attrs.frozen
+class ApproveCommand:
+    session: str
+    call_id: str
+    allow: bool
+    reason: str = ""
+
+
+Command = TurnCommand | CancelCommand | ApproveCommand
+
+
+def _string(obj: dict[str, Any], key: str, *, empty: bool = False) -> str:
+    value = obj.get(key, "")
+    if not isinstance(value, str) or (not empty and not value):
+        raise BadCommand(f"{key!r} must be a {'' if empty else 'non-empty '}string")
+    return value
+
+
+def parse_line(line: bytes | str) -> Command:
+    """One line of JSON as a command; :class:`BadCommand` if it is not one."""
+    try:
+        obj = msgspec.json.decode(line)
+    except msgspec.DecodeError as exc:
+        raise BadCommand(f"not JSON: {exc}") from None
+    return parse_command(obj)
+
+
+def parse_command(obj: object, *, session: str | None = None) -> Command:
+    """A decoded JSON object as a command (``session`` given: the object has none)."""
+    if not isinstance(obj, dict):
+        raise BadCommand("a command must be a JSON object")
+    if session is not None:
+        if "session" in obj:
+            raise BadCommand("'session' is given by the path, not the body")
+        obj = {**obj, "session": session}
+    verbs = [v for v in _VERBS if v in obj]
+    if len(verbs) != 1:
+        raise BadCommand(
+            f"unknown command: an object needs exactly one of {', '.join(_VERBS)}"
+            + (f" (it has {', '.join(sorted(obj))})" if obj else "")
+        )
+    verb = verbs[0]
+    extra = sorted(set(obj) - _ALLOWED[verb])
+    if extra:
+        raise BadCommand(f"unknown field(s) for {verb!r}: {', '.join(extra)}")
+    name = _string(obj, "session")
+    if verb == "text":
+        return TurnCommand(name, _string(obj, "text", empty=True), _string(obj, "turn", empty=True))
+    if verb == "cancel":
+        mode = obj["cancel"]
+        if mode not in ("immediate", "after_turn"):
+            raise BadCommand('\'cancel\' must be "immediate" or "after_turn"')
+        return CancelCommand(name, mode)
+    allow = obj.get("allow")
+    if not isinstance(allow, bool):
+        raise BadCommand("'allow' must be true or false")
+    return ApproveCommand(name, _string(obj, "approve"), allow, _string(obj, "reason", empty=True))
+
+
+_CAMEL = re.compile(r"(?<!^)(?=[A-Z])")
+_FINAL = (am.TurnCompleted, am.TurnCancelled, am.TurnFailed)
+FinalKind = Literal["turn_completed", "turn_cancelled", "turn_failed"]
+
+
+def event_kind(event: am.TurnEvent) -> str:
+    """``TextDelta`` → ``"text_delta"``."""
+    return _CAMEL.sub("_", type(event).__name__).lower()
+
+
+def event_fields(session: str, turn: str, event: am.TurnEvent) -> dict[str, Any]:
+    """The JSON object written for ``event`` of ``turn`` (see the module docstring)."""
+    fields: dict[str, Any] = msgspec.to_builtins(event)
+    fields.pop("type", None)
+    out: dict[str, Any] = {"session": session, "turn": turn, "event": event_kind(event)}
+    if isinstance(event, _FINAL):
+        result = event.result
+        out["status"] = result.status
+        if result.error_kind:
+            out["error_kind"] = result.error_kind
+    out.update((k, v) for k, v in fields.items() if k not in ("session", "turn"))
+    return out
+
+
+def final_fields(
+    session: str, turn: str, kind: FinalKind, *, error_kind: str = "", error: str = ""
+) -> dict[str, Any]:
+    """The final line of a turn that ended without its own final event (it was never
+    started, or its stream was left)."""
+    status = kind.removeprefix("turn_")
+    out: dict[str, Any] = {"session": session, "turn": turn, "event": kind, "status": status}
+    if error_kind:
+        out["error_kind"] = error_kind
+        out["error"] = error
+    return out

@@ -1,0 +1,156 @@
+"""``agcore-actors serve --stdio`` driven by a test process over pipes, against the fast
+fake OpenAI server (or a model that never answers, to hold turns in flight)."""
+
+from __future__ import annotations
+
+import select
+import signal
+import time
+from collections import defaultdict
+from pathlib import Path
+from typing import Any
+
+from tests.serve.helpers import commands, fake_openai, lines, silent_model, start_serve, stored
+
+FINAL = {"turn_completed", "turn_cancelled", "turn_failed"}
+
+
+def by_turn(out: list[dict[str, Any]]) -> dict[str, list[dict[str, Any]]]:
+    turns: dict[str, list[dict[str, Any]]] = defaultdict(list)
+    for line in out:
+        if "turn" in line:
+            turns[line["turn"]].append(line)
+    return turns
+
+
+def read_until(process: Any, count: int, event: str, timeout: float = 30.0) -> list[bytes]:
+    """Lines of stdout until ``count`` of them have ``"event": event``."""
+    seen: list[bytes] = []
+    buffer = b""
+    deadline = time.monotonic() + timeout
+    while sum(f'"event":"{event}"'.encode() in line for line in seen) < count:
+        assert time.monotonic() < deadline, seen
+        ready, _, _ = select.select([process.stdout], [], [], 0.5)
+        if ready:
+            chunk = process.stdout.read1(65536)
+            assert chunk, seen
+            buffer += chunk
+            *complete, buffer = buffer.split(b"\n")
+            seen.extend(complete)
+    return seen
+
+
+def test_interleaved_sessions_each_turn_has_one_final_line_and_is_stored(tmp_path: Path) -> None:
+    sessions = [f"s{i}" for i in range(100)]
+    script: list[dict[str, Any]] = [
+        {"session": s, "text": f"turn {t} of {s}", "turn": f"{s}-t{t}"}
+        for t in range(5)
+        for s in sessions
+    ]
+    script.insert(250, {"session": "s7", "frobnicate": True})
+    script.insert(10, {"oops": 1})
+    payload = commands(*script) + b"this is not json\n"
+    with fake_openai() as base:
+        process = start_serve(base, "--stdio", "--store", str(tmp_path / "s.db"))
+        out, err = process.communicate(payload, timeout=120)
+    assert process.returncode == 0, err.decode()
+    parsed = lines(out)
+    errors = [line for line in parsed if line["event"] == "error"]
+    assert len(errors) == 3
+    assert all(e["error_kind"] == "bad_command" for e in errors)
+    assert any("not JSON" in e["error"] for e in errors)
+    assert sum("unknown command" in e["error"] for e in errors) == 2
+    turns = by_turn(parsed)
+    assert len(turns) == 500
+    for turn, events in turns.items():
+        finals = [e for e in events if e["event"] in FINAL]
+        assert len(finals) == 1 and events[-1] is finals[0], turn
+        assert finals[0]["event"] == "turn_completed", finals[0]
+        assert events[0]["event"] == "turn_started"
+    # One session's turns run in input order.
+    starts: dict[str, list[str]] = defaultdict(list)
+    for line in parsed:
+        if line["event"] == "turn_started":
+            starts[line["session"]].append(line["turn"])
+    assert all(starts[s] == [f"{s}-t{t}" for t in range(5)] for s in sessions)
+    exported = stored(tmp_path / "s.db", sessions)
+    for session, snapshot in exported.items():
+        assert snapshot.record.turns == 5 and snapshot.record.status == "idle"
+        assert {e.turn for e in snapshot.entries} == {f"{session}-t{t}" for t in range(5)}
+
+
+def test_cancel_and_approve_get_one_answer_line_each() -> None:
+    with fake_openai() as base:
+        process = start_serve(base, "--stdio")
+        out, err = process.communicate(
+            commands(
+                {"session": "a", "cancel": "after_turn"},
+                {"session": "a", "approve": "call_1", "allow": False},
+                {"session": "a", "cancel": "later"},
+                {"session": "a", "approve": "call_1", "allow": "yes"},
+            ),
+            timeout=60,
+        )
+    assert process.returncode == 0, err.decode()
+    parsed = lines(out)
+    assert parsed[0] == {
+        "session": "a",
+        "event": "cancel",
+        "mode": "after_turn",
+        "cancelled": False,
+    }
+    assert parsed[1]["event"] == "approve" and parsed[1]["answered"] is False
+    assert [p["event"] for p in parsed[2:]] == ["error", "error"]
+    assert "'cancel' must be" in parsed[2]["error"] and "'allow'" in parsed[3]["error"]
+
+
+def test_sigint_cancels_turns_in_flight_commits_them_and_exits_130(tmp_path: Path) -> None:
+    with silent_model() as base:
+        process = start_serve(base, "--stdio", "--store", str(tmp_path / "s.db"))
+        assert process.stdin is not None
+        process.stdin.write(commands(*({"session": f"s{i}", "text": "hi"} for i in range(3))))
+        process.stdin.write(commands({"session": "s0", "text": "queued", "turn": "q"}))
+        process.stdin.flush()
+        seen = read_until(process, 3, "turn_started")
+        process.send_signal(signal.SIGINT)
+        out, err = process.communicate(timeout=30)
+    assert process.returncode == 130, err.decode()
+    parsed = lines(b"\n".join(seen) + b"\n" + out)
+    finals = {p["turn"]: p for p in parsed if p["event"] in FINAL}
+    assert len(finals) == 4 and all(f["event"] == "turn_cancelled" for f in finals.values())
+    exported = stored(tmp_path / "s.db", ["s0", "s1", "s2"])
+    assert all(s.record.turns == 1 and s.record.status == "idle" for s in exported.values())
+
+
+def test_sigterm_drains_within_the_deadline_then_cancels_and_exits_0(tmp_path: Path) -> None:
+    with silent_model() as base:
+        process = start_serve(
+            base, "--stdio", "--store", str(tmp_path / "s.db"), "--drain-timeout", "0.5"
+        )
+        assert process.stdin is not None
+        process.stdin.write(commands({"session": "a", "text": "hi", "turn": "t1"}))
+        process.stdin.flush()
+        seen = read_until(process, 1, "turn_started")
+        started = time.monotonic()
+        process.send_signal(signal.SIGTERM)
+        out, err = process.communicate(timeout=30)
+    assert process.returncode == 0, err.decode()
+    assert time.monotonic() - started < 10
+    parsed = lines(b"\n".join(seen) + b"\n" + out)
+    assert parsed[-1]["event"] == "turn_cancelled" and parsed[-1]["turn"] == "t1"
+    assert stored(tmp_path / "s.db", ["a"])["a"].record.status == "idle"
+
+
+def test_sigterm_lets_fast_turns_finish(tmp_path: Path) -> None:
+    with fake_openai() as base:
+        process = start_serve(base, "--stdio", "--store", str(tmp_path / "s.db"))
+        assert process.stdin is not None
+        process.stdin.write(commands(*({"session": f"s{i}", "text": "hi"} for i in range(20))))
+        process.stdin.flush()
+        seen = read_until(process, 1, "turn_started")
+        process.send_signal(signal.SIGTERM)
+        out, err = process.communicate(timeout=30)
+    assert process.returncode == 0, err.decode()
+    parsed = lines(b"\n".join(seen) + b"\n" + out)
+    finals = [p for p in parsed if p["event"] in FINAL]
+    assert len(finals) == 20 and all(f["event"] == "turn_completed" for f in finals)

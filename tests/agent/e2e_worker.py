@@ -40,7 +40,11 @@ async def main(
         store = await system.root.start_child(
             session_store_spec("store", backend=SqliteSessions(db))
         )
-        config = OpenAIConfig(name="local", base_url=base_url, api_key=api_key, model=model)
+        # The local server sometimes drops a connection reused after a stream (docs/local-model.md).
+        config = OpenAIConfig(
+            name="local", base_url=base_url, api_key=api_key, model=model,
+            headers={"Connection": "close"},
+        )  # fmt: skip
         llm = await system.spawn(
             provider_actor(ProviderRegistry().register(OpenAICompatibleProvider(config))),
             name="llm",

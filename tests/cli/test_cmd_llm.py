@@ -125,7 +125,7 @@ async def test_a_retry_is_announced_on_stderr_with_its_cause(fault_server: Fault
     assert result.returncode == 0, result.stderr
     assert result.stdout == b"Hello\n"
     (line,) = result.stderr.decode().splitlines()
-    assert line.startswith("agcore-actors llm complete: request: ")
+    assert line.startswith("agcore-actors llm complete: llm_request: ")
     assert "HTTP 503" in line and "overloaded" in line and "retry 1 of 1 in " in line
 
 

@@ -12,6 +12,7 @@ from agcore_actors import ActorSystem
 from agcore_actors.llm import assistant
 from agcore_actors.memory import MemoryStoreConfig, memory_store_spec
 from agcore_actors.memory import messages as mm
+from agcore_actors.memory._schema import SCHEMA_VERSION as MEMORY_SCHEMA_VERSION
 from agcore_actors.store import SqliteSessions, StoreStorageError, session_store_spec
 from agcore_actors.store import messages as sm
 from agcore_actors.store.lowlevel import SCHEMA_VERSION, SqliteSessionBackend
@@ -60,7 +61,8 @@ async def test_the_store_and_the_memory_store_write_one_file_at_once_without_loc
     with sqlite3.connect(path) as conn:
         assert conn.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
         # The memory store's schema version is its own; ours lives in store_meta.
-        assert conn.execute("PRAGMA user_version").fetchone()[0] == 2
+        memory_version = conn.execute("PRAGMA user_version").fetchone()[0]
+        assert memory_version == MEMORY_SCHEMA_VERSION
     conn.close()
 
 

@@ -226,7 +226,9 @@ class SqliteReads:
         # Rank inside FTS5 alone (ORDER BY rank LIMIT k is its fast path; a join
         # or a second sort key makes SQLite score and sort every match), join
         # the k hits to their rows (no SQL variable per hit), drop hits outside
-        # the prefix or expired, and ask for more if needed.
+        # the prefix or expired, and ask for more if needed. Every ranked query
+        # scores every match, so after one retry with 4k it asks for all of
+        # them (k = -1): at most three passes, whatever hides the live hits.
         k = limit
         with storage_errors():
             while True:
@@ -245,9 +247,9 @@ class SqliteReads:
                         and not is_expired(policy, created, bool(pinned), now)
                     ):
                         out.append((id, -float(rank)))
-                if len(out) >= limit or len(hits) < k:
+                if len(out) >= limit or k < 0 or len(hits) < k:
                     return out[:limit]
-                k *= 4
+                k = 4 * limit if k == limit else -1
 
 
 class SqliteReader(SqliteReads):

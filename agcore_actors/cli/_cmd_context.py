@@ -81,7 +81,8 @@ def _compact(args: argparse.Namespace) -> int:
                     lambda: Compactor(config, summarizer=summarizer, estimator=estimator),
                     name="compactor",
                 )
-                result = await ref.ask(Compact(messages=messages, budget=args.budget, scratch=args.scratch))
+                request = Compact(messages=messages, budget=args.budget, scratch=args.scratch)
+                result = await ref.ask(request)
         sys.stdout.write(msgspec.json.encode(result.messages).decode() + "\n")
         report = result.report
         steps = ", ".join(f"{s.name} {s.tokens_before}->{s.tokens_after}" for s in report.steps)

@@ -227,8 +227,8 @@ class SqliteReads:
         # or a second sort key makes SQLite score and sort every match), join
         # the k hits to their rows (no SQL variable per hit), drop hits outside
         # the prefix or expired, and ask for more if needed. Every ranked query
-        # scores every match, so after one retry with 4k it asks for all of
-        # them (k = -1): at most three passes, whatever hides the live hits.
+        # scores every match, so after at most one retry with 4k it asks for
+        # all of them (k = -1): at most three passes, whatever hides the hits.
         k = limit
         with storage_errors():
             while True:
@@ -249,7 +249,8 @@ class SqliteReads:
                         out.append((id, -float(rank)))
                 if len(out) >= limit or k < 0 or len(hits) < k:
                     return out[:limit]
-                k = 4 * limit if k == limit else -1
+                # Mostly hidden hits (expired, another prefix): rank them all now.
+                k = 4 * limit if k == limit and 2 * len(out) >= len(hits) else -1
 
 
 class SqliteReader(SqliteReads):

@@ -61,27 +61,25 @@ class Ttl:
 
 
 @attrs.frozen
-class Capacity:
-    """Keep the newest ``max_items`` items."""
-
-    #: Bound on unpinned items; the oldest ``created_at`` go first.
+class _Bounded:
+    #: Bound on unpinned items; beyond it, items go in the policy's order.
     max_items: int = attrs.field(validator=_count)
 
 
 @attrs.frozen
-class Lru:
+class Capacity(_Bounded):
+    """Keep the newest ``max_items`` items (the oldest ``created_at`` go first)."""
+
+
+@attrs.frozen
+class Lru(_Bounded):
     """Keep the ``max_items`` most recently used items."""
 
-    #: Bound on unpinned items; the least recently used go first.
-    max_items: int = attrs.field(validator=_count)
-
 
 @attrs.frozen
-class RecallBased:
+class RecallBased(_Bounded):
     """Keep the ``max_items`` items of highest recall value (see module doc)."""
 
-    #: Bound on unpinned items; the lowest recall value goes first.
-    max_items: int = attrs.field(validator=_count)
     #: Weight of ``ln(1 + recalls)``.
     recall_weight: float = attrs.field(default=0.3, validator=non_negative)
     #: Weight of the mean recall score.

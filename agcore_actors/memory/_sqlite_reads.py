@@ -28,7 +28,7 @@ from ._errors import InvalidInput
 from ._eviction import EvictionConfig, expiry_cutoff, is_expired
 from ._item import ALL, MemoryFilter, MemoryItem, prefix_upper_bound
 from ._schema import storage_errors
-from ._store import Clock
+from ._store import BackendBase, Clock
 
 COLUMNS = (
     "id, content, metadata, created_at, pinned, accessed_at, access_count, "
@@ -119,20 +119,11 @@ class PendingStats:
         )
 
 
-class SqliteReads:
+class SqliteReads(BackendBase):
     """The read half of the backend protocol over ``self._conn``."""
 
     _conn: sqlite3.Connection
-    _eviction: EvictionConfig
-    _clock: Clock
     _stats: PendingStats
-
-    @property
-    def eviction(self) -> EvictionConfig:
-        return self._eviction
-
-    def now(self) -> float:
-        return self._clock()
 
     def _after_read(self) -> None:
         """Called after a read noted statistics (the writer may flush them)."""

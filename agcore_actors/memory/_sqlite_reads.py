@@ -25,7 +25,14 @@ from typing import Any
 import msgspec
 
 from ._errors import InvalidInput
-from ._eviction import EvictionConfig, expiry_cutoff, is_expired
+from ._eviction import (
+    EvictionConfig,
+    ItemStats,
+    RecallBased,
+    expiry_cutoff,
+    is_expired,
+    recall_value,
+)
 from ._item import ALL, MemoryFilter, MemoryItem, prefix_upper_bound
 from ._schema import storage_errors
 from ._store import BackendBase, Clock
@@ -242,6 +249,35 @@ class SqliteReads(BackendBase):
                     return out[:limit]
                 # Mostly hidden hits (expired, another prefix): rank them all now.
                 k = 4 * limit if k == limit and 2 * len(out) >= len(hits) else -1
+
+
+def recall_victim(conn: sqlite3.Connection, policy: RecallBased, now: float) -> str:
+    """The unpinned row of lowest ``(value, created_at, seq)``: the groups of
+    equal ``recall_a`` in ascending order, each one's minimum from the index,
+    until ``recall_a`` exceeds the best value (see ``_queues``)."""
+    by_use = policy.recency_weight > 0
+    order = "last_used, created_at, seq" if by_use else "created_at, seq"
+    columns = "id, created_at, seq, access_seq, pinned, recall_count, recall_score_total"
+    select = f"SELECT {columns}, recalled_at, last_used FROM items WHERE pinned = 0"
+    best: tuple[float, float, int] | None = None
+    chosen = ""
+    (a,) = conn.execute("SELECT min(recall_a) FROM items WHERE pinned = 0").fetchone()
+    while a is not None and (best is None or a <= best[0]):
+        row = conn.execute(f"{select} AND recall_a = ? ORDER BY {order} LIMIT 1", (a,)).fetchone()
+        if by_use and row[8] >= now:
+            # Recency is 1 from here on in this group: they all tie, the oldest wins.
+            row = conn.execute(
+                f"{select} AND recall_a = ? AND last_used >= ? ORDER BY created_at, seq LIMIT 1",
+                (a, now),
+            ).fetchone()
+        stats = ItemStats(*row[:8])
+        found = (recall_value(policy, stats, now), stats.created_at, stats.seq)
+        if best is None or found < best:
+            best, chosen = found, stats.id
+        (a,) = conn.execute(
+            "SELECT min(recall_a) FROM items WHERE pinned = 0 AND recall_a > ?", (a,)
+        ).fetchone()
+    return chosen
 
 
 class SqliteReader(SqliteReads):

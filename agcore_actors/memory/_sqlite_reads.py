@@ -18,6 +18,7 @@ import builtins
 import contextlib
 import sqlite3
 import threading
+import time
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
@@ -308,6 +309,20 @@ class SqliteReader(SqliteReads):
                 check_same_thread=False,
                 timeout=busy_timeout,
             )
+
+    @classmethod
+    def open(
+        cls,
+        path: str | Path,
+        eviction: EvictionConfig | None = None,
+        *,
+        clock: Clock = time.time,
+        busy_timeout: float = 10.0,
+    ) -> SqliteReader:
+        """A reader of a store file on its own, while a writer (in this process or
+        another) may be writing to it: for tools that only look. The statistics
+        its reads note are not written anywhere."""
+        return cls(Path(path), eviction or EvictionConfig(), clock, PendingStats(0), busy_timeout)
 
     def _refuse(self, *args: object, **kwargs: object) -> Any:
         raise TypeError("a SqliteReader only reads")

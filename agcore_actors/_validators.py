@@ -6,7 +6,6 @@ where it is built, with one clear line.
 
 from __future__ import annotations
 
-import math
 from typing import Any
 
 import attrs
@@ -35,8 +34,8 @@ def optional_positive(_: object, attribute: attrs.Attribute[Any], value: object)
 
 
 def seconds_or_inf(_: object, attribute: attrs.Attribute[Any], value: float) -> None:
-    """A duration ``>= 0``, ``math.inf`` allowed (wait for ever)."""
-    if not (value >= 0 or math.isinf(value)):
+    """A duration ``>= 0``, ``math.inf`` allowed (wait for ever); NaN and -inf fail."""
+    if not value >= 0:
         raise ValueError(f"{attribute.name} must be >= 0 seconds, not {value!r}")
 
 

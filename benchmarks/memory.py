@@ -1,7 +1,15 @@
-"""Memory benchmark: BM25 (FTS5) retrieval against the Dice scan, and store throughput.
+"""Memory benchmark: costs that must not grow with the store, BM25 (FTS5) retrieval
+against the Dice scan, and store throughput.
 
 One run measures:
 
+- at 10,000 and 100,000 items (``--sizes``): a put at capacity under every eviction
+  policy on both backends (each put evicts one item; SQLite with
+  ``synchronous=NORMAL``, so that the figure is the store's and not the disk's
+  fsync), a top-10 search behind 20,000 expired matching items, and writing page
+  ``p1`` among that many pages (its id prefixes a tenth of them); the ratio column
+  is the larger size's cost over the smaller's;
+- opening a file of 200,000 and of 2,000,000 rows (built once, cached);
 - top-10 retrieval over a corpus of knowledge pages (100,000 by default) in a SQLite
   store: the raw FTS5/BM25 query, the full ``MemoryRetriever`` in BM25 and hybrid mode
   (pages fetched and decoded), and the seed's Dice keyword scan (every page decoded and
@@ -16,12 +24,14 @@ directory, so only the first run pays for building it.
 Run from the repository root::
 
     python benchmarks/memory.py            # full run (first run builds the corpus)
-    python benchmarks/memory.py --quick    # smoke test: 2,000 pages, a few seconds
+    python benchmarks/memory.py --quick    # smoke test: small sizes, a few seconds
 """
 
 from __future__ import annotations
 
 import argparse
+import functools
+import gc
 import os
 import platform
 import random
@@ -33,7 +43,18 @@ import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
-from agcore_actors.memory import EvictionConfig, KnowledgePage, RetrievalMode, RetrieverConfig
+from agcore_actors.memory import (
+    Capacity,
+    EvictionConfig,
+    EvictionPolicy,
+    Hybrid,
+    KnowledgePage,
+    Lru,
+    RecallBased,
+    RetrievalMode,
+    RetrieverConfig,
+    Ttl,
+)
 from agcore_actors.memory._text import query_terms
 from agcore_actors.memory.lowlevel import (
     InMemoryBackend,
@@ -48,7 +69,7 @@ SEED = 20260607
 VOCABULARY = 30_000
 BM25_GOAL_MS = 10.0
 KNOWLEDGE_PREFIX = "knowledge_"
-SCHEMA_TAG = "s2"
+SCHEMA_TAG = "s3"
 
 
 def vocabulary(rng: random.Random, size: int) -> list[str]:
@@ -240,6 +261,171 @@ def stores_table(n: int, n_fsync: int) -> list[str]:
     return rows
 
 
+class StepClock:
+    """A clock the benchmark moves by hand: one millisecond a write."""
+
+    def __init__(self) -> None:
+        self.now = 1_700_000_000.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def make(
+    kind: str, path: Path, clock: StepClock, policy: EvictionPolicy, check_interval: int = 64
+) -> MemoryBackend:
+    eviction = EvictionConfig(policy=policy, check_interval=check_interval, sweep_interval=None)
+    if kind == "memory":
+        return InMemoryBackend(eviction, clock=clock)
+    return SqliteBackend(path, eviction, clock=clock, synchronous="NORMAL")
+
+
+def fill(store: MemoryBackend, clock: StepClock, n: int, prefix: str = "item") -> None:
+    for chunk in range(0, n, 5_000):
+        with store.batch():
+            for i in range(chunk, min(n, chunk + 5_000)):
+                clock.now += 0.001
+                store.put(f"{prefix}:{i:07d}", "x" * 100)
+                if i % 7 == 0:
+                    store.record_recall(f"{prefix}:{i:07d}", 0.5)
+
+
+def amortised_us(op: Callable[[int], object], n: int) -> float:
+    """Mean µs per call, the slowest 1% left out (machine pauses; sweeps stay in)."""
+    gc.collect()  # start each figure from a clean heap
+    samples = []
+    for i in range(n):
+        start = time.perf_counter()
+        op(i)
+        samples.append(time.perf_counter() - start)
+    samples.sort()
+    return statistics.fmean(samples[: len(samples) - len(samples) // 100]) * 1e6
+
+
+POLICIES: list[tuple[str, Callable[[int], EvictionPolicy]]] = [
+    ("Capacity", lambda n: Capacity(max_items=n)),
+    ("Lru", lambda n: Lru(max_items=n)),
+    ("RecallBased", lambda n: RecallBased(max_items=n)),
+    ("Hybrid (TTL 1 h)", lambda n: Hybrid(ttl=3600.0, max_items=n)),
+    ("Ttl 1 h (sweep every 64 writes)", lambda n: Ttl(ttl=3600.0)),
+]
+
+
+def put_at_capacity(kind: str, policy: EvictionPolicy, size: int, tmp: Path) -> float:
+    clock = StepClock()
+    store = make(kind, tmp / f"cap-{kind}-{size}-{type(policy).__name__}.db", clock, policy)
+    try:
+        fill(store, clock, size)
+
+        def put(i: int) -> None:
+            clock.now += 0.001
+            store.put(f"new:{i:07d}", "y" * 100)
+
+        return amortised_us(put, 1_280)
+    finally:
+        store.close()
+
+
+def put_at_capacity_of(
+    policy: Callable[[int], EvictionPolicy], kind: str, size: int, *, tmp: Path
+) -> float:
+    return put_at_capacity(kind, policy(size), size, tmp)
+
+
+def search_behind_expired(kind: str, size: int, expired: int, tmp: Path) -> float:
+    clock = StepClock()
+    # No sweep before the search: the expired matches are all still there.
+    store = make(kind, tmp / f"search-{kind}-{size}.db", clock, Ttl(ttl=3600.0), 10**9)
+    try:
+        with store.batch():
+            for i in range(expired):
+                store.put(f"old:{i:07d}", "x", index_text="needle common words")
+        clock.now += 7200.0  # all of them expired, none swept yet
+        fill(store, clock, size)
+        with store.batch():
+            for i in range(10):
+                store.put(f"live:{i:02d}", "x", index_text="needle other words here")
+        return amortised_us(lambda _: store.search(["needle"], limit=10), 50)
+    finally:
+        store.close()
+
+
+def page_among(kind: str, size: int, tmp: Path) -> float:
+    clock = StepClock()
+    store = make(kind, tmp / f"pages-{kind}-{size}.db", clock, Ttl(ttl=1e9))
+    knowledge = KnowledgeStore(store)
+    try:
+        for chunk in range(0, size, 5_000):
+            with store.batch():
+                for n in range(chunk, min(size, chunk + 5_000)):
+                    knowledge.add_page(KnowledgePage(id=f"p{n}", title="t"))
+        return amortised_us(lambda _: knowledge.add_page(KnowledgePage(id="p1", title="t")), 200)
+    finally:
+        store.close()
+
+
+def scaling_table(sizes: tuple[int, int], expired: int) -> list[str]:
+    small, large = sizes
+    rows = []
+    with tempfile.TemporaryDirectory(prefix="agcore-memory-scaling") as tmp_name:
+        tmp = Path(tmp_name)
+        cases: list[tuple[str, Callable[[str, int], float]]] = [
+            (f"put at capacity, {name}", functools.partial(put_at_capacity_of, policy, tmp=tmp))
+            for name, policy in POLICIES
+        ]
+        cases.append(
+            (
+                f"top-10 search behind {expired:,} expired matches",
+                lambda k, n: search_behind_expired(k, n, expired, tmp),
+            )
+        )
+        cases.append(("add_page('p1') among the pages", lambda k, n: page_among(k, n, tmp)))
+        for label, run in cases:
+            for kind in ("memory", "sqlite"):
+                a, b = run(kind, small), run(kind, large)
+                backend = "InMemoryBackend" if kind == "memory" else "SqliteBackend"
+                rows.append(f"| {label} | {backend} | {a:,.1f} | {b:,.1f} | {b / a:.2f} |")
+    return rows
+
+
+def open_file(rows: int, cache: Path) -> Path:
+    """A cached file of ``rows`` unpinned items (written with plain SQL, once)."""
+    cache.mkdir(parents=True, exist_ok=True)
+    path = cache / f"open-{SCHEMA_TAG}-{rows}.db"
+    if path.exists():
+        return path
+    building = path.with_suffix(".building")
+    for stale in cache.glob(building.name + "*"):
+        stale.unlink()
+    SqliteBackend(building).close()
+    conn = sqlite3.connect(building, isolation_level=None)
+    try:
+        conn.execute("BEGIN")
+        conn.executemany(
+            "INSERT INTO items (id, content, created_at, seq, pinned, accessed_at, "
+            "access_seq, last_used) VALUES (?, 'x', ?, ?, 0, 0, ?, ?)",
+            ((f"i{n:08d}", float(n), 2 * n, 2 * n + 1, float(n)) for n in range(rows)),
+        )
+        conn.execute("UPDATE meta SET value = ? WHERE name = 'unpinned'", (rows,))
+        conn.execute("UPDATE meta SET value = ? WHERE name = 'seq'", (2 * rows + 1,))
+        conn.execute("COMMIT")
+        conn.execute("PRAGMA journal_mode = DELETE")
+    finally:
+        conn.close()
+    building.rename(path)
+    return path
+
+
+def open_table(row_counts: Sequence[int], cache: Path) -> list[str]:
+    rows = []
+    for count in row_counts:
+        path = open_file(count, cache)
+        SqliteBackend(path).close()  # the page cache warm, as at a restart
+        samples = timed_ms(lambda path=path: SqliteBackend(path).close(), 20)  # type: ignore[misc]
+        rows.append(f"| {count:,} | {statistics.median(samples):.2f} | {max(samples):.2f} |")
+    return rows
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0] if __doc__ else None)
     parser.add_argument("--quick", action="store_true", help="small sizes (smoke test)")
@@ -250,7 +436,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         default=Path(tempfile.gettempdir()) / "agcore-memory-bench",
         help="where the generated corpus is kept between runs",
     )
+    parser.add_argument(
+        "--sizes", type=int, nargs=2, default=None, help="the two store sizes compared"
+    )
     args = parser.parse_args(argv)
+    sizes = tuple(args.sizes or ((1_000, 10_000) if args.quick else (10_000, 100_000)))
+    expired = 2_000 if args.quick else 20_000
+    open_rows = (20_000, 200_000) if args.quick else (200_000, 2_000_000)
     pages = args.pages or (2_000 if args.quick else 100_000)
     n_queries, n_dice = (10, 2) if args.quick else (200, 3)
     n_items, n_fsync = (500, 100) if args.quick else (20_000, 2_000)
@@ -260,6 +452,14 @@ def main(argv: Sequence[str] | None = None) -> int:
         f"{os.cpu_count()} cpus, {platform.machine()}, "
         f"load average {os.getloadavg()[0]:.1f} at start"
     )
+    print(f"\nCosts at {sizes[0]:,} and {sizes[1]:,} items (µs per operation, amortised)\n")
+    print(f"| operation | backend | {sizes[0]:,} | {sizes[1]:,} | ratio |")
+    print("|---|---|---:|---:|---:|")
+    print("\n".join(scaling_table((sizes[0], sizes[1]), expired)), flush=True)
+    print("\nOpening a store file (ms, page cache warm)\n")
+    print("| rows | median ms | max ms |")
+    print("|---:|---:|---:|")
+    print("\n".join(open_table(open_rows, args.cache_dir)), flush=True)
     rows, bm25_median = retrieval(pages, n_queries, n_dice, args.cache_dir)
     print(f"\nTop-10 retrieval over {pages:,} knowledge pages (ms per query)\n")
     print("| method | queries | median ms | p95 ms |")

@@ -19,7 +19,7 @@ that tokenizers count).
 """
 
 from .._exports import publish
-from . import messages
+from . import messages as messages  # the protocol: import it qualified
 from ._actor import Compactor, compactor_spec
 from ._errors import (
     CompactError,
@@ -58,7 +58,6 @@ __all__ = [
     "TokenizerTimeout",
     "TokenizerUnavailable",
     "compactor_spec",
-    "messages",
 ]
 
 publish(__name__, __all__)

@@ -14,7 +14,8 @@ import msgspec
 from .._validators import non_negative, positive
 from ._errors import InvalidCompactConfig
 
-#: The seed's constants (``compact.rs``).
+#: The caps of the reply reserve and the safety buffer, the breaker's threshold,
+#: and how many recent messages the steps keep.
 AUTOCOMPACT_BUFFER_TOKENS = 13_000
 RESERVED_OUTPUT_TOKENS = 20_000
 MAX_CONSECUTIVE_FAILURES = 3
@@ -114,7 +115,7 @@ class CompactConfig:
 
 
 def should_compact(tokens: int, budget: int) -> bool:
-    """The seed's trigger: compact at or above the budget."""
+    """The trigger: compact at or above the budget."""
     return tokens >= budget
 
 

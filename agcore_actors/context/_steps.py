@@ -6,15 +6,13 @@ leave the system prefix and the last ``keep_recent`` messages unchanged; and
 both replace a content only when the placeholder is estimated smaller, so
 the estimate never grows.
 
-- :func:`microcompact` (the seed's): tool results before the last
-  ``keep_recent`` messages become ``[pruned]``.
-- :func:`keep_tool_results` (seed 002, MiroFlow's ``keep_tool_result``): all
-  but the last ``keep`` tool results become ``Tool result is omitted to save
-  tokens.``; ``keep = -1`` keeps all.
+- :func:`microcompact`: tool results before the last ``keep_recent``
+  messages become ``[pruned]``.
+- :func:`keep_tool_results`: all but the last ``keep`` tool results become
+  ``Tool result is omitted to save tokens.``; ``keep = -1`` keeps all.
 
-Δ seed: the Rust ``microcompact`` reported the gross size of the pruned
-messages and counted already-pruned ones again; here :class:`StepOutcome`
-says how many messages changed and the estimate before and after.
+:class:`StepOutcome` says how many messages changed and the estimate before and
+after.
 """
 
 from __future__ import annotations
@@ -101,9 +99,9 @@ def keep_tool_results(
 
     ``keep = -1`` keeps all (nothing changes). With ``include_user`` the
     candidates are user and tool messages and the first one (the task) is
-    always kept: MiroFlow's convention, where tool feedback arrives as user
-    messages. Messages in the system prefix or among the last
-    ``keep_recent`` are never changed.
+    always kept: for agents whose tool feedback arrives as user messages.
+    Messages in the system prefix or among the last ``keep_recent`` are never
+    changed.
     """
     if keep < -1:
         raise ValueError(f"keep must be >= -1, got {keep}")

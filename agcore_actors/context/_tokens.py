@@ -18,16 +18,12 @@ when to compact and an under-estimate turns into a context-length error:
   1/2 token, rounded up per run.
 
 Messages (:func:`estimate_message_tokens`) add a per-message overhead
-(``MESSAGE_OVERHEAD`` = 4: role and separators, as the seed's estimate), the
+(``MESSAGE_OVERHEAD`` = 4: role and separators), the
 author ``name``, the reasoning text if present, and for each tool call its
 id, name, arguments and ``TOOL_CALL_OVERHEAD``; a tool message adds its
 ``tool_call_id``. Non-text parts cost a flat amount (:class:`PartCosts`):
 images by their ``detail`` (OpenAI: 85 for low, 765 for a 1024x1024 high-detail
 image), audio by its data size, files a flat 1,000.
-
-Δ seed: the Rust code estimated ``ceil(utf8_bytes * 4 / 3)`` (about 5x too
-high for English, and it ignored tool calls and names); its doc said
-``chars / 4`` (about 3x too low for Chinese). This heuristic replaces both.
 
 Other estimators (tiktoken, a server's tokenizer) implement
 :class:`TokenEstimator`; the compactor awaits them.

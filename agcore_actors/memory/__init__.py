@@ -13,7 +13,7 @@ backends and views the actor runs, for scripts and tools that own a store).
 """
 
 from .._exports import publish
-from . import messages
+from . import messages as messages  # the protocol: import it qualified
 from ._actor import MemoryStore, memory_store_spec
 from ._config import MemoryStoreConfig
 from ._conversation import ConversationMemoryConfig, MemoryStrategy
@@ -88,7 +88,6 @@ __all__ = [
     "TrioWallClock",
     "Ttl",
     "memory_store_spec",
-    "messages",
     "parse_retrieve_arguments",
     "run_retrieve_tool",
 ]

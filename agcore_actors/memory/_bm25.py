@@ -7,6 +7,7 @@ Documents are token lists (see :func:`._text.tokens`); scores are positive
 
 from __future__ import annotations
 
+import heapq
 import math
 from collections import Counter
 from collections.abc import Callable, Sequence
@@ -72,7 +73,9 @@ class Bm25Index:
                 dl = self._lens[doc_id]
                 part = idf * tf * (K1 + 1) / (tf + K1 * (1 - B + B * dl / avgdl))
                 scores[doc_id] = scores.get(doc_id, 0.0) + part
-        ranked = sorted(
-            ((d, s) for d, s in scores.items() if accept(d)), key=lambda ds: (-ds[1], ds[0])
+        ranked = heapq.nsmallest(
+            limit,
+            ((d, s) for d, s in scores.items() if accept(d)),
+            key=lambda ds: (-ds[1], ds[0]),
         )
-        return ranked[:limit]
+        return ranked

@@ -4,22 +4,17 @@ Rows: id ``conv:{session}:{index:010}`` (``session`` escaped, see
 :func:`escape_segment`), content = the message as msgspec JSON, metadata
 ``{"session_id", "index"}``. The index is one more than the last stored
 index, so ids never repeat and id order is transcript order, whatever the
-clock does (the seed reused indexes after a window eviction and relied on a
-nanosecond timestamp to keep ids apart).
+clock does.
 
 Strategies (:class:`MemoryStrategy`): ``SLIDING_WINDOW`` keeps the newest
-``max_turns`` messages (``max_turns`` counts messages, as in the seed) and
+``max_turns`` messages (``max_turns`` counts messages, not turns) and
 deletes the older ones from the store in the same transaction as the
 append; ``FULL`` keeps everything.
 
-Differences from the seed, on purpose:
-
-- The store is the transcript: there is no hot cache to drift from it, so
-  ``history()`` always reads the store (the seed's ``get_history`` never did)
-  and a transcript survives a restart without an explicit ``load``.
-- Compaction is not done here (it lives in the context layer, above this
-  one); :meth:`replace` writes a compacted history back (the seed's designed
-  but unbuilt ``sync_to_store``).
+The store is the transcript: there is no cache to drift from it, so
+``history()`` always reads the store and a transcript survives a restart.
+Compaction is not done here (it lives in the context layer, above this one);
+:meth:`replace` writes a compacted history back.
 """
 
 from __future__ import annotations

@@ -1,10 +1,10 @@
 """Eviction policies: frozen configuration and pure choice functions.
 
-Policies (the seed's, plus its designed-but-unbuilt ones):
+Policies:
 
 - :class:`NoEviction` — keep everything (the default).
 - :class:`Ttl` — an item expires ``ttl`` seconds after ``created_at``
-  (exactly at the cutoff counts as expired, as in the seed).
+  (exactly at the cutoff counts as expired).
 - :class:`Capacity` — keep the newest ``max_items`` (by ``created_at``, ties
   by write order).
 - :class:`Lru` — keep the ``max_items`` most recently used (a ``get`` or a
@@ -14,15 +14,14 @@ Policies (the seed's, plus its designed-but-unbuilt ones):
   ``recency = 0.5 ** (age / half_life)`` with age measured from the last
   recall (or from ``created_at`` if never recalled, so that a fresh item is not
   the first victim). Lowest value goes first; ties by age, oldest first.
-- :class:`Hybrid` — a TTL and a capacity together (designed in the seed).
+- :class:`Hybrid` — a TTL and a capacity together.
 
-Rules every store applies (these fix the seed's lazy eviction):
+Rules every store applies:
 
 - An expired item is invisible to ``get``, ``list`` and searches from the
   moment it expires, whether or not a sweep has removed it yet.
 - A capacity bound is enforced on every write, so a store never holds more
-  than ``max_items`` unpinned items (the seed could overshoot by
-  ``check_interval - 1``).
+  than ``max_items`` unpinned visible items.
 - A full sweep (expired items, then capacity) runs every ``check_interval``
   writes, on a schedule (``sweep_interval`` seconds, in the actor) and on
   demand.
@@ -62,27 +61,25 @@ class Ttl:
 
 
 @attrs.frozen
-class Capacity:
-    """Keep the newest ``max_items`` items."""
-
-    #: Bound on unpinned items; the oldest ``created_at`` go first.
+class _Bounded:
+    #: Bound on unpinned items; beyond it, items go in the policy's order.
     max_items: int = attrs.field(validator=_count)
 
 
 @attrs.frozen
-class Lru:
+class Capacity(_Bounded):
+    """Keep the newest ``max_items`` items (the oldest ``created_at`` go first)."""
+
+
+@attrs.frozen
+class Lru(_Bounded):
     """Keep the ``max_items`` most recently used items."""
 
-    #: Bound on unpinned items; the least recently used go first.
-    max_items: int = attrs.field(validator=_count)
-
 
 @attrs.frozen
-class RecallBased:
+class RecallBased(_Bounded):
     """Keep the ``max_items`` items of highest recall value (see module doc)."""
 
-    #: Bound on unpinned items; the lowest recall value goes first.
-    max_items: int = attrs.field(validator=_count)
     #: Weight of ``ln(1 + recalls)``.
     recall_weight: float = attrs.field(default=0.3, validator=non_negative)
     #: Weight of the mean recall score.

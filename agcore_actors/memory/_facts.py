@@ -1,8 +1,7 @@
 """FactMemory: key/value facts shared by the contexts of one session.
 
 Items ``_session_{session}:{key}`` (``session`` escaped, so session ``"a:b"``
-no longer leaks into session ``"a"`` as it did in the seed). ``snapshot()``
-renders the seed's block::
+never shows up in session ``"a"``). ``snapshot()`` renders the block::
 
     <session-context>
     key1: value1
@@ -11,7 +10,7 @@ renders the seed's block::
 
 in store order (oldest write first; an overwritten key moves to the end), with
 no trailing newline; an empty session gives
-``"<session-context>\\n</session-context>"``. Unlike the seed, a backslash or
+``"<session-context>\\n</session-context>"``. A backslash or
 a line break in a key or value is escaped (``\\\\``, ``\\n``, ``\\r``), so a
 value cannot break the one-line-per-fact format or forge the closing tag.
 """

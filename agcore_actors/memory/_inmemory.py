@@ -33,7 +33,7 @@ from ._eviction import (
 from ._item import ALL, MemoryFilter, MemoryItem, prefix_upper_bound
 from ._queues import queue_for
 from ._sorted import SortedSet
-from ._store import Clock, check_put
+from ._store import BackendBase, Clock, check_put
 
 
 class _Row:
@@ -101,7 +101,7 @@ class _Row:
         )
 
 
-class InMemoryBackend:
+class InMemoryBackend(BackendBase):
     """A dict-backed store; nothing survives the process (see the module doc)."""
 
     def __init__(self, eviction: EvictionConfig | None = None, *, clock: Clock = time.time) -> None:
@@ -116,13 +116,6 @@ class InMemoryBackend:
         self._unpinned = 0
         #: Inside a batch: id -> the row before the batch changed it (None: absent).
         self._journal: dict[str, _Row | None] | None = None
-
-    @property
-    def eviction(self) -> EvictionConfig:
-        return self._eviction
-
-    def now(self) -> float:
-        return self._clock()
 
     def _next_seq(self) -> int:
         self._seq += 1

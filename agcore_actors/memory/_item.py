@@ -3,13 +3,13 @@
 All of these are plain msgspec Structs, so they cross actor boundaries (and a
 process boundary) unchanged.
 
-Namespaces are id prefixes, as in the seed (``conv:{session}:``,
+Namespaces are id prefixes (``conv:{session}:``,
 ``knowledge_``, ``_session_{session}:``) rather than a separate column: a
 prefix query is a range scan on the primary key in SQLite and a bisect in the
 in-memory store, and one flat key space keeps the store protocol small.
 Session ids are escaped before they become part of a prefix (see
-:func:`escape_segment`), which fixes the seed's leak where session ``"a:b"``
-showed up in session ``"a"``.
+:func:`escape_segment`), so that session ``"a:b"`` never shows up in
+session ``"a"``.
 
 Timestamps are Unix seconds as floats, taken from the store's injected clock.
 """
@@ -31,13 +31,13 @@ class MemoryItem(msgspec.Struct, frozen=True, kw_only=True):
     - ``content`` is usually JSON text (a message, a page) but may be anything.
     - ``metadata`` is arbitrary JSON-able data.
     - ``created_at`` drives TTL, capacity eviction and list order; an upsert
-      sets it anew (as in the seed).
+      sets it anew.
     - ``pinned`` items are never evicted and never expire.
     - ``accessed_at`` / ``access_count``: last ``get`` (or write) and how many
       ``get`` calls found the item; LRU eviction uses the access order.
     - ``recall_count`` / ``recall_score_total`` / ``recalled_at``: how often
-      retrieval returned the item and with what scores (the seed's designed
-      ``RecallStats``); recall-based eviction uses them.
+      retrieval returned the item and with what scores; recall-based eviction
+      uses them.
     """
 
     id: str

@@ -4,17 +4,11 @@ Pages are items ``knowledge_{page.id}`` whose content is the page as JSON and
 whose full-text entry is the page's tokens (title, summary, tags, content),
 which is what BM25 retrieval searches.
 
-Differences from the seed, on purpose:
-
-- No separate in-memory index: the store is the index, so ``get_index`` and
-  ``search`` always see every stored page, including pages written by another
-  KnowledgeStore over the same store or before a restart (the seed's index
-  drifted and needed ``rebuild_index``; :meth:`rebuild_index` remains as a
-  no-op-returning count for callers ported from it).
-- ``search`` matches ``content`` too (the seed's doc promised full-text search
-  but matched only title, summary and tags).
-- An update keeps the page's ``created_at`` (and its place in index order);
-  ``updated_at`` left as None is set to now.
+The store is the index, so ``get_index`` and ``search`` always see every
+stored page, including pages written by another KnowledgeStore over the same
+store or before a restart (:meth:`rebuild_index` only counts them). ``search``
+matches ``content`` too. An update keeps the page's ``created_at`` (and its
+place in index order); ``updated_at`` left as None is set to now.
 """
 
 from __future__ import annotations
@@ -100,8 +94,7 @@ class KnowledgeStore:
         ]
 
     def rebuild_index(self) -> int:
-        """Kept for ported callers: there is no separate index to rebuild.
-        Returns the number of pages."""
+        """There is no separate index to rebuild: the number of pages."""
         return self.store.count(KNOWLEDGE_PREFIX)
 
     def search(self, query: str) -> list[KnowledgePage]:

@@ -21,7 +21,10 @@ backend to a model that sorts everything), only cheaper:
   smallest value of a group is at its top. Groups are visited in ascending ``a``
   until ``a`` exceeds the best value found: no later row can be lower. Cost: the
   groups whose ``a`` lies within ``recency_weight`` of the lowest (one group, all
-  the never-recalled rows, in the common case).
+  the never-recalled rows, in the common case). One departure from the sort, in
+  a corner floats make: two rows of one group whose values differ by less than
+  the float resolution (last uses closer than ``half_life · 1e-16``) tie in the
+  sort, which then takes the older ``created_at``; here the older last use goes.
 """
 
 from __future__ import annotations

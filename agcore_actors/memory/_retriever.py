@@ -2,17 +2,16 @@
 
 Modes (:class:`RetrievalMode`):
 
-- ``DICE`` — the seed's retriever: keywords (:func:`extract_keywords`) find
-  candidate pages by case-insensitive substring (title, summary, tags and,
-  unlike the seed, content), each candidate is scored with the seed's
-  :func:`text_overlap_score` on the *original* query, scores below
+- ``DICE`` — keywords (:func:`extract_keywords`) find candidate pages by
+  case-insensitive substring (title, summary, tags and content), each
+  candidate is scored with :func:`text_overlap_score` on the *whole* query, scores below
   ``min_score`` are dropped (inclusive bound), the rest sorted best first
   (stable: ties keep discovery order) and cut to ``max_results``. It scans
   every page: fine for hundreds of pages, slow for 100,000.
 - ``BM25`` — the full-text index (FTS5 in SQLite, :mod:`._bm25` in memory)
   ranks pages; a page's score is its BM25 score divided by the best one's,
   so the top hit scores 1.0 and ``min_score`` drops weak tails.
-- ``HYBRID`` (the default; the seed's designed hybrid channel) — BM25 picks
+- ``HYBRID`` (the default) — BM25 picks
   ``candidates`` pages, each scored
   ``bm25_weight·(bm25 / best) + dice_weight·text_overlap_score``.
 
@@ -113,7 +112,7 @@ class MemoryRetriever:
             first = matches_any(page, keywords)
             if first is not None:
                 found.append((first, position, page))
-        found.sort(key=lambda f: (f[0], f[1]))  # the seed's discovery order
+        found.sort(key=lambda f: (f[0], f[1]))  # first matching keyword, then index order
         return _rank([(p, text_overlap_score(query, p)) for _, _, p in found], cfg)
 
     def _bm25(self, query: str, cfg: RetrieverConfig) -> list[ScoredPage]:

@@ -44,21 +44,19 @@ import msgspec
 from ._errors import InvalidInput, NotFound, StorageError
 from ._eviction import (
     EvictionConfig,
-    ItemStats,
     Lru,
     RecallBased,
     expiry_cutoff,
     is_expired,
     max_items_of,
     recall_base,
-    recall_value,
     sweep_due,
 )
 from ._item import MemoryItem
 from ._lock import WriterLock
 from ._schema import storage_errors, write_meta
 from ._sqlite_open import open_database
-from ._sqlite_reads import COLUMNS, PendingStats, SqliteReader, SqliteReads
+from ._sqlite_reads import COLUMNS, PendingStats, SqliteReader, SqliteReads, recall_victim
 from ._store import Clock, check_put
 
 log = logging.getLogger("agcore_actors.memory")
@@ -307,7 +305,7 @@ class SqliteBackend(SqliteReads):
         cap = max_items_of(policy)
         while cap is not None and self._unpinned > cap:
             if isinstance(policy, RecallBased):
-                chosen = [self._recall_victim(policy, now)]
+                chosen = [recall_victim(self._conn, policy, now)]
             else:
                 order = "access_seq" if isinstance(policy, Lru) else "created_at, seq"
                 chosen = [
@@ -320,37 +318,6 @@ class SqliteBackend(SqliteReads):
             self._remove(chosen)
             victims.extend(chosen)
         return victims
-
-    def _recall_victim(self, policy: RecallBased, now: float) -> str:
-        """The unpinned row of lowest ``(value, created_at, seq)``: the groups of
-        equal ``recall_a`` in ascending order, each one's minimum from the index,
-        until ``recall_a`` exceeds the best value (see ``_queues``)."""
-        by_use = policy.recency_weight > 0
-        order = "last_used, created_at, seq" if by_use else "created_at, seq"
-        columns = "id, created_at, seq, access_seq, pinned, recall_count, recall_score_total"
-        select = f"SELECT {columns}, recalled_at, last_used FROM items WHERE pinned = 0"
-        best: tuple[float, float, int] | None = None
-        chosen = ""
-        (a,) = self._conn.execute("SELECT min(recall_a) FROM items WHERE pinned = 0").fetchone()
-        while a is not None and (best is None or a <= best[0]):
-            row = self._conn.execute(
-                f"{select} AND recall_a = ? ORDER BY {order} LIMIT 1", (a,)
-            ).fetchone()
-            if by_use and row[8] >= now:
-                # Recency is 1 from here on in this group: they all tie, the oldest wins.
-                row = self._conn.execute(
-                    f"{select} AND recall_a = ? AND last_used >= ? "
-                    "ORDER BY created_at, seq LIMIT 1",
-                    (a, now),
-                ).fetchone()
-            stats = ItemStats(*row[:8])
-            found = (recall_value(policy, stats, now), stats.created_at, stats.seq)
-            if best is None or found < best:
-                best, chosen = found, stats.id
-            (a,) = self._conn.execute(
-                "SELECT min(recall_a) FROM items WHERE pinned = 0 AND recall_a > ?", (a,)
-            ).fetchone()
-        return chosen
 
     def evict(self) -> builtins.list[str]:
         with self.batch(), storage_errors():

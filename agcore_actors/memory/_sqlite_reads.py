@@ -18,6 +18,7 @@ import builtins
 import contextlib
 import sqlite3
 import threading
+import time
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
@@ -25,10 +26,17 @@ from typing import Any
 import msgspec
 
 from ._errors import InvalidInput
-from ._eviction import EvictionConfig, expiry_cutoff, is_expired
+from ._eviction import (
+    EvictionConfig,
+    ItemStats,
+    RecallBased,
+    expiry_cutoff,
+    is_expired,
+    recall_value,
+)
 from ._item import ALL, MemoryFilter, MemoryItem, prefix_upper_bound
 from ._schema import storage_errors
-from ._store import Clock
+from ._store import BackendBase, Clock
 
 COLUMNS = (
     "id, content, metadata, created_at, pinned, accessed_at, access_count, "
@@ -119,20 +127,11 @@ class PendingStats:
         )
 
 
-class SqliteReads:
+class SqliteReads(BackendBase):
     """The read half of the backend protocol over ``self._conn``."""
 
     _conn: sqlite3.Connection
-    _eviction: EvictionConfig
-    _clock: Clock
     _stats: PendingStats
-
-    @property
-    def eviction(self) -> EvictionConfig:
-        return self._eviction
-
-    def now(self) -> float:
-        return self._clock()
 
     def _after_read(self) -> None:
         """Called after a read noted statistics (the writer may flush them)."""
@@ -226,7 +225,9 @@ class SqliteReads:
         # Rank inside FTS5 alone (ORDER BY rank LIMIT k is its fast path; a join
         # or a second sort key makes SQLite score and sort every match), join
         # the k hits to their rows (no SQL variable per hit), drop hits outside
-        # the prefix or expired, and ask for more if needed.
+        # the prefix or expired, and ask for more if needed. Every ranked query
+        # scores every match, so after at most one retry with 4k it asks for
+        # all of them (k = -1): at most three passes, whatever hides the hits.
         k = limit
         with storage_errors():
             while True:
@@ -245,9 +246,39 @@ class SqliteReads:
                         and not is_expired(policy, created, bool(pinned), now)
                     ):
                         out.append((id, -float(rank)))
-                if len(out) >= limit or len(hits) < k:
+                if len(out) >= limit or k < 0 or len(hits) < k:
                     return out[:limit]
-                k *= 4
+                # Mostly hidden hits (expired, another prefix): rank them all now.
+                k = 4 * limit if k == limit and 2 * len(out) >= len(hits) else -1
+
+
+def recall_victim(conn: sqlite3.Connection, policy: RecallBased, now: float) -> str:
+    """The unpinned row of lowest ``(value, created_at, seq)``: the groups of
+    equal ``recall_a`` in ascending order, each one's minimum from the index,
+    until ``recall_a`` exceeds the best value (see ``_queues``)."""
+    by_use = policy.recency_weight > 0
+    order = "last_used, created_at, seq" if by_use else "created_at, seq"
+    columns = "id, created_at, seq, access_seq, pinned, recall_count, recall_score_total"
+    select = f"SELECT {columns}, recalled_at, last_used FROM items WHERE pinned = 0"
+    best: tuple[float, float, int] | None = None
+    chosen = ""
+    (a,) = conn.execute("SELECT min(recall_a) FROM items WHERE pinned = 0").fetchone()
+    while a is not None and (best is None or a <= best[0]):
+        row = conn.execute(f"{select} AND recall_a = ? ORDER BY {order} LIMIT 1", (a,)).fetchone()
+        if by_use and row[8] >= now:
+            # Recency is 1 from here on in this group: they all tie, the oldest wins.
+            row = conn.execute(
+                f"{select} AND recall_a = ? AND last_used >= ? ORDER BY created_at, seq LIMIT 1",
+                (a, now),
+            ).fetchone()
+        stats = ItemStats(*row[:8])
+        found = (recall_value(policy, stats, now), stats.created_at, stats.seq)
+        if best is None or found < best:
+            best, chosen = found, stats.id
+        (a,) = conn.execute(
+            "SELECT min(recall_a) FROM items WHERE pinned = 0 AND recall_a > ?", (a,)
+        ).fetchone()
+    return chosen
 
 
 class SqliteReader(SqliteReads):
@@ -278,6 +309,20 @@ class SqliteReader(SqliteReads):
                 check_same_thread=False,
                 timeout=busy_timeout,
             )
+
+    @classmethod
+    def open(
+        cls,
+        path: str | Path,
+        eviction: EvictionConfig | None = None,
+        *,
+        clock: Clock = time.time,
+        busy_timeout: float = 10.0,
+    ) -> SqliteReader:
+        """A reader of a store file on its own, while a writer (in this process or
+        another) may be writing to it: for tools that only look. The statistics
+        its reads note are not written anywhere."""
+        return cls(Path(path), eviction or EvictionConfig(), clock, PendingStats(0), busy_timeout)
 
     def _refuse(self, *args: object, **kwargs: object) -> Any:
         raise TypeError("a SqliteReader only reads")

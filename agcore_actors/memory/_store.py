@@ -105,6 +105,21 @@ class MemoryBackend(Protocol):
     def close(self) -> None: ...
 
 
+class BackendBase:
+    """What every backend shares: its eviction configuration and its clock."""
+
+    _eviction: EvictionConfig
+    _clock: Clock
+
+    @property
+    def eviction(self) -> EvictionConfig:
+        return self._eviction
+
+    def now(self) -> float:
+        """The clock's reading: Unix seconds, the time of every timestamp."""
+        return self._clock()
+
+
 def check_text(value: object, what: str) -> str:
     """``value`` if it is a string that can be stored (UTF-8 encodable: no lone
     surrogate); :class:`InvalidInput` naming ``what`` otherwise."""

@@ -3,17 +3,17 @@
 Pure functions, no I/O.
 
 Tokenisation (:func:`tokens`) splits on every character that is not
-alphanumeric (the seed's rule: underscore, hyphen and all punctuation,
-full-width comma and stop included, are separators) and lowercases. Unlike the seed,
-a run of CJK characters is not one token: it becomes its overlapping
+alphanumeric (underscore, hyphen and all punctuation, full-width comma and
+stop included, are separators) and lowercases. A run of CJK characters is not
+one token: it becomes its overlapping
 character bigrams (``"知识图谱"`` → ``知识 识图 图谱``), the usual approach of
 search engines without a dictionary segmenter, so a query matches a page that
 shares a two-character word with it. A CJK run of a single character stays one
 token. A run mixing scripts (``"Rust语言"``) is cut where the script changes.
 
-The Dice score (:func:`text_overlap_score`) is the seed's, unchanged: set
-Dice coefficient on character bigrams (spaces and punctuation included),
-case-sensitive, title 0.5 / summary 0.3 / content 0.2.
+The Dice score (:func:`text_overlap_score`): set Dice coefficient on character
+bigrams (spaces and punctuation included), case-sensitive, title 0.5 / summary
+0.3 / content 0.2.
 """
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ from collections.abc import Iterable, Sequence
 
 from ._item import KnowledgePage
 
-#: The seed's 68 English stop words.
+#: 68 English stop words.
 DEFAULT_STOP_WORDS: frozenset[str] = frozenset(
     [
         "the",
@@ -118,8 +118,8 @@ def is_cjk(ch: str) -> bool:
 
 
 def _is_word_char(ch: str) -> bool:
-    # Rust's char::is_alphanumeric is Alphabetic || Numeric; Python's isalnum
-    # leaves out combining marks, which are part of words in many scripts.
+    # Alphabetic or numeric, combining marks included (Python's isalnum leaves
+    # them out, but they are part of words in many scripts).
     return ch.isalnum() or unicodedata.category(ch) in ("Mn", "Mc")
 
 
@@ -156,7 +156,7 @@ def tokens(text: str) -> list[str]:
 def extract_keywords(query: str, stop_words: frozenset[str] = DEFAULT_STOP_WORDS) -> list[str]:
     """The query's keywords: tokens minus stop words and one-character Latin
     tokens (a single CJK character is a word and is kept). Duplicates stay,
-    as in the seed."""
+    (a repeated keyword weighs more)."""
     return [t for t in tokens(query) if t not in stop_words and (len(t) >= 2 or is_cjk(t[0]))]
 
 
@@ -175,7 +175,7 @@ def text_overlap_dice(a: str, b: str) -> float:
 
 
 def text_overlap_score(query: str, page: KnowledgePage) -> float:
-    """The seed's page score: Dice against title, summary and content,
+    """A page's score: Dice against title, summary and content,
     weighted 0.5 / 0.3 / 0.2 (tags are not scored)."""
     return (
         text_overlap_dice(query, page.title) * TITLE_WEIGHT

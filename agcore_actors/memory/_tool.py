@@ -1,9 +1,8 @@
 """The ``retrieve`` tool: lets the model search the knowledge pages itself.
 
-The seed specifies that a runtime with a retriever auto-registers a tool
-named exactly ``"retrieve"``. The tools layer is built beside this one, so the
-memory layer ships the two halves a registration needs and nothing that
-imports the tools layer:
+A runtime with a retriever registers a tool named exactly ``"retrieve"``. The
+tools layer is built beside this one, so the memory layer ships the two halves
+a registration needs and nothing that imports the tools layer:
 
 - :data:`RETRIEVE_TOOL` — the definition: ``name``, ``description`` and a
   JSON-schema ``parameters`` object (``query`` required, ``max_results``

@@ -1,7 +1,8 @@
 """The synchronous core under the :class:`~agcore_actors.memory.MemoryStore` actor.
 
 For scripts, tests and tools that own a store directly: the backends
-(:class:`SqliteBackend`, :class:`InMemoryBackend`, both a :class:`MemoryBackend`)
+(:class:`SqliteBackend`, :class:`InMemoryBackend`, both a :class:`MemoryBackend`;
+:class:`SqliteReader` reads a file another process may be writing)
 and the views over one (:class:`ConversationMemory`, :class:`KnowledgeStore`,
 :class:`FactMemory`, :class:`MemoryRetriever`). Their calls block (SQLite I/O):
 never call them on the event loop; the actor runs them in a worker thread.
@@ -16,6 +17,7 @@ from ._knowledge import KNOWLEDGE_PREFIX, KnowledgeStore
 from ._retriever import MemoryRetriever
 from ._schema import SCHEMA_VERSION
 from ._sqlite import SqliteBackend
+from ._sqlite_reads import SqliteReader
 from ._store import MemoryBackend
 from ._transcript import messages_from_jsonl, messages_to_jsonl
 
@@ -29,6 +31,7 @@ __all__ = [
     "MemoryBackend",
     "MemoryRetriever",
     "SqliteBackend",
+    "SqliteReader",
     "messages_from_jsonl",
     "messages_to_jsonl",
 ]

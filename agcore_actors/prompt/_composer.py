@@ -4,7 +4,7 @@ Builder style (each method returns the composer). Text goes in as a plain
 string; parts (text, images, audio, files) as lists of content parts;
 templates are rendered with their context first (their errors propagate).
 Tool results are keyed by the real call id of the assistant message that
-made the call (the seed keyed them by tool name: BUG).
+made the call.
 """
 
 from __future__ import annotations
@@ -199,13 +199,13 @@ def validate_messages(
     """Check a message list before it is sent; :class:`InvalidSequence` names the
     first offending message.
 
-    The seed's rules: the list is not empty; a tool message follows (through
+    The rules: the list is not empty; a tool message follows (through
     other tool messages) an assistant message with tool calls, and its
     ``tool_call_id`` is one of those calls. Added (what every OpenAI-style
     API enforces): call ids of one assistant message are unique; each call is
     answered once; every call is answered before the next non-tool message,
     and by the end unless ``allow_pending_calls`` (a turn waiting for its tool
-    results). ``strict_alternation`` adds the seed doc's rule: no two
+    results). ``strict_alternation`` adds one more: no two
     consecutive non-tool messages of the same role, except system/developer.
     """
     if not messages:

@@ -1,16 +1,14 @@
-"""Translate the seed's handlebars-like templates into Jinja2 templates.
+"""Translate handlebars-like templates into Jinja2 templates.
 
-The seed's grammar (``{{name}}``, ``{{#if x}}…{{else}}…{{/if}}``,
+The grammar (``{{name}}``, ``{{#if x}}…{{else}}…{{/if}}``,
 ``{{#each items}}…{{item}}…{{/each}}``, ``{{> partial}}``,
 ``{{#raw}}…{{/raw}}``) maps onto Jinja2 one tag at a time; line numbers are
-kept. The seed's semantics are kept where they were intended and its verified
-bugs are not (seed_llm §13.5): a partial's output is kept, tags in an else
-branch stay in it, non-ASCII text is untouched, a stray close tag is a
-syntax error instead of silently cutting the template.
+kept. A partial's output is kept, tags in an else branch stay in it, non-ASCII
+text is untouched, a stray close tag is a syntax error.
 
-- ``{{#if x}}`` is false for a missing ``x`` (the seed's truthiness), so it
-  becomes ``{% if x is defined and x %}``; ``{{x}}`` of a missing ``x`` is
-  still an error (strict).
+- ``{{#if x}}`` is false for a missing ``x``, so it becomes
+  ``{% if x is defined and x %}``; ``{{x}}`` of a missing ``x`` is still an
+  error (strict).
 - ``{{#each xs}}`` binds ``item``; ``xs`` must be a list (``array`` filter).
 - Literal text that contains Jinja delimiters (``{%``, ``{#``) is wrapped in
   ``{% raw %}`` so that it stays literal.
@@ -33,8 +31,8 @@ def _literal(text: str) -> str:
 
 
 def from_seed_syntax(source: str, name: str = "<template>") -> str:
-    """The Jinja2 form of a seed template; :class:`TemplateSyntaxError` with
-    the line for anything the seed's grammar does not allow."""
+    """The Jinja2 form of a handlebars-like template; :class:`TemplateSyntaxError`
+    with the line for anything its grammar does not allow."""
     out: list[str] = []
     stack: list[tuple[str, int]] = []
     pos = 0

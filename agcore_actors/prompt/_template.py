@@ -2,7 +2,7 @@
 
 Syntax is Jinja2's: ``{{ name }}``, ``{% if x %}…{% else %}…{% endif %}``,
 ``{% for item in items %}…{% endfor %}``, ``{% include "partial" %}``,
-``{% raw %}…{% endraw %}``. Seed templates (``{{#if}}``, ``{{#each}}``,
+``{% raw %}…{% endraw %}``. Handlebars-like templates (``{{#if}}``, ``{{#each}}``,
 ``{{> partial}}``, ``{{#raw}}``) are translated by :func:`from_seed_syntax`.
 
 Rules:
@@ -13,12 +13,12 @@ Rules:
   ``mro``), no unsafe calls; a violation is :class:`TemplateSecurityError`.
 - Strict: an undefined variable is :class:`VariableNotFound` wherever it is
   used (printed, iterated, tested for truth); test with ``is defined``.
-- No HTML escaping (prompts are not HTML). Values print as the seed's
-  Display did for scalars: ``true``/``false`` for booleans, ``""`` for None;
-  lists and dicts print as JSON (the seed's doc intent).
+- No HTML escaping (prompts are not HTML). Scalars print as text, with
+  ``true``/``false`` for booleans and ``""`` for None; lists and dicts print as
+  JSON.
 - Partials: ``{% include %}`` looks in the template's own partials, then in
   its registry. Include cycles are refused before rendering
-  (:class:`TemplateRecursionError`); the partial's output is kept (seed BUG 1).
+  (:class:`TemplateRecursionError`); the partial's output is kept.
 - Errors carry the template name and line.
 """
 
@@ -173,7 +173,7 @@ class TemplateRegistry:
         return self
 
     def register_seed(self, name: str, source: str) -> TemplateRegistry:
-        """Register a template written in the seed's syntax (:func:`from_seed_syntax`)."""
+        """Register a handlebars-like template (:func:`from_seed_syntax`)."""
         return self.register(name, from_seed_syntax(source, name))
 
     def register_lazy(self, name: str, source: str) -> TemplateRegistry:
@@ -248,7 +248,7 @@ def _check_cycles(env: jinja2.Environment, sources: Sources, start: str) -> None
 class PromptTemplate:
     """One template, compiled at construction.
 
-    ``partials`` are this template's own (the seed's ``register_partial``);
+    ``partials`` are this template's own (see :meth:`register_partial`);
     ``registry`` (optional) resolves the others. ``str(t)`` is the source.
     """
 
@@ -280,7 +280,7 @@ class PromptTemplate:
         partials: Mapping[str, str] | None = None,
         registry: TemplateRegistry | None = None,
     ) -> PromptTemplate:
-        """A template (and partials) written in the seed's syntax."""
+        """A template (and partials) written in the handlebars-like syntax."""
         translated = {k: from_seed_syntax(v, k) for k, v in (partials or {}).items()}
         return cls(
             from_seed_syntax(source, name), name=name, partials=translated, registry=registry
@@ -355,7 +355,7 @@ def context_from_json(value: Any) -> dict[str, Any]:
     """A render context from JSON text or a decoded JSON value.
 
     The root must be an object. ``null`` becomes ``""`` (falsy, prints as
-    nothing), as the seed's ``from_json`` did; other values stay as they are.
+    nothing); other values stay as they are.
     """
     if isinstance(value, str | bytes):
         try:

@@ -23,7 +23,7 @@ from agcore_actors.memory import (
     Ttl,
 )
 from agcore_actors.memory._schema import MIGRATIONS
-from agcore_actors.memory.lowlevel import SCHEMA_VERSION, SqliteBackend
+from agcore_actors.memory.lowlevel import SCHEMA_VERSION, SqliteBackend, SqliteReader
 from tests.memory.helpers import FakeClock
 
 REPO = Path(__file__).resolve().parents[2]
@@ -202,3 +202,18 @@ def test_another_process_writing_to_the_file_is_refused_at_once(tmp_path: Path) 
             holder.kill()  # not a clean close: the lock goes with the process
             holder.wait()
     SqliteBackend(db).close()
+
+
+def test_a_reader_of_its_own_reads_while_the_writer_is_open(tmp_path: Path) -> None:
+    writer = SqliteBackend(tmp_path / "m.db")
+    writer.put("a", "x", index_text="some words")
+    reader = SqliteReader.open(tmp_path / "m.db")
+    try:
+        assert reader.keys() == ["a"] and [i for i, _ in reader.search(["words"])] == ["a"]
+        writer.put("b", "y")
+        assert reader.keys() == ["a", "b"]  # every committed write
+        with pytest.raises(TypeError):
+            reader.put("c", "z")
+    finally:
+        reader.close()
+        writer.close()

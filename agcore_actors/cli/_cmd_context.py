@@ -15,7 +15,6 @@ A conversation file is a JSON array of OpenAI-style messages, or JSON lines
 from __future__ import annotations
 
 import argparse
-import functools
 import sys
 from collections import Counter
 from typing import Any
@@ -27,11 +26,11 @@ import trio
 from ..actor import ActorSystem
 from ..context import (
     CompactConfig,
-    Compactor,
     HttpSummarizer,
     ServerTokenizer,
     Summarizer,
     TokenEstimator,
+    compactor_spec,
 )
 from ..context import messages as cm
 from ..context.policy import estimate_message_tokens
@@ -109,11 +108,11 @@ def _compact(args: argparse.Namespace) -> int:
             estimator: TokenEstimator | None = None
             if args.tokenizer_url:
                 estimator = ServerTokenizer(client, args.tokenizer_url)
-            factory = functools.partial(
-                Compactor, config, summarizer=summarizer, estimator=estimator
+            spec = compactor_spec(
+                "compactor", config=config, summarizer=summarizer, estimator=estimator
             )
             async with ActorSystem() as system:
-                ref = await system.spawn(factory, name="compactor")
+                ref = await system.root.start_child(spec)
                 return await ref.ask(
                     cm.Compact(messages=messages, budget=args.budget, scratch=args.scratch)
                 )

@@ -4,7 +4,7 @@
 
     spec = memory_store_spec("memory", config=MemoryStoreConfig(path="memory.db"))
     memory = await system.root.start_child(spec)
-    await memory.ask(mm.Append("s1", [ChatMessage(role="user", content="hi")]))
+    await memory.ask(mm.Append("s1", [StoredMessage(role="user", content="hi")]))
 
 with ``from agcore_actors.memory import messages as mm`` (the protocol). Two
 public submodules go further: :mod:`agcore_actors.memory.policy` (pure eviction
@@ -40,13 +40,13 @@ from ._eviction import (
     Ttl,
 )
 from ._item import (
-    ChatMessage,
     KnowledgePage,
     MemoryFilter,
     MemoryItem,
     PageIndexEntry,
     RetrievalResult,
     ScoredPage,
+    StoredMessage,
 )
 from ._retriever import RetrievalMode, RetrieverConfig
 from ._runner import TrioWallClock
@@ -56,7 +56,6 @@ __all__ = [
     "RETRIEVE_TOOL",
     "RETRIEVE_TOOL_NAME",
     "Capacity",
-    "ChatMessage",
     "ConversationMemoryConfig",
     "EvictionConfig",
     "EvictionPolicy",
@@ -85,6 +84,7 @@ __all__ = [
     "StorageError",
     "StorageUnavailable",
     "StoreInUse",
+    "StoredMessage",
     "TrioWallClock",
     "Ttl",
     "memory_store_spec",

@@ -4,7 +4,7 @@
 
     spec = memory_store_spec("memory", config=MemoryStoreConfig(path="memory.db"))
     memory = await system.root.start_child(spec)
-    await memory.ask(Append("s1", [ChatMessage(role="user", content="hi")]))
+    await memory.ask(Append("s1", [StoredMessage(role="user", content="hi")]))
     result = await memory.ask(Retrieve(query="LangGraph state"))
 
 The protocol is :mod:`agcore_actors.memory.messages`.

@@ -26,7 +26,7 @@ import msgspec
 
 from .._validators import non_negative
 from ._errors import InvalidInput, NotFound, SerializationError
-from ._item import ChatMessage, MemoryFilter, escape_segment
+from ._item import MemoryFilter, StoredMessage, escape_segment
 from ._store import MemoryBackend, check_text, delete_prefix, encode_json
 from ._transcript import (
     check_tool_call_ids,
@@ -37,7 +37,7 @@ from ._transcript import (
 
 CONVERSATION_PREFIX = "conv:"
 
-_decoder = msgspec.json.Decoder(ChatMessage)
+_decoder = msgspec.json.Decoder(StoredMessage)
 
 
 class MemoryStrategy(enum.Enum):
@@ -59,12 +59,12 @@ def conversation_prefix(session_id: str) -> str:
     return f"{CONVERSATION_PREFIX}{escape_segment(session_id)}:"
 
 
-def encode_message(msg: ChatMessage) -> str:
+def encode_message(msg: StoredMessage) -> str:
     """``msg`` as JSON text; :class:`InvalidInput` if it cannot be stored."""
     return encode_json(msg, f"a {msg.role} message").decode()
 
 
-def decode_message(text: str, where: str) -> ChatMessage:
+def decode_message(text: str, where: str) -> StoredMessage:
     try:
         return _decoder.decode(text)
     except msgspec.DecodeError as exc:
@@ -96,11 +96,11 @@ class ConversationMemory:
         except ValueError:
             raise SerializationError(f"unexpected conversation id {last[0]!r}") from None
 
-    def add_message(self, msg: ChatMessage) -> int:
+    def add_message(self, msg: StoredMessage) -> int:
         """Append ``msg``; return its index. One transaction with the window."""
         return self.extend([msg])[0]
 
-    def extend(self, msgs: list[ChatMessage]) -> list[int]:
+    def extend(self, msgs: list[StoredMessage]) -> list[int]:
         """Append several messages in one transaction; their indexes."""
         if not msgs:
             return []
@@ -128,7 +128,7 @@ class ConversationMemory:
             for old in self.store.keys(self.prefix, limit=excess):
                 self.store.delete(old)
 
-    def history(self) -> list[ChatMessage]:
+    def history(self) -> list[StoredMessage]:
         """The stored transcript, oldest first (by index, not by clock)."""
         items = self.store.list(MemoryFilter(prefix=self.prefix))
         items.sort(key=lambda item: item.id)
@@ -161,7 +161,7 @@ class ConversationMemory:
                 self.extend(messages)
         return len(messages)
 
-    def replace(self, msgs: list[ChatMessage]) -> None:
+    def replace(self, msgs: list[StoredMessage]) -> None:
         """Replace the transcript by ``msgs`` (e.g. after compaction), atomically."""
         for msg in msgs:
             encode_message(msg)  # refused before the old transcript goes

@@ -99,7 +99,7 @@ def prefix_upper_bound(prefix: str) -> str | None:
     return None
 
 
-class ChatMessage(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
+class StoredMessage(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
     """A chat message as the memory layer stores it.
 
     A deliberately generic row (the llm layer has its own richer types and

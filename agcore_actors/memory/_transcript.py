@@ -16,20 +16,20 @@ from collections.abc import Iterable
 import msgspec
 
 from ._errors import SerializationError
-from ._item import ChatMessage
+from ._item import StoredMessage
 
 _encoder = msgspec.json.Encoder()
-_decoder = msgspec.json.Decoder(ChatMessage)
+_decoder = msgspec.json.Decoder(StoredMessage)
 
 
-def messages_to_jsonl(messages: Iterable[ChatMessage]) -> str:
+def messages_to_jsonl(messages: Iterable[StoredMessage]) -> str:
     """The messages as JSON Lines text."""
     return "".join(_encoder.encode(m).decode() + "\n" for m in messages)
 
 
-def messages_from_jsonl(text: str) -> list[ChatMessage]:
+def messages_from_jsonl(text: str) -> list[StoredMessage]:
     """Parse JSON Lines text; blank lines are skipped."""
-    out: list[ChatMessage] = []
+    out: list[StoredMessage] = []
     for number, line in enumerate(text.split("\n"), start=1):
         line = line.removesuffix("\r")
         if not line.strip():
@@ -42,7 +42,7 @@ def messages_from_jsonl(text: str) -> list[ChatMessage]:
     return out
 
 
-def tool_call_ids(messages: Iterable[ChatMessage]) -> list[str]:
+def tool_call_ids(messages: Iterable[StoredMessage]) -> list[str]:
     """The ids of the tool calls the assistant messages made, in order."""
     ids: list[str] = []
     for message in messages:
@@ -53,7 +53,7 @@ def tool_call_ids(messages: Iterable[ChatMessage]) -> list[str]:
     return ids
 
 
-def check_tool_call_ids(messages: Iterable[ChatMessage], taken: Iterable[str] = ()) -> None:
+def check_tool_call_ids(messages: Iterable[StoredMessage], taken: Iterable[str] = ()) -> None:
     """:class:`SerializationError` if a tool call id repeats, among ``messages``
     or with one of ``taken`` (the ids of a transcript they would extend)."""
     seen = set(taken)

@@ -82,12 +82,12 @@ import msgspec
 from .._exports import publish
 from ..actor import Request
 from ._item import (
-    ChatMessage,
     KnowledgePage,
     MemoryFilter,
     MemoryItem,
     PageIndexEntry,
     RetrievalResult,
+    StoredMessage,
 )
 from ._retriever import RetrievalMode
 
@@ -139,7 +139,7 @@ class Items(msgspec.Struct, frozen=True):
 class Messages(msgspec.Struct, frozen=True):
     """A transcript, oldest message first."""
 
-    messages: list[ChatMessage]
+    messages: list[StoredMessage]
 
 
 class Pages(msgspec.Struct, frozen=True):
@@ -211,7 +211,7 @@ class Append(Request[list[int]], frozen=True, tag=True):
     """Append messages to a session's transcript, in one transaction; their indexes."""
 
     session_id: str
-    messages: list[ChatMessage]
+    messages: list[StoredMessage]
 
 
 class History(Request[Messages], frozen=True, tag=True):
@@ -224,7 +224,7 @@ class ReplaceHistory(Request[None], frozen=True, tag=True):
     """Replace a session's transcript (e.g. after compaction), atomically."""
 
     session_id: str
-    messages: list[ChatMessage]
+    messages: list[StoredMessage]
 
 
 class ClearHistory(Request[int], frozen=True, tag=True):

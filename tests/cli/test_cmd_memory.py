@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from agcore_actors.cli import main
-from agcore_actors.memory import ChatMessage, KnowledgePage
+from agcore_actors.memory import KnowledgePage, StoredMessage
 from agcore_actors.memory.lowlevel import ConversationMemory, KnowledgeStore, SqliteBackend
 
 
@@ -17,7 +17,7 @@ def db(tmp_path: Path) -> Path:
     path = tmp_path / "memory.db"
     store = SqliteBackend(path)
     ConversationMemory(store, "s1").extend(
-        [ChatMessage(role="user", content="hi"), ChatMessage(role="assistant", content="hello")]
+        [StoredMessage(role="user", content="hi"), StoredMessage(role="assistant", content="hello")]
     )
     KnowledgeStore(store).add_page(
         KnowledgePage(id="rust", title="Rust ownership", content="the borrow checker")

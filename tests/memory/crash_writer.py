@@ -15,10 +15,10 @@ import trio
 
 from agcore_actors import ActorSystem
 from agcore_actors.memory import (
-    ChatMessage,
     ConversationMemoryConfig,
     MemoryStoreConfig,
     MemoryStrategy,
+    StoredMessage,
     memory_store_spec,
 )
 from agcore_actors.memory.messages import Append, Put
@@ -36,7 +36,7 @@ async def main(path: str) -> None:
             if n % 2 == 0:
                 await mem.ask(Put(id=f"item:{n:06d}", content="x" * 200, metadata={"n": n}))
             else:
-                await mem.ask(Append("crash", [ChatMessage(role="user", content=f"msg {n}")]))
+                await mem.ask(Append("crash", [StoredMessage(role="user", content=f"msg {n}")]))
             print(f"ack {n}", flush=True)
             n += 1
 

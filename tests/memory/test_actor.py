@@ -13,7 +13,6 @@ import trio
 from agcore_actors import ActorSystem
 from agcore_actors.memory import (
     RETRIEVE_TOOL,
-    ChatMessage,
     EvictionConfig,
     InvalidInput,
     KnowledgePage,
@@ -22,6 +21,7 @@ from agcore_actors.memory import (
     NotFound,
     RetrievalMode,
     SerializationError,
+    StoredMessage,
     Ttl,
     memory_store_spec,
     run_retrieve_tool,
@@ -105,7 +105,7 @@ async def test_conversation_protocol_and_transcript_jsonl(
     system: ActorSystem, config: MemoryStoreConfig
 ) -> None:
     mem = await system.root.start_child(memory_store_spec("memory", config=config))
-    msgs = [ChatMessage(role="user", content="hi"), ChatMessage(role="assistant", content="yo")]
+    msgs = [StoredMessage(role="user", content="hi"), StoredMessage(role="assistant", content="yo")]
     assert await mem.ask(Append("s1", msgs)) == [0, 1]
     assert (await mem.ask(History("s1"))).messages == msgs
     jsonl = await mem.ask(ExportTranscript("s1"))
@@ -150,7 +150,7 @@ async def test_knowledge_session_and_retrieval_protocol(
 
 async def test_sqlite_data_survives_restarting_the_actor(tmp_path: Path) -> None:
     config = MemoryStoreConfig(path=str(tmp_path / "memory.db"))
-    msgs = [ChatMessage(role="user", content="remember me")]
+    msgs = [StoredMessage(role="user", content="remember me")]
     async with ActorSystem(strict=True) as system:
         mem = await system.root.start_child(memory_store_spec("memory", config=config))
         await mem.ask(Append("s1", msgs))
@@ -208,8 +208,8 @@ async def test_a_transcript_imported_twice_or_exported_unknown_is_a_clear_error(
     mem = await system.root.start_child(memory_store_spec("memory", config=config))
     call = {"id": "call_1", "type": "function", "function": {"name": "f", "arguments": "{}"}}
     msgs = [
-        ChatMessage(role="assistant", content="", tool_calls=[call]),
-        ChatMessage(role="tool", content="ok", tool_call_id="call_1"),
+        StoredMessage(role="assistant", content="", tool_calls=[call]),
+        StoredMessage(role="tool", content="ok", tool_call_id="call_1"),
     ]
     assert await mem.ask(Append("s1", msgs)) == [0, 1]
     jsonl = await mem.ask(ExportTranscript("s1"))

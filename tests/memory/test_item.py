@@ -17,7 +17,7 @@ from agcore_actors.llm import (
     ToolMessage,
     UserMessage,
 )
-from agcore_actors.memory import ChatMessage
+from agcore_actors.memory import StoredMessage
 
 FULL: list[Message] = [
     SystemMessage("be brief", name="sys"),
@@ -37,6 +37,6 @@ FULL: list[Message] = [
 
 @pytest.mark.parametrize("message", FULL, ids=lambda m: type(m).__name__)
 def test_a_message_round_trips_through_chat_message_with_every_field(message: Message) -> None:
-    stored = msgspec.json.decode(msgspec.json.encode(message), type=ChatMessage)
+    stored = msgspec.json.decode(msgspec.json.encode(message), type=StoredMessage)
     back = msgspec.json.decode(msgspec.json.encode(stored), type=Message)
     assert back == message

@@ -11,7 +11,6 @@ import pytest
 
 from agcore_actors.memory import (
     Capacity,
-    ChatMessage,
     ConversationMemoryConfig,
     EvictionConfig,
     InvalidInput,
@@ -25,6 +24,7 @@ from agcore_actors.memory import (
     RetrieverConfig,
     SerializationError,
     StorageError,
+    StoredMessage,
     Ttl,
 )
 from agcore_actors.memory.lowlevel import (
@@ -178,8 +178,8 @@ def test_errors_keep_the_seeds_recoverability() -> None:
 # -- §15.8 conversation -----------------------------------------------------------
 
 
-def user(text: str) -> ChatMessage:
-    return ChatMessage(role="user", content=text)
+def user(text: str) -> StoredMessage:
+    return StoredMessage(role="user", content=text)
 
 
 def test_add_and_get_history(store: MemoryBackend) -> None:
@@ -221,11 +221,11 @@ def test_clear_empties_messages(store: MemoryBackend) -> None:
 def test_transcript_survives_a_restart(tmp_path: Path, clock: FakeClock) -> None:
     tool_call = {"id": "call_1", "type": "function", "function": {"name": "f", "arguments": "{}"}}
     messages = [
-        ChatMessage(role="system", content="be brief"),
+        StoredMessage(role="system", content="be brief"),
         user("hi"),
-        ChatMessage(role="assistant", content=None, tool_calls=[tool_call]),
-        ChatMessage(role="tool", content="42", tool_call_id="call_1", name="f"),
-        ChatMessage(role="assistant", content=[{"type": "text", "text": "答案是 42"}]),
+        StoredMessage(role="assistant", content=None, tool_calls=[tool_call]),
+        StoredMessage(role="tool", content="42", tool_call_id="call_1", name="f"),
+        StoredMessage(role="assistant", content=[{"type": "text", "text": "答案是 42"}]),
     ]
     store = SqliteBackend(tmp_path / "m.db", clock=clock)
     ConversationMemory(store, "s1").extend(messages)
@@ -254,12 +254,12 @@ def test_session_ids_do_not_leak_into_each_other(store: MemoryBackend) -> None:
 def test_replace_writes_a_compacted_history_back(store: MemoryBackend) -> None:
     conv = ConversationMemory(store, "s1")
     conv.extend([user("a"), user("b"), user("c")])
-    conv.replace([ChatMessage(role="system", content="summary of a, b"), user("c")])
+    conv.replace([StoredMessage(role="system", content="summary of a, b"), user("c")])
     assert [m.content for m in conv.history()] == ["summary of a, b", "c"]
 
 
 def test_jsonl_round_trip_and_bad_line() -> None:
-    messages = [user("one"), ChatMessage(role="assistant", content="two\nlines")]
+    messages = [user("one"), StoredMessage(role="assistant", content="two\nlines")]
     text = messages_to_jsonl(messages)
     assert text.count("\n") == 2 and text.endswith("\n")
     assert messages_from_jsonl(text + "\n") == messages

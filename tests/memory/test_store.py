@@ -12,11 +12,11 @@ import pytest
 from agcore_actors import ActorSystem
 from agcore_actors.memory import (
     Capacity,
-    ChatMessage,
     EvictionConfig,
     InvalidInput,
     KnowledgePage,
     MemoryStoreConfig,
+    StoredMessage,
     memory_store_spec,
 )
 from agcore_actors.memory.lowlevel import (
@@ -61,10 +61,10 @@ def test_unstorable_messages_pages_and_facts_are_refused_before_anything_is_writ
     store: MemoryBackend,
 ) -> None:
     conversation = ConversationMemory(store, "s1")
-    good = ChatMessage(role="user", content="fine")
+    good = StoredMessage(role="user", content="fine")
     for bad in (
-        ChatMessage(role="user", content=f"bad {LONE}"),
-        ChatMessage(role="user", content=[{"type": "text", "text": object()}]),
+        StoredMessage(role="user", content=f"bad {LONE}"),
+        StoredMessage(role="user", content=[{"type": "text", "text": object()}]),
     ):
         with pytest.raises(InvalidInput):
             conversation.extend([good, bad])
@@ -90,11 +90,11 @@ async def test_unstorable_input_is_the_askers_error_and_the_store_keeps_its_data
     config = MemoryStoreConfig(path=path)
     async with ActorSystem() as system:
         mem = await system.root.start_child(memory_store_spec("memory", config=config))
-        kept = [ChatMessage(role="user", content="remember me")]
+        kept = [StoredMessage(role="user", content="remember me")]
         await mem.ask(Append("s1", kept))
         await mem.ask(FactSet(session_id="s1", key="k", value="v"))
         bad_requests: list[MemoryMsg] = [
-            Append("s2", [ChatMessage(role="user", content=LONE)]),
+            Append("s2", [StoredMessage(role="user", content=LONE)]),
             Put(id="x", content="y", metadata={"k": LONE}),
             Put(id=LONE, content="y"),
             FactSet(session_id="s1", key=LONE, value="v"),
@@ -102,7 +102,7 @@ async def test_unstorable_input_is_the_askers_error_and_the_store_keeps_its_data
         ]
         for bad in bad_requests:
             with pytest.raises(InvalidInput):
-                await mem.ask(bad)  # type: ignore[misc]
+                await mem.ask(bad)
         assert (await mem.ask(History("s1"))).messages == kept
         assert await mem.ask(FactGet("s1", "k")) == "v"
         info = next(i for i in system.snapshot() if i.name == "memory")
@@ -140,10 +140,10 @@ def test_a_failed_batch_restores_the_capacity_count(kind: str, tmp_path: Path) -
 
 def test_a_transcript_changed_in_a_failed_batch_is_as_it_was(store: MemoryBackend) -> None:
     conversation = ConversationMemory(store, "s1")
-    old = [ChatMessage(role="user", content="old")]
+    old = [StoredMessage(role="user", content="old")]
     conversation.extend(old)
     for change in (conversation.replace, conversation.extend):
         with pytest.raises(RuntimeError), store.batch():
-            change([ChatMessage(role="user", content="new")])
+            change([StoredMessage(role="user", content="new")])
             raise RuntimeError("the caller's own failure, after the change")
         assert conversation.history() == old

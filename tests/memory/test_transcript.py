@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from agcore_actors.memory import ChatMessage, NotFound, SerializationError
+from agcore_actors.memory import NotFound, SerializationError, StoredMessage
 from agcore_actors.memory.lowlevel import (
     ConversationMemory,
     MemoryBackend,
@@ -27,16 +27,16 @@ def store(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[MemoryBack
     s.close()
 
 
-def calls(call_id: str) -> list[ChatMessage]:
+def calls(call_id: str) -> list[StoredMessage]:
     return [
-        ChatMessage(
+        StoredMessage(
             role="assistant",
             content="",
             tool_calls=[
                 {"id": call_id, "type": "function", "function": {"name": "f", "arguments": "{}"}}
             ],
         ),
-        ChatMessage(role="tool", content="ok", tool_call_id=call_id),
+        StoredMessage(role="tool", content="ok", tool_call_id=call_id),
     ]
 
 
@@ -45,8 +45,8 @@ def test_an_export_imports_back_whatever_line_separators_the_content_holds(
     separator: str,
 ) -> None:
     messages = [
-        ChatMessage(role="user", content=f"one{separator}two"),
-        ChatMessage(role="assistant", content=[{"type": "text", "text": f"a{separator}b"}]),
+        StoredMessage(role="user", content=f"one{separator}two"),
+        StoredMessage(role="assistant", content=[{"type": "text", "text": f"a{separator}b"}]),
     ]
     assert messages_from_jsonl(messages_to_jsonl(messages)) == messages
 
@@ -61,7 +61,7 @@ def test_importing_the_same_transcript_twice_is_refused_and_writes_nothing(
     store: MemoryBackend,
 ) -> None:
     conversation = ConversationMemory(store, "s1")
-    jsonl = messages_to_jsonl([ChatMessage(role="user", content="go"), *calls("call_1")])
+    jsonl = messages_to_jsonl([StoredMessage(role="user", content="go"), *calls("call_1")])
     assert conversation.import_jsonl(jsonl) == 3
     with pytest.raises(SerializationError, match="call_1"):
         conversation.import_jsonl(jsonl)
@@ -81,5 +81,5 @@ def test_a_transcript_that_repeats_a_tool_call_id_is_refused(store: MemoryBacken
 def test_exporting_a_session_without_a_transcript_is_not_found(store: MemoryBackend) -> None:
     with pytest.raises(NotFound, match="s1"):
         ConversationMemory(store, "s1").export_jsonl()
-    ConversationMemory(store, "s1").extend([ChatMessage(role="user", content="hi")])
+    ConversationMemory(store, "s1").extend([StoredMessage(role="user", content="hi")])
     assert ConversationMemory(store, "s1").export_jsonl() == '{"role":"user","content":"hi"}\n'

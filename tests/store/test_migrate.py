@@ -14,10 +14,10 @@ import pytest
 from agcore_actors import ActorSystem
 from agcore_actors.llm import AssistantMessage, FunctionCall, ToolCall, ToolMessage, UserMessage
 from agcore_actors.memory import (
-    ChatMessage,
     ConversationMemoryConfig,
     MemoryStoreConfig,
     MemoryStrategy,
+    StoredMessage,
     memory_store_spec,
 )
 from agcore_actors.memory import messages as mm
@@ -45,15 +45,15 @@ async def write_memory(path: Path, window: int | None = None) -> None:
             mm.Append(
                 "chat:1",
                 [
-                    ChatMessage(role="system", content="be brief"),
-                    ChatMessage(role="user", content="time?"),
-                    ChatMessage(role="assistant", tool_calls=[CALL]),
-                    ChatMessage(role="tool", tool_call_id="k1", content="noon"),
-                    ChatMessage(role="assistant", content="It is noon."),
+                    StoredMessage(role="system", content="be brief"),
+                    StoredMessage(role="user", content="time?"),
+                    StoredMessage(role="assistant", tool_calls=[CALL]),
+                    StoredMessage(role="tool", tool_call_id="k1", content="noon"),
+                    StoredMessage(role="assistant", content="It is noon."),
                 ],
             )
         )
-        await memory.ask(mm.Append("b", [ChatMessage(role="user", content="hello")]))
+        await memory.ask(mm.Append("b", [StoredMessage(role="user", content="hello")]))
         await memory.ask(mm.FactSet(session_id="chat:1", key="name", value="Ada"))
         await memory.ask(mm.FactSet(session_id="facts-only", key="lang", value="fr"))
         await memory.ask(mm.Put(id="knowledge_x", content="not a transcript"))

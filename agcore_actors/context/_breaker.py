@@ -3,13 +3,23 @@
 It holds the breaker's state outside any one Compactor instance:
 :func:`~agcore_actors.context.compactor_spec` makes one per child and hands it
 to every incarnation, so a restart of the Compactor keeps an open breaker open.
-The decisions are the pure functions of ``_policy`` (:func:`allows`,
-:func:`record_failure`, :func:`record_success`); times are trio clock readings.
+The decisions are the library's one breaker policy
+(:class:`~agcore_actors.actor.policy.CircuitBreaker`) with a constant cooldown:
+``max_failures`` consecutive failures open it for ``cooldown`` seconds, then one trial
+(half-open) closes it on success or re-opens it on failure. Times are trio clock
+readings.
 """
 
 from __future__ import annotations
 
-from ._policy import Breaker, allows, record_failure, record_success
+from ..actor.policy import (
+    Backoff,
+    BreakerState,
+    CircuitBreaker,
+    breaker_allows,
+    breaker_failure,
+    breaker_success,
+)
 
 
 class SummaryBreaker:
@@ -22,23 +32,26 @@ class SummaryBreaker:
     def __init__(self, max_failures: int, cooldown: float) -> None:
         self.max_failures = max_failures
         self.cooldown = cooldown
-        self._state = Breaker()
+        constant = Backoff(initial=cooldown, multiplier=1.0, cap=cooldown, jitter=0.0)
+        self._config = CircuitBreaker(threshold=max_failures, backoff=constant)
+        self._state = BreakerState()
 
     @property
     def consecutive_failures(self) -> int:
-        return self._state.consecutive_failures
+        return self._state.failures
 
     def is_open(self) -> bool:
-        return self._state.is_open()
+        """Open or half-open: the last failures have not been answered by a success."""
+        return self._state.open_until is not None
 
     def allows(self, now: float) -> bool:
         """Whether a summary may be tried at ``now`` (closed, or a trial is due)."""
-        return allows(self._state, now, self.cooldown)
+        return breaker_allows(self._state, now)
 
     def failed(self, now: float) -> None:
         """A summary failed at ``now``."""
-        self._state = record_failure(self._state, now, self.max_failures)
+        self._state = breaker_failure(self._config, self._state, now)
 
     def succeeded(self) -> None:
-        """A summary succeeded: the breaker closes."""
-        self._state = record_success(self._state)
+        """A summary succeeded: the breaker closes and the count starts over."""
+        self._state = breaker_success(self._config, self._state, 0.0)

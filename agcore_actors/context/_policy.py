@@ -9,7 +9,6 @@ from __future__ import annotations
 from typing import Literal
 
 import attrs
-import msgspec
 
 from .._validators import non_negative, positive
 from ._errors import InvalidCompactConfig
@@ -117,34 +116,3 @@ class CompactConfig:
 def should_compact(tokens: int, budget: int) -> bool:
     """The trigger: compact at or above the budget."""
     return tokens >= budget
-
-
-class Breaker(msgspec.Struct, frozen=True):
-    """Consecutive summary failures; open from the ``max_failures``-th on.
-
-    ``opened_at`` is the trio time of the failure that opened (or re-opened)
-    it. Transitions are the functions below; the state is immutable.
-    """
-
-    consecutive_failures: int = 0
-    opened_at: float | None = None
-
-    def is_open(self) -> bool:
-        return self.opened_at is not None
-
-
-def record_failure(breaker: Breaker, now: float, max_failures: int) -> Breaker:
-    """One more failure; opens (or re-opens, after a failed trial) at ``max_failures``."""
-    failures = breaker.consecutive_failures + 1
-    opened = now if failures >= max_failures else None
-    return Breaker(failures, opened)
-
-
-def record_success(breaker: Breaker) -> Breaker:
-    """A success closes the breaker and clears the count."""
-    return Breaker()
-
-
-def allows(breaker: Breaker, now: float, cooldown: float) -> bool:
-    """Whether a summary may be tried: closed, or open for ``cooldown`` s (one trial)."""
-    return breaker.opened_at is None or now - breaker.opened_at >= cooldown

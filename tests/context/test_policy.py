@@ -8,16 +8,13 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from agcore_actors.context import CompactConfig, InvalidCompactConfig
+from agcore_actors.context._breaker import SummaryBreaker
 from agcore_actors.context.policy import (
     MAX_CONSECUTIVE_FAILURES,
     MESSAGE_OVERHEAD,
-    Breaker,
-    allows,
     estimate_message_tokens,
     estimate_text_tokens,
     estimate_tokens,
-    record_failure,
-    record_success,
     should_compact,
 )
 from agcore_actors.llm import (
@@ -64,7 +61,7 @@ def test_config_rejects_bad_values() -> None:
         CompactConfig(keep_recent=-1)
 
 
-# -- the breaker --------------------------------------------------------------------------
+# -- the breaker (the shared CircuitBreaker, as the compactor configures it) --------------
 
 events = st.lists(st.booleans(), max_size=30)  # True = success, False = failure
 
@@ -73,36 +70,37 @@ events = st.lists(st.booleans(), max_size=30)  # True = success, False = failure
 def test_breaker_opens_after_3_consecutive_failures_and_closes_on_success(
     outcomes: list[bool],
 ) -> None:
-    breaker = Breaker()
+    breaker = SummaryBreaker(MAX_CONSECUTIVE_FAILURES, 60.0)
     run = 0
     for t, ok in enumerate(outcomes):
         if ok:
-            breaker = record_success(breaker)
+            breaker.succeeded()
             run = 0
         else:
-            breaker = record_failure(breaker, float(t), MAX_CONSECUTIVE_FAILURES)
+            breaker.failed(float(t))
             run += 1
         assert breaker.consecutive_failures == run
         assert breaker.is_open() == (run >= 3)
         # Open: no trial before the cooldown, one after it.
         if breaker.is_open():
-            assert not allows(breaker, float(t) + 59.0, 60.0)
-            assert allows(breaker, float(t) + 60.0, 60.0)
+            assert not breaker.allows(float(t) + 59.0)
+            assert breaker.allows(float(t) + 60.0)
         else:
-            assert allows(breaker, float(t), 60.0)
+            assert breaker.allows(float(t))
 
 
-def test_breaker_seed_example() -> None:
-    b = Breaker()
-    b = record_failure(b, 0.0, 3)
-    b = record_failure(b, 0.0, 3)
+def test_breaker_three_failures_then_a_failed_trial_reopens_from_its_own_time() -> None:
+    b = SummaryBreaker(3, 300.0)
+    b.failed(0.0)
+    b.failed(0.0)
     assert not b.is_open()
-    b = record_failure(b, 0.0, 3)
-    assert b.is_open()
+    b.failed(0.0)
+    assert b.is_open() and not b.allows(299.0) and b.allows(300.0)
     # A failed half-open trial re-opens from its own time.
-    b = record_failure(b, 500.0, 3)
-    assert b.opened_at == 500.0 and not allows(b, 501.0, 300.0)
-    assert record_success(b) == Breaker()
+    b.failed(500.0)
+    assert not b.allows(501.0) and not b.allows(799.0) and b.allows(800.0)
+    b.succeeded()
+    assert not b.is_open() and b.consecutive_failures == 0 and b.allows(801.0)
 
 
 # -- the estimate ------------------------------------------------------------------------

@@ -41,7 +41,6 @@ from httpx_sse import aconnect_sse
 
 from agcore_actors import ActorSystem
 from agcore_actors.llm import (
-    Caller,
     Chat,
     ChatRequest,
     Finish,
@@ -52,6 +51,7 @@ from agcore_actors.llm import (
     provider_actor,
     user,
 )
+from agcore_actors.llm.wire import Caller
 
 READ_SIZE = 1460
 NO_TIMEOUTS = Timeouts(attempt=None, idle=None, connect=None, call=None)
@@ -103,9 +103,11 @@ def mock_client(data: bytes) -> httpx.AsyncClient:
 async def plain_stream(client: httpx.AsyncClient) -> str:
     text: list[str] = []
     async with aconnect_sse(client, "POST", "http://bench/v1/chat/completions", json={}) as src:
+        # Read to the end of the body (it ends right after [DONE]): breaking out would
+        # leave httpx's byte iterators unclosed.
         async for sse in src.aiter_sse():
             if sse.data == "[DONE]":
-                break
+                continue
             obj = json.loads(sse.data)
             for choice in obj["choices"]:
                 content = choice["delta"].get("content")
@@ -253,6 +255,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         except subprocess.TimeoutExpired:
             server.kill()
             server.wait()
+        if server.stdout is not None:
+            server.stdout.close()
     ours, plain = statistics.median(streams["ours"]), statistics.median(streams["plain"])
     untimed = statistics.median(streams["untimed"])
     mine, bare = statistics.median(overhead["ours"]), statistics.median(overhead["bare"])

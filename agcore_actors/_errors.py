@@ -13,7 +13,13 @@ drawn in ``docs/errors.md`` (kept in step with the code by
     ├── McpConfigError        agcore_actors.mcp      a bad ``mcpServers`` entry
     ├── MemoryStoreError      agcore_actors.memory   storage and retrieval
     ├── CompactError          agcore_actors.context  context compaction and token counts
-    └── PromptError           agcore_actors.prompt   templates and composition
+    ├── PromptError           agcore_actors.prompt   templates and composition
+    ├── SessionStoreError     agcore_actors.store    sessions, messages, facts; turn commits
+    ├── AgentError            agcore_actors.agent    turns, limits, plans, the session host
+    ├── LocalModelError       agcore_actors.local    the embedded model server
+    ├── ServeError            agcore_actors.serve    the stdio and HTTP bot host
+    ├── CliError              agcore_actors.cli      command-line usage and input
+    └── KitError              agcore_actors.testing  the test kit's driver and probes
 
 Conventions every class follows:
 

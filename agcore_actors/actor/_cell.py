@@ -37,7 +37,7 @@ import outcome
 import trio
 from trio.lowlevel import Abort, Task, current_task, wait_task_rescheduled
 
-from ._accept import message_types
+from ._accept import Accepted, accepted
 from ._actor import Actor, ActorContext
 from ._cancel import interrupt_in, is_cancellation, unwrap_group
 from ._complete import Completion
@@ -46,7 +46,7 @@ from ._mailbox import ABANDONED, DONE, QUEUED, RUNNING, Envelope, Mailbox
 from ._node import ActorInfo, Link, State
 from ._ref import ActorRef
 from ._runtime import Runtime, log
-from ._workers import Pool, serve_concurrent
+from ._workers import Pool, work
 
 M = TypeVar("M")
 
@@ -102,7 +102,7 @@ class Cell(Completion, ActorContext[M], Generic[M]):
         )
         # The message classes a send must match (None: unchecked); set per
         # incarnation from the instance's class, see _accept.
-        self.accepts: tuple[type, ...] | None = None
+        self.accepts: Accepted | None = None
         self.ref: ActorRef[M] = ActorRef(self)
         self.state = State.STARTING
         self._restarts = 0
@@ -219,7 +219,7 @@ class Cell(Completion, ActorContext[M], Generic[M]):
         self.state = State.STARTING
         actor = self.factory()
         actor.ctx = self
-        self.accepts = message_types(type(actor))
+        self.accepts = accepted(type(actor))
         limit, background = self._options or (None, None)
         if limit is None:
             limit = actor.max_concurrency
@@ -241,14 +241,20 @@ class Cell(Completion, ActorContext[M], Generic[M]):
                 await actor.on_start()
                 self._started(link)
                 if limit > 1:
-                    await serve_concurrent(self, actor, nursery, limit, orphans)
+                    # The incarnation's task is the first worker (one frame below this one).
+                    pool = self.pool = Pool(self, actor, nursery, limit, orphans)
+                    self.mailbox.on_miss(pool)
+                    await work(self, pool, True)
+                    await pool.drain()  # a graceful stop lets running requests finish
                 else:
                     await self._serve_serial(actor, link, False)
                 nursery.cancel_scope.cancel()  # background tasks end with us
         except BaseException as exc:
             reason = exc if is_cancellation(exc) else unwrap_group(exc)
         self._nursery = None
-        self.pool = None
+        if self.pool is not None:
+            self.mailbox.on_miss(None)
+            self.pool = None
         await self._finish(actor, link, reason, orphans)
 
     def _started(self, link: Link) -> None:

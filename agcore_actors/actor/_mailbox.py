@@ -99,15 +99,18 @@ class _Waiters:
     case, pays one empty slot for all of it.
     """
 
-    __slots__ = ("receivers", "reserved", "senders")
+    __slots__ = ("on_miss", "receivers", "reserved", "senders")
 
     def __init__(self) -> None:
-        # Blocked senders, first come first served.
-        self.senders: deque[Task] = deque()
+        # Blocked senders, first come first served (made on first block).
+        self.senders: deque[Task] | None = None
         # Slots freed for woken senders that have not run yet: nobody else may take them.
         self.reserved = 0
         # Receivers parked besides ``Mailbox._receiver`` (workers of a concurrent actor).
         self.receivers: list[Task] = []
+        # Called when a message arrives and no receiver is parked (a concurrent
+        # actor starts a worker there).
+        self.on_miss: Callable[[], None] | None = None
 
 
 class Mailbox:
@@ -169,7 +172,13 @@ class Mailbox:
             items.append(env)
         receiver = self._receiver
         if receiver is not None:
-            self._wake_receiver(receiver)
+            if waiters is None:  # inlined _wake_receiver: this is every ask's path
+                self._receiver = None
+                reschedule(receiver)
+            else:
+                self._wake_receiver(receiver)
+        elif waiters is not None and waiters.on_miss is not None:
+            waiters.on_miss()
         return True
 
     def put_nowait(self, env: Envelope) -> None:
@@ -190,6 +199,8 @@ class Mailbox:
             waiters = self._waiters = _Waiters()
         task = current_task()
         senders = waiters.senders
+        if senders is None:
+            senders = waiters.senders = deque()
         senders.append(task)
 
         def abort(_: Any) -> Abort:
@@ -212,6 +223,20 @@ class Mailbox:
         receiver = self._receiver
         if receiver is not None:
             self._wake_receiver(receiver)
+        elif self._waiters is not None and self._waiters.on_miss is not None:
+            self._waiters.on_miss()
+
+    def on_miss(self, hook: Callable[[], None] | None) -> None:
+        """Call ``hook`` whenever a message arrives while no receiver is parked."""
+        waiters = self._waiters
+        if waiters is None:
+            waiters = self._waiters = _Waiters()
+        waiters.on_miss = hook
+
+    def wake_one(self) -> None:
+        """Wake one parked receiver without a message (it finds the mailbox empty)."""
+        if self._receiver is not None:
+            self._wake_receiver(self._receiver)
 
     def _free_slot(self) -> None:
         """A slot was freed: hand it to the first blocked sender, if any."""
@@ -339,8 +364,8 @@ class Mailbox:
         self._head = 0
         waiters = self._waiters
         if waiters is not None:
-            senders = list(waiters.senders)
-            waiters.senders.clear()
+            senders = list(waiters.senders or ())
+            waiters.senders = None
             waiters.reserved = 0
             for task in senders:
                 reschedule(task)

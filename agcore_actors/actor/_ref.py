@@ -9,7 +9,7 @@ from __future__ import annotations
 import threading
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
-from typing import TYPE_CHECKING, Generic, TypeVar
+from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 import trio
 from trio.lowlevel import Abort, current_task, wait_task_rescheduled
@@ -100,8 +100,8 @@ class ActorRef(Generic[M]):
         """
         cell = self._cell
         accepts = cell.accepts
-        if accepts is not None and not isinstance(msg, accepts):
-            raise UnknownMessage(cell.name, msg, accepts)
+        if accepts is not None and not isinstance(msg, accepts.all):
+            raise UnknownMessage(cell.name, msg, accepts.all)
         if _get_ident() != cell.runtime.thread:
             raise ForeignThread(cell.name, "tell")
         if cell.runtime.strict:
@@ -135,8 +135,8 @@ class ActorRef(Generic[M]):
         """
         cell = self._cell
         accepts = cell.accepts
-        if accepts is not None and not isinstance(msg, accepts):
-            raise UnknownMessage(cell.name, msg, accepts)
+        if accepts is not None and not isinstance(msg, accepts.all):
+            raise UnknownMessage(cell.name, msg, accepts.all)
         if _get_ident() != cell.runtime.thread:
             self._tell_from_thread(msg)
             return
@@ -189,10 +189,8 @@ class ActorRef(Generic[M]):
     async def _ask(self, msg: Request[R]) -> R:
         cell = self._cell
         accepts = cell.accepts
-        if accepts is not None and not isinstance(msg, accepts):
-            raise UnknownMessage(cell.name, msg, accepts)
-        if isinstance(msg, StreamRequest):
-            raise WrongRequestKind(cell.name, msg, "ask", "stream")
+        if accepts is None or not isinstance(msg, accepts.asks):
+            _check_kind(cell, msg, stream=False)  # the slow path: which error, if any
         if _get_ident() != cell.runtime.thread:
             raise ForeignThread(cell.name, "ask")
         task = current_task()
@@ -237,10 +235,8 @@ class ActorRef(Generic[M]):
         """
         cell = self._cell
         accepts = cell.accepts
-        if accepts is not None and not isinstance(msg, accepts):
-            raise UnknownMessage(cell.name, msg, accepts)
-        if not isinstance(msg, StreamRequest):
-            raise WrongRequestKind(cell.name, msg, "stream", "ask")
+        if accepts is None or not isinstance(msg, accepts.streams):
+            _check_kind(cell, msg, stream=True)
         if _get_ident() != cell.runtime.thread:
             raise ForeignThread(cell.name, "stream")
         if current_task() is cell.task and cell.pool is None:
@@ -262,6 +258,17 @@ class ActorRef(Generic[M]):
             elif env.state == RUNNING and cell.abort_ask(env, _no_cancel) is Abort.FAILED:
                 env.asker = current_task()
                 await wait_task_rescheduled(env)
+
+
+def _check_kind(cell: Cell[Any], msg: object, *, stream: bool) -> None:
+    """Raise why ``msg`` may not be asked (``stream`` False) or streamed, if it may not."""
+    accepts = cell.accepts
+    if accepts is not None and not isinstance(msg, accepts.all):
+        raise UnknownMessage(cell.name, msg, accepts.all)
+    if isinstance(msg, StreamRequest) != stream:
+        if stream:
+            raise WrongRequestKind(cell.name, msg, "stream", "ask")
+        raise WrongRequestKind(cell.name, msg, "ask", "stream")
 
 
 class EventStream(Generic[E]):

@@ -5,10 +5,12 @@ most N worker tasks. A worker is the serial loop again: it takes a message,
 handles it inside its own long-lived cancel scope (which an asker's
 cancellation cancels, as for a serial actor), and takes the next. No task and
 no cancel scope is made per request. The incarnation's own task is the first
-worker; another is started when a worker takes a message and none is left
-listening, up to N; a worker that finds the mailbox empty while two others
-listen ends. So an idle concurrent actor is two parked tasks, a busy one at
-most N, and the mailbox is not read while N requests run (back-pressure).
+worker and always listens when idle; another worker is started when a message
+arrives while no worker listens (all are busy), up to N. An extra worker that
+finds the mailbox empty listens only if nobody else does, else it ends; the
+first worker, before it parks, wakes an idle extra one to end. So an idle
+concurrent actor is one parked task, a busy one at most N, and the mailbox is
+not read while N requests run (back-pressure).
 
 A crash ends the incarnation: no worker takes another message once the
 incarnation's nursery is cancelled, so queued requests stay queued for the
@@ -35,6 +37,7 @@ class Pool:
 
     __slots__ = (
         "actor",
+        "cell",
         "draining",
         "expected",
         "in_flight",
@@ -46,18 +49,44 @@ class Pool:
     )
 
     def __init__(
-        self, actor: Actor[Any], nursery: trio.Nursery, limit: int, orphans: list[Envelope]
+        self,
+        cell: Cell[Any],
+        actor: Actor[Any],
+        nursery: trio.Nursery,
+        limit: int,
+        orphans: list[Envelope],
     ) -> None:
+        self.cell = cell
         self.actor = actor
         self.expected = actor.expected_errors
         self.nursery = nursery
         self.limit = limit
         self.orphans = orphans
-        self.tasks: set[Task] = set()
+        # The worker tasks (at most ``limit``: a list is small and fast enough).
+        self.tasks: list[Task] = []
         self.workers = 1  # the incarnation's own task
         self.in_flight = 0  # requests running now
         # The incarnation's task, waiting for the running requests of a stop.
         self.draining: Task | None = None
+
+    def __call__(self) -> None:
+        """A message arrived and every worker is busy: start another, if the limit allows.
+
+        The pool is itself the mailbox's miss hook (no closure per actor).
+        """
+        if self.workers < self.limit and not self.nursery.cancel_scope.cancel_called:
+            self.workers += 1
+            self.nursery.start_soon(work, self.cell, self, False, name=self.cell.name)
+
+    async def drain(self) -> None:
+        """After the first worker stops on a graceful stop: wait for the running requests."""
+        while self.in_flight:
+            self.draining = current_task()
+            await wait_task_rescheduled(self.abort_drain)
+
+    def abort_drain(self, _: Any) -> trio.lowlevel.Abort:
+        self.draining = None
+        return trio.lowlevel.Abort.SUCCEEDED
 
     def wake_host(self) -> None:
         task, self.draining = self.draining, None
@@ -65,28 +94,10 @@ class Pool:
             reschedule(task)
 
 
-async def serve_concurrent(
-    cell: Cell[Any], actor: Actor[Any], nursery: trio.Nursery, limit: int, orphans: list[Envelope]
-) -> None:
-    """Serve until a stop is requested, then wait for the running requests."""
-    pool = cell.pool = Pool(actor, nursery, limit, orphans)
-    await _work(cell, pool, True)
-    while pool.in_flight:  # a graceful stop lets running requests finish
-        pool.draining = current_task()
-        await wait_task_rescheduled(_drain_abort(pool))
-
-
-def _drain_abort(pool: Pool) -> Any:
-    def abort(_: Any) -> trio.lowlevel.Abort:
-        pool.draining = None
-        return trio.lowlevel.Abort.SUCCEEDED
-
-    return abort
-
-
-async def _work(cell: Cell[Any], pool: Pool, host: bool) -> None:
+async def work(cell: Cell[Any], pool: Pool, host: bool) -> None:
+    """One worker's loop; ``host`` for the incarnation's own task (it never ends idle)."""
     task = current_task()
-    pool.tasks.add(task)
+    pool.tasks.append(task)
     mailbox = cell.mailbox
     actor = pool.actor
     expected = pool.expected
@@ -101,16 +112,15 @@ async def _work(cell: Cell[Any], pool: Pool, host: bool) -> None:
                         await trio.lowlevel.checkpoint()
                     env = mailbox.get_nowait()
                     if env is None:
-                        if not host and mailbox.parked >= 2:
-                            return  # enough others listen: end this worker
+                        if not host and mailbox.parked:
+                            return  # another worker listens: this one ends
+                        if host and mailbox.parked:
+                            mailbox.wake_one()  # an idle extra worker: let it end
                         await wait_task_rescheduled(mailbox.park_worker())
                         continue
                     env.state = RUNNING
                     env.scope = scope
                     pool.in_flight += 1
-                    if mailbox.parked == 0 and pool.workers < pool.limit:
-                        pool.workers += 1
-                        pool.nursery.start_soon(_work, cell, pool, False, name=cell.name)
                     try:
                         result = await actor.handle(env.msg)
                         if env.sink is not None:
@@ -128,6 +138,6 @@ async def _work(cell: Cell[Any], pool: Pool, host: bool) -> None:
         if not pool.in_flight:
             pool.wake_host()
     finally:
-        pool.tasks.discard(task)
+        pool.tasks.remove(task)
         if not host:
             pool.workers -= 1

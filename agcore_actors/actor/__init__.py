@@ -21,11 +21,15 @@ from ._errors import (
     ActorStopped,
     AskTimeout,
     DuplicateName,
+    ForeignThread,
     MailboxFull,
     NoSuchActor,
+    StartTimeout,
     SupervisorGaveUp,
     UnencodableMessage,
     UnknownMessage,
+    WouldDeadlock,
+    WrongRequestKind,
 )
 from ._message import Request, StreamRequest
 from ._node import ActorInfo, State
@@ -52,11 +56,13 @@ __all__ = [
     "DeadLetterReason",
     "DuplicateName",
     "EventStream",
+    "ForeignThread",
     "Intensity",
     "MailboxFull",
     "NoSuchActor",
     "Request",
     "Restart",
+    "StartTimeout",
     "State",
     "Strategy",
     "StreamRequest",
@@ -65,6 +71,8 @@ __all__ = [
     "SupervisorSpec",
     "UnencodableMessage",
     "UnknownMessage",
+    "WouldDeadlock",
+    "WrongRequestKind",
 ]
 
 publish(__name__, __all__)

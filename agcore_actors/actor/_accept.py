@@ -2,10 +2,12 @@
 
 An actor class declares its message type as the type argument of its base
 (``class Counter(Actor[Add | Get])``). :func:`message_types` turns that
-declaration into a tuple of classes once per actor class, so a send checks
-a message with one ``isinstance`` against a cached tuple. Where the
-declaration has no runtime form (``Any``, a type variable, ``Literal``, a
-string forward reference), the result is None and nothing is checked.
+declaration into a tuple of classes once per actor class, and
+:func:`accepted` splits it by kind of send, so that a send checks a message
+with one ``isinstance`` against a cached tuple (an ``ask`` checks "accepted
+and not a stream request" in that one call). Where the declaration has no
+runtime form (``Any``, a type variable, ``Literal``, a string forward
+reference), the result is None and only the kind of request is checked.
 """
 
 from __future__ import annotations
@@ -16,8 +18,44 @@ import weakref
 from typing import Any
 
 from ._actor import Actor
+from ._message import StreamRequest
 
 _cache: weakref.WeakKeyDictionary[type, tuple[type, ...] | None] = weakref.WeakKeyDictionary()
+_accepted: weakref.WeakKeyDictionary[type, Accepted | None] = weakref.WeakKeyDictionary()
+
+
+class Accepted:
+    """The classes a message must be an instance of, by kind of send (shared per actor class).
+
+    ``all`` is for ``tell``; ``asks`` and ``streams`` are the classes for
+    which ``ask`` and ``stream`` are right. When the declaration names a base
+    of :class:`StreamRequest` (``msgspec.Struct``, ``object``), the split is
+    impossible: ``asks`` and ``streams`` are then empty and every ask or
+    stream takes the slow path, which checks ``all`` and the request's kind.
+    """
+
+    __slots__ = ("all", "asks", "streams")
+
+    def __init__(self, classes: tuple[type, ...]) -> None:
+        self.all = classes
+        if any(issubclass(StreamRequest, t) for t in classes):
+            self.asks: tuple[type, ...] = ()
+            self.streams: tuple[type, ...] = ()
+        else:
+            self.asks = tuple(t for t in classes if not issubclass(t, StreamRequest))
+            self.streams = tuple(t for t in classes if issubclass(t, StreamRequest))
+
+
+def accepted(actor_class: type[Actor[Any]]) -> Accepted | None:
+    """:func:`message_types` of ``actor_class``, split by kind of send; cached."""
+    try:
+        return _accepted[actor_class]
+    except KeyError:
+        pass
+    classes = message_types(actor_class)
+    found = None if classes is None else Accepted(classes)
+    _accepted[actor_class] = found
+    return found
 
 
 def message_types(actor_class: type[Actor[Any]]) -> tuple[type, ...] | None:

@@ -124,10 +124,17 @@ class Actor(abc.ABC, Generic[M]):
         """Handle one message; the return value is the reply to an ask."""
 
     async def on_stop(self, reason: BaseException | None) -> None:
-        """Called when this incarnation ends: ``reason`` is None for a normal
-        stop, else the crash, the cancellation that ended it, or
-        :class:`ActorStopped` when it was killed after its shutdown grace.
+        """Called when this incarnation ends; release clients, files and processes here.
 
-        Runs shielded from cancellation, bounded by the child's shutdown
-        grace period; release clients, files and processes here.
+        ``reason`` is None for a normal stop, else the crash, the cancellation
+        that ended it, :class:`ActorStopped` when it was cancelled after its
+        shutdown grace, or, when the whole system ends because of an interrupt
+        or an outer cancellation, that KeyboardInterrupt, SystemExit or
+        Cancelled.
+
+        Runs shielded from cancellation, within what is left of the stop's
+        ``shutdown`` grace (a stop, message and ``on_stop`` together, never takes
+        longer than the grace) and never past the system's shutdown timeout.
+        After the grace has run out, ``on_stop`` still runs, but already
+        cancelled: synchronous cleanup happens, each await raises Cancelled.
         """

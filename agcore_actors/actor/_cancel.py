@@ -33,3 +33,19 @@ def unwrap_group(exc: BaseException) -> BaseException:
             return exc
         exc = real[0]
     return exc
+
+
+def interrupt_in(exc: BaseException | None) -> BaseException | None:
+    """The KeyboardInterrupt or SystemExit in ``exc`` (itself or in a group), else None.
+
+    These end the program, never just an actor: the runtime answers them with
+    an ordered shutdown of the whole system instead of a restart.
+    """
+    if isinstance(exc, KeyboardInterrupt | SystemExit):
+        return exc
+    if isinstance(exc, BaseExceptionGroup):
+        for inner in exc.exceptions:
+            found = interrupt_in(inner)
+            if found is not None:
+                return found
+    return None

@@ -11,34 +11,42 @@ long-lived cancel scope. An asker's cancellation cancels that scope when,
 and only when, the asker's request is the one running; the loop completes
 that request with the asker's Cancelled and opens a fresh scope. No scope is
 opened per message (it would cost as much as the whole message hop). The
-same scope is the kill switch of the incarnation.
+same scope is the kill switch of the incarnation. A concurrent actor runs the
+same loop in each of its workers (see :mod:`._workers`).
+
+Ending: an incarnation ends when it is asked to stop (its supervisor, or
+``ctx.stop()``), when it crashes, or when it is cancelled. A request cut
+short gets the reason its incarnation ended (:class:`ActorCrashed` for a
+crash, :class:`ActorStopped` otherwise), never a guess. ``on_stop`` then
+runs shielded, within what is left of the stop's grace (and never past the
+system's shutdown deadline). KeyboardInterrupt and SystemExit are never a
+crash: they end the whole system, through its ordered shutdown.
 
 Memory design: an idle serial actor is one task parked in
 :meth:`_serve_serial` (its root coroutine, one frame) plus this cell, its
-mailbox, ref and one cancel scope.
+mailbox, ref and one cancel scope; the loop drops its last message and reply
+before it parks.
 """
 
 from __future__ import annotations
 
-import contextlib
-import math
-from collections.abc import AsyncIterator, Callable
+from collections.abc import Callable
 from typing import Any, Generic, TypeVar
 
 import outcome
 import trio
-from trio.lowlevel import Abort, wait_task_rescheduled
+from trio.lowlevel import Abort, Task, current_task, wait_task_rescheduled
 
-from ._accept import message_types
+from ._accept import Accepted, accepted
 from ._actor import Actor, ActorContext
-from ._cancel import is_cancellation, unwrap_group
-from ._codec import declared_type, roundtrip
-from ._errors import ActorCrashed, ActorStopped, UnencodableMessage
+from ._cancel import interrupt_in, is_cancellation, unwrap_group
+from ._complete import Completion
+from ._errors import ActorCrashed, ActorStopped
 from ._mailbox import ABANDONED, DONE, QUEUED, RUNNING, Envelope, Mailbox
-from ._message import Request, StreamRequest
 from ._node import ActorInfo, Link, State
 from ._ref import ActorRef
 from ._runtime import Runtime, log
+from ._workers import Pool, work
 
 M = TypeVar("M")
 
@@ -46,30 +54,27 @@ M = TypeVar("M")
 _BURST = 64
 
 
-class Cell(ActorContext[M], Generic[M]):
+class Cell(Completion, ActorContext[M], Generic[M]):
     """Mailbox, ref and life cycle of one actor across its incarnations."""
 
     __slots__ = (
-        "_background_tasks",
         "_current",
-        "_interrupt",
         "_killed",
         "_loop_scope",
-        "_max_concurrency",
         "_name",
         "_nursery",
+        "_options",
         "_restarts",
-        "_scope",
-        "_slot_waiter",
-        "_stop_requested",
         "accepts",
         "factory",
-        "in_flight",
         "mailbox",
+        "pool",
         "ref",
         "runtime",
         "shutdown",
         "state",
+        "stop_deadline",
+        "task",
     )
 
     def __init__(
@@ -88,29 +93,33 @@ class Cell(ActorContext[M], Generic[M]):
         self.factory = factory
         self.mailbox = Mailbox(name, mailbox_size)
         self.shutdown = shutdown
-        # Spawn options; None: the actor class's own attribute decides.
-        self._max_concurrency = max_concurrency
-        self._background_tasks = background_tasks
+        # Spawn options (max_concurrency, background_tasks); a None among them,
+        # or None for both (the common case, one slot): the class decides.
+        self._options: tuple[int | None, bool | None] | None = (
+            None
+            if max_concurrency is None and background_tasks is None
+            else (max_concurrency, background_tasks)
+        )
         # The message classes a send must match (None: unchecked); set per
         # incarnation from the instance's class, see _accept.
-        self.accepts: tuple[type, ...] | None = None
+        self.accepts: Accepted | None = None
         self.ref: ActorRef[M] = ActorRef(self)
         self.state = State.STARTING
         self._restarts = 0
-        self.in_flight = 0
-        self._stop_requested = False
+        # When the running stop must be over (None: no stop was requested).
+        self.stop_deadline: float | None = None
         self._killed = False
-        self._interrupt: BaseException | None = None
+        self.interrupt: BaseException | None = None
         # The running request of a serial actor.
         self._current: Envelope | None = None
-        # The incarnation's kill switch: the serial loop's scope, or the
-        # nursery's scope for actors that have a nursery.
-        self._scope: trio.CancelScope | None = None
-        # The serial loop's scope, which askers cancel (see module doc).
+        # The serial loop's scope, which askers cancel (see module doc). With
+        # no nursery, it is also the incarnation's kill switch.
         self._loop_scope: trio.CancelScope | None = None
         self._nursery: trio.Nursery | None = None
-        # Concurrent actors: the loop parks here while every slot is busy.
-        self._slot_waiter: trio.lowlevel.Task | None = None
+        # The task running on_start and, for a serial actor, the receive loop.
+        self.task: Task | None = None
+        # The workers of a concurrent incarnation (None for serial actors).
+        self.pool: Pool | None = None
 
     # -- ActorContext --------------------------------------------------------------
 
@@ -149,6 +158,7 @@ class Cell(ActorContext[M], Generic[M]):
         if env.state == QUEUED:
             env.state = ABANDONED
             env.asker = None
+            self.mailbox.withdraw(env)
             return Abort.SUCCEEDED
         # Running: cancel the handler; the asker wakes once it has unwound.
         env.raise_cancel = raise_cancel
@@ -156,24 +166,35 @@ class Cell(ActorContext[M], Generic[M]):
             env.scope.cancel()
         elif self._current is env and self._loop_scope is not None:
             self._loop_scope.cancel()
-        # else: a concurrent request not yet started; it checks raise_cancel.
         return Abort.FAILED
+
+    def runs_in(self, task: Task) -> bool:
+        """Whether ``task`` is this actor's own (it runs on_start or handlers)."""
+        pool = self.pool
+        return task is self.task or (pool is not None and task in pool.tasks)
+
+    def blocked_on(self) -> None:
+        """An actor's task never waits on a supervisor's behalf."""
+        return None
 
     # -- Node: life cycle, driven by the supervisor ----------------------------
 
     def request_stop(self) -> None:
-        self._stop_requested = True
+        if self.stop_deadline is None:
+            self.stop_deadline = trio.current_time() + self.shutdown
         self.mailbox.wake()
-        self._wake_slot_waiter()
+        if self.pool is not None:
+            self.pool.wake_host()
 
     def interrupt_with(self, error: BaseException) -> None:
-        self._interrupt = error
+        self.interrupt = error
 
     def kill(self) -> None:
         self._killed = True
         self.request_stop()
-        if self._scope is not None:
-            self._scope.cancel()
+        scope = self._nursery.cancel_scope if self._nursery is not None else self._loop_scope
+        if scope is not None:
+            scope.cancel()
 
     def close(self) -> None:
         """Stop for good: queued asks fail, queued tells become dead letters."""
@@ -192,16 +213,16 @@ class Cell(ActorContext[M], Generic[M]):
         The factory runs here, so its error is raised to the supervisor as a
         start failure.
         """
-        self._stop_requested = self._killed = False
-        self._interrupt = None
+        self.stop_deadline = None
+        self._killed = False
+        self.interrupt = None
         self.state = State.STARTING
         actor = self.factory()
         actor.ctx = self
-        self.accepts = message_types(type(actor))
-        limit = self._max_concurrency
+        self.accepts = accepted(type(actor))
+        limit, background = self._options or (None, None)
         if limit is None:
             limit = actor.max_concurrency
-        background = self._background_tasks
         if background is None:
             background = actor.background_tasks
         if limit > 1 or background:
@@ -211,48 +232,102 @@ class Cell(ActorContext[M], Generic[M]):
 
     async def _run_hosted(self, actor: Actor[M], link: Link, limit: int) -> None:
         """An incarnation with its own nursery (concurrent or background tasks)."""
+        self.task = current_task()
         reason: BaseException | None = None
+        orphans: list[Envelope] = []
         try:
             async with trio.open_nursery() as nursery:
                 self._nursery = nursery
-                self._scope = nursery.cancel_scope
                 await actor.on_start()
                 self._started(link)
                 if limit > 1:
-                    await self._serve_concurrent(actor, nursery, limit)
+                    # The incarnation's task is the first worker (one frame below this one).
+                    pool = self.pool = Pool(self, actor, nursery, limit, orphans)
+                    self.mailbox.on_miss(pool)
+                    await work(self, pool, True)
+                    await pool.drain()  # a graceful stop lets running requests finish
                 else:
                     await self._serve_serial(actor, link, False)
                 nursery.cancel_scope.cancel()  # background tasks end with us
         except BaseException as exc:
             reason = exc if is_cancellation(exc) else unwrap_group(exc)
         self._nursery = None
-        await self._finish(actor, link, reason)
+        if self.pool is not None:
+            self.mailbox.on_miss(None)
+            self.pool = None
+        await self._finish(actor, link, reason, orphans)
 
     def _started(self, link: Link) -> None:
         self.state = State.RUNNING
         link.started()
 
-    async def _finish(self, actor: Actor[M], link: Link, reason: BaseException | None) -> None:
-        """Answer a request left unanswered, run ``on_stop``, report the exit,
+    async def _finish(
+        self,
+        actor: Actor[M],
+        link: Link,
+        reason: BaseException | None,
+        orphans: list[Envelope] | None = None,
+    ) -> None:
+        """Answer requests left unanswered, run ``on_stop``, report the exit,
         re-raise a cancellation."""
-        env, self._current = self._current, None
-        if env is not None and env.state != DONE:  # a bug between handling and reply
-            env.complete(outcome.Error(ActorCrashed(self._name, reason)))
+        runtime = self.runtime
         if reason is None and self._killed:
             # The kill's Cancelled was absorbed by our own scope; on_stop must
             # still learn that this was no graceful stop.
             reason = ActorStopped(self._name, "was killed when its shutdown grace ran out")
-        self._scope = self._loop_scope = None
+        cancelled = reason if reason is not None and is_cancellation(reason) else None
+        fatal = interrupt_in(reason)
+        if fatal is not None:
+            runtime.interrupt(fatal)
+            reason = fatal
+        elif reason is None and self.stop_deadline is not None:
+            reason = runtime.stop_reason  # None, unless the system is interrupted
+        elif cancelled is not None and runtime.deadline <= trio.current_time():
+            reason = ActorStopped(self._name, "was killed when its system's shutdown timed out")
+        self._answer_cut_short(reason, orphans)
+        self._loop_scope = None
         self.state = State.STOPPING
-        deadline = trio.current_time() + self.shutdown if math.isfinite(self.shutdown) else math.inf
-        with trio.CancelScope(shield=True, deadline=deadline):
+        deadline = self.stop_deadline
+        if deadline is None:
+            deadline = trio.current_time() + self.shutdown
+        with trio.CancelScope(shield=True, deadline=min(deadline, runtime.deadline)) as scope:
+            runtime.on_stops.add(scope)
             try:
                 await actor.on_stop(reason)
             except Exception:
                 log.exception("on_stop of actor %r failed", self._name)
+            except BaseException as exc:
+                fatal = interrupt_in(exc)
+                if fatal is None:
+                    raise
+                runtime.interrupt(fatal)
+            finally:
+                runtime.on_stops.discard(scope)
+        self.task = None
         link.exited(reason)
-        if reason is not None and is_cancellation(reason):
-            raise reason
+        if cancelled is not None:
+            raise cancelled
+
+    def _answer_cut_short(
+        self, reason: BaseException | None, orphans: list[Envelope] | None
+    ) -> None:
+        """Complete requests whose handlers were cut short with why the incarnation ended."""
+        cut = [] if orphans is None else orphans
+        env, self._current = self._current, None
+        if env is not None:
+            cut.append(env)
+        if not cut:
+            return
+        crashed = (
+            reason is not None
+            and not is_cancellation(reason)
+            and not isinstance(reason, ActorStopped)
+            and interrupt_in(reason) is None
+        )
+        for env in cut:
+            if env.state != DONE:
+                error = ActorCrashed(self._name, reason) if crashed else self._stopped_error()
+                env.complete(outcome.Error(error))
 
     # -- serving ---------------------------------------------------------------
 
@@ -260,49 +335,49 @@ class Cell(ActorContext[M], Generic[M]):
         """The serial receive loop; with ``own_life`` also start and finish.
 
         With ``own_life`` this is the task's root coroutine, which keeps an
-        idle actor one frame deep (see the module doc on memory).
+        idle actor one frame deep (see the module doc on memory), and
+        ``on_start`` runs inside the loop's first scope, the incarnation's
+        kill switch from the start.
         """
         reason: BaseException | None = None
         try:
-            if own_life:
-                await actor.on_start()
-                self._started(link)
+            self.task = current_task()
             expected = actor.expected_errors
             mailbox = self.mailbox
-            while not self._stop_requested:
+            while self.stop_deadline is None or self.state is State.STARTING:
                 with trio.CancelScope() as scope:
                     self._loop_scope = scope
-                    if own_life:
-                        self._scope = scope
+                    if own_life and self.state is State.STARTING:
+                        await self._start_serial(actor, link)
                     burst = 0
-                    while not self._stop_requested:
+                    while self.stop_deadline is None:
                         env = mailbox.get_nowait()
                         if env is None:
                             burst = 0
                             await wait_task_rescheduled(mailbox.park())
                             continue
-                        if env.state != QUEUED:
-                            continue
                         env.state = RUNNING
                         self._current = env
-                        # Inlined (``_run_request`` has the same steps): a helper
-                        # coroutine would cost a frame on every message here.
+                        # Inlined (a helper coroutine would cost a frame on every message).
                         try:
                             result = await actor.handle(env.msg)
                             if env.sink is not None:
-                                await self._pump(env, result)
+                                await self.pump(env, result)
                                 result = None
                         except BaseException as exc:
-                            self._failed(env, exc, expected)
+                            self.fail(env, exc, expected)
                         else:
-                            self._reply(env, result)
-                        self._current = None
+                            self.reply(env, result)
+                        # Hold nothing of this request while idle.
+                        self._current = env = result = None
                         if scope.cancel_called:
                             break  # an asker cancelled its request: take a fresh scope
                         burst += 1
                         if burst >= _BURST:
                             burst = 0
                             await trio.lowlevel.cancel_shielded_checkpoint()
+                if self.state is State.STARTING:  # the kill's Cancelled, absorbed
+                    raise ActorStopped(self._name, "was killed while starting")
                 self._current = None  # the scope caught an asker's cancellation
         except BaseException as exc:
             if not own_life:
@@ -311,131 +386,16 @@ class Cell(ActorContext[M], Generic[M]):
         if own_life:
             await self._finish(actor, link, reason)
 
-    async def _serve_concurrent(self, actor: Actor[M], nursery: trio.Nursery, limit: int) -> None:
-        expected = actor.expected_errors
-        mailbox = self.mailbox
-        while not self._stop_requested:
-            if self.in_flight >= limit:
-                await self._wait_for_slot()
-                continue
-            env = mailbox.get_nowait()
-            if env is None:
-                await wait_task_rescheduled(mailbox.park())
-                continue
-            if env.state != QUEUED:
-                continue
-            env.state = RUNNING
-            self.in_flight += 1
-            nursery.start_soon(self._run_request, actor, env, expected)
-        while self.in_flight:  # a graceful stop lets running requests finish
-            await self._wait_for_slot()
-
-    async def _run_request(
-        self, actor: Actor[M], env: Envelope, expected: tuple[type[Exception], ...]
-    ) -> None:
-        try:
-            with trio.CancelScope() as scope:
-                env.scope = scope
-                if env.raise_cancel is not None:
-                    scope.cancel()
-                try:
-                    result = await actor.handle(env.msg)
-                    if env.sink is not None:
-                        await self._pump(env, result)
-                        result = None
-                except BaseException as exc:
-                    self._failed(env, exc, expected)
-                else:
-                    self._reply(env, result)
-        finally:
-            if env.state != DONE:  # a bug between handling and reply
-                env.complete(outcome.Error(ActorCrashed(self._name)))
-            self.in_flight -= 1
-            self._wake_slot_waiter()
-
-    async def _wait_for_slot(self) -> None:
-        self._slot_waiter = trio.lowlevel.current_task()
-
-        def abort(_: Any) -> Abort:
-            self._slot_waiter = None
-            return Abort.SUCCEEDED
-
-        await wait_task_rescheduled(abort)
-
-    def _wake_slot_waiter(self) -> None:
-        waiter = self._slot_waiter
-        if waiter is not None:
-            self._slot_waiter = None
-            trio.lowlevel.reschedule(waiter)
-
-    # -- completing requests ---------------------------------------------------
-
-    async def _pump(self, env: Envelope, events: Any) -> None:
-        """Forward a stream handler's events to the reader, with back-pressure.
-
-        Runs inside the request, so cancelling the request (the reader left)
-        cancels the iterator, which is always closed before this returns.
-        """
-        if not isinstance(events, AsyncIterator):
-            raise TypeError(
-                f"the handler of stream request {type(env.msg).__name__} returned "
-                f"{type(events).__name__}, not an async iterator"
-            )
-        sink = env.sink
-        assert sink is not None
-        strict = self.runtime.strict
-        event_type = declared_type(type(env.msg), StreamRequest) if strict else None
-        async with contextlib.aclosing(events):  # type: ignore[type-var]
-            async for event in events:
-                if strict:
-                    event = roundtrip(event, self._name, event_type)
-                try:
-                    await sink.send(event)
-                except trio.BrokenResourceError:
-                    return  # the reader left; it cancels us, or already has
-
-    def _reply(self, env: Envelope, result: Any) -> None:
-        if not env.awaited:
-            return  # a tell
-        if self.runtime.strict:
-            try:
-                result = roundtrip(result, self._name, declared_type(type(env.msg), Request))
-            except UnencodableMessage as exc:
-                env.complete(outcome.Error(exc))
-                return
-        if not env.complete(outcome.Value(result)) and env.sink is None:
-            self.runtime.dead_letters.publish(self._name, result, "late_reply")
-
-    def _failed(
-        self, env: Envelope, exc: BaseException, expected: tuple[type[Exception], ...]
-    ) -> None:
-        """Complete ``env`` after its handler raised; re-raise unless recoverable.
-
-        An asker that was cancelled gets its own Cancelled whatever happened
-        (``Envelope.complete`` sees to that).
-        """
-        if is_cancellation(exc):
-            # Cut short by the asker, or from outside: a stop, a restart, or a
-            # sibling's crash.
-            env.complete(outcome.Error(self._interrupt or ActorStopped(self._name)))
-            raise exc
-        if isinstance(exc, (*expected, UnencodableMessage)):
-            # An event of a stream that cannot cross the boundary ends that
-            # stream, like an unencodable reply ends its ask: not a crash.
-            if not env.awaited:
-                log.warning("actor %r: told message %s failed: %r", self._name, env.msg, exc)
-            env.complete(outcome.Error(exc))
-            return
-        exc.add_note(f"raised in actor {self._name!r} handling {type(env.msg).__name__}")
-        if self._interrupt is None:
-            self._interrupt = ActorCrashed(self._name, exc)
-        env.complete(outcome.Error(exc))
-        raise exc
+    async def _start_serial(self, actor: Actor[M], link: Link) -> None:
+        """Run ``on_start`` (in a frame of its own: the idle loop's stays small)."""
+        await actor.on_start()
+        self._started(link)
 
     # -- introspection ---------------------------------------------------------
 
     def snapshot(self, parent: str | None, into: list[ActorInfo]) -> None:
-        in_flight = self.in_flight if self._current is None else 1
+        pool = self.pool
+        in_flight = pool.in_flight if pool is not None else int(self._current is not None)
         into.append(
             ActorInfo(
                 name=self._name,

@@ -15,6 +15,7 @@ a reply of the wrong type is caught; where the declaration is missing or
 
 from __future__ import annotations
 
+import math
 import typing
 from typing import Any
 
@@ -55,6 +56,32 @@ def declared_type(msg_type: type, base: type) -> Any:
     return found
 
 
+def same_value(copy: Any, original: Any) -> bool:
+    """Whether a decoded ``copy`` carries the same value as ``original``.
+
+    Like ``==``, except that a NaN equals a NaN and msgspec Structs compare
+    field by field even when they declare ``eq=False``: both are values that
+    survive a round trip although ``copy == original`` is False. Types must
+    match exactly, so an object that came back as a dict still differs.
+    """
+    if type(copy) is not type(original):
+        return False
+    if isinstance(original, float):
+        return copy == original or (math.isnan(copy) and math.isnan(original))
+    if isinstance(original, msgspec.Struct):
+        return all(
+            same_value(getattr(copy, field), getattr(original, field))
+            for field in original.__struct_fields__
+        )
+    if isinstance(original, list | tuple):
+        return len(copy) == len(original) and all(map(same_value, copy, original))
+    if isinstance(original, dict):
+        return copy.keys() == original.keys() and all(
+            same_value(copy[key], value) for key, value in original.items()
+        )
+    return bool(copy == original)
+
+
 def roundtrip(obj: Any, actor: str, declared: Any = None) -> Any:
     """Return a validated copy of ``obj`` or raise :class:`UnencodableMessage`.
 
@@ -69,8 +96,9 @@ def roundtrip(obj: Any, actor: str, declared: Any = None) -> Any:
         copy = _decoder_for(declared).decode(data)
         # msgspec encodes attrs classes and dataclasses field by field, so an
         # object in an untyped field (a channel, a lock) would arrive as a
-        # plain dict. Equality catches that, and any other lossy conversion.
-        unchanged = bool(copy == obj)
+        # plain dict. Comparing the copy with the original catches that, and
+        # any other lossy conversion; see same_value for NaN and eq=False.
+        unchanged = bool(copy == obj) or same_value(copy, obj)
     except Exception as exc:
         # Not only encode errors: building a decoder for an arbitrary class
         # can fail (unresolvable annotations), and so can a field's __eq__;

@@ -8,8 +8,12 @@ derives from :class:`~agcore_actors.AgcoreError`::
     ├── ActorStopped            the actor has stopped, or stopped under the request
     ├── ActorCrashed            the actor crashed while this request ran (retryable)
     ├── AskTimeout              (TimeoutError) no reply within ``seconds`` (retryable)
+    ├── StartTimeout            (TimeoutError) ``on_start`` ran past its start timeout
     ├── UnencodableMessage      (TypeError) strict mode refused a message or reply
     ├── UnknownMessage          (TypeError) not an instance of the actor's message type
+    ├── WrongRequestKind        (TypeError) ``ask`` of a stream request, or the reverse
+    ├── WouldDeadlock           (RuntimeError) a call that could never complete
+    ├── ForeignThread           (RuntimeError) a ref used from a thread outside the run
     ├── DuplicateName           (ValueError) the name is taken
     ├── NoSuchActor             (LookupError) no actor of that name
     └── SupervisorGaveUp        restart intensity exceeded
@@ -70,7 +74,7 @@ class ActorCrashed(ActorError):
 
     The request that *caused* a crash receives the handler's own exception;
     this error goes to the other requests that were running at the same time
-    (concurrent actors, or a sibling stopped by a
+    (concurrent actors, a background task's crash, or a sibling stopped by a
     ``one_for_all`` restart). Queued requests are not affected: they stay in
     the mailbox and are handled by the restarted instance. Retryable: the
     request did not cause the crash.
@@ -110,6 +114,20 @@ class AskTimeout(ActorError, TimeoutError):
         return True
 
 
+class StartTimeout(ActorError, TimeoutError):
+    """An actor's ``on_start`` did not finish within its child spec's ``start_timeout``.
+
+    The supervisor treats it as a failed start (a crash of that incarnation).
+    """
+
+    kind: ClassVar[str] = "start_timeout"
+
+    def __init__(self, actor: str, seconds: float) -> None:
+        super().__init__(f"actor {actor!r} did not start within {seconds:g} s")
+        self.actor = actor
+        self.seconds = seconds
+
+
 class UnencodableMessage(ActorError, TypeError):
     """Strict mode refused a message (or reply) that msgspec cannot round-trip."""
 
@@ -143,6 +161,54 @@ class UnknownMessage(ActorError, TypeError):
         self.actor = actor
         self.message_type: type = type(msg)
         self.accepted = accepted
+
+
+class WrongRequestKind(ActorError, TypeError):
+    """``ask`` of a :class:`StreamRequest`, or ``stream`` of a plain request.
+
+    Raised in the caller before anything is enqueued: the actor never sees it.
+    """
+
+    kind: ClassVar[str] = "wrong_request_kind"
+
+    def __init__(self, actor: str, msg: object, call: str, right: str) -> None:
+        super().__init__(
+            f"{call}() of {type(msg).__name__} to actor {actor!r}: use {right}() for this message"
+        )
+        self.actor = actor
+
+
+class WouldDeadlock(ActorError, RuntimeError):
+    """A call that could never complete was refused instead of hanging.
+
+    For example a serial actor asking itself, a ``spawn`` from ``on_start``
+    under the supervisor that is starting the caller, or ``system.stop`` of the
+    caller's own actor from its handler.
+    """
+
+    kind: ClassVar[str] = "would_deadlock"
+
+    def __init__(self, actor: str, detail: str) -> None:
+        super().__init__(f"actor {actor!r}: {detail}")
+        self.actor = actor
+
+
+class ForeignThread(ActorError, RuntimeError):
+    """``tell``, ``ask`` or ``stream`` was awaited outside the system's own trio run.
+
+    Raised before the mailbox is touched. From a worker thread (say a sync tool
+    run with ``trio.to_thread.run_sync``), call ``ref.tell_nowait(msg)``, which
+    works from any thread, or ``trio.from_thread.run(ref.ask, msg)``.
+    """
+
+    kind: ClassVar[str] = "foreign_thread"
+
+    def __init__(self, actor: str, call: str) -> None:
+        super().__init__(
+            f"{call}() to actor {actor!r} outside the trio run of its system: from a worker "
+            f"thread use ref.tell_nowait(msg) or trio.from_thread.run(ref.{call}, msg)"
+        )
+        self.actor = actor
 
 
 class DuplicateName(ActorError, ValueError):

@@ -92,14 +92,39 @@ class Envelope:
         return True
 
 
+class _Waiters:
+    """What a mailbox needs only once senders block or several receivers park.
+
+    Kept out of the mailbox itself so that an idle serial actor, the common
+    case, pays one empty slot for all of it.
+    """
+
+    __slots__ = ("on_miss", "receivers", "reserved", "senders")
+
+    def __init__(self) -> None:
+        # Blocked senders, first come first served (made on first block).
+        self.senders: deque[Task] | None = None
+        # Slots freed for woken senders that have not run yet: nobody else may take them.
+        self.reserved = 0
+        # Receivers parked besides ``Mailbox._receiver`` (workers of a concurrent actor).
+        self.receivers: list[Task] = []
+        # Called when a message arrives and no receiver is parked (a concurrent
+        # actor starts a worker there).
+        self.on_miss: Callable[[], None] | None = None
+
+
 class Mailbox:
-    """Bounded FIFO of envelopes with one receiver and back-pressured senders."""
+    """Bounded FIFO of envelopes with back-pressured senders.
+
+    A serial actor has one receiver; the workers of a concurrent actor park
+    here side by side, each woken by one message.
+    """
 
     # The queue is a list read from ``_head``, and no list at all while the
     # mailbox is empty: an empty deque keeps a 64-slot block and even an empty
     # list costs 56 bytes, and idle actors are the common case in a session
     # host. Allocating a short list per busy spell costs far less than a hop.
-    __slots__ = ("_closed", "_head", "_items", "_receiver", "_senders", "capacity", "owner")
+    __slots__ = ("_closed", "_head", "_items", "_receiver", "_waiters", "capacity", "owner")
 
     def __init__(self, owner: str, capacity: int) -> None:
         if capacity < 1:
@@ -109,10 +134,11 @@ class Mailbox:
         self._items: list[Envelope | None] | None = None
         self._head = 0
         self._receiver: Task | None = None
-        self._senders: deque[Task] | None = None  # created on first block
+        self._waiters: _Waiters | None = None  # created on first need
         self._closed = False
 
     def __len__(self) -> int:
+        """Messages waiting (withdrawn ones do not count)."""
         items = self._items
         return 0 if items is None else len(items) - self._head
 
@@ -122,41 +148,102 @@ class Mailbox:
 
     # -- sending ---------------------------------------------------------------
 
-    def put_nowait(self, env: Envelope) -> None:
-        """Enqueue or raise :class:`MailboxFull` / :class:`ActorStopped`."""
+    def offer(self, env: Envelope) -> bool:
+        """Enqueue ``env`` if there is room; False if the mailbox is full.
+
+        Raises :class:`ActorStopped` once the mailbox is closed. A slot freed
+        for a blocked sender is that sender's: ``offer`` does not take it.
+        """
         if self._closed:
             raise ActorStopped(self.owner)
         items = self._items
+        waiters = self._waiters
+        if (
+            waiters is not None
+            and waiters.reserved
+            and len(self) + waiters.reserved >= self.capacity
+        ):
+            return False
         if items is None:
             self._items = [env]
         elif len(items) - self._head >= self.capacity:
-            raise MailboxFull(self.owner, self.capacity)
+            return False
         else:
             items.append(env)
         receiver = self._receiver
         if receiver is not None:
-            self._receiver = None
-            reschedule(receiver)
+            if waiters is None:  # inlined _wake_receiver: this is every ask's path
+                self._receiver = None
+                reschedule(receiver)
+            else:
+                self._wake_receiver(receiver)
+        elif waiters is not None and waiters.on_miss is not None:
+            waiters.on_miss()
+        return True
+
+    def put_nowait(self, env: Envelope) -> None:
+        """Enqueue or raise :class:`MailboxFull` / :class:`ActorStopped`."""
+        if not self.offer(env):
+            raise MailboxFull(self.owner, self.capacity)
 
     async def put(self, env: Envelope) -> None:
         """Enqueue, waiting while the mailbox is full (back-pressure).
 
+        Blocked senders get freed slots in the order they blocked.
         Cancellation while waiting leaves nothing enqueued.
         """
-        while len(self) >= self.capacity and not self._closed:
-            senders = self._senders
-            if senders is None:
-                senders = self._senders = deque()
-            task = current_task()
-            senders.append(task)
+        if self.offer(env):
+            return
+        waiters = self._waiters
+        if waiters is None:
+            waiters = self._waiters = _Waiters()
+        task = current_task()
+        senders = waiters.senders
+        if senders is None:
+            senders = waiters.senders = deque()
+        senders.append(task)
 
-            def abort(_: Any, task: Task = task, senders: deque[Task] = senders) -> Abort:
-                with contextlib.suppress(ValueError):  # already woken: nothing to undo
-                    senders.remove(task)
-                return Abort.SUCCEEDED
+        def abort(_: Any) -> Abort:
+            with contextlib.suppress(ValueError):  # already woken: nothing to undo
+                senders.remove(task)
+            return Abort.SUCCEEDED
 
-            await wait_task_rescheduled(abort)
-        self.put_nowait(env)
+        await wait_task_rescheduled(abort)
+        if self._closed:
+            raise ActorStopped(self.owner)
+        waiters.reserved -= 1  # the slot kept for us (see _free_slot)
+        self._append(env)
+
+    def _append(self, env: Envelope) -> None:
+        items = self._items
+        if items is None:
+            self._items = [env]
+        else:
+            items.append(env)
+        receiver = self._receiver
+        if receiver is not None:
+            self._wake_receiver(receiver)
+        elif self._waiters is not None and self._waiters.on_miss is not None:
+            self._waiters.on_miss()
+
+    def on_miss(self, hook: Callable[[], None] | None) -> None:
+        """Call ``hook`` whenever a message arrives while no receiver is parked."""
+        waiters = self._waiters
+        if waiters is None:
+            waiters = self._waiters = _Waiters()
+        waiters.on_miss = hook
+
+    def wake_one(self) -> None:
+        """Wake one parked receiver without a message (it finds the mailbox empty)."""
+        if self._receiver is not None:
+            self._wake_receiver(self._receiver)
+
+    def _free_slot(self) -> None:
+        """A slot was freed: hand it to the first blocked sender, if any."""
+        waiters = self._waiters
+        if waiters is not None and waiters.senders:
+            waiters.reserved += 1
+            reschedule(waiters.senders.popleft())
 
     # -- receiving -------------------------------------------------------------
 
@@ -178,9 +265,24 @@ class Mailbox:
         else:
             items[head - 1] = None
         self._head = head
-        if self._senders:
-            reschedule(self._senders.popleft())
+        if self._waiters is not None:
+            self._free_slot()
         return env
+
+    def withdraw(self, env: Envelope) -> None:
+        """Take a queued ``env`` out (its asker gave up); its slot is free at once."""
+        items = self._items
+        if items is None:
+            return
+        try:
+            index = items.index(env, self._head)
+        except ValueError:
+            return
+        del items[index]
+        if self._head == len(items):
+            self._items = None
+            self._head = 0
+        self._free_slot()
 
     def park(self) -> Callable[[Any], Abort]:
         """Register the current task as the parked receiver; return its abort.
@@ -188,7 +290,7 @@ class Mailbox:
         Use as ``await wait_task_rescheduled(mailbox.park())`` when
         :meth:`get_nowait` found nothing. The mailbox is itself the abort
         callback, so parking allocates no frame and no bound method: every
-        idle actor sits here.
+        idle serial actor sits here.
         """
         self._receiver = current_task()
         return self
@@ -198,37 +300,74 @@ class Mailbox:
         self._receiver = None
         return Abort.SUCCEEDED
 
-    async def wait_nonempty(self) -> None:
-        """Park the receiver until something arrives, or :meth:`wake` is called.
+    def park_worker(self) -> Callable[[Any], Abort]:
+        """Park the current task as one of several receivers; return its abort.
 
-        Cancel-safe: cancellation takes nothing out of the mailbox.
+        Each message wakes one parked worker; :meth:`wake` wakes them all.
         """
-        if self._items is not None or self._closed:
-            await trio.lowlevel.checkpoint()
-            return
-        await wait_task_rescheduled(self.park())
+        task = current_task()
+        if self._receiver is None:
+            self._receiver = task
+        else:
+            waiters = self._waiters
+            if waiters is None:
+                waiters = self._waiters = _Waiters()
+            waiters.receivers.append(task)
+
+        def abort(_: Any) -> Abort:
+            if self._receiver is task:
+                self._next_receiver()
+            elif self._waiters is not None:
+                with contextlib.suppress(ValueError):
+                    self._waiters.receivers.remove(task)
+            return Abort.SUCCEEDED
+
+        return abort
+
+    @property
+    def parked(self) -> int:
+        """How many receivers are parked."""
+        if self._receiver is None:
+            return 0
+        waiters = self._waiters
+        return 1 + (0 if waiters is None else len(waiters.receivers))
+
+    def _next_receiver(self) -> None:
+        waiters = self._waiters
+        self._receiver = (
+            waiters.receivers.pop() if waiters is not None and waiters.receivers else None
+        )
+
+    def _wake_receiver(self, receiver: Task) -> None:
+        if self._waiters is None:
+            self._receiver = None
+        else:
+            self._next_receiver()
+        reschedule(receiver)
 
     def wake(self) -> None:
-        """Wake a parked receiver without a message (e.g. a stop was requested)."""
-        receiver = self._receiver
-        if receiver is not None:
-            self._receiver = None
-            reschedule(receiver)
+        """Wake every parked receiver without a message (e.g. a stop was requested)."""
+        while self._receiver is not None:
+            self._wake_receiver(self._receiver)
 
     # -- closing ---------------------------------------------------------------
 
     def close(self) -> list[Envelope]:
         """Refuse further messages; return what was still queued, in order.
 
-        Parked senders wake and raise :class:`ActorStopped`.
+        Blocked senders wake and raise :class:`ActorStopped`.
         """
         self._closed = True
         items = self._items or []
         queued = [env for env in items[self._head :] if env is not None]
         self._items = None
         self._head = 0
-        senders, self._senders = self._senders, None
-        for task in senders or ():
-            reschedule(task)
+        waiters = self._waiters
+        if waiters is not None:
+            senders = list(waiters.senders or ())
+            waiters.senders = None
+            waiters.reserved = 0
+            for task in senders:
+                reschedule(task)
         self.wake()
         return queued

@@ -66,9 +66,20 @@ class Node(Protocol):
         """The error that requests cut short by a forced stop receive."""
 
     def kill(self) -> None:
-        """Cancel the running incarnation now, without grace."""
+        """Cancel the running incarnation now, without grace.
+
+        Cancelling is all trio can do: a handler that shields itself from
+        cancellation keeps running until it returns, and the incarnation ends
+        only then.
+        """
 
     def close(self) -> None:
         """Stop for good: refuse new messages and fail the queued ones."""
 
     def snapshot(self, parent: str | None, into: list[ActorInfo]) -> None: ...
+
+    def runs_in(self, task: trio.lowlevel.Task) -> bool:
+        """Whether ``task`` runs this child's code (on_start or a handler), or its subtree's."""
+
+    def blocked_on(self) -> Node | None:
+        """The node whose start or stop this one's task is waiting for, if any."""

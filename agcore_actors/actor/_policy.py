@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import enum
 import math
+from collections import deque
 from collections.abc import Sequence
 
 import attrs
@@ -128,6 +129,38 @@ def record_restart(
     # (OTP's supervisor:add_restart keeps R >= Now - Period).
     window = (*(t for t in history if t >= horizon), now)
     return window, len(window) > intensity.max_restarts
+
+
+class RestartWindow:
+    """The restarts within the last ``period``, recorded one at a time.
+
+    The same rule as :func:`record_restart`, kept as a queue: recording a
+    restart looks only at the oldest ones still in the window, so it costs the
+    same however many restarts the window holds (amortized O(1)).
+    """
+
+    __slots__ = ("_intensity", "_times")
+
+    def __init__(self, intensity: Intensity) -> None:
+        self._intensity = intensity
+        self._times: deque[float] = deque()
+
+    def record(self, now: float) -> bool:
+        """Add a restart at ``now``; True if the window now holds too many."""
+        horizon = now - self._intensity.period
+        times = self._times
+        while times and times[0] < horizon:
+            times.popleft()
+        times.append(now)
+        return len(times) > self._intensity.max_restarts
+
+    @property
+    def times(self) -> tuple[float, ...]:
+        """The restarts in the window, oldest first."""
+        return tuple(self._times)
+
+    def __len__(self) -> int:
+        return len(self._times)
 
 
 def next_attempt(attempt: int, last_started: float, now: float, backoff: Backoff) -> int:

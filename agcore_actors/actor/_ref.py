@@ -6,20 +6,31 @@ enqueued: a bad message is the sender's error, never the actor's crash.
 
 from __future__ import annotations
 
+import threading
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
-from typing import TYPE_CHECKING, Generic, TypeVar
+from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 import trio
 from trio.lowlevel import Abort, current_task, wait_task_rescheduled
 
 from ._codec import roundtrip
-from ._errors import AskTimeout, UnknownMessage
+from ._errors import (
+    ActorStopped,
+    AskTimeout,
+    ForeignThread,
+    UnknownMessage,
+    WouldDeadlock,
+    WrongRequestKind,
+)
 from ._mailbox import QUEUED, RUNNING, Envelope
 from ._message import Request, StreamRequest
 
 if TYPE_CHECKING:
     from ._cell import Cell
+
+#: Which thread a call comes from (bound once: it is on every send's path).
+_get_ident = threading.get_ident
 
 M = TypeVar("M")
 R = TypeVar("R")
@@ -72,7 +83,8 @@ class ActorRef(Generic[M]):
     async def tell(self, msg: M) -> None:
         """Enqueue ``msg`` for the actor; return once it is in the mailbox.
 
-        Mailbox full: waits for room.
+        Mailbox full: waits for room; senders waiting for room get it in the
+        order they started waiting.
 
         Cancellation: if the caller is cancelled while waiting for room,
         nothing was enqueued. Once enqueued the message is handled even if
@@ -82,39 +94,64 @@ class ActorRef(Generic[M]):
             UnknownMessage: ``msg`` is not of the actor's message type.
             UnencodableMessage: strict mode, and ``msg`` cannot be encoded.
             ActorStopped: the actor has stopped for good (also while waiting).
+            WouldDeadlock: a serial actor told itself with its mailbox full
+                (it would wait for itself); use :meth:`tell_nowait`.
+            ForeignThread: awaited outside the system's trio run.
         """
         cell = self._cell
         accepts = cell.accepts
-        if accepts is not None and not isinstance(msg, accepts):
-            raise UnknownMessage(cell.name, msg, accepts)
+        if accepts is not None and not isinstance(msg, accepts.all):
+            raise UnknownMessage(cell.name, msg, accepts.all)
+        if _get_ident() != cell.runtime.thread:
+            raise ForeignThread(cell.name, "tell")
         if cell.runtime.strict:
             msg = roundtrip(msg, cell.name)
         await trio.lowlevel.checkpoint_if_cancelled()
+        env = Envelope(msg, None)
         mailbox = cell.mailbox
-        if len(mailbox) < mailbox.capacity:
-            mailbox.put_nowait(Envelope(msg, None))
+        if mailbox.offer(env):
             await trio.lowlevel.cancel_shielded_checkpoint()
         else:
-            await mailbox.put(Envelope(msg, None))
+            if current_task() is cell.task and cell.pool is None:
+                raise WouldDeadlock(cell.name, "told itself with its mailbox full; use tell_nowait")
+            await mailbox.put(env)
 
     def tell_nowait(self, msg: M) -> None:
-        """Enqueue ``msg`` now, or raise; never waits.
+        """Enqueue ``msg`` now, or raise; never waits for room.
 
         Mailbox full: raises :class:`MailboxFull` and enqueues nothing.
+
+        Threads: callable from any thread. From a thread other than the
+        system's (a sync tool run with ``trio.to_thread.run_sync``), the call
+        is carried out in the system's trio run and returns once it is done
+        there, with the same result or error.
 
         Raises:
             MailboxFull: the mailbox is at capacity.
             UnknownMessage: ``msg`` is not of the actor's message type.
             UnencodableMessage: strict mode, and ``msg`` cannot be encoded.
-            ActorStopped: the actor has stopped for good.
+            ActorStopped: the actor has stopped for good (or the system's run
+                has ended).
         """
         cell = self._cell
         accepts = cell.accepts
-        if accepts is not None and not isinstance(msg, accepts):
-            raise UnknownMessage(cell.name, msg, accepts)
+        if accepts is not None and not isinstance(msg, accepts.all):
+            raise UnknownMessage(cell.name, msg, accepts.all)
+        if _get_ident() != cell.runtime.thread:
+            self._tell_from_thread(msg)
+            return
         if cell.runtime.strict:
             msg = roundtrip(msg, cell.name)
         cell.mailbox.put_nowait(Envelope(msg, None))
+
+    def _tell_from_thread(self, msg: M) -> None:
+        token = self._cell.runtime.token
+        if token is None:
+            raise ActorStopped(self._cell.name, "is not running (its system was never entered)")
+        try:
+            trio.from_thread.run_sync(self.tell_nowait, msg, trio_token=token)
+        except trio.RunFinishedError:
+            raise ActorStopped(self._cell.name, "has stopped (its system's run ended)") from None
 
     async def ask(self, msg: Request[R], *, timeout: float | None = None) -> R:
         """Send the request ``msg`` and return the handler's reply.
@@ -138,6 +175,9 @@ class ActorRef(Generic[M]):
             UnknownMessage: ``msg`` is not of the actor's message type.
             UnencodableMessage: strict mode, and ``msg`` or the reply cannot be
                 encoded (or the reply is not of the declared type).
+            WrongRequestKind: ``msg`` is a :class:`StreamRequest` (use :meth:`stream`).
+            WouldDeadlock: a serial actor asked itself.
+            ForeignThread: awaited outside the system's trio run.
             Exception: whatever the handler raised, with a note naming the actor.
         """
         if timeout is None:
@@ -149,15 +189,18 @@ class ActorRef(Generic[M]):
     async def _ask(self, msg: Request[R]) -> R:
         cell = self._cell
         accepts = cell.accepts
-        if accepts is not None and not isinstance(msg, accepts):
-            raise UnknownMessage(cell.name, msg, accepts)
+        if accepts is None or not isinstance(msg, accepts.asks):
+            _check_kind(cell, msg, stream=False)  # the slow path: which error, if any
+        if _get_ident() != cell.runtime.thread:
+            raise ForeignThread(cell.name, "ask")
+        task = current_task()
+        if task is cell.task and cell.pool is None:
+            raise WouldDeadlock(cell.name, "a serial actor asked itself (it would wait for itself)")
         if cell.runtime.strict:
             msg = roundtrip(msg, cell.name)
-        env = Envelope(msg, current_task(), cell)
+        env = Envelope(msg, task, cell)
         mailbox = cell.mailbox
-        if len(mailbox) < mailbox.capacity:
-            mailbox.put_nowait(env)
-        else:
+        if not mailbox.offer(env):
             await mailbox.put(env)
         reply: R = await wait_task_rescheduled(env)
         return reply
@@ -186,20 +229,25 @@ class ActorRef(Generic[M]):
             UnencodableMessage: strict mode, and ``msg`` or an event cannot be
                 encoded.
             ActorStopped: the actor has stopped for good.
+            WrongRequestKind: ``msg`` is not a :class:`StreamRequest` (use :meth:`ask`).
+            WouldDeadlock: a serial actor streamed from itself.
+            ForeignThread: entered outside the system's trio run.
         """
         cell = self._cell
         accepts = cell.accepts
-        if accepts is not None and not isinstance(msg, accepts):
-            raise UnknownMessage(cell.name, msg, accepts)
+        if accepts is None or not isinstance(msg, accepts.streams):
+            _check_kind(cell, msg, stream=True)
+        if _get_ident() != cell.runtime.thread:
+            raise ForeignThread(cell.name, "stream")
+        if current_task() is cell.task and cell.pool is None:
+            raise WouldDeadlock(cell.name, "a serial actor streamed from itself")
         if cell.runtime.strict:
             msg = roundtrip(msg, cell.name)
         send, receive = trio.open_memory_channel[E](buffer)
         env = Envelope(msg, None, cell)
         env.sink = send
         mailbox = cell.mailbox
-        if len(mailbox) < mailbox.capacity:
-            mailbox.put_nowait(env)
-        else:
+        if not mailbox.offer(env):
             await mailbox.put(env)
         try:
             yield EventStream(receive, env)
@@ -210,6 +258,17 @@ class ActorRef(Generic[M]):
             elif env.state == RUNNING and cell.abort_ask(env, _no_cancel) is Abort.FAILED:
                 env.asker = current_task()
                 await wait_task_rescheduled(env)
+
+
+def _check_kind(cell: Cell[Any], msg: object, *, stream: bool) -> None:
+    """Raise why ``msg`` may not be asked (``stream`` False) or streamed, if it may not."""
+    accepts = cell.accepts
+    if accepts is not None and not isinstance(msg, accepts.all):
+        raise UnknownMessage(cell.name, msg, accepts.all)
+    if isinstance(msg, StreamRequest) != stream:
+        if stream:
+            raise WrongRequestKind(cell.name, msg, "stream", "ask")
+        raise WrongRequestKind(cell.name, msg, "ask", "stream")
 
 
 class EventStream(Generic[E]):

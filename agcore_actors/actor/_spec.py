@@ -8,7 +8,7 @@ from typing import Any, Generic, TypeVar
 
 import attrs
 
-from .._validators import non_empty, non_negative
+from .._validators import non_empty, non_negative, positive
 from ._actor import Actor
 from ._policy import DEFAULT_BACKOFF, DEFAULT_INTENSITY, Backoff, Intensity, Restart, Strategy
 
@@ -40,7 +40,9 @@ class ChildSpec(Generic[M]):
     factory: Callable[[], Actor[M]]
     #: When the supervisor restarts the child (see :class:`Restart`).
     restart: Restart = Restart.PERMANENT
-    #: Seconds a stop waits for the current message and ``on_stop`` before cancelling.
+    #: Seconds a stop may take: the current message, then ``on_stop`` in what is left;
+    #: then the incarnation is cancelled (a handler that shields itself from
+    #: cancellation still runs until it returns: trio cannot kill a task).
     shutdown: float = attrs.field(default=5.0, validator=non_negative)
     #: Messages the mailbox holds before senders wait (``tell``) or fail (``tell_nowait``).
     mailbox_size: int = attrs.field(default=1024, validator=_count)
@@ -48,6 +50,9 @@ class ChildSpec(Generic[M]):
     max_concurrency: int | None = attrs.field(default=None, validator=_optional_count)
     #: Give a serial actor ``ctx.nursery`` for background tasks. None: the class's attribute.
     background_tasks: bool | None = None
+    #: Seconds ``on_start`` may take; past them the start fails with StartTimeout
+    #: (a crash, for a restart) and the supervisor moves on. ``math.inf``: no limit.
+    start_timeout: float = attrs.field(default=30.0, validator=positive)
 
 
 def _tuple(children: Sequence[ChildSpec[Any] | SupervisorSpec]) -> tuple[Any, ...]:

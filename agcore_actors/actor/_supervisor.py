@@ -23,108 +23,27 @@ import math
 import random
 from typing import Any, TypeVar
 
-import attrs
 import trio
 
 from ._cancel import is_cancellation, unwrap_group
 from ._cell import Cell
-from ._errors import ActorCrashed, ActorStopped, NoSuchActor, SupervisorGaveUp
+from ._child import Call, Child, Event, Exited, StopSignal, blocking_chain
+from ._control import ChildControl
+from ._errors import (
+    ActorStopped,
+    NoSuchActor,
+    SupervisorGaveUp,
+    WouldDeadlock,
+)
 from ._node import ActorInfo, Link, Node, State
 from ._policy import (
-    Restart,
-    Strategy,
-    backoff_delay,
-    next_attempt,
-    record_restart,
-    restart_set,
-    should_restart,
-    should_restart_sibling,
+    RestartWindow,
 )
 from ._ref import ActorRef
-from ._runtime import Runtime, log
+from ._runtime import Runtime
 from ._spec import ChildSpec, SupervisorSpec
 
 M = TypeVar("M")
-
-
-@attrs.define(eq=False)
-class _Child:
-    """The supervisor's book-keeping for one child.
-
-    There is one per actor, so it keeps only what it needs of the child's
-    spec (its restart type and shutdown grace), not the spec itself.
-    """
-
-    owner: Supervisor
-    node: Node
-    restart: Restart
-    shutdown: float
-    dynamic: bool
-    running: bool = False
-    stopping: bool = False
-    incarnation: int = 0
-    # Exists only while the supervisor waits for this child's start or exit
-    # (never both at once: the supervisor does one thing at a time).
-    signal: trio.Event | None = None
-    start_error: BaseException | None = None
-    attempt: int = 0
-    last_started: float = -math.inf
-    restart_due: float | None = None
-
-    @classmethod
-    def of(cls, owner: Supervisor, spec: ChildSpec[Any] | SupervisorSpec, dynamic: bool) -> _Child:
-        node = make_node(owner.runtime, spec, owner._rng)
-        return cls(owner, node, spec.restart, spec.shutdown, dynamic)
-
-    @property
-    def name(self) -> str:
-        return self.node.name
-
-    # -- Link: called from the child's own task ---------------------------------
-
-    def started(self) -> None:
-        self.running = True
-        self.last_started = trio.current_time()
-        if self.signal is not None:
-            self.signal.set()
-
-    def exited(self, reason: BaseException | None) -> None:
-        was_running, self.running = self.running, False
-        cancelled = reason is not None and is_cancellation(reason)
-        if not was_running:
-            if reason is None or cancelled:
-                reason = ActorStopped(self.name, "stopped while starting")
-            self.start_error = reason
-        elif not self.stopping and not cancelled:
-            self.owner.post(_Exited(self, reason, self.incarnation))
-        if self.signal is not None:
-            self.signal.set()
-
-
-@attrs.define(eq=False)
-class _Call:
-    """A request to the supervisor's task, answered through ``done``."""
-
-    action: str  # "start" or "stop"
-    arg: Any
-    done: trio.Event = attrs.field(factory=trio.Event)
-    result: Any = None
-    error: BaseException | None = None
-
-
-@attrs.define(eq=False)
-class _Exited:
-    child: _Child
-    reason: BaseException | None
-    incarnation: int
-
-
-@attrs.define(eq=False)
-class _StopSignal:
-    epoch: int  # the incarnation it was meant for; a later one ignores it
-
-
-_Event = _Call | _Exited | _StopSignal
 
 
 def make_node(runtime: Runtime, spec: ChildSpec[Any] | SupervisorSpec, rng: random.Random) -> Node:
@@ -146,7 +65,7 @@ def make_node(runtime: Runtime, spec: ChildSpec[Any] | SupervisorSpec, rng: rand
     return node
 
 
-class Supervisor:
+class Supervisor(ChildControl):
     """A running supervisor; see the module docstring."""
 
     def __init__(self, runtime: Runtime, spec: SupervisorSpec, *, rng: random.Random) -> None:
@@ -155,8 +74,10 @@ class Supervisor:
         self.state = State.STARTING
         self.restarts = 0
         self._rng = rng
-        self._history: tuple[float, ...] = ()
-        self._events_in, self._events = trio.open_memory_channel[_Event](math.inf)
+        self._window = RestartWindow(spec.intensity)
+        # The child this supervisor's task is waiting on (a start or a stop).
+        self.awaiting: Child | None = None
+        self._events_in, self._events = trio.open_memory_channel[Event](math.inf)
         self._nursery: trio.Nursery | None = None
         self._epoch = 0
         self._closed = False
@@ -164,14 +85,14 @@ class Supervisor:
         # Children by name, in start order (dicts keep insertion order): a
         # session host has thousands of dynamic children, so finding and
         # removing one must not scan them all.
-        self._children: dict[str, _Child] = {}
+        self._children: dict[str, Child] = {}
         # Children waiting out a restart backoff, and child supervisors: the
         # few that the event loop and parent lookups need to look at.
-        self._pending: set[_Child] = set()
-        self._subtrees: set[_Child] = set()
+        self._pending: set[Child] = set()
+        self._subtrees: set[Child] = set()
         try:
             for child_spec in spec.children:
-                self._add(_Child.of(self, child_spec, dynamic=False))
+                self._add(self._new_child(child_spec, dynamic=False))
         except BaseException:
             self.close()
             raise
@@ -249,24 +170,59 @@ class Supervisor:
         # cancelled meanwhile: a child started that way is supervised as usual.
         if self._closed:
             raise ActorStopped(self.name)
-        call = _Call(action, arg)
+        self._refuse_deadlock(action, arg)
+        call = Call(action, arg)
         self.post(call)
         await call.done.wait()
         if call.error is not None:
             raise call.error
         return call.result
 
-    def post(self, event: _Event) -> None:
+    def _refuse_deadlock(self, action: str, arg: Any) -> None:
+        """Raise WouldDeadlock for a call that this supervisor could never finish.
+
+        The supervisor does one thing at a time. A call made from inside the
+        child it is waiting on (from that child's ``on_start``, say) would wait
+        for the supervisor, which waits for the caller. Stopping the caller's
+        own actor (or a supervisor above it) from its handler would wait for
+        the handler to end, which waits for the stop.
+        """
+        task = trio.lowlevel.current_task()
+        end = blocking_chain(self)
+        if end is not None and end is not self and end.runs_in(task):
+            raise WouldDeadlock(
+                end.name,
+                f"a {'spawn' if action == 'start' else 'stop'} from inside its own start "
+                "(on_start) or stop waits for the supervisor that waits for it",
+            )
+        if action == "stop" and isinstance(arg, str):
+            child = self._children.get(arg)
+            if child is not None and child.node.runs_in(task):
+                raise WouldDeadlock(
+                    arg,
+                    "stopping its own actor from its handler would wait for the handler; "
+                    "call ctx.stop() instead",
+                )
+
+    def post(self, event: Event) -> None:
         self._events_in.send_nowait(event)
 
     # -- Node protocol -----------------------------------------------------------
 
     def request_stop(self) -> None:
         if not self._closed:
-            self.post(_StopSignal(self._epoch))
+            self.post(StopSignal(self._epoch))
 
     def interrupt_with(self, error: BaseException) -> None:
         """Supervisors handle no requests themselves; each child is told on its stop."""
+
+    def runs_in(self, task: trio.lowlevel.Task) -> bool:
+        """Whether ``task`` belongs to an actor anywhere under this supervisor."""
+        return any(child.node.runs_in(task) for child in self._children.values())
+
+    def blocked_on(self) -> Node | None:
+        """The child this supervisor's task is waiting on (a start or a stop), if any."""
+        return self.awaiting.node if self.awaiting is not None else None
 
     def kill(self) -> None:
         """Cancel every child now, without grace."""
@@ -291,7 +247,7 @@ class Supervisor:
                 event = self._events.receive_nowait()
             except (trio.WouldBlock, trio.EndOfChannel):
                 break
-            if isinstance(event, _Call):
+            if isinstance(event, Call):
                 event.error = ActorStopped(self.name)
                 event.done.set()
 
@@ -314,14 +270,18 @@ class Supervisor:
     def start(self, nursery: trio.Nursery, link: Link) -> None:
         nursery.start_soon(self._run, link, name=self.name)
 
+    @trio.lowlevel.enable_ki_protection
     async def _run(self, link: Link) -> None:
         """Run one incarnation: start children, supervise, shut down.
 
         Reports to ``link`` like a cell: a normal exit after a stop request,
         :class:`SupervisorGaveUp` or a child's start error as the reason.
+        Protected from KeyboardInterrupt (trio delivers a SIGINT that arrives
+        here to the main task instead), so an interrupt never cuts a
+        supervisor's ordered shutdown short.
         """
         self.state = State.STARTING
-        self._history = ()
+        self._window = RestartWindow(self.spec.intensity)
         self._epoch += 1
         for child in self._pending:
             child.restart_due = None
@@ -358,29 +318,37 @@ class Supervisor:
 
     async def _loop(self) -> None:
         while True:
-            due = min(
-                (c.restart_due for c in self._pending if c.restart_due is not None),
-                default=math.inf,
-            )
-            if due <= trio.current_time():
-                await self._restart_due()
-                continue
-            event: _Event | None = None
-            with trio.move_on_at(due):
-                event = await self._events.receive()
+            # Events that have arrived come before due restarts: restarts that
+            # keep failing (each after a start timeout) must not starve them.
+            event: Event | None = None
+            try:
+                event = self._events.receive_nowait()
+            except trio.WouldBlock:
+                due = min(
+                    (c.restart_due for c in self._pending if c.restart_due is not None),
+                    default=math.inf,
+                )
+                if due <= trio.current_time():
+                    await self._restart_due()
+                    continue
+                if math.isinf(due):  # no scope: nothing to time out
+                    event = await self._events.receive()
+                else:
+                    with trio.move_on_at(due):
+                        event = await self._events.receive()
             if event is None:
                 continue
-            if isinstance(event, _StopSignal):
+            if isinstance(event, StopSignal):
                 if event.epoch == self._epoch:
                     return
                 continue
-            if isinstance(event, _Exited):
+            if isinstance(event, Exited):
                 if event.incarnation == event.child.incarnation:  # else: an earlier run
                     await self._on_exit(event.child, event.reason)
             else:
                 await self._on_call(event)
 
-    async def _on_call(self, call: _Call) -> None:
+    async def _on_call(self, call: Call) -> None:
         try:
             if call.action == "start":
                 call.result = await self._start_dynamic(call.arg)
@@ -396,22 +364,28 @@ class Supervisor:
         finally:
             call.done.set()
 
-    def _find(self, name: str) -> _Child:
+    def _find(self, name: str) -> Child:
         child = self._children.get(name)
         if child is None:
             raise NoSuchActor(name)
         return child
 
-    def _add(self, child: _Child) -> None:
+    def _new_child(self, spec: ChildSpec[Any] | SupervisorSpec, dynamic: bool) -> Child:
+        node = make_node(self.runtime, spec, self._rng)
+        # A supervisor's start is its children's starts, each with its own timeout.
+        start_timeout = spec.start_timeout if isinstance(spec, ChildSpec) else math.inf
+        return Child(self, node, spec.restart, spec.shutdown, start_timeout, dynamic)
+
+    def _add(self, child: Child) -> None:
         self._children[child.name] = child
         if isinstance(child.node, Supervisor):
             self._subtrees.add(child)
 
-    def _has(self, child: _Child) -> bool:
+    def _has(self, child: Child) -> bool:
         return self._children.get(child.name) is child
 
     async def _start_dynamic(self, spec: ChildSpec[Any] | SupervisorSpec) -> Node:
-        child = _Child.of(self, spec, dynamic=True)
+        child = self._new_child(spec, dynamic=True)
         self._add(child)
         error = await self._start(child)
         if error is not None:
@@ -419,98 +393,7 @@ class Supervisor:
             raise error
         return child.node
 
-    async def _start(self, child: _Child) -> BaseException | None:
-        """Start one incarnation of ``child``; return its start error, if any."""
-        assert self._nursery is not None
-        child.incarnation += 1
-        child.start_error = None
-        child.stopping = False
-        signal = child.signal = trio.Event()
-        # The node starts its task with start_soon, not nursery.start, whose
-        # temporary nursery would cost every idle actor a cancel scope.
-        try:
-            child.node.start(self._nursery, child)
-        except Exception as exc:  # the factory failed
-            child.signal = None
-            return exc
-        await signal.wait()
-        child.signal = None
-        return child.start_error
-
-    async def _on_exit(self, child: _Child, reason: BaseException | None) -> None:
-        if not self._has(child):
-            return
-        crashed = reason is not None
-        if crashed:
-            log.warning("supervisor %r: child %r crashed: %r", self.name, child.name, reason)
-        if not should_restart(child.restart, crashed):
-            self._remove(child)
-            return
-        now = trio.current_time()
-        self._history, exceeded = record_restart(self._history, now, self.spec.intensity)
-        if exceeded:
-            raise SupervisorGaveUp(
-                self.name, len(self._history) - 1, self.spec.intensity.period, reason
-            )
-        strategy = self.spec.strategy
-        # one_for_one needs no look at the siblings: keep it O(1).
-        order = [child.name] if strategy is Strategy.ONE_FOR_ONE else self.children()
-        targets = [self._children[n] for n in restart_set(strategy, order, child.name)]
-        for sibling in reversed(targets):
-            if sibling is child:
-                continue
-            await self._stop(sibling, ActorCrashed(sibling.name, reason))
-            if not should_restart_sibling(sibling.restart):
-                self._remove(sibling)
-        child.attempt = next_attempt(child.attempt, child.last_started, now, self.spec.backoff)
-        due = now + backoff_delay(child.attempt, self.spec.backoff, self._rng.random())
-        for target in targets:
-            if self._has(target):
-                target.restart_due = due
-                target.node.state = State.RESTARTING
-                self._pending.add(target)
-
-    async def _restart_due(self) -> None:
-        now = trio.current_time()
-        due = [c for c in self._pending if c.restart_due is not None and c.restart_due <= now]
-        if len(due) > 1:  # a group restart: in start order
-            position = {name: i for i, name in enumerate(self._children)}
-            due.sort(key=lambda c: position.get(c.name, -1))
-        for child in due:
-            if child.restart_due is None or child.restart_due > now:
-                continue  # rescheduled by a failed start earlier in this loop
-            child.restart_due = None
-            self._pending.discard(child)
-            if not self._has(child) or child.running:
-                continue
-            child.node.restarts += 1
-            error = await self._start(child)
-            if error is not None:
-                await self._on_exit(child, error)
-
-    async def _stop(self, child: _Child, interrupt: BaseException) -> None:
-        """Stop ``child`` gracefully, cancelling it after its grace period."""
-        child.restart_due = None
-        self._pending.discard(child)
-        if not child.running:
-            return
-        child.stopping = True
-        child.node.interrupt_with(interrupt)
-        child.node.request_stop()
-        signal = child.signal = trio.Event()
-        with trio.move_on_after(child.shutdown):
-            await signal.wait()
-        if not signal.is_set():
-            child.node.kill()
-            await signal.wait()
-        child.signal = None
-
-    async def _shutdown(self) -> None:
-        """Stop every child, last started first."""
-        for child in reversed(list(self._children.values())):
-            await self._stop(child, ActorStopped(child.name, "was shut down"))
-
-    def _remove(self, child: _Child) -> None:
+    def _remove(self, child: Child) -> None:
         if self._has(child):
             del self._children[child.name]
         self._pending.discard(child)

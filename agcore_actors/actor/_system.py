@@ -7,15 +7,32 @@
         await counter.tell(Add(2))
         assert await counter.ask(Get()) == 2
 
-Leaving the block stops every actor, last started first, each within its
-grace period; asks still waiting then fail with :class:`ActorStopped`. If
-the root supervisor gives up, the block is cancelled and
+Ending: leaving the block stops every actor, last started first, each within
+its grace period; asks still waiting then fail with :class:`ActorStopped`.
+The same ordered shutdown happens when
+
+- the block is cancelled from outside (a cancel scope around it): the actors
+  do not see that cancellation; each stops as on a normal exit, and
+  ``on_stop`` receives the Cancelled as its reason;
+- a KeyboardInterrupt or SystemExit is raised in an actor (a handler,
+  ``on_start``, a background task; where a real SIGINT lands while a handler
+  runs) or in the block: it is never a crash and restarts nothing. Every
+  actor stops in order, ``on_stop`` receives it as its reason, and it is raised
+  out of the block (the asker of the interrupted request gets
+  :class:`ActorStopped`). A second SIGINT during that shutdown cancels what is
+  left at once.
+
+``shutdown_timeout`` bounds all of it: what is still running when it has
+passed is cancelled (a handler that shields itself from cancellation keeps
+its task until it returns; trio cannot stop it), and no ``on_stop`` runs past
+it. If the root supervisor gives up, the block is cancelled and
 :class:`SupervisorGaveUp` is raised out of it.
 """
 
 from __future__ import annotations
 
 import random
+import threading
 from collections.abc import Callable
 from contextlib import AbstractAsyncContextManager
 from types import TracebackType
@@ -24,7 +41,7 @@ from typing import Any, TypeVar
 import trio
 
 from ._actor import Actor
-from ._cancel import unwrap_group
+from ._cancel import interrupt_in, is_cancellation, unwrap_group
 from ._cell import Cell
 from ._deadletters import DeadLetter
 from ._errors import NoSuchActor
@@ -44,7 +61,8 @@ class ActorSystem:
     ``strict=True`` round-trips every message and reply through msgspec
     msgpack (see :mod:`._codec`); the test suite runs that way. ``seed``
     makes restart jitter reproducible. ``shutdown_timeout`` bounds the
-    graceful shutdown on exit, after which whatever is left is cancelled.
+    ordered shutdown on exit (see the module docstring), after which whatever
+    is left is cancelled.
     """
 
     def __init__(
@@ -65,6 +83,8 @@ class ActorSystem:
         self._shutdown_timeout = shutdown_timeout
         self._root: Supervisor | None = None
         self._root_done = trio.Event()
+        # Shields the actors from a cancellation of the block: they stop in order.
+        self._root_scope = trio.CancelScope(shield=True)
         self._nursery_cm: AbstractAsyncContextManager[trio.Nursery] | None = None
 
     # -- context management ------------------------------------------------------
@@ -73,6 +93,10 @@ class ActorSystem:
         if self._nursery_cm is not None:
             raise RuntimeError("an ActorSystem can be entered only once")
         self._root = Supervisor(self._runtime, self._root_spec, rng=self._rng)
+        runtime = self._runtime
+        runtime.thread = threading.get_ident()
+        runtime.token = trio.lowlevel.current_trio_token()
+        runtime.on_interrupt = self._root.request_stop
         self._nursery_cm = trio.open_nursery()
         nursery = await self._nursery_cm.__aenter__()
         try:
@@ -86,10 +110,13 @@ class ActorSystem:
         assert self._root is not None
         link = _RootLink(task_status)
         try:
-            async with trio.open_nursery() as nursery:
-                self._root.start(nursery, link)
+            with self._root_scope:
+                async with trio.open_nursery() as nursery:
+                    self._root.start(nursery, link)
         finally:
             self._root_done.set()
+        if self._runtime.fatal is not None:
+            raise self._runtime.fatal  # an interrupt, after the ordered shutdown
         if link.reason is not None:
             raise link.reason  # the root gave up: end the system's block
 
@@ -100,13 +127,33 @@ class ActorSystem:
         tb: TracebackType | None,
     ) -> bool | None:
         assert self._root is not None and self._nursery_cm is not None
+        runtime = self._runtime
+        if exc is not None and runtime.stop_reason is None:
+            fatal = interrupt_in(exc)
+            if fatal is not None:
+                runtime.fatal = runtime.stop_reason = fatal
+            elif is_cancellation(exc):
+                runtime.stop_reason = exc  # what on_stop receives
         self._root.request_stop()
-        with trio.CancelScope(shield=True) as scope:
-            scope.deadline = trio.current_time() + self._shutdown_timeout
-            await self._root_done.wait()
+        runtime.deadline = trio.current_time() + self._shutdown_timeout
+        with trio.CancelScope(shield=True, deadline=runtime.deadline):
+            try:
+                await self._root_done.wait()
+            except (KeyboardInterrupt, SystemExit) as again:
+                # A second interrupt during the shutdown (trio delivers it to
+                # this task despite the shield): cancel what is left now.
+                if runtime.fatal is None:
+                    runtime.fatal = again
+        if not self._root_done.is_set():
+            runtime.cut_short()  # the timeout has passed: cancel what is left
+            self._root_scope.cancel()
+            with trio.CancelScope(shield=True):
+                await self._root_done.wait()
         try:
             return await self._nursery_cm.__aexit__(exc_type, exc, tb)
         except BaseException as group:
+            if runtime.fatal is not None:
+                raise runtime.fatal from None
             real = unwrap_group(group)
             if real is not group:
                 raise real from None

@@ -7,18 +7,20 @@ do:
   failure in what a task or nursery raised;
 - :func:`roundtrip` / :func:`declared_type`: the strict-mode copy of a
   message, and the reply or event type a request declares;
-- :func:`message_types` / :func:`declared_message_type`: the message classes
-  an actor class accepts (what every send checks).
+- :func:`message_types` / :func:`declared_message_type` / :func:`accepted`:
+  the message classes an actor class accepts (what every send checks).
 """
 
 from __future__ import annotations
 
 from .._exports import publish
-from ._accept import declared_message_type, message_types, runtime_types
+from ._accept import Accepted, accepted, declared_message_type, message_types, runtime_types
 from ._cancel import is_cancellation, unwrap_group
 from ._codec import declared_type, roundtrip
 
 __all__ = [
+    "Accepted",
+    "accepted",
     "declared_message_type",
     "declared_type",
     "is_cancellation",

@@ -21,8 +21,9 @@ tuples:
   ``"crash"`` (it was told to :class:`Crash`), ``"killed"`` (cancelled:
   its supervisor killed it after its shutdown grace ran out, which the
   runtime reports as :class:`ActorStopped`, or it was cancelled from
-  outside, e.g. with its supervisor) or ``"error:<Type>"`` for any other
-  exception.
+  outside, e.g. with its supervisor), ``"interrupted"`` (the system ended
+  because of a KeyboardInterrupt or SystemExit) or ``"error:<Type>"`` for any
+  other exception.
 """
 
 from __future__ import annotations
@@ -154,4 +155,6 @@ def stop_reason(reason: BaseException | None) -> str:
         return "crash"
     if is_cancellation(reason) or isinstance(reason, ActorStopped):
         return "killed"
+    if isinstance(reason, KeyboardInterrupt | SystemExit):
+        return "interrupted"
     return f"error:{type(reason).__name__}"

@@ -15,6 +15,7 @@ from agcore_actors import (
     Request,
     StreamRequest,
     UnknownMessage,
+    WrongRequestKind,
 )
 from agcore_actors.actor.lowlevel import declared_message_type, message_types, runtime_types
 
@@ -163,3 +164,25 @@ def test_declared_message_type_of_a_generic_chain() -> None:
 )
 def test_runtime_types(tp: Any, expected: tuple[type, ...] | None) -> None:
     assert runtime_types(tp) == expected
+
+
+async def test_an_actor_of_a_base_class_still_gets_the_kind_of_request_checked(
+    system: ActorSystem,
+) -> None:
+    class Structs(Actor[msgspec.Struct]):
+        async def handle(self, msg: msgspec.Struct) -> Any:
+            if isinstance(msg, Ticks):
+                return self._ticks()
+            return 7
+
+        async def _ticks(self) -> Any:
+            yield 1
+
+    ref: Any = await system.spawn(Structs, name="s")
+    assert await ref.ask(Get()) == 7
+    async with ref.stream(Ticks(1)) as events:
+        assert [e async for e in events] == [1]
+    with pytest.raises(WrongRequestKind):
+        await ref.ask(Ticks(1))
+    with pytest.raises(UnknownMessage):
+        await ref.ask(3)

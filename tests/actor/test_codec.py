@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import msgspec
@@ -116,3 +117,42 @@ async def test_reply_of_the_wrong_type_is_refused(system: ActorSystem) -> None:
     with pytest.raises(UnencodableMessage, match="Expected `object`, got `str`"):
         await ref.ask(Points(3, wrong=True))
     assert await ref.ask(Points(1)) == [Point(0)]  # not a crash
+
+
+class Reading(Request[float], frozen=True, tag=True):
+    value: float
+
+
+class Loose(msgspec.Struct, eq=False):
+    n: int
+
+
+class Wrapped(Request[int], frozen=True, tag=True):
+    loose: Loose
+
+
+class Meter(Actor[Reading | Wrapped]):
+    async def handle(self, msg: Reading | Wrapped) -> float:
+        if isinstance(msg, Reading):
+            return msg.value
+        return msg.loose.n
+
+
+async def test_strict_mode_accepts_nan_and_structs_without_equality(system: ActorSystem) -> None:
+    ref = await system.spawn(Meter, name="m")
+    assert math.isnan(await ref.ask(Reading(math.nan)))  # message and reply carry a NaN
+    assert await ref.ask(Wrapped(Loose(3))) == 3  # eq=False: a copy is never == its original
+    # The check is not lost: an object in an untyped field still cannot cross.
+    with pytest.raises(UnencodableMessage):
+        await ref.ask(Reading(trio.Event()))  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize(
+    "payload",
+    [[1.0, math.nan], {"x": math.nan}, {"xs": [math.nan, {"y": math.nan}]}],
+    ids=["list", "dict", "nested"],
+)
+async def test_nan_inside_containers_round_trips(system: ActorSystem, payload: Any) -> None:
+    ref = await system.spawn(Keeper, name="k")
+    got = await ref.ask(Carry(payload))
+    assert msgspec.msgpack.encode(got) == msgspec.msgpack.encode(payload)

@@ -8,6 +8,7 @@ import trio
 import trio.testing
 
 from agcore_actors import Actor, ActorSystem, MailboxFull, Request
+from agcore_actors.actor._mailbox import Envelope, Mailbox
 
 
 class Item(msgspec.Struct, frozen=True, tag=True):
@@ -153,3 +154,37 @@ async def test_concurrent_actor_stops_reading_while_all_slots_are_busy(
     gate.set()
     await trio.testing.wait_all_tasks_blocked()
     assert sorted(await ref.ask(Seen())) == [0, 1, 2, 3]
+
+
+async def test_withdrawn_asks_free_their_mailbox_slots(
+    system: ActorSystem, autojump_clock: trio.testing.MockClock
+) -> None:
+    gate = trio.Event()
+    ref = await system.spawn(lambda: Gate(gate), name="gate", mailbox_size=4)
+    await ref.tell(Item(0))  # the handler blocks on the gate
+    await trio.testing.wait_all_tasks_blocked()
+    for _ in range(4):  # four asks time out while queued
+        with trio.move_on_after(1):
+            await ref.ask(Seen())
+    for n in (1, 2, 3, 4):  # their slots are free again
+        ref.tell_nowait(Item(n))
+    gate.set()
+    assert await ref.ask(Seen()) == [0, 1, 2, 3, 4]
+
+
+async def test_a_freed_slot_goes_to_the_blocked_sender_not_to_a_newcomer() -> None:
+    mailbox = Mailbox("m", 1)
+    first, blocked, newcomer = (
+        Envelope("first", None),
+        Envelope("blocked", None),
+        Envelope("new", None),
+    )
+    mailbox.put_nowait(first)
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(mailbox.put, blocked)  # waits: the mailbox is full
+        await trio.testing.wait_all_tasks_blocked()
+        assert mailbox.get_nowait() is first  # frees the slot and wakes the blocked sender
+        with pytest.raises(MailboxFull):  # before it has run: the slot is its, not ours
+            mailbox.put_nowait(newcomer)
+    assert mailbox.get_nowait() is blocked
+    assert mailbox.get_nowait() is None

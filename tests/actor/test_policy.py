@@ -22,6 +22,7 @@ from agcore_actors.actor._policy import (
     should_restart,
     should_restart_sibling,
 )
+from agcore_actors.actor.policy import RestartWindow
 
 
 def finite(low: float, high: float) -> st.SearchStrategy[float]:
@@ -171,6 +172,48 @@ def test_giving_up_happens_exactly_when_a_brute_force_count_exceeds_the_limit(
         in_period = [t for t in times if now - t <= intensity.period]
         assert exceeded == (len(in_period) > intensity.max_restarts)
         assert history == tuple(in_period)
+
+
+@given(intensities, st.lists(st.integers(0, 16), min_size=1, max_size=30))
+def test_restart_window_agrees_with_a_brute_force_count(
+    intensity: Intensity, gaps: list[int]
+) -> None:
+    window = RestartWindow(intensity)
+    times: list[float] = []
+    now = 0.0
+    for gap in gaps:
+        now += gap / 8
+        times.append(now)
+        exceeded = window.record(now)
+        in_period = [t for t in times if now - t <= intensity.period]
+        assert exceeded == (len(in_period) > intensity.max_restarts)
+        assert window.times == tuple(in_period)
+
+
+class CountedTime(float):
+    """A time that counts how often it is compared (the window's cost)."""
+
+    comparisons = 0
+
+    def __lt__(self, other: float) -> bool:
+        CountedTime.comparisons += 1
+        return float(self) < other
+
+    def __ge__(self, other: float) -> bool:
+        CountedTime.comparisons += 1
+        return float(self) >= other
+
+
+def test_recording_a_restart_costs_the_same_however_full_the_window_is() -> None:
+    """A session host's supervisor may allow many restarts in a long period: recording one
+    must not look at every earlier one."""
+    window = RestartWindow(Intensity(max_restarts=10**6, period=10**9))
+    CountedTime.comparisons = 0
+    n = 2000
+    for i in range(n):
+        window.record(CountedTime(i))
+    assert len(window.times) == n
+    assert CountedTime.comparisons <= 2 * n  # a copy per restart would be n * n / 2
 
 
 # -- restart_set and restart types -----------------------------------------------------

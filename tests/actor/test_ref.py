@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import AsyncIterator
+from typing import Any
+
 import msgspec
 import pytest
 import trio
@@ -15,7 +18,9 @@ from agcore_actors import (
     AskTimeout,
     Request,
     Restart,
+    StreamRequest,
 )
+from agcore_actors.actor import ForeignThread, WouldDeadlock, WrongRequestKind
 
 
 class Echo(Request[int], frozen=True, tag=True):
@@ -345,3 +350,116 @@ async def test_messages_are_plain_structs(system: ActorSystem) -> None:
         await ref.tell(Note(text))
     await trio.testing.wait_all_tasks_blocked()
     assert seen == ["a", "b", "c"]
+
+
+# -- calls from a worker thread -------------------------------------------------------------
+
+
+class Note(msgspec.Struct, frozen=True, tag=True):
+    text: str
+
+
+class Notes(Request[list[str]], frozen=True, tag=True):
+    pass
+
+
+class Notebook(Actor[Note | Notes]):
+    def __init__(self) -> None:
+        self.notes: list[str] = []
+
+    async def handle(self, msg: Note | Notes) -> list[str] | None:
+        if isinstance(msg, Notes):
+            return self.notes
+        self.notes.append(msg.text)
+        return None
+
+
+async def test_tell_nowait_from_a_worker_thread_is_delivered(system: ActorSystem) -> None:
+    ref = await system.spawn(Notebook, name="book")
+
+    def sync_tool() -> None:  # e.g. a sync tool run with trio.to_thread
+        ref.tell_nowait(Note("from a thread"))
+
+    await trio.to_thread.run_sync(sync_tool)
+    assert await ref.ask(Notes()) == ["from a thread"]
+    ref.tell_nowait(Note("from trio"))  # the actor still wakes for the next message
+    assert await ref.ask(Notes()) == ["from a thread", "from trio"]
+
+
+async def test_async_calls_from_another_thread_fail_before_touching_the_mailbox(
+    system: ActorSystem,
+) -> None:
+    ref = await system.spawn(Notebook, name="book")
+    errors: list[BaseException] = []
+
+    def other_run() -> None:
+        async def use_ref() -> None:
+            try:
+                await ref.tell(Note("x"))
+            except ForeignThread as exc:
+                errors.append(exc)
+            try:
+                await ref.ask(Notes())
+            except ForeignThread as exc:
+                errors.append(exc)
+
+        trio.run(use_ref)
+
+    await trio.to_thread.run_sync(other_run)
+    assert len(errors) == 2 and all(isinstance(e, RuntimeError) for e in errors)
+    assert "trio.from_thread.run" in str(errors[0])
+    assert await ref.ask(Notes()) == []
+
+
+# -- deadlocks refused as errors ------------------------------------------------------------
+
+
+class AskSelf(Request[int], frozen=True, tag=True):
+    pass
+
+
+class Ticks(StreamRequest[int], frozen=True, tag=True):
+    pass
+
+
+class Selfish(Actor[AskSelf | Echo | Ticks]):
+    async def handle(self, msg: AskSelf | Echo | Ticks) -> object:
+        if isinstance(msg, AskSelf):
+            return await self.ctx.self_ref.ask(Echo(1))
+        if isinstance(msg, Ticks):
+            return self._ticks()
+        return msg.n
+
+    async def _ticks(self) -> AsyncIterator[int]:
+        yield 1
+
+
+async def test_a_serial_actor_asking_itself_gets_would_deadlock(
+    system: ActorSystem, autojump_clock: trio.testing.MockClock
+) -> None:
+    ref = await system.spawn(Selfish, name="me")
+    with trio.fail_after(100), pytest.raises(WouldDeadlock, match="itself"):
+        await ref.ask(AskSelf())
+    assert await ref.ask(Echo(2)) == 2
+
+
+async def test_a_concurrent_actor_may_ask_itself(
+    system: ActorSystem, autojump_clock: trio.testing.MockClock
+) -> None:
+    ref = await system.spawn(Selfish, name="me", max_concurrency=2)
+    assert await ref.ask(AskSelf()) == 1
+
+
+async def test_asking_for_a_stream_or_streaming_a_request_is_the_callers_error(
+    system: ActorSystem,
+) -> None:
+    ref: Any = await system.spawn(Selfish, name="me")
+    with pytest.raises(WrongRequestKind, match="use stream"):
+        await ref.ask(Ticks())
+    with pytest.raises(WrongRequestKind, match="use ask"):
+        async with ref.stream(Echo(1)):
+            pass  # pragma: no cover - never entered
+    row = next(r for r in system.snapshot() if r.name == "me")
+    assert row.restarts == 0  # the actor never saw either
+    async with ref.stream(Ticks()) as events:
+        assert [e async for e in events] == [1]

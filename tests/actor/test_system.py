@@ -56,7 +56,8 @@ class Member(Actor[Hold | Ping | Crash]):
         return self.name
 
     async def on_stop(self, reason: BaseException | None) -> None:
-        await trio.sleep(self.stop_takes)
+        if self.stop_takes:  # after a kill there is no time left to wait
+            await trio.sleep(self.stop_takes)
         self.log.append(f"stop {self.name}")
 
 
@@ -248,3 +249,25 @@ async def test_on_stop_learns_that_the_actor_was_killed(
     killed, finished = reasons  # stopped last started first
     assert isinstance(killed, ActorStopped) and "grace" in str(killed)
     assert finished is None
+
+
+async def test_a_handler_that_shields_itself_delays_the_stop_until_it_returns(
+    autojump_clock: trio.testing.MockClock,
+) -> None:
+    """Cancelling is all a kill can do: the stop waits for a shielded handler."""
+    log: list[str] = []
+
+    class Shielded(Member):
+        async def handle(self, msg: Hold | Ping | Crash) -> str | None:
+            with trio.CancelScope(shield=True):
+                await trio.sleep(10)
+            log.append("handler returned")
+            return None
+
+    async with ActorSystem(strict=True) as system:
+        ref = await system.spawn(lambda: Shielded("s", log), name="s", shutdown=2)
+        await ref.tell(Hold(0))
+        await trio.testing.wait_all_tasks_blocked()
+        start = trio.current_time()
+    assert trio.current_time() - start == 10  # not the 2 s grace
+    assert log == ["start s", "handler returned", "stop s"]

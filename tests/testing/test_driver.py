@@ -331,3 +331,14 @@ def test_random_scenarios_keep_the_basic_guarantees(data: st.DataObject) -> None
         kinds = [e.kind for e in log.events if e.name == name]
         assert kinds == ["start", "stop"] * (len(kinds) // 2), (name, kinds)
     assert all(e.detail == 0 for e in log.starts() if e.name in temporary)
+
+
+async def test_a_probe_stopped_by_an_interrupt_records_interrupted(
+    autojump_clock: trio.testing.MockClock,
+) -> None:
+    log = EventLog()
+    with pytest.raises(KeyboardInterrupt):
+        async with ActorSystem(strict=True) as system:
+            await system.spawn(Probe.factory(log), name="p")
+            raise KeyboardInterrupt  # as trio delivers a SIGINT to the main task
+    assert log.stops("p") == [("stop", "p", "interrupted")]

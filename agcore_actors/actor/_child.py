@@ -1,0 +1,136 @@
+"""A supervisor's book-keeping for each child, and the events its task handles.
+
+A :class:`Child` is also the child's :class:`Link`: the child's own task
+reports its start and its exit through it. Exits that need a decision
+(restart or not) are posted to the supervisor as :class:`Exited` events, so
+every decision is taken in the supervisor's task, one event at a time.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import TYPE_CHECKING, Any
+
+import attrs
+import trio
+
+from ._cancel import interrupt_in, is_cancellation
+from ._errors import ActorStopped
+from ._node import Node
+from ._policy import Restart
+
+if TYPE_CHECKING:
+    from ._supervisor import Supervisor
+
+
+@attrs.define(eq=False)
+class Child:
+    """The supervisor's book-keeping for one child.
+
+    There is one per actor, so it keeps only what it needs of the child's
+    spec (its restart type, shutdown grace and start timeout), not the spec
+    itself.
+    """
+
+    owner: Supervisor
+    node: Node
+    restart: Restart
+    shutdown: float
+    start_timeout: float
+    dynamic: bool
+    running: bool = False
+    stopping: bool = False
+    incarnation: int = 0
+    # Exists only while the supervisor waits for this child's start or exit
+    # (never both at once: the supervisor does one thing at a time).
+    signal: trio.Event | None = None
+    start_error: BaseException | None = None
+    attempt: int = 0
+    last_started: float = -math.inf
+    restart_due: float | None = None
+
+    @property
+    def name(self) -> str:
+        return self.node.name
+
+    # -- Link: called from the child's own task ---------------------------------
+
+    def started(self) -> None:
+        self.running = True
+        self.last_started = trio.current_time()
+        if self.signal is not None:
+            self.signal.set()
+
+    def exited(self, reason: BaseException | None) -> None:
+        was_running, self.running = self.running, False
+        cancelled = reason is not None and is_cancellation(reason)
+        interrupted = interrupt_in(reason) is not None
+        if not was_running:
+            if interrupted:
+                reason = ActorStopped(self.name, "was interrupted while starting")
+            elif reason is None or cancelled:
+                reason = ActorStopped(self.name, "stopped while starting")
+            self.start_error = reason
+        elif not self.stopping and not cancelled and not interrupted:
+            # An interrupt is no crash: the system is stopping, nothing restarts.
+            self.owner.post(Exited(self, reason, self.incarnation))
+        if self.signal is not None:
+            self.signal.set()
+
+
+@attrs.define(eq=False)
+class Call:
+    """A request to the supervisor's task, answered through ``done``."""
+
+    action: str  # "start" or "stop"
+    arg: Any
+    done: trio.Event = attrs.field(factory=trio.Event)
+    result: Any = None
+    error: BaseException | None = None
+
+
+@attrs.define(eq=False)
+class Exited:
+    child: Child
+    reason: BaseException | None
+    incarnation: int
+
+
+@attrs.define(eq=False)
+class StopSignal:
+    epoch: int  # the incarnation it was meant for; a later one ignores it
+
+
+Event = Call | Exited | StopSignal
+
+
+async def wait_started(child: Child, signal: trio.Event) -> None:
+    """Wait for ``child``'s start, at most its start timeout.
+
+    Most starts finish without blocking: two scheduling passes let the
+    child's task run that far. Only a start that blocks gets a deadline, since
+    each deadline's cancel scope stays in trio's deadline heap until it is due
+    (30 s by default), which would cost every spawned actor.
+    """
+    begun = trio.current_time()
+    for _ in range(2):
+        if signal.is_set():
+            return
+        await trio.lowlevel.checkpoint()
+    if signal.is_set():
+        return
+    if math.isinf(child.start_timeout):
+        await signal.wait()
+        return
+    with trio.move_on_at(begun + child.start_timeout):
+        await signal.wait()
+
+
+def blocking_chain(node: Node | None) -> Node | None:
+    """Follow supervisors waiting on a child's start or stop down to the node at the end."""
+    while node is not None:
+        below = node.blocked_on()
+        if below is None:
+            return node
+        node = below
+    return None

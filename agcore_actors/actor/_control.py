@@ -1,0 +1,174 @@
+"""Starting, stopping and restarting a supervisor's children: the supervisor's mechanics.
+
+These run in the supervisor's own task only (see :mod:`._supervisor`), one at
+a time. They apply the pure rules of :mod:`._policy`:
+
+- a start waits for ``on_start`` at most the child's ``start_timeout``; past
+  it the child is cancelled and the start fails with :class:`StartTimeout`;
+- a stop gives the child its ``shutdown`` grace, then cancels it;
+- an exit that needs a restart is counted in the intensity window, then the
+  restart set is stopped (last started first) and started again (in start
+  order) after the backoff; a failed restart counts as another crash.
+"""
+
+from __future__ import annotations
+
+import random
+from typing import TYPE_CHECKING
+
+import trio
+
+from ._cancel import interrupt_in
+from ._child import Child, wait_started
+from ._errors import ActorCrashed, ActorStopped, StartTimeout, SupervisorGaveUp
+from ._node import State
+from ._policy import (
+    RestartWindow,
+    Strategy,
+    backoff_delay,
+    next_attempt,
+    restart_set,
+    should_restart,
+    should_restart_sibling,
+)
+from ._runtime import Runtime, log
+
+if TYPE_CHECKING:
+    from ._spec import SupervisorSpec
+
+
+class ChildControl:
+    """Mixin of :class:`Supervisor`: what its task does to its children."""
+
+    runtime: Runtime
+    spec: SupervisorSpec
+    awaiting: Child | None
+    _rng: random.Random
+    _window: RestartWindow
+    _nursery: trio.Nursery | None
+    _children: dict[str, Child]
+    _pending: set[Child]
+
+    @property
+    def name(self) -> str:
+        raise NotImplementedError
+
+    def children(self) -> list[str]:
+        raise NotImplementedError
+
+    def _has(self, child: Child) -> bool:
+        raise NotImplementedError
+
+    def _remove(self, child: Child) -> None:
+        raise NotImplementedError
+
+    async def _start(self, child: Child) -> BaseException | None:
+        """Start one incarnation of ``child``; return its start error, if any."""
+        assert self._nursery is not None
+        child.incarnation += 1
+        child.start_error = None
+        child.stopping = False
+        signal = child.signal = trio.Event()
+        # The node starts its task with start_soon, not nursery.start, whose
+        # temporary nursery would cost every idle actor a cancel scope.
+        try:
+            child.node.start(self._nursery, child)
+        except Exception as exc:  # the factory failed
+            child.signal = None
+            return exc
+        except BaseException as exc:
+            child.signal = None
+            fatal = interrupt_in(exc)
+            if fatal is None:
+                raise
+            self.runtime.interrupt(fatal)
+            return ActorStopped(child.name, "was interrupted while starting")
+        self.awaiting = child
+        try:
+            await wait_started(child, signal)
+            if not signal.is_set():
+                child.node.kill()  # its on_start is cancelled; on_stop runs
+                await signal.wait()
+                if child.running:  # it started as the kill came: stop it again
+                    await self._stop(child, ActorStopped(child.name, "started too late"))
+                child.start_error = StartTimeout(child.name, child.start_timeout)
+        finally:
+            self.awaiting = None
+        child.signal = None
+        return child.start_error
+
+    async def _on_exit(self, child: Child, reason: BaseException | None) -> None:
+        if not self._has(child):
+            return
+        crashed = reason is not None
+        if crashed:
+            log.warning("supervisor %r: child %r crashed: %r", self.name, child.name, reason)
+        if not should_restart(child.restart, crashed):
+            self._remove(child)
+            return
+        now = trio.current_time()
+        if self._window.record(now):
+            raise SupervisorGaveUp(
+                self.name, len(self._window) - 1, self.spec.intensity.period, reason
+            )
+        strategy = self.spec.strategy
+        # one_for_one needs no look at the siblings: keep it O(1).
+        order = [child.name] if strategy is Strategy.ONE_FOR_ONE else self.children()
+        targets = [self._children[n] for n in restart_set(strategy, order, child.name)]
+        for sibling in reversed(targets):
+            if sibling is child:
+                continue
+            await self._stop(sibling, ActorCrashed(sibling.name, reason))
+            if not should_restart_sibling(sibling.restart):
+                self._remove(sibling)
+        child.attempt = next_attempt(child.attempt, child.last_started, now, self.spec.backoff)
+        due = now + backoff_delay(child.attempt, self.spec.backoff, self._rng.random())
+        for target in targets:
+            if self._has(target):
+                target.restart_due = due
+                target.node.state = State.RESTARTING
+                self._pending.add(target)
+
+    async def _restart_due(self) -> None:
+        now = trio.current_time()
+        due = [c for c in self._pending if c.restart_due is not None and c.restart_due <= now]
+        if len(due) > 1:  # a group restart: in start order
+            position = {name: i for i, name in enumerate(self._children)}
+            due.sort(key=lambda c: position.get(c.name, -1))
+        for child in due:
+            if child.restart_due is None or child.restart_due > now:
+                continue  # rescheduled by a failed start earlier in this loop
+            child.restart_due = None
+            self._pending.discard(child)
+            if not self._has(child) or child.running:
+                continue
+            child.node.restarts += 1
+            error = await self._start(child)
+            if error is not None:
+                await self._on_exit(child, error)
+
+    async def _stop(self, child: Child, interrupt: BaseException) -> None:
+        """Stop ``child`` gracefully, cancelling it after its grace period."""
+        child.restart_due = None
+        self._pending.discard(child)
+        if not child.running:
+            return
+        child.stopping = True
+        child.node.interrupt_with(interrupt)
+        child.node.request_stop()
+        signal = child.signal = trio.Event()
+        self.awaiting = child
+        try:
+            with trio.move_on_after(child.shutdown):
+                await signal.wait()
+            if not signal.is_set():
+                child.node.kill()
+                await signal.wait()
+        finally:
+            self.awaiting = None
+        child.signal = None
+
+    async def _shutdown(self) -> None:
+        """Stop every child, last started first."""
+        for child in reversed(list(self._children.values())):
+            await self._stop(child, ActorStopped(child.name, "was shut down"))

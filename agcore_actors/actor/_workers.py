@@ -1,0 +1,143 @@
+"""The workers of a concurrent actor: serial loops sharing one mailbox.
+
+A concurrent actor (``max_concurrency`` N > 1) runs each request in one of at
+most N worker tasks. A worker is the serial loop again: it takes a message,
+handles it inside its own long-lived cancel scope (which an asker's
+cancellation cancels, as for a serial actor), and takes the next. No task and
+no cancel scope is made per request. The incarnation's own task is the first
+worker and always listens when idle; another worker is started when a message
+arrives while no worker listens (all are busy), up to N. An extra worker that
+finds the mailbox empty listens only if nobody else does, else it ends; the
+first worker, before it parks, wakes an idle extra one to end. So an idle
+concurrent actor is one parked task, a busy one at most N, and the mailbox is
+not read while N requests run (back-pressure).
+
+A crash ends the incarnation: no worker takes another message once the
+incarnation's nursery is cancelled, so queued requests stay queued for the
+next incarnation, as for serial actors.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+import trio
+from trio.lowlevel import Task, current_task, reschedule, wait_task_rescheduled
+
+from ._mailbox import RUNNING
+
+if TYPE_CHECKING:
+    from ._actor import Actor
+    from ._cell import Cell
+    from ._mailbox import Envelope
+
+
+class Pool:
+    """The workers of one concurrent incarnation."""
+
+    __slots__ = (
+        "actor",
+        "cell",
+        "draining",
+        "expected",
+        "in_flight",
+        "limit",
+        "nursery",
+        "orphans",
+        "tasks",
+        "workers",
+    )
+
+    def __init__(
+        self,
+        cell: Cell[Any],
+        actor: Actor[Any],
+        nursery: trio.Nursery,
+        limit: int,
+        orphans: list[Envelope],
+    ) -> None:
+        self.cell = cell
+        self.actor = actor
+        self.expected = actor.expected_errors
+        self.nursery = nursery
+        self.limit = limit
+        self.orphans = orphans
+        # The worker tasks (at most ``limit``: a list is small and fast enough).
+        self.tasks: list[Task] = []
+        self.workers = 1  # the incarnation's own task
+        self.in_flight = 0  # requests running now
+        # The incarnation's task, waiting for the running requests of a stop.
+        self.draining: Task | None = None
+
+    def __call__(self) -> None:
+        """A message arrived and every worker is busy: start another, if the limit allows.
+
+        The pool is itself the mailbox's miss hook (no closure per actor).
+        """
+        if self.workers < self.limit and not self.nursery.cancel_scope.cancel_called:
+            self.workers += 1
+            self.nursery.start_soon(work, self.cell, self, False, name=self.cell.name)
+
+    async def drain(self) -> None:
+        """After the first worker stops on a graceful stop: wait for the running requests."""
+        while self.in_flight:
+            self.draining = current_task()
+            await wait_task_rescheduled(self.abort_drain)
+
+    def abort_drain(self, _: Any) -> trio.lowlevel.Abort:
+        self.draining = None
+        return trio.lowlevel.Abort.SUCCEEDED
+
+    def wake_host(self) -> None:
+        task, self.draining = self.draining, None
+        if task is not None:
+            reschedule(task)
+
+
+async def work(cell: Cell[Any], pool: Pool, host: bool) -> None:
+    """One worker's loop; ``host`` for the incarnation's own task (it never ends idle)."""
+    task = current_task()
+    pool.tasks.append(task)
+    mailbox = cell.mailbox
+    actor = pool.actor
+    expected = pool.expected
+    dying = pool.nursery.cancel_scope
+    try:
+        while cell.stop_deadline is None:
+            with trio.CancelScope() as scope:
+                while cell.stop_deadline is None:
+                    if dying.cancel_called:
+                        # A crash (or a kill) is ending the incarnation: leave
+                        # what is queued to the next one.
+                        await trio.lowlevel.checkpoint()
+                    env = mailbox.get_nowait()
+                    if env is None:
+                        if not host and mailbox.parked:
+                            return  # another worker listens: this one ends
+                        if host and mailbox.parked:
+                            mailbox.wake_one()  # an idle extra worker: let it end
+                        await wait_task_rescheduled(mailbox.park_worker())
+                        continue
+                    env.state = RUNNING
+                    env.scope = scope
+                    pool.in_flight += 1
+                    try:
+                        result = await actor.handle(env.msg)
+                        if env.sink is not None:
+                            await cell.pump(env, result)
+                            result = None
+                    except BaseException as exc:
+                        cell.fail(env, exc, expected, pool.orphans)
+                    else:
+                        cell.reply(env, result)
+                    finally:
+                        pool.in_flight -= 1
+                    env = result = None  # hold nothing of this request while idle
+                    if scope.cancel_called:
+                        break  # an asker cancelled its request: take a fresh scope
+        if not pool.in_flight:
+            pool.wake_host()
+    finally:
+        pool.tasks.remove(task)
+        if not host:
+            pool.workers -= 1

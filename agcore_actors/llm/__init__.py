@@ -50,7 +50,6 @@ from ._types import (
     AssistantMessage,
     AssistantToolCall,
     AudioPart,
-    ChatMessage,
     ChatRequest,
     ContentPart,
     DeveloperMessage,
@@ -64,6 +63,7 @@ from ._types import (
     ImageUrl,
     InputAudio,
     JsonSchema,
+    Message,
     NamedToolChoice,
     ReasoningBlock,
     RedactedThinkingBlock,
@@ -113,7 +113,6 @@ from .messages import (
 
 # The names these had before issue 9, importable for now (not in __all__): `Tool`,
 # `ToolCall` and `function_tool` meant other things in agcore_actors.tools.
-Message = ChatMessage
 ToolCall = AssistantToolCall
 Tool = ToolDefinition
 function_tool = tool_definition
@@ -128,7 +127,6 @@ __all__ = [
     "AuthenticationError",
     "BlockedByHook",
     "Chat",
-    "ChatMessage",
     "ChatRequest",
     "ChatResponse",
     "ChatStream",
@@ -160,6 +158,7 @@ __all__ = [
     "LlmConnectionError",
     "LlmError",
     "LlmTimeoutError",
+    "Message",
     "NamedToolChoice",
     "OpenAICompatibleProvider",
     "OpenAIConfig",

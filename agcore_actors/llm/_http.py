@@ -33,6 +33,7 @@ import trio
 from ._errors import (
     AuthenticationError,
     ContextLengthError,
+    LlmConfigError,
     LlmConnectionError,
     LlmError,
     LlmTimeoutError,
@@ -179,7 +180,7 @@ def transport_error(provider: str, exc: BaseException, secrets: tuple[str, ...])
     if isinstance(exc, _BROKEN):
         return StreamError(provider, f"connection broke: {text}", truncated=True)
     if isinstance(exc, _BAD_URL):
-        return RequestError(provider, 0, f"the URL cannot be requested: {text}")
+        return LlmConfigError(provider, f"the URL cannot be requested: {text}")
     if isinstance(exc, _TRANSPORT):
         return LlmConnectionError(provider, f"connection failed: {text}")
     return LlmConnectionError(provider, f"HTTP failure: {text}")

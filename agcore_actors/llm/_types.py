@@ -256,7 +256,7 @@ class FunctionMessage(
     name: str
 
 
-ChatMessage = (
+Message = (
     SystemMessage
     | DeveloperMessage
     | UserMessage
@@ -331,7 +331,7 @@ class ChatRequest(msgspec.Struct, frozen=True, omit_defaults=True):
     ``enable_thinking``); ``extra_headers`` are sent as HTTP headers.
     """
 
-    messages: list[ChatMessage]
+    messages: list[Message]
     model: str = ""
     frequency_penalty: float | None = None
     logit_bias: dict[str, float] | None = None
@@ -389,16 +389,16 @@ def finish_reason(raw: str | None) -> FinishReason | None:
 
 # -- persistence ----------------------------------------------------------------------
 
-_message_decoder: msgspec.json.Decoder[ChatMessage] = msgspec.json.Decoder(ChatMessage)
+_message_decoder: msgspec.json.Decoder[Message] = msgspec.json.Decoder(Message)
 _message_encoder = msgspec.json.Encoder()
 
 
-def message_to_json(message: ChatMessage) -> str:
+def message_to_json(message: Message) -> str:
     """One compact JSON line (a JSON-lines transcript keeps one message per line)."""
     return _message_encoder.encode(message).decode()
 
 
-def message_from_json(line: str | bytes) -> ChatMessage:
+def message_from_json(line: str | bytes) -> Message:
     """Parse one line written by :func:`message_to_json` (or any OpenAI message);
     raises ``ValueError`` with the reason on bad input."""
     try:

@@ -20,9 +20,7 @@ from agcore_actors.llm import (
     Timeouts,
     user,
 )
-from agcore_actors.llm.wire import (
-    Caller,
-)
+from agcore_actors.llm.wire import Caller, default_client
 from tests.peers.fault_server import chunk
 
 FAST_RETRY = RetryConfig(max_retries=3, base_delay=0.01, max_delay=0.05, jitter=0.1)
@@ -33,6 +31,11 @@ def openai(base_url: str, **kw: Any) -> OpenAICompatibleProvider:
     kw.setdefault("api_key", "sk-test-secret-key-123")
     kw.setdefault("model", "test-model")
     return OpenAICompatibleProvider(OpenAIConfig(name="fault", base_url=base_url, **kw))
+
+
+def http_client() -> httpx.AsyncClient:
+    """The client a ProviderActor makes: httpx2's when it is installed, else httpx's."""
+    return default_client(2.0, 16)
 
 
 def hello(**kw: Any) -> ChatRequest:
@@ -48,7 +51,7 @@ def caller(
 
 
 async def chat(provider: Provider, request: ChatRequest | None = None, **kw: Any) -> ChatResponse:
-    async with httpx.AsyncClient() as client:
+    async with http_client() as client:
         return await caller(**kw).chat(provider.name, provider, client, request or hello())
 
 
@@ -56,7 +59,7 @@ async def stream(
     provider: Provider, request: ChatRequest | None = None, **kw: Any
 ) -> list[StreamEvent]:
     events: list[StreamEvent] = []
-    async with httpx.AsyncClient() as client:
+    async with http_client() as client:
         gen = caller(**kw).stream(provider.name, provider, client, request or hello())
         async for event in gen:
             events.append(event)
@@ -68,7 +71,7 @@ async def stream_until_error(
 ) -> tuple[list[StreamEvent], BaseException]:
     events: list[StreamEvent] = []
     try:
-        async with httpx.AsyncClient() as client:
+        async with http_client() as client:
             gen = caller(**kw).stream(provider.name, provider, client, request or hello())
             async for event in gen:
                 events.append(event)

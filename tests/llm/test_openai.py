@@ -16,7 +16,6 @@ from agcore_actors.llm import (
     AssistantMessage,
     AssistantToolCall,
     AuthenticationError,
-    ChatMessage,
     ChatRequest,
     Content,
     ContentFirst,
@@ -29,6 +28,7 @@ from agcore_actors.llm import (
     InvalidResponseError,
     LlmConnectionError,
     LlmTimeoutError,
+    Message,
     OpenAICompatibleProvider,
     OpenAIConfig,
     RateLimitError,
@@ -522,7 +522,7 @@ async def test_deepseek_preset_sends_reasoning_back_on_tool_call_turns_only(
         tool_calls=[AssistantToolCall("c1", FunctionCall("f", "{}"))],
     )
     answered = AssistantMessage("done", reasoning_content="think B")
-    messages: list[ChatMessage] = [user("q"), called, tool_result("c1", "1"), answered, user("q")]
+    messages: list[Message] = [user("q"), called, tool_result("c1", "1"), answered, user("q")]
     await chat(provider, ChatRequest(messages))
     sent = scenario.requests[0].body["messages"]
     assert sent[1]["reasoning_content"] == "think A"

@@ -13,7 +13,6 @@ from agcore_actors.llm import (
     AssistantMessage,
     AssistantToolCall,
     AuthenticationError,
-    ChatMessage,
     ChatRequest,
     ChatResponse,
     Content,
@@ -26,6 +25,7 @@ from agcore_actors.llm import (
     ImagePart,
     ImageUrl,
     JsonSchema,
+    Message,
     OpenAIConfig,
     Pricing,
     ProviderRegistry,
@@ -138,7 +138,7 @@ def test_lenient_decoding() -> None:
 
 
 def test_messages_round_trip_as_json_lines() -> None:
-    messages: list[ChatMessage] = [
+    messages: list[Message] = [
         user("hi 你好"),
         AssistantMessage(None, tool_calls=[AssistantToolCall("c1", FunctionCall("f", "{}"))]),
         tool_result("c1", "ok"),

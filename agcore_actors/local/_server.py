@@ -133,6 +133,7 @@ class LocalModelServer(Actor[LocalModelMsg]):
             n_ctx=config.n_ctx,
             pid=server.pid,
             restarts=self.ctx.restarts,
+            headers={"Connection": "close"},
         )
         self.ctx.nursery.start_soon(self._watch, server)
         elapsed = trio.current_time() - started

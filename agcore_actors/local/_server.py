@@ -135,6 +135,7 @@ class LocalModelServer(Actor[LocalModelMsg]):
             restarts=self.ctx.restarts,
             headers={"Connection": "close"},
         )
+        self.ctx.nursery.start_soon(server.drain_stdout)
         self.ctx.nursery.start_soon(self._watch, server)
         elapsed = trio.current_time() - started
         self._report(

@@ -363,7 +363,9 @@ async def plain_turn(
 async def run_cases(
     endpoint: Endpoint, tool_cases: list[ToolCase], plain: list[str], stream: bool, verbose: bool
 ) -> tuple[list[Outcome], list[Outcome]]:
-    headers = {"Authorization": f"Bearer {endpoint.api_key}"} if endpoint.api_key else {}
+    headers = dict(endpoint.headers)
+    if endpoint.api_key:
+        headers["Authorization"] = f"Bearer {endpoint.api_key}"
     tools: list[Outcome] = []
     plains: list[Outcome] = []
     async with httpx.AsyncClient(headers=headers, timeout=300, trust_env=False) as client:

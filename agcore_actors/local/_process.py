@@ -67,25 +67,41 @@ class ServerProcess:
             pass
 
     async def read_url(self) -> str:
-        """Wait for the child's first stdout line and return its URL.
+        """Wait for the child's ``{"url": ...}`` line on stdout and return the URL.
 
-        Raises :class:`LocalRuntimeMissing` or :class:`LocalServerStartFailed` when the
-        process exits first.
+        Other lines (a library printing on stdout) are logged and skipped. Raises
+        :class:`LocalRuntimeMissing` or :class:`LocalServerStartFailed` when the process
+        closes its stdout first.
         """
         stream = self.process.stdout
         assert stream is not None
-        line = bytearray()
-        while b"\n" not in line and len(line) < _MAX_LINE:
+        buffer = bytearray()
+        while True:
+            while (end := buffer.find(b"\n")) >= 0:
+                line = bytes(buffer[:end])
+                del buffer[: end + 1]
+                try:
+                    self.url = str(json.loads(line)["url"])
+                except (ValueError, KeyError, TypeError):
+                    log.debug("[local model %d] stdout: %r", self.pid, line[:200])
+                    continue
+                return self.url
             chunk = await stream.receive_some(4096)
             if not chunk:
                 await self._failed()
-            line += chunk
+            buffer += chunk
+            del buffer[:-_MAX_LINE]
+
+    async def drain_stdout(self) -> None:
+        """Read and drop stdout after the URL line, so a chatty child never blocks on a
+        full pipe (a background task)."""
+        stream = self.process.stdout
+        assert stream is not None
         try:
-            url = json.loads(line.split(b"\n", 1)[0])["url"]
-        except (ValueError, KeyError, TypeError):
-            await self._failed()
-        self.url = str(url)
-        return self.url
+            while await stream.receive_some(65536):
+                pass
+        except (trio.BrokenResourceError, trio.ClosedResourceError):
+            pass
 
     async def _failed(self) -> NoReturn:
         code = await self.process.wait()

@@ -133,7 +133,9 @@ class LocalModelServer(Actor[LocalModelMsg]):
             n_ctx=config.n_ctx,
             pid=server.pid,
             restarts=self.ctx.restarts,
+            headers={"Connection": "close"},
         )
+        self.ctx.nursery.start_soon(server.drain_stdout)
         self.ctx.nursery.start_soon(self._watch, server)
         elapsed = trio.current_time() - started
         self._report(

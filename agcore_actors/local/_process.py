@@ -24,7 +24,7 @@ import subprocess
 from pathlib import Path
 from typing import Any, NoReturn
 
-import httpx
+import httpx2
 import trio
 
 from ._child import EXIT_NO_RUNTIME
@@ -110,7 +110,7 @@ class ServerProcess:
             raise LocalRuntimeMissing(self.python, self.tail())
         raise LocalServerStartFailed(code, self.tail())
 
-    async def wait_healthy(self, client: httpx.AsyncClient, interval: float = 0.05) -> None:
+    async def wait_healthy(self, client: httpx2.AsyncClient, interval: float = 0.05) -> None:
         """Poll ``GET /health`` until it answers 200 (a loading server answers 503)."""
         while True:
             if self.process.returncode is not None:
@@ -119,7 +119,7 @@ class ServerProcess:
                 response = await client.get(self.url + "/health")
                 if response.status_code == 200:
                     return
-            except httpx.TransportError:
+            except httpx2.TransportError:
                 pass
             await trio.sleep(interval)
 

@@ -67,5 +67,6 @@ async def main(request: str = "Pay Ann 30 EUR for the tickets.") -> None:
                     case _:
                         pass
 
+
 if __name__ == "__main__":
     trio.run(main, *sys.argv[1:2])

@@ -39,7 +39,7 @@ async def ask_human(question: str) -> bool:
     return answer.strip().lower() in ("y", "yes")
 
 
-async def main(request: str = "Pay Ann 30 EUR for the tickets.") -> None:
+async def main(request: str) -> None:
     async with ActorSystem() as actors:
         root = actors.root
         llm = await root.start_child(llm_spec())
@@ -69,4 +69,4 @@ async def main(request: str = "Pay Ann 30 EUR for the tickets.") -> None:
 
 
 if __name__ == "__main__":
-    trio.run(main, *sys.argv[1:2])
+    trio.run(main, sys.argv[1] if len(sys.argv) > 1 else "Pay Ann 30 EUR for the tickets.")

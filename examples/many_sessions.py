@@ -26,7 +26,7 @@ from agcore_actors.store import InMemorySessions, session_store_spec
 LIMITS = HostConfig(max_live=50, max_turns_in_flight=16, idle_ttl=300.0)
 
 
-async def main(users: int = 200) -> None:
+async def main(users: int) -> None:
     async with ActorSystem() as actors:
         llm = await actors.root.start_child(llm_spec())
         store = await actors.root.start_child(
@@ -58,4 +58,4 @@ async def main(users: int = 200) -> None:
 
 
 if __name__ == "__main__":
-    trio.run(main, *map(int, sys.argv[1:2]))
+    trio.run(main, int(sys.argv[1]) if len(sys.argv) > 1 else 200)

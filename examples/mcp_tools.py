@@ -30,7 +30,7 @@ DEFAULT_SERVERS = {
 }
 
 
-async def main(config: str = "", question: str = "What time is it in UTC?") -> None:
+async def main(config: str, question: str) -> None:
     servers = load_config(config) if config else parse_config(DEFAULT_SERVERS)
     async with ActorSystem() as actors:
         registry = ToolRegistry()
@@ -70,4 +70,6 @@ async def main(config: str = "", question: str = "What time is it in UTC?") -> N
 
 
 if __name__ == "__main__":
-    trio.run(main, *sys.argv[1:3])
+    config = sys.argv[1] if len(sys.argv) > 1 else ""
+    question = sys.argv[2] if len(sys.argv) > 2 else "What time is it in UTC?"
+    trio.run(main, config, question)

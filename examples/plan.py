@@ -28,7 +28,7 @@ async def progress(plan: Plan, step: Step) -> None:
     print(f"  step {step.index + 1}/{len(plan.steps)} {step.status}: {detail}")
 
 
-async def main(goal: str = "Organise a picnic on Saturday") -> None:
+async def main(goal: str) -> None:
     async with ActorSystem() as actors:
         llm = await actors.root.start_child(llm_spec())
         store = await actors.root.start_child(
@@ -47,4 +47,4 @@ async def main(goal: str = "Organise a picnic on Saturday") -> None:
 
 
 if __name__ == "__main__":
-    trio.run(main, *sys.argv[1:2])
+    trio.run(main, sys.argv[1] if len(sys.argv) > 1 else "Organise a picnic on Saturday")

@@ -25,7 +25,7 @@ from agcore_actors.llm import messages as lm
 QUESTION = "Introduce yourself."
 
 
-async def main(question: str = QUESTION) -> list[str]:
+async def main(question: str) -> list[str]:
     async with ActorSystem() as actors:
         # The provider actor lives under the root supervisor: a crash restarts it.
         llm = await actors.root.start_child(llm_spec())
@@ -48,7 +48,7 @@ async def main(question: str = QUESTION) -> list[str]:
 if __name__ == "__main__":
     print("sending the request...")
     try:
-        lines = trio.run(main, *sys.argv[1:2])
+        lines = trio.run(main, sys.argv[1] if len(sys.argv) > 1 else QUESTION)
     except LlmError as error:
         print(f"request failed ({error.kind}): {error}", file=sys.stderr)
         sys.exit(1)

@@ -32,7 +32,7 @@ async def get_weather(city: str) -> dict[str, object]:
     return {"city": city, "temperature": 22, "condition": "sunny"}
 
 
-async def main(question: str = "What's the weather in Paris?") -> list[str]:
+async def main(question: str) -> list[str]:
     lines: list[str] = []
     async with ActorSystem() as actors:
         root = actors.root
@@ -68,4 +68,8 @@ async def main(question: str = "What's the weather in Paris?") -> list[str]:
 
 
 if __name__ == "__main__":
-    print("\n".join(trio.run(main, *sys.argv[1:2])))
+    print(
+        "\n".join(
+            trio.run(main, sys.argv[1] if len(sys.argv) > 1 else "What's the weather in Paris?")
+        )
+    )

@@ -31,7 +31,7 @@ class Forecast(msgspec.Struct):
     celsius: Annotated[float, msgspec.Meta(ge=-90, le=60)]
 
 
-async def main(city: str = "Paris") -> None:
+async def main(city: str) -> None:
     async with ActorSystem() as actors:
         llm = await actors.root.start_child(llm_spec())
         store = await actors.root.start_child(
@@ -62,4 +62,4 @@ async def main(city: str = "Paris") -> None:
 
 
 if __name__ == "__main__":
-    trio.run(main, *sys.argv[1:2])
+    trio.run(main, sys.argv[1] if len(sys.argv) > 1 else "Paris")

@@ -49,10 +49,10 @@ async def main(users: int) -> None:
             stats = host.snapshot()
             print(f"live: {stats.live}, started: {stats.activated}, evicted: {stats.evicted_cap}")
 
-            # user-0 was evicted long ago; its next turn starts it again from the store.
-            print(f"user-0 live: {host.is_live('user-0')}")
-            again = await host.run("user-0", "Do you remember my name?")
-            print(f"user-0 again: {again.text}")
+            # An evicted session's next turn starts it again, from the store.
+            evicted = next(user for user in results if not host.is_live(user))
+            again = await host.run(evicted, "Do you remember my name?")
+            print(f"{evicted} (evicted) again: {again.text}")
             stats = host.snapshot()
             print(f"live: {stats.live}, started: {stats.activated}")
 

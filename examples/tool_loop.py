@@ -58,7 +58,7 @@ async def main(question: str) -> list[str]:
                     case am.TurnCompleted(result=result):
                         lines.append(f"answer: {result.text}")
                         lines.append(
-                            f"{result.model_calls} model calls, {result.tool_calls} tool call"
+                            f"{result.model_calls} model call(s), {result.tool_calls} tool call(s)"
                         )
                     case am.TurnFailed(result=result) | am.TurnCancelled(result=result):
                         lines.append(f"turn {result.status}: {result.error_kind} {result.error}")

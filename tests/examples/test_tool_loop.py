@@ -19,7 +19,7 @@ def test_the_tool_result_reaches_the_second_model_call(fault_server: FaultServer
         '[tool] get_weather({"city": "Paris"})',
         '[tool] -> ok: {"city":"Paris","temperature":22,"condition":"sunny"}',
         "answer: It is sunny in Paris, 22 °C.",
-        "2 model calls, 1 tool call",
+        "2 model call(s), 1 tool call(s)",
     ]
     first, second = bodies(scenario)
     assert [tool["function"]["name"] for tool in first["tools"]] == ["get_weather"]

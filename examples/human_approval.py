@@ -15,13 +15,14 @@ from __future__ import annotations
 import sys
 
 import trio
-from _model import llm_spec
 
 from agcore_actors import ActorSystem
 from agcore_actors.agent import Agent, AgentBuilder, SessionHost, StoreTurns, session_approver
 from agcore_actors.agent import messages as am
 from agcore_actors.store import InMemorySessions, session_store_spec
 from agcore_actors.tools import ToolRegistry, function_tool, tool_executor_spec
+
+from _model import llm_spec
 
 
 @function_tool(requires_approval=True)

@@ -16,12 +16,13 @@ from __future__ import annotations
 import sys
 
 import trio
-from _model import llm_spec
 
 from agcore_actors import ActorSystem
 from agcore_actors.agent import Agent, AgentBuilder, HostConfig, SessionHost, StoreTurns
 from agcore_actors.agent import messages as am
 from agcore_actors.store import InMemorySessions, session_store_spec
+
+from _model import llm_spec
 
 LIMITS = HostConfig(max_live=50, max_turns_in_flight=16, idle_ttl=300.0)
 

@@ -16,7 +16,6 @@ from __future__ import annotations
 import sys
 
 import trio
-from _model import llm_spec
 
 from agcore_actors import ActorSystem
 from agcore_actors.agent import Agent, AgentBuilder, SessionHost, StoreTurns
@@ -24,6 +23,8 @@ from agcore_actors.agent import messages as am
 from agcore_actors.mcp import load_config, parse_config, servers_spec, wait_ready
 from agcore_actors.store import InMemorySessions, session_store_spec
 from agcore_actors.tools import ToolRegistry, tool_executor_spec
+
+from _model import llm_spec
 
 DEFAULT_SERVERS = {
     "mcpServers": {"time": {"command": "mcp-server-time", "args": ["--local-timezone", "UTC"]}}

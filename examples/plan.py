@@ -15,11 +15,12 @@ from __future__ import annotations
 import sys
 
 import trio
-from _model import llm_spec
 
 from agcore_actors import ActorSystem
 from agcore_actors.agent import Agent, AgentBuilder, Plan, Step, StoreTurns, TaskAgent, session_spec
 from agcore_actors.store import InMemorySessions, session_store_spec
+
+from _model import llm_spec
 
 
 async def progress(plan: Plan, step: Step) -> None:

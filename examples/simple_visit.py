@@ -16,11 +16,12 @@ from __future__ import annotations
 import sys
 
 import trio
-from _model import llm_spec
 
 from agcore_actors import ActorSystem
 from agcore_actors.llm import ChatRequest, LlmError, system, user
 from agcore_actors.llm import messages as lm
+
+from _model import llm_spec
 
 QUESTION = "Introduce yourself."
 

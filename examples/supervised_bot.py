@@ -32,7 +32,7 @@ def status(actors: ActorSystem, host: SessionHost) -> None:
     for row in actors.snapshot():
         print(f"  {row.kind} {row.name}: {row.state.value}, restarts={row.restarts}")
     stats = host.snapshot()
-    print(f"  sessions: {stats.live} live, {stats.evicted_idle} evicted idle")
+    print(f"  sessions: {stats.live} live, {stats.evicted_idle} evicted idle", flush=True)
 
 
 async def main(path: str, idle_ttl: float) -> None:
@@ -56,7 +56,7 @@ async def main(path: str, idle_ttl: float) -> None:
                     continue
                 user, _, text = (part.strip() for part in line.partition(":"))
                 if not user or not text:
-                    print("  (type 'user: message')")
+                    print("  (type 'user: message')", flush=True)
                     continue
                 # A session that is not live starts from what the store holds for it.
                 how = "live" if host.is_live(user) else "activated"

@@ -11,7 +11,7 @@ from types import ModuleType
 import attrs
 import pytest
 
-from agcore_actors.llm import ProviderConfig, RetryConfig
+from agcore_actors.llm import ProviderConfig
 from tests.examples.model import EXAMPLES, ROOT
 
 
@@ -43,10 +43,7 @@ def test_the_property_catches_a_runtime_that_retries_less(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     example = load_example(monkeypatch)
-
-    def fewer_retries(retry: RetryConfig) -> ProviderConfig:
-        return ProviderConfig(retry=attrs.evolve(retry, max_retries=1))
-
-    monkeypatch.setattr(example, "ProviderConfig", fewer_retries)
+    retries_less = attrs.evolve(example.MY_POLICY, max_retries=1)
+    monkeypatch.setattr(example, "MY_CONFIG", ProviderConfig(retry=retries_less))
     with pytest.raises(AssertionError):
         example.test_my_retry_policy()

@@ -5,6 +5,7 @@ its clock."""
 from __future__ import annotations
 
 import json
+import math
 import os
 import random
 import sqlite3
@@ -22,13 +23,17 @@ from agcore_actors.memory import (
     MemoryStoreConfig,
     RetrievalMode,
     StorageBusy,
+    StoredMessage,
     memory_store_spec,
 )
 from agcore_actors.memory.messages import (
+    Append,
+    Count,
     FactGet,
     FactSet,
     Get,
     GetMemoryStatus,
+    History,
     Put,
     PutPage,
     Retrieve,
@@ -38,7 +43,9 @@ HERE = Path(__file__).resolve().parent
 REPO = HERE.parents[1]
 
 
-def test_a_full_disk_refuses_writes_and_the_store_stays_up_degraded(tmp_path: Path) -> None:
+def test_a_full_disk_refuses_writes_and_the_store_stays_up_degraded_in_the_snapshot(
+    tmp_path: Path,
+) -> None:
     env = {**os.environ, "PYTHONPATH": str(REPO)}
     done = subprocess.run(
         [sys.executable, str(HERE / "full_disk_writer.py"), str(tmp_path / "m.db"), str(1 << 20)],
@@ -55,7 +62,8 @@ def test_a_full_disk_refuses_writes_and_the_store_stays_up_degraded(tmp_path: Pa
     assert result["degraded"] and result["last_error"]
     assert result["first_readable"] and result["count"] == result["written"]
     assert result["restarts"] == 0
-    assert result["healed"]
+    assert result["snapshot_degraded"] == f"storage unavailable: {result['last_error']}"
+    assert result["healed"] and result["snapshot_healed"]
     assert "Traceback" not in done.stderr, done.stderr[-3000:]
 
 
@@ -88,9 +96,11 @@ async def test_timestamps_follow_trios_clock_by_default(
 ) -> None:
     path = None if backend == "memory" else str(tmp_path / "m.db")
     async with ActorSystem(strict=True) as system:
-        memory = await system.root.start_child(
-            memory_store_spec("memory", config=MemoryStoreConfig(path=path))
+        # The autojump clock jumps while the file opens in a thread: no start timeout.
+        spec = memory_store_spec(
+            "memory", config=MemoryStoreConfig(path=path), start_timeout=math.inf
         )
+        memory = await system.root.start_child(spec)
         first = await memory.ask(Put(id="a", content="x"))
         await trio.sleep(100)  # virtual: no wall time passes
         second = await memory.ask(Put(id="b", content="x"))
@@ -121,3 +131,47 @@ async def test_a_timed_out_read_is_abandoned_and_holds_up_no_one(tmp_path: Path)
         assert await memory.ask(FactGet("s2", "k")) == "v"
         await memory.ask(Put(id="x", content="y"))
         assert trio.current_time() - start < 1.0
+
+
+async def test_a_read_does_not_wait_for_a_write_in_progress(tmp_path: Path) -> None:
+    path = tmp_path / "m.db"
+    config = MemoryStoreConfig(path=str(path), busy_timeout=60.0)
+    async with ActorSystem(strict=True) as system:
+        memory = await system.root.start_child(memory_store_spec("memory", config=config))
+        await memory.ask(Put(id="a", content="x"))
+        # Another connection holds the write lock: the store's next write runs
+        # (in its thread, inside SQLite's busy wait) until the test lets it go.
+        holder = sqlite3.connect(path, isolation_level=None)
+        holder.execute("BEGIN IMMEDIATE")
+        written = trio.Event()
+
+        async def write() -> None:
+            await memory.ask(Put(id="b", content="y"))
+            written.set()
+
+        try:
+            async with trio.open_nursery() as nursery:
+                nursery.start_soon(write)
+                await trio.testing.wait_all_tasks_blocked()
+                row = next(i for i in system.snapshot() if i.name == "memory")
+                assert row.in_flight == 1  # the write runs
+                with trio.fail_after(30):  # fails fast on a store that queues reads
+                    assert await memory.ask(Get("a")) is not None
+                    assert await memory.ask(Count()) == 1  # nothing of the write yet
+                assert not written.is_set()
+                holder.execute("ROLLBACK")
+        finally:
+            holder.close()
+        assert await memory.ask(Count()) == 2
+
+
+async def test_writes_apply_in_the_order_they_were_sent(tmp_path: Path) -> None:
+    config = MemoryStoreConfig(path=str(tmp_path / "m.db"))
+    async with ActorSystem(strict=True) as system:
+        memory = await system.root.start_child(memory_store_spec("memory", config=config))
+        for i in range(40):
+            await memory.tell(Append("s", [StoredMessage(role="user", content=str(i))]))
+        await memory.ask(Append("s", [StoredMessage(role="user", content="last")]))
+        # The last write was answered, so every write before it is applied, in order.
+        history = await memory.ask(History("s"))
+        assert [m.content for m in history.messages] == [*map(str, range(40)), "last"]

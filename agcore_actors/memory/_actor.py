@@ -1,4 +1,4 @@
-"""The MemoryStore actor: a serial actor that owns one store.
+"""The MemoryStore actor: a concurrent actor that owns one store (one writer, many readers).
 
 ::
 

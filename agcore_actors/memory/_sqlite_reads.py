@@ -136,6 +136,11 @@ class SqliteReads(BackendBase):
     def _after_read(self) -> None:
         """Called after a read noted statistics (the writer may flush them)."""
 
+    def integrity_check(self) -> str:
+        """``PRAGMA integrity_check``'s first line: "ok" for a sound file."""
+        with storage_errors():
+            return str(self._conn.execute("PRAGMA integrity_check").fetchone()[0])
+
     def _visible_sql(self, now: float) -> tuple[str, tuple[Any, ...]]:
         cutoff = expiry_cutoff(self._eviction.policy, now)
         if cutoff is None:

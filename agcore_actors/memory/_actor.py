@@ -3,7 +3,8 @@
 ::
 
     spec = memory_store_spec("memory", config=MemoryStoreConfig(path="memory.db"))
-    memory = await system.root.start_child(spec)
+    await system.start_supervisor(SupervisorSpec("memory-supervisor", children=[spec]))
+    memory = system.lookup("memory")
     await memory.ask(Append("s1", [StoredMessage(role="user", content="hi")]))
     result = await memory.ask(Retrieve(query="LangGraph state"))
 

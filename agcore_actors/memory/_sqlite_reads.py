@@ -25,7 +25,7 @@ from typing import Any
 
 import msgspec
 
-from ._errors import InvalidInput
+from ._errors import InvalidInput, StorageError
 from ._eviction import (
     EvictionConfig,
     ItemStats,
@@ -35,7 +35,7 @@ from ._eviction import (
     recall_value,
 )
 from ._item import ALL, MemoryFilter, MemoryItem, prefix_upper_bound
-from ._schema import storage_errors
+from ._schema import SCHEMA_VERSION, storage_errors
 from ._store import BackendBase, Clock
 
 COLUMNS = (
@@ -326,8 +326,26 @@ class SqliteReader(SqliteReads):
     ) -> SqliteReader:
         """A reader of a store file on its own, while a writer (in this process or
         another) may be writing to it: for tools that only look. The statistics
-        its reads note are not written anywhere."""
-        return cls(Path(path), eviction or EvictionConfig(), clock, PendingStats(0), busy_timeout)
+        its reads note are not written anywhere.
+
+        Raises:
+            StorageError: the file's schema is not this code's (a reader does not
+                migrate: open the file once with a :class:`SqliteBackend`), or the
+                file is not a store.
+        """
+        reader = cls(Path(path), eviction or EvictionConfig(), clock, PendingStats(0), busy_timeout)
+        try:
+            with storage_errors():
+                (found,) = reader._conn.execute("PRAGMA user_version").fetchone()
+            if found != SCHEMA_VERSION:
+                raise StorageError(
+                    f"{path} has schema version {found}, not {SCHEMA_VERSION}: a reader does "
+                    "not migrate; open it once with a writer (SqliteBackend or a MemoryStore)"
+                )
+        except BaseException:
+            reader.close()
+            raise
+        return reader
 
     def _refuse(self, *args: object, **kwargs: object) -> Any:
         raise TypeError("a SqliteReader only reads")

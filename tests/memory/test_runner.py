@@ -175,3 +175,26 @@ async def test_writes_apply_in_the_order_they_were_sent(tmp_path: Path) -> None:
         # The last write was answered, so every write before it is applied, in order.
         history = await memory.ask(History("s"))
         assert [m.content for m in history.messages] == [*map(str, range(40)), "last"]
+
+
+async def test_a_write_whose_asker_gives_up_while_it_waits_its_turn_is_never_applied(
+    tmp_path: Path,
+) -> None:
+    path = tmp_path / "m.db"
+    config = MemoryStoreConfig(path=str(path), busy_timeout=60.0)
+    async with ActorSystem(strict=True) as system:
+        memory = await system.root.start_child(memory_store_spec("memory", config=config))
+        holder = sqlite3.connect(path, isolation_level=None)
+        holder.execute("BEGIN IMMEDIATE")  # the first write runs until the test lets it go
+        try:
+            async with trio.open_nursery() as nursery:
+                nursery.start_soon(memory.ask, Put(id="first", content="x"))
+                await trio.testing.wait_all_tasks_blocked()
+                with pytest.raises(AskTimeout):
+                    await memory.ask(Put(id="queued", content="y"), timeout=0.2)
+                holder.execute("ROLLBACK")
+        finally:
+            holder.close()
+        assert await memory.ask(Get("first")) is not None
+        assert await memory.ask(Get("queued")) is None
+        assert await memory.ask(Count()) == 1

@@ -227,34 +227,39 @@ class SqliteReads(BackendBase):
         match = " OR ".join('"' + t.replace('"', '""') + '"' for t in dict.fromkeys(terms))
         policy = self._eviction.policy
         now = self.now()
-        # Rank inside FTS5 alone (ORDER BY rank LIMIT k is its fast path; a join
-        # or a second sort key makes SQLite score and sort every match), join
-        # the k hits to their rows (no SQL variable per hit), drop hits outside
-        # the prefix or expired, and ask for more if needed. Every ranked query
-        # scores every match, so after at most one retry with 4k it asks for
-        # all of them (k = -1): at most three passes, whatever hides the hits.
-        k = limit
+        # First rank inside FTS5 alone: ORDER BY rank LIMIT k is its fast path
+        # (a join or a second sort key makes SQLite score and sort every match).
+        # Join the k hits to their rows (no SQL variable per hit) and keep those
+        # inside the prefix and not expired. If some were hidden and there may
+        # be more, ask once more with the filters in SQL, where they run before
+        # bm25(): only visible matches are scored, whatever hides the others.
         with storage_errors():
-            while True:
-                hits = self._conn.execute(
-                    "SELECT f.rank, i.id, i.created_at, i.pinned FROM "
-                    "(SELECT rowid, rank FROM items_fts WHERE items_fts MATCH ? "
-                    "ORDER BY rank LIMIT ?) AS f LEFT JOIN items AS i ON i.n = f.rowid "
-                    "ORDER BY f.rank",
-                    (match, k),
-                ).fetchall()
-                out: builtins.list[tuple[str, float]] = []
-                for rank, id, created, pinned in hits:
-                    if (
-                        id is not None
-                        and id.startswith(prefix)
-                        and not is_expired(policy, created, bool(pinned), now)
-                    ):
-                        out.append((id, -float(rank)))
-                if len(out) >= limit or k < 0 or len(hits) < k:
-                    return out[:limit]
-                # Mostly hidden hits (expired, another prefix): rank them all now.
-                k = 4 * limit if k == limit and 2 * len(out) >= len(hits) else -1
+            hits = self._conn.execute(
+                "SELECT f.rank, i.id, i.created_at, i.pinned FROM "
+                "(SELECT rowid, rank FROM items_fts WHERE items_fts MATCH ? "
+                "ORDER BY rank LIMIT ?) AS f LEFT JOIN items AS i ON i.n = f.rowid "
+                "ORDER BY f.rank",
+                (match, limit),
+            ).fetchall()
+            out: builtins.list[tuple[str, float]] = []
+            for rank, id, created, pinned in hits:
+                if (
+                    id is not None
+                    and id.startswith(prefix)
+                    and not is_expired(policy, created, bool(pinned), now)
+                ):
+                    out.append((id, -float(rank)))
+            if len(out) == len(hits) or len(hits) < limit:
+                return out
+            vis, vargs = self._visible_sql(now)
+            pre, pargs = self._prefix_sql(prefix)
+            rows = self._conn.execute(
+                "SELECT id, bm25(items_fts) AS r FROM items_fts "
+                "JOIN items ON items.n = items_fts.rowid "
+                f"WHERE items_fts MATCH ?{pre}{vis} ORDER BY r LIMIT ?",
+                (match, *pargs, *vargs, limit),
+            ).fetchall()
+        return [(id, -float(r)) for id, r in rows]
 
 
 def recall_victim(conn: sqlite3.Connection, policy: RecallBased, now: float) -> str:

@@ -198,3 +198,27 @@ async def test_a_write_whose_asker_gives_up_while_it_waits_its_turn_is_never_app
         assert await memory.ask(Get("first")) is not None
         assert await memory.ask(Get("queued")) is None
         assert await memory.ask(Count()) == 1
+
+
+async def test_statistics_gathered_by_reads_are_written_in_the_background(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr("agcore_actors.memory._runner.PENDING_LIMIT", 2)
+    path = tmp_path / "m.db"
+    async with ActorSystem(strict=True) as system:
+        spec = memory_store_spec("memory", config=MemoryStoreConfig(path=str(path)))
+        memory = await system.root.start_child(spec)
+        for id in "abcd":
+            await memory.ask(Put(id=id, content="x"))
+        for id in "abcd":
+            await memory.ask(Get(id))  # the fourth read leaves 3 > 2 items pending
+        conn = sqlite3.connect(path)
+        try:
+            with trio.fail_after(30):
+                while True:  # the flush runs in its thread, on no one's ask
+                    counts = conn.execute("SELECT sum(access_count) FROM items").fetchone()
+                    if counts == (4,):
+                        break
+                    await trio.sleep(0.01)
+        finally:
+            conn.close()

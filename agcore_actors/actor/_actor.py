@@ -89,6 +89,16 @@ class ActorContext(abc.ABC, Generic[M]):
         """
 
     @abc.abstractmethod
+    def set_degraded(self, reason: str | None) -> None:
+        """Publish whether this actor works only in part, and why.
+
+        ``reason`` (a short line, no secrets) is shown as ``degraded`` in this
+        actor's row of :meth:`ActorSystem.snapshot` until it is set again;
+        None says the actor is healthy. Each incarnation starts healthy. Never
+        blocks; safe to call as often as the state changes.
+        """
+
+    @abc.abstractmethod
     def stop(self) -> None:
         """Stop this actor normally once the current message is handled.
 

@@ -59,6 +59,7 @@ class Cell(Completion, ActorContext[M], Generic[M]):
 
     __slots__ = (
         "_current",
+        "_degraded",
         "_killed",
         "_loop_scope",
         "_name",
@@ -106,6 +107,8 @@ class Cell(Completion, ActorContext[M], Generic[M]):
         self.ref: ActorRef[M] = ActorRef(self)
         self.state = State.STARTING
         self._restarts = 0
+        # What the running incarnation published with set_degraded.
+        self._degraded: str | None = None
         # When the running stop must be over (None: no stop was requested).
         self.stop_deadline: float | None = None
         self._killed = False
@@ -147,6 +150,9 @@ class Cell(Completion, ActorContext[M], Generic[M]):
                 "(or set that attribute on its class) to start background tasks"
             )
         return self._nursery
+
+    def set_degraded(self, reason: str | None) -> None:
+        self._degraded = reason
 
     def stop(self) -> None:
         self.request_stop()
@@ -216,6 +222,7 @@ class Cell(Completion, ActorContext[M], Generic[M]):
         self.stop_deadline = None
         self._killed = False
         self.interrupt = None
+        self._degraded = None
         self.state = State.STARTING
         actor = self.factory()
         actor.ctx = self
@@ -406,5 +413,6 @@ class Cell(Completion, ActorContext[M], Generic[M]):
                 mailbox_capacity=self.mailbox.capacity,
                 restarts=self._restarts,
                 in_flight=in_flight,
+                degraded=self._degraded,
             )
         )

@@ -20,7 +20,13 @@ class State(enum.Enum):
 
 
 class ActorInfo(msgspec.Struct, frozen=True):
-    """One row of :meth:`ActorSystem.snapshot`."""
+    """One row of :meth:`ActorSystem.snapshot`.
+
+    ``degraded`` is what the actor itself last published with
+    :meth:`ActorContext.set_degraded`: None while it reports no trouble (and
+    always for a supervisor), else why it serves only in part (for instance a
+    store that reads but refuses writes because its disk is full).
+    """
 
     name: str
     kind: str  # "actor" or "supervisor"
@@ -30,6 +36,7 @@ class ActorInfo(msgspec.Struct, frozen=True):
     mailbox_capacity: int
     restarts: int
     in_flight: int
+    degraded: str | None = None
 
 
 class Link(Protocol):

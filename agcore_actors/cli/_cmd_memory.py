@@ -1,8 +1,12 @@
 """``agcore-actors memory``: inspect and move data in a SQLite memory store.
 
-The command opens the file with the synchronous store (no actor system): run it
-while no MemoryStore actor is writing to the same file. ``stats``, ``export`` and
-``search`` need an existing file; ``import`` creates it.
+The command uses the synchronous store (no actor system). ``stats``, ``export``
+and ``search`` only read: they open an existing file read-only
+(:class:`SqliteReader`), write nothing to it (not even access statistics), and
+work while a MemoryStore actor writes to it. ``import`` is a writer: it creates
+the file if needed, adds the whole transcript in one transaction or nothing
+(see :meth:`ConversationMemory.import_jsonl`), and is refused with
+``memory_store_in_use`` while another writer has the file open.
 """
 
 from __future__ import annotations
@@ -11,13 +15,19 @@ import argparse
 import sys
 from pathlib import Path
 
-from ..memory import ConversationMemoryConfig, MemoryStrategy, RetrievalMode, RetrieverConfig
+from ..memory import (
+    ConversationMemoryConfig,
+    MemoryStrategy,
+    NotFound,
+    RetrievalMode,
+    RetrieverConfig,
+)
 from ..memory.lowlevel import (
     ConversationMemory,
     MemoryRetriever,
     SqliteBackend,
+    SqliteReader,
     messages_from_jsonl,
-    messages_to_jsonl,
 )
 from ._common import OK, add_command, add_group, examples, print_json
 from ._convert import existing_file, input_file, int_at_least
@@ -64,15 +74,15 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
 
 
 def _stats(args: argparse.Namespace) -> int:
-    store = SqliteBackend(args.db)
+    reader = SqliteReader.open(args.db)
     try:
-        counts = {label: store.count(prefix) for label, prefix in NAMESPACES}
-        total = store.count()
+        counts = {label: reader.count(prefix) for label, prefix in NAMESPACES}
+        total = reader.count()
         counts["other"] = total - sum(counts.values())
         counts["total"] = total
-        integrity = store.integrity_check()
+        integrity = reader.integrity_check()
     finally:
-        store.close()
+        reader.close()
     if args.json:
         print_json({**counts, "integrity": integrity})
         return OK
@@ -83,45 +93,42 @@ def _stats(args: argparse.Namespace) -> int:
 
 
 def _export(args: argparse.Namespace) -> int:
-    store = SqliteBackend(args.db)
+    reader = SqliteReader.open(args.db)
     try:
-        history = ConversationMemory(store, args.session).history()
+        jsonl = ConversationMemory(reader, args.session).export_jsonl()
+    except NotFound:
+        raise NoTranscript(args.session, str(args.db)) from None
     finally:
-        store.close()
-    if not history:
-        raise NoTranscript(args.session, str(args.db))
-    sys.stdout.write(messages_to_jsonl(history))
+        reader.close()
+    sys.stdout.write(jsonl)
     return OK
 
 
 def _import(args: argparse.Namespace) -> int:
     text = sys.stdin.read() if args.file == "-" else Path(args.file).read_text("utf-8")
-    messages = messages_from_jsonl(text)
+    messages_from_jsonl(text)  # a bad file is refused before the store file is made
     store = SqliteBackend(args.db)
     try:
-        conv = ConversationMemory(
-            store, args.session, ConversationMemoryConfig(strategy=MemoryStrategy.FULL)
+        full = ConversationMemoryConfig(strategy=MemoryStrategy.FULL)
+        imported = ConversationMemory(store, args.session, full).import_jsonl(
+            text, replace=args.replace
         )
-        if args.replace:
-            conv.replace(messages)
-        else:
-            conv.extend(messages)
     finally:
         store.close()
     if args.json:
-        print_json({"session": args.session, "imported": len(messages)})
+        print_json({"session": args.session, "imported": imported})
     else:
-        print(f"imported {len(messages)} message(s) into session {args.session!r}")
+        print(f"imported {imported} message(s) into session {args.session!r}")
     return OK
 
 
 def _search(args: argparse.Namespace) -> int:
-    store = SqliteBackend(args.db)
+    reader = SqliteReader.open(args.db)
     try:
         config = RetrieverConfig(mode=RetrievalMode(args.mode), max_results=args.max_results)
-        result = MemoryRetriever(store, config).retrieve(args.query)
+        result = MemoryRetriever(reader, config).retrieve(args.query)
     finally:
-        store.close()
+        reader.close()
     if args.json:
         pages = [{"id": i.page.id, "title": i.page.title, "score": i.score} for i in result.items]
         print_json({"query": args.query, "pages": pages})

@@ -3,10 +3,15 @@
 ::
 
     spec = memory_store_spec("memory", config=MemoryStoreConfig(path="memory.db"))
-    memory = await system.root.start_child(spec)
+    # A supervisor of its own: disk trouble cannot use up the root's restarts.
+    await system.start_supervisor(SupervisorSpec("memory-supervisor", children=[spec]))
+    memory = system.lookup("memory")
     await memory.ask(mm.Append("s1", [StoredMessage(role="user", content="hi")]))
 
-with ``from agcore_actors.memory import messages as mm`` (the protocol). Two
+with ``from agcore_actors.memory import messages as mm`` (the protocol). A
+store that cannot write (disk full, read-only file) stays up, serves reads and
+says it is degraded: in ``GetMemoryStatus`` and in its row of
+``system.snapshot()`` (``ActorInfo.degraded``). Two
 public submodules go further: :mod:`agcore_actors.memory.policy` (pure eviction
 and scoring functions) and :mod:`agcore_actors.memory.lowlevel` (the synchronous
 backends and views the actor runs, for scripts and tools that own a store).

@@ -1,9 +1,10 @@
-"""The MemoryStore actor: a serial actor that owns one store.
+"""The MemoryStore actor: a concurrent actor that owns one store (one writer, many readers).
 
 ::
 
     spec = memory_store_spec("memory", config=MemoryStoreConfig(path="memory.db"))
-    memory = await system.root.start_child(spec)
+    await system.start_supervisor(SupervisorSpec("memory-supervisor", children=[spec]))
+    memory = system.lookup("memory")
     await memory.ask(Append("s1", [StoredMessage(role="user", content="hi")]))
     result = await memory.ask(Retrieve(query="LangGraph state"))
 
@@ -76,14 +77,20 @@ T = TypeVar("T")
 
 
 class MemoryStore(Actor[MemoryMsg]):
-    """Serial actor owning one store.
+    """Concurrent actor owning one store.
 
     Semantics:
-        One message at a time, in mailbox order: a read sees every write sent
-        before it. The SQLite backend's calls run in trio worker threads, writes
-        on the file's one write connection, reads on read connections of their
-        own, so the event loop never blocks on disk; the in-memory backend runs
-        inline (see ``_runner``).
+        Requests are taken in mailbox order and run concurrently (up to
+        :attr:`MemoryStore.max_concurrency` in flight). Writes are applied one at
+        a time, each in its own transaction, in the order they were taken. On
+        SQLite, reads run on read connections of their own, so a read never
+        waits for a write in progress or queued: it sees every write answered
+        before it was sent, and never part of a write. Requests in flight at the
+        same moment have no order between them: wait for a reply before sending
+        a request that depends on it. The SQLite backend's calls run in trio
+        worker threads, so the event loop never blocks on disk; the in-memory
+        backend runs each call inline and whole, in mailbox order (see
+        ``_runner``).
 
     Clock:
         ``clock`` gives Unix seconds for ``created_at`` and TTLs (by default the
@@ -98,17 +105,19 @@ class MemoryStore(Actor[MemoryMsg]):
         writes. The sweep takes the store's write limiter like any message.
 
     Cancellation:
-        A write is never abandoned: the asker's cancellation takes effect when
-        the transaction ends, so a write is either committed or never started.
-        A read is abandoned at once: the actor goes on with its next message
-        while the read's thread finishes on its own connection.
+        A write is never abandoned: an asker cancelled while its write waits
+        for its turn withdraws it; once it runs, the cancellation takes effect
+        when the transaction ends. So a write is committed or never started.
+        A read is abandoned at once: its thread finishes on its own connection
+        in the background, holding up no one.
 
     Errors:
         :class:`InvalidInput`, :class:`NotFound`, :class:`SerializationError`,
         :class:`RetrievalError`, :class:`StorageBusy` and
         :class:`StorageUnavailable` go to the asker and the actor carries on
-        (degraded after a StorageUnavailable, until a write succeeds; see
-        ``GetMemoryStatus``). Any other :class:`StorageError` crashes the actor
+        (degraded after a StorageUnavailable, until a write succeeds: shown by
+        ``GetMemoryStatus`` and, as the row's ``degraded`` reason, by
+        ``ActorSystem.snapshot()``). Any other :class:`StorageError` crashes the actor
         and its supervisor reopens the store: give the store a supervisor of its
         own (see :func:`memory_store_spec`), so that disk trouble cannot use up
         the restart intensity of the rest of the system.
@@ -123,6 +132,9 @@ class MemoryStore(Actor[MemoryMsg]):
         StorageUnavailable,
     )
     background_tasks = True
+    #: Requests in flight at once (reads run, writes wait for their turn); more
+    #: wait in the mailbox.
+    max_concurrency = 1024
 
     def __init__(
         self, config: MemoryStoreConfig | None = None, *, clock: Clock | None = None
@@ -133,7 +145,7 @@ class MemoryStore(Actor[MemoryMsg]):
         self._read = self._runner.read
 
     async def on_start(self) -> None:
-        await self._runner.open()
+        await self._runner.open(self.ctx.nursery, self.ctx.set_degraded)
         eviction = self.config.eviction
         if eviction.sweep_interval is not None and can_evict(eviction.policy):
             self.ctx.nursery.start_soon(self._sweep_loop, eviction.sweep_interval)
@@ -322,13 +334,16 @@ def memory_store_spec(
     clock: Clock | None = None,
     shutdown: float = 5.0,
     mailbox_size: int = 1024,
+    start_timeout: float = 30.0,
 ) -> ChildSpec[MemoryMsg]:
     """A :class:`MemoryStore` child called ``name``: a fresh actor per (re)start.
 
     Every incarnation shares one clock (by default a :class:`TrioWallClock`), so
-    timestamps stay monotonic across restarts. Put the child under a supervisor
-    of its own, so that a store that keeps failing to open cannot exhaust the
-    restart intensity of its siblings::
+    timestamps stay monotonic across restarts. ``start_timeout`` bounds the
+    opening of the store (see :class:`ChildSpec`); on a virtual clock that jumps
+    while threads work (``autojump_threshold=0``), pass ``math.inf``. Put the
+    child under a supervisor of its own, so that a store that keeps failing to
+    open cannot exhaust the restart intensity of its siblings::
 
         SupervisorSpec("memory-supervisor", children=[memory_store_spec("memory", ...)])
     """
@@ -337,6 +352,7 @@ def memory_store_spec(
         _factory(config, clock or TrioWallClock()),
         shutdown=shutdown,
         mailbox_size=mailbox_size,
+        start_timeout=start_timeout,
     )
 
 

@@ -60,7 +60,9 @@ class Bm25Index:
         if not n_docs or limit <= 0:
             return []
         avgdl = self._total_len / n_docs
+        # Refused documents (expired, another prefix) are checked once and never scored.
         scores: dict[str, float] = {}
+        refused: set[str] = set()
         for term in dict.fromkeys(terms):
             posting = self._postings.get(term)
             if not posting:
@@ -69,13 +71,16 @@ class Bm25Index:
             idf = math.log((n_docs - n + 0.5) / (n + 0.5))
             if idf <= 0.0:
                 idf = 1e-6
+            lens = self._lens
             for doc_id, tf in posting.items():
-                dl = self._lens[doc_id]
-                part = idf * tf * (K1 + 1) / (tf + K1 * (1 - B + B * dl / avgdl))
-                scores[doc_id] = scores.get(doc_id, 0.0) + part
-        ranked = heapq.nsmallest(
-            limit,
-            ((d, s) for d, s in scores.items() if accept(d)),
-            key=lambda ds: (-ds[1], ds[0]),
-        )
-        return ranked
+                score = scores.get(doc_id)
+                if score is None:
+                    if doc_id in refused:
+                        continue
+                    if not accept(doc_id):
+                        refused.add(doc_id)
+                        continue
+                    score = 0.0
+                dl = lens[doc_id]
+                scores[doc_id] = score + idf * tf * (K1 + 1) / (tf + K1 * (1 - B + B * dl / avgdl))
+        return heapq.nsmallest(limit, scores.items(), key=lambda ds: (-ds[1], ds[0]))

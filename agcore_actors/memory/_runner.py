@@ -1,26 +1,32 @@
 """How the MemoryStore actor runs its backend's calls, and what it knows of its health.
 
 - The SQLite backend's calls run in trio worker threads, so the event loop never
-  blocks on disk; the in-memory backend's run inline.
-- Writes go one at a time through one limiter (the backend has one connection)
-  and are never abandoned: a cancelled asker waits for the transaction to end,
-  so a write is committed or never started, never half-applied.
+  blocks on disk; the in-memory backend's run inline, each call whole.
+- Writes go one at a time, in the order :meth:`StoreRunner.write` is called (a
+  strict FIFO lane: the backend has one write connection), and are never
+  abandoned: an asker cancelled while its write waits for the lane withdraws it;
+  once the write runs, the cancellation waits for the transaction to end. So a
+  write is committed or never started, never half-applied.
 - Reads run on read-only connections of their own (WAL lets them read while the
-  writer writes), up to ``READERS`` at once, and *are* abandoned: when the
-  asker is cancelled or its ask times out, the handler returns at once and the
-  actor goes on with its next message; the thread finishes in the background
-  and gives its connection back. A read never waits for a write's thread, and a
-  slow read holds up no one after its asker gave up.
-- The clock is read on the event loop, once per call, and the backend sees that
-  value for the whole call (in its thread too): every timestamp of one message
-  agrees. The default clock follows trio's (:class:`TrioWallClock`), so under a
-  virtual clock timestamps are virtual too.
+  writer writes), up to ``READERS`` at once, and never take the write lane: a
+  read does not wait for a write in progress, nor for the writes queued behind
+  it. A read *is* abandoned: when its asker is cancelled or its ask times out,
+  the handler returns at once; the thread finishes in the background and gives
+  its connection back, holding up no one.
+- The clock is read on the event loop, once per call (for a write, when it
+  leaves the lane), and the backend sees that value for the whole call (in its
+  thread too): every timestamp of one message agrees, and writes' timestamps
+  follow their order. The default clock follows trio's
+  (:class:`TrioWallClock`), so under a virtual clock timestamps are virtual too.
 - Health: a :class:`StorageUnavailable` (disk full, read-only, I/O error) makes
-  the store *degraded* until a write succeeds again; the actor reports it.
+  the store *degraded* until a write succeeds again; the runner tells ``report``
+  (the actor's ``ctx.set_degraded``, so ``ActorSystem.snapshot()`` shows it)
+  each time that changes, and :meth:`StoreRunner.status` says it too.
 """
 
 from __future__ import annotations
 
+import contextlib
 import contextvars
 import threading
 import time
@@ -30,7 +36,7 @@ from typing import TypeVar
 import trio
 
 from ._config import MemoryStoreConfig
-from ._errors import StorageUnavailable
+from ._errors import StorageBusy, StorageUnavailable
 from ._inmemory import InMemoryBackend
 from ._sqlite import SqliteBackend
 from ._sqlite_reads import SqliteReader
@@ -49,6 +55,10 @@ _NOW: contextvars.ContextVar[float] = contextvars.ContextVar("memory_now")
 
 def _now() -> float:
     return _NOW.get()
+
+
+def _ignore(reason: str | None) -> None:
+    pass
 
 
 class TrioWallClock:
@@ -74,6 +84,7 @@ class StoreRunner:
         self._clock = clock
         self._threaded = config.path is not None
         self._writer = trio.CapacityLimiter(1)
+        self._lane = trio.StrictFIFOLock()  # writes, in the order they were asked for
         self._reader = trio.CapacityLimiter(READERS)
         self._free: list[SqliteReader] = []  # idle read connections
         self._pool_lock = threading.Lock()  # the pool is used from threads
@@ -81,6 +92,10 @@ class StoreRunner:
         self._store: MemoryBackend | None = None
         self._degraded: str | None = None
         self._refused = 0
+        #: Told the degraded reason (None: healthy) each time it changes.
+        self.report: Callable[[str | None], None] = _ignore
+        self._nursery: trio.Nursery | None = None  # for statistics flushes
+        self._flushing = False
 
     @property
     def store(self) -> MemoryBackend:
@@ -93,7 +108,13 @@ class StoreRunner:
             return fn()
         return await trio.to_thread.run_sync(fn, limiter=limiter)
 
-    async def open(self) -> None:
+    async def open(
+        self, nursery: trio.Nursery, report: Callable[[str | None], None] = _ignore
+    ) -> None:
+        """Open the backend; background work (statistics flushes) goes to
+        ``nursery``, and ``report`` is told each change of health."""
+        self._nursery = nursery
+        self.report = report
         cfg = self.config
         if cfg.path is None:
             self._store = InMemoryBackend(cfg.eviction, clock=_now)
@@ -130,11 +151,17 @@ class StoreRunner:
         """Run ``fn`` on the backend as a write (see the module doc)."""
         store = self.store
         try:
-            result = await self._call(lambda: fn(store), self._writer)
+            if not self._threaded:
+                result = await self._call(lambda: fn(store), self._writer)
+            else:
+                async with self._lane:
+                    result = await self._call(lambda: fn(store), self._writer)
         except StorageUnavailable as exc:
             self._degrade(exc)
             raise
-        self._degraded = None
+        if self._degraded is not None:
+            self._degraded = None
+            self.report(None)
         self._refused = 0
         return result
 
@@ -148,9 +175,21 @@ class StoreRunner:
         except StorageUnavailable as exc:
             self._degrade(exc)
             raise
-        if store.statistics_pending() > PENDING_LIMIT:
-            await self.write(lambda s: s.flush() if isinstance(s, SqliteBackend) else None)
+        if store.statistics_pending() > PENDING_LIMIT and not self._flushing:
+            # In the background: a read never waits for the write lane.
+            assert self._nursery is not None, "open() gave the nursery"
+            self._flushing = True
+            self._nursery.start_soon(self._flush)
         return result
+
+    async def _flush(self) -> None:
+        try:
+            # Skipped when the file cannot take it now: the next write carries
+            # the statistics, and the status reports the store degraded.
+            with contextlib.suppress(StorageBusy, StorageUnavailable):
+                await self.write(lambda s: s.flush() if isinstance(s, SqliteBackend) else None)
+        finally:
+            self._flushing = False
 
     async def _read_thread(self, store: SqliteBackend, fn: Callable[[MemoryBackend], T]) -> T:
         def work() -> T:
@@ -172,7 +211,10 @@ class StoreRunner:
         return await trio.to_thread.run_sync(work, abandon_on_cancel=True, limiter=self._reader)
 
     def _degrade(self, exc: StorageUnavailable) -> None:
-        self._degraded = str(exc)
+        reason = str(exc)
+        if reason != self._degraded:
+            self.report(f"storage unavailable: {reason}")
+        self._degraded = reason
         self._refused += 1
 
     def status(self) -> MemoryStatus:

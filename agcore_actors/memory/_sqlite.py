@@ -24,8 +24,9 @@ second backend on the file is refused with :class:`StoreInUse` (see ``_lock``).
 
 Threads: the connection is opened with ``check_same_thread=False`` because the
 actor calls the backend from trio's worker threads; the backend itself is not
-thread-safe and the actor (serial, one call at a time) guarantees that only
-one thread uses it at a time.
+thread-safe and the actor's write lane (one write at a time) guarantees that
+only one thread uses it at a time. Reads that must not wait for writes go to
+:meth:`SqliteBackend.reader` connections instead.
 """
 
 from __future__ import annotations
@@ -363,11 +364,6 @@ class SqliteBackend(SqliteReads):
         """Write the pending statistics now (one transaction)."""
         with self.batch():
             pass  # batch() writes the pending statistics first
-
-    def integrity_check(self) -> str:
-        """``PRAGMA integrity_check``'s first line: "ok" for a sound file."""
-        with storage_errors():
-            return str(self._conn.execute("PRAGMA integrity_check").fetchone()[0])
 
     def close(self) -> None:
         """Write pending statistics and close the connection (idempotent).

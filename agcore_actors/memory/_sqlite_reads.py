@@ -25,7 +25,7 @@ from typing import Any
 
 import msgspec
 
-from ._errors import InvalidInput
+from ._errors import InvalidInput, StorageError
 from ._eviction import (
     EvictionConfig,
     ItemStats,
@@ -35,7 +35,7 @@ from ._eviction import (
     recall_value,
 )
 from ._item import ALL, MemoryFilter, MemoryItem, prefix_upper_bound
-from ._schema import storage_errors
+from ._schema import SCHEMA_VERSION, storage_errors
 from ._store import BackendBase, Clock
 
 COLUMNS = (
@@ -136,6 +136,11 @@ class SqliteReads(BackendBase):
     def _after_read(self) -> None:
         """Called after a read noted statistics (the writer may flush them)."""
 
+    def integrity_check(self) -> str:
+        """``PRAGMA integrity_check``'s first line: "ok" for a sound file."""
+        with storage_errors():
+            return str(self._conn.execute("PRAGMA integrity_check").fetchone()[0])
+
     def _visible_sql(self, now: float) -> tuple[str, tuple[Any, ...]]:
         cutoff = expiry_cutoff(self._eviction.policy, now)
         if cutoff is None:
@@ -222,34 +227,39 @@ class SqliteReads(BackendBase):
         match = " OR ".join('"' + t.replace('"', '""') + '"' for t in dict.fromkeys(terms))
         policy = self._eviction.policy
         now = self.now()
-        # Rank inside FTS5 alone (ORDER BY rank LIMIT k is its fast path; a join
-        # or a second sort key makes SQLite score and sort every match), join
-        # the k hits to their rows (no SQL variable per hit), drop hits outside
-        # the prefix or expired, and ask for more if needed. Every ranked query
-        # scores every match, so after at most one retry with 4k it asks for
-        # all of them (k = -1): at most three passes, whatever hides the hits.
-        k = limit
+        # First rank inside FTS5 alone: ORDER BY rank LIMIT k is its fast path
+        # (a join or a second sort key makes SQLite score and sort every match).
+        # Join the k hits to their rows (no SQL variable per hit) and keep those
+        # inside the prefix and not expired. If some were hidden and there may
+        # be more, ask once more with the filters in SQL, where they run before
+        # bm25(): only visible matches are scored, whatever hides the others.
         with storage_errors():
-            while True:
-                hits = self._conn.execute(
-                    "SELECT f.rank, i.id, i.created_at, i.pinned FROM "
-                    "(SELECT rowid, rank FROM items_fts WHERE items_fts MATCH ? "
-                    "ORDER BY rank LIMIT ?) AS f LEFT JOIN items AS i ON i.n = f.rowid "
-                    "ORDER BY f.rank",
-                    (match, k),
-                ).fetchall()
-                out: builtins.list[tuple[str, float]] = []
-                for rank, id, created, pinned in hits:
-                    if (
-                        id is not None
-                        and id.startswith(prefix)
-                        and not is_expired(policy, created, bool(pinned), now)
-                    ):
-                        out.append((id, -float(rank)))
-                if len(out) >= limit or k < 0 or len(hits) < k:
-                    return out[:limit]
-                # Mostly hidden hits (expired, another prefix): rank them all now.
-                k = 4 * limit if k == limit and 2 * len(out) >= len(hits) else -1
+            hits = self._conn.execute(
+                "SELECT f.rank, i.id, i.created_at, i.pinned FROM "
+                "(SELECT rowid, rank FROM items_fts WHERE items_fts MATCH ? "
+                "ORDER BY rank LIMIT ?) AS f LEFT JOIN items AS i ON i.n = f.rowid "
+                "ORDER BY f.rank",
+                (match, limit),
+            ).fetchall()
+            out: builtins.list[tuple[str, float]] = []
+            for rank, id, created, pinned in hits:
+                if (
+                    id is not None
+                    and id.startswith(prefix)
+                    and not is_expired(policy, created, bool(pinned), now)
+                ):
+                    out.append((id, -float(rank)))
+            if len(out) == len(hits) or len(hits) < limit:
+                return out
+            vis, vargs = self._visible_sql(now)
+            pre, pargs = self._prefix_sql(prefix)
+            rows = self._conn.execute(
+                "SELECT id, bm25(items_fts) AS r FROM items_fts "
+                "JOIN items ON items.n = items_fts.rowid "
+                f"WHERE items_fts MATCH ?{pre}{vis} ORDER BY r LIMIT ?",
+                (match, *pargs, *vargs, limit),
+            ).fetchall()
+        return [(id, -float(r)) for id, r in rows]
 
 
 def recall_victim(conn: sqlite3.Connection, policy: RecallBased, now: float) -> str:
@@ -321,8 +331,26 @@ class SqliteReader(SqliteReads):
     ) -> SqliteReader:
         """A reader of a store file on its own, while a writer (in this process or
         another) may be writing to it: for tools that only look. The statistics
-        its reads note are not written anywhere."""
-        return cls(Path(path), eviction or EvictionConfig(), clock, PendingStats(0), busy_timeout)
+        its reads note are not written anywhere.
+
+        Raises:
+            StorageError: the file's schema is not this code's (a reader does not
+                migrate: open the file once with a :class:`SqliteBackend`), or the
+                file is not a store.
+        """
+        reader = cls(Path(path), eviction or EvictionConfig(), clock, PendingStats(0), busy_timeout)
+        try:
+            with storage_errors():
+                (found,) = reader._conn.execute("PRAGMA user_version").fetchone()
+            if found != SCHEMA_VERSION:
+                raise StorageError(
+                    f"{path} has schema version {found}, not {SCHEMA_VERSION}: a reader does "
+                    "not migrate; open it once with a writer (SqliteBackend or a MemoryStore)"
+                )
+        except BaseException:
+            reader.close()
+            raise
+        return reader
 
     def _refuse(self, *args: object, **kwargs: object) -> Any:
         raise TypeError("a SqliteReader only reads")

@@ -271,3 +271,40 @@ async def test_a_handler_that_shields_itself_delays_the_stop_until_it_returns(
         start = trio.current_time()
     assert trio.current_time() - start == 10  # not the 2 s grace
     assert log == ["start s", "handler returned", "stop s"]
+
+
+class Degrade(Request[None], frozen=True, tag=True):
+    reason: str | None
+
+
+class Health(Actor[Degrade | Crash]):
+    """Publishes what it is told as its degraded state; crashes on demand."""
+
+    async def handle(self, msg: Degrade | Crash) -> None:
+        if isinstance(msg, Crash):
+            raise RuntimeError("crashed")
+        self.ctx.set_degraded(msg.reason)
+
+
+async def test_snapshot_shows_what_an_actor_publishes_as_degraded_until_cleared(
+    system: ActorSystem, autojump_clock: trio.testing.MockClock
+) -> None:
+    await system.start_supervisor(
+        SupervisorSpec("team", children=[ChildSpec("h", Health)], backoff=NO_BACKOFF)
+    )
+    h = system.lookup("h")
+
+    def degraded() -> dict[str, str | None]:
+        return {row.name: row.degraded for row in system.snapshot()}
+
+    assert degraded() == {"root": None, "team": None, "h": None}
+    await h.ask(Degrade("disk full: writes refused"))
+    assert degraded()["h"] == "disk full: writes refused"
+    await h.ask(Degrade(None))
+    assert degraded()["h"] is None
+    # A new incarnation starts healthy: the state belongs to the one that published it.
+    await h.ask(Degrade("read-only file"))
+    await h.tell(Crash())
+    await trio.sleep(0.1)
+    rows = {row.name: row for row in system.snapshot()}
+    assert rows["h"].restarts == 1 and rows["h"].degraded is None

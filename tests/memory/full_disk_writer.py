@@ -6,7 +6,7 @@ Usage: python full_disk_writer.py DB_PATH LIMIT_BYTES
 ``SIGXFSZ`` ignored: a write past the cap fails in the kernel (a short write, or
 EFBIG), which SQLite reports as SQLITE_FULL or an I/O error, as on a full disk.
 The child writes until a write is refused, checks what still works, makes room
-again, and prints one JSON line.
+again, and prints one JSON line (with what ``ActorSystem.snapshot()`` showed).
 """
 
 from __future__ import annotations
@@ -53,8 +53,11 @@ async def main(path: str, limit: int) -> None:
         resource.setrlimit(resource.RLIMIT_FSIZE, (unlimited, unlimited))
         await memory.ask(Put(id="after", content="x"))
         healed = await memory.ask(GetMemoryStatus())
+        after = next(i for i in system.snapshot() if i.name == "memory")
         result = {
             "healed": not healed.degraded,
+            "snapshot_degraded": info.degraded,
+            "snapshot_healed": after.degraded is None,
             "written": written,
             "refused": refused,
             "again": again,

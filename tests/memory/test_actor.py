@@ -5,6 +5,7 @@ not crash it, and the retrieve tool."""
 from __future__ import annotations
 
 import json
+import math
 from pathlib import Path
 
 import pytest
@@ -164,23 +165,28 @@ async def test_sqlite_data_survives_restarting_the_actor(tmp_path: Path) -> None
 async def test_scheduled_sweep_removes_expired_rows_on_virtual_time(
     tmp_path: Path, autojump_clock: trio.testing.MockClock
 ) -> None:
-    # The SQLite store works in worker threads; a clock that jumps as soon as
-    # every task is blocked would also jump while the actor waits for its
-    # thread, so jump only after 50 ms of real idleness.
-    autojump_clock.autojump_threshold = 0.05
+    # The SQLite store works in worker threads, and a clock that jumps while
+    # every task is blocked would jump while the actor waits for its thread:
+    # time moves here only when the test moves it.
+    clock = autojump_clock
+    clock.autojump_threshold = math.inf
+
+    async def advance(seconds: float) -> None:
+        clock.jump(seconds)
+        await trio.testing.wait_all_tasks_blocked()  # what is due has run (or waits on disk)
+
     eviction = EvictionConfig(policy=Ttl(ttl=60.0), check_interval=1000, sweep_interval=30.0)
     config = MemoryStoreConfig(path=str(tmp_path / "memory.db"), eviction=eviction)
     async with ActorSystem(strict=True) as system:
-        mem = await system.root.start_child(
-            memory_store_spec("memory", config=config, clock=trio_wall_clock)
-        )
+        spec = memory_store_spec("memory", config=config, clock=trio_wall_clock)
+        mem = await system.root.start_child(spec)
         await mem.ask(Put(id="old", content="x"))
         await mem.ask(Put(id="keep", content="x", pinned=True))
-        await trio.sleep(59)
+        await advance(59)
         assert await mem.ask(Get("old")) is not None
-        await trio.sleep(2)
+        await advance(2)
         assert await mem.ask(Get("old")) is None  # invisible at once
-        await trio.sleep(30)  # the next scheduled sweep has run by now
+        await advance(30)  # the next scheduled sweep is due: it holds the write lane
         assert await mem.ask(Evict()) == []  # nothing left to sweep
         assert await mem.ask(Count()) == 1
 

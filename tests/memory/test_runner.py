@@ -13,7 +13,6 @@ import subprocess
 import sys
 from pathlib import Path
 
-import attrs
 import pytest
 import trio
 import trio.testing
@@ -24,13 +23,17 @@ from agcore_actors.memory import (
     MemoryStoreConfig,
     RetrievalMode,
     StorageBusy,
+    StoredMessage,
     memory_store_spec,
 )
 from agcore_actors.memory.messages import (
+    Append,
+    Count,
     FactGet,
     FactSet,
     Get,
     GetMemoryStatus,
+    History,
     Put,
     PutPage,
     Retrieve,
@@ -40,7 +43,9 @@ HERE = Path(__file__).resolve().parent
 REPO = HERE.parents[1]
 
 
-def test_a_full_disk_refuses_writes_and_the_store_stays_up_degraded(tmp_path: Path) -> None:
+def test_a_full_disk_refuses_writes_and_the_store_stays_up_degraded_in_the_snapshot(
+    tmp_path: Path,
+) -> None:
     env = {**os.environ, "PYTHONPATH": str(REPO)}
     done = subprocess.run(
         [sys.executable, str(HERE / "full_disk_writer.py"), str(tmp_path / "m.db"), str(1 << 20)],
@@ -57,7 +62,8 @@ def test_a_full_disk_refuses_writes_and_the_store_stays_up_degraded(tmp_path: Pa
     assert result["degraded"] and result["last_error"]
     assert result["first_readable"] and result["count"] == result["written"]
     assert result["restarts"] == 0
-    assert result["healed"]
+    assert result["snapshot_degraded"] == f"storage unavailable: {result['last_error']}"
+    assert result["healed"] and result["snapshot_healed"]
     assert "Traceback" not in done.stderr, done.stderr[-3000:]
 
 
@@ -90,9 +96,11 @@ async def test_timestamps_follow_trios_clock_by_default(
 ) -> None:
     path = None if backend == "memory" else str(tmp_path / "m.db")
     async with ActorSystem(strict=True) as system:
-        spec = memory_store_spec("memory", config=MemoryStoreConfig(path=path))
-        # Virtual time jumps while the file opens in a worker thread: no start timeout.
-        memory = await system.root.start_child(attrs.evolve(spec, start_timeout=math.inf))
+        # The autojump clock jumps while the file opens in a thread: no start timeout.
+        spec = memory_store_spec(
+            "memory", config=MemoryStoreConfig(path=path), start_timeout=math.inf
+        )
+        memory = await system.root.start_child(spec)
         first = await memory.ask(Put(id="a", content="x"))
         await trio.sleep(100)  # virtual: no wall time passes
         second = await memory.ask(Put(id="b", content="x"))
@@ -123,3 +131,94 @@ async def test_a_timed_out_read_is_abandoned_and_holds_up_no_one(tmp_path: Path)
         assert await memory.ask(FactGet("s2", "k")) == "v"
         await memory.ask(Put(id="x", content="y"))
         assert trio.current_time() - start < 1.0
+
+
+async def test_a_read_does_not_wait_for_a_write_in_progress(tmp_path: Path) -> None:
+    path = tmp_path / "m.db"
+    config = MemoryStoreConfig(path=str(path), busy_timeout=60.0)
+    async with ActorSystem(strict=True) as system:
+        memory = await system.root.start_child(memory_store_spec("memory", config=config))
+        await memory.ask(Put(id="a", content="x"))
+        # Another connection holds the write lock: the store's next write runs
+        # (in its thread, inside SQLite's busy wait) until the test lets it go.
+        holder = sqlite3.connect(path, isolation_level=None)
+        holder.execute("BEGIN IMMEDIATE")
+        written = trio.Event()
+
+        async def write() -> None:
+            await memory.ask(Put(id="b", content="y"))
+            written.set()
+
+        try:
+            async with trio.open_nursery() as nursery:
+                nursery.start_soon(write)
+                await trio.testing.wait_all_tasks_blocked()
+                row = next(i for i in system.snapshot() if i.name == "memory")
+                assert row.in_flight == 1  # the write runs
+                with trio.fail_after(30):  # fails fast on a store that queues reads
+                    assert await memory.ask(Get("a")) is not None
+                    assert await memory.ask(Count()) == 1  # nothing of the write yet
+                assert not written.is_set()
+                holder.execute("ROLLBACK")
+        finally:
+            holder.close()
+        assert await memory.ask(Count()) == 2
+
+
+async def test_writes_apply_in_the_order_they_were_sent(tmp_path: Path) -> None:
+    config = MemoryStoreConfig(path=str(tmp_path / "m.db"))
+    async with ActorSystem(strict=True) as system:
+        memory = await system.root.start_child(memory_store_spec("memory", config=config))
+        for i in range(40):
+            await memory.tell(Append("s", [StoredMessage(role="user", content=str(i))]))
+        await memory.ask(Append("s", [StoredMessage(role="user", content="last")]))
+        # The last write was answered, so every write before it is applied, in order.
+        history = await memory.ask(History("s"))
+        assert [m.content for m in history.messages] == [*map(str, range(40)), "last"]
+
+
+async def test_a_write_whose_asker_gives_up_while_it_waits_its_turn_is_never_applied(
+    tmp_path: Path,
+) -> None:
+    path = tmp_path / "m.db"
+    config = MemoryStoreConfig(path=str(path), busy_timeout=60.0)
+    async with ActorSystem(strict=True) as system:
+        memory = await system.root.start_child(memory_store_spec("memory", config=config))
+        holder = sqlite3.connect(path, isolation_level=None)
+        holder.execute("BEGIN IMMEDIATE")  # the first write runs until the test lets it go
+        try:
+            async with trio.open_nursery() as nursery:
+                nursery.start_soon(memory.ask, Put(id="first", content="x"))
+                await trio.testing.wait_all_tasks_blocked()
+                with pytest.raises(AskTimeout):
+                    await memory.ask(Put(id="queued", content="y"), timeout=0.2)
+                holder.execute("ROLLBACK")
+        finally:
+            holder.close()
+        assert await memory.ask(Get("first")) is not None
+        assert await memory.ask(Get("queued")) is None
+        assert await memory.ask(Count()) == 1
+
+
+async def test_statistics_gathered_by_reads_are_written_in_the_background(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr("agcore_actors.memory._runner.PENDING_LIMIT", 2)
+    path = tmp_path / "m.db"
+    async with ActorSystem(strict=True) as system:
+        spec = memory_store_spec("memory", config=MemoryStoreConfig(path=str(path)))
+        memory = await system.root.start_child(spec)
+        for id in "abcd":
+            await memory.ask(Put(id=id, content="x"))
+        for id in "abcd":
+            await memory.ask(Get(id))  # the fourth read leaves 3 > 2 items pending
+        conn = sqlite3.connect(path)
+        try:
+            with trio.fail_after(30):
+                while True:  # the flush runs in its thread, on no one's ask
+                    counts = conn.execute("SELECT sum(access_count) FROM items").fetchone()
+                    if counts == (4,):
+                        break
+                    await trio.sleep(0.01)
+        finally:
+            conn.close()

@@ -217,3 +217,18 @@ def test_a_reader_of_its_own_reads_while_the_writer_is_open(tmp_path: Path) -> N
     finally:
         reader.close()
         writer.close()
+
+
+def test_a_reader_refuses_a_file_it_would_misread_and_migrates_nothing(tmp_path: Path) -> None:
+    path = tmp_path / "old.db"
+    conn = sqlite3.connect(path, isolation_level=None)
+    conn.executescript(MIGRATIONS[0])
+    conn.execute("PRAGMA user_version = 1")
+    conn.close()
+    with pytest.raises(StorageError, match="schema version 1"):
+        SqliteReader.open(path)
+    conn = sqlite3.connect(path, isolation_level=None)
+    assert conn.execute("PRAGMA user_version").fetchone() == (1,)
+    conn.close()
+    SqliteBackend(path).close()  # a writer migrates it
+    SqliteReader.open(path).close()

@@ -149,9 +149,14 @@ class RuntimeOptions:
         return self.small or self.gguf is not None
 
     @classmethod
-    def from_args(cls, args: argparse.Namespace) -> RuntimeOptions:
-        """From the flags :func:`add_runtime_flags` adds."""
+    def from_args(
+        cls, args: argparse.Namespace, env: Mapping[str, str] | None = None
+    ) -> RuntimeOptions:
+        """From the flags :func:`add_runtime_flags` adds, and ``AGCORE_ACTORS_LOCAL_PYTHON``
+        (a Python that has xllamacpp, when this one has not)."""
+        env = os.environ if env is None else env
         return cls(
+            local_python=env.get("AGCORE_ACTORS_LOCAL_PYTHON") or None,
             provider=args.provider,
             base_url=args.base_url,
             api_key=args.api_key,

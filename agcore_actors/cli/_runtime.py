@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import sys
 from collections.abc import AsyncIterator, Mapping
 from contextlib import asynccontextmanager
 from pathlib import Path
@@ -60,6 +61,7 @@ from ..local import (
     Progress,
     local_model_spec,
     qwen_tool_template,
+    resolve_model,
 )
 from ..store import SqliteSessions, session_store_spec
 from ..tools import PermissionChecker, ToolRegistry, tool_executor_spec
@@ -260,10 +262,18 @@ _LOCAL_RETRY = RetryConfig(max_retries=3, base_delay=1.0, max_delay=8.0)
 async def _local_provider(
     system: ActorSystem, config: LocalModelConfig
 ) -> tuple[Provider, str, ProviderConfig]:
+    # The model file is made (downloaded, joined, verified: minutes, the first time) before
+    # the actor starts, so the actor's start is only the server's, bounded by its timeout.
+    python = config.python or sys.executable
+    model = await resolve_model(config.source, python=python, progress=config.progress)
+    source = GgufFile(path=model.path, chat_template=model.chat_template, alias=model.alias)
+    config = attrs.evolve(config, source=source)
+    spec = local_model_spec("local-model", config=config)
+    spec = attrs.evolve(spec, start_timeout=config.start_timeout + 10.0)
     supervisor = await system.start_supervisor(
         SupervisorSpec(_LOCAL_SUPERVISOR, intensity=_LOCAL_INTENSITY, backoff=_LOCAL_BACKOFF)
     )
-    server = await supervisor.start_child(local_model_spec("local-model", config=config))
+    server = await supervisor.start_child(spec)
     endpoint = await server.ask(GetEndpoint())
     provider = OpenAICompatibleProvider(
         OpenAIConfig(

@@ -291,6 +291,9 @@ async def _remote_provider(provider: Provider) -> tuple[Provider, str, ProviderC
             provider = OpenAICompatibleProvider(attrs.evolve(provider.config, model=model))
     config = getattr(provider, "config", None)
     model = getattr(config, "model", "") or "(server default)"
+    if isinstance(provider, OpenAICompatibleProvider):
+        # A llama.cpp server behind OPENAI_BASE_URL fails the same way as ours.
+        return ToolCallRecovery(provider), f"{provider.name} {model}", ProviderConfig()
     return provider, f"{provider.name} {model}", ProviderConfig()
 
 

@@ -55,7 +55,7 @@ class Terminal:
         self.view.pause()
         if self.rich:
             assert isinstance(self.view, RichView)
-            self.view.console.print(f"[bold green]{text}[/]", end="")
+            self.view.console.print(text, style="bold green", markup=False, end="")
         else:
             print(text, end="", flush=True)
 
@@ -98,12 +98,15 @@ class Chat:
     async def _loop(self) -> int:
         while True:
             self.terminal.prompt("you> ")
+            line: str | None = None
             with trio.CancelScope() as self._read:
                 line = await self.reader.readline()
             self._read = None
             if self._quit:
                 print(flush=True)
                 return INTERRUPTED
+            if self._read_cancelled(line):
+                continue
             if line is None:
                 print(flush=True)
                 return OK
@@ -116,6 +119,13 @@ class Chat:
                     return OK
                 continue
             await self._turn(text)
+
+    def _read_cancelled(self, line: str | None) -> bool:
+        if line is None and not self.reader.at_eof:
+            print(flush=True)  # one Ctrl-C at the prompt: a fresh prompt
+            self.terminal.say("(Ctrl-C again or Ctrl-D to quit)")
+            return True
+        return False
 
     async def _turn(self, text: str) -> None:
         self._prompt_interrupts = 0

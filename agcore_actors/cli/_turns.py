@@ -185,6 +185,11 @@ class LineReader:
             if line is None:
                 return
 
+    @property
+    def at_eof(self) -> bool:
+        """The end of input was read."""
+        return self._eof
+
     async def readline(self) -> str | None:
         """The next line without its newline; None at the end of input."""
         if self._eof:

@@ -10,7 +10,7 @@ import sys
 from collections.abc import Iterator
 from pathlib import Path
 
-import pexpect
+import pexpect  # type: ignore[import-untyped]  # no stubs in the dev environment
 import pytest
 
 from tests.cli.agent_server import model_env, sent_messages, text, tool_call

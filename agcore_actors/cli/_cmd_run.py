@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import argparse
 import datetime
+import io
 import os
 import secrets
 import signal
@@ -109,7 +110,8 @@ def _main(args: argparse.Namespace) -> int:
         raise UsageError("the prompt is empty")
     view: View
     if args.json or args.plain or not sys.stdout.isatty() or os.environ.get("TERM") == "dumb":
-        view = PlainView(out=open(os.devnull, "w") if args.json else sys.stdout)  # noqa: SIM115
+        # With --json the answer is in the object only; the notes still go to stderr.
+        view = PlainView(out=io.StringIO() if args.json else sys.stdout)
     else:
         view = RichView()
     try:

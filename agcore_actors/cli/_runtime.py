@@ -82,6 +82,13 @@ __all__ = [
 ]
 
 
+DEFAULT_INSTRUCTIONS = (
+    "You are a helpful assistant in a terminal. When a tool can answer exactly (the time, "
+    "arithmetic, the files of the working directory), call it; then answer briefly in "
+    "plain text using its result."
+)
+
+
 def default_agents() -> tuple[Agent, ...]:
     """``assistant`` (every built-in tool) and ``plain`` (no tools: answers from the
     model alone)."""
@@ -94,13 +101,6 @@ def default_agents() -> tuple[Agent, ...]:
             tools=(),
         ),
     )
-
-
-DEFAULT_INSTRUCTIONS = (
-    "You are a helpful assistant in a terminal. When a tool can answer exactly (the time, "
-    "arithmetic, the files of the working directory), call it; then answer briefly in "
-    "plain text using its result."
-)
 
 
 def default_store_path(env: Mapping[str, str] | None = None) -> Path:

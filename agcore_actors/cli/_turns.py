@@ -27,7 +27,15 @@ from ..agent import messages as am
 from ._render import View, call_line
 from ._runtime import Runtime
 
-__all__ = ["Approver", "LineReader", "TurnOutcome", "TurnRunner"]
+__all__ = [
+    "Approver",
+    "LineReader",
+    "TurnOutcome",
+    "TurnRunner",
+    "approve_all",
+    "denied_without_terminal",
+    "prompting",
+]
 
 #: Answers an approval request: (allow, reason).
 Approver = Callable[[am.ApprovalRequested], Awaitable[tuple[bool, str]]]

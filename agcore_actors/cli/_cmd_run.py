@@ -128,7 +128,7 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
         _main,
         help="run one agent turn, streamed (default model: the embedded local one)",
         epilog=examples(
-            'agcore-actors run "What is 17 * 23 + 4? Use the calculator."',
+            'agcore-actors run "What is 17 * 23 + 4? Use the calculate tool."',
             'agcore-actors run "And divided by 3?" --session 20261123-101500-ab12',
             'agcore-actors run "What time is it in Tokyo?" --json',
             'OPENAI_API_KEY=... agcore-actors run "Hello" --model-name gpt-4o-mini',

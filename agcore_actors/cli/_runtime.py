@@ -297,10 +297,16 @@ async def _remote_provider(provider: Provider) -> tuple[Provider, str, ProviderC
     return provider, f"{provider.name} {model}", ProviderConfig()
 
 
-def _bounded(agent: Agent) -> Agent:
-    if agent.model.max_tokens is not None:
-        return agent
-    return attrs.evolve(agent, model=attrs.evolve(agent.model, max_tokens=_LOCAL_MAX_TOKENS))
+def _for_local_model(agent: Agent) -> Agent:
+    """Temperature 0 (the small models' tool calls were measured, and repeat, at 0) and a
+    bound on the answer's length, unless the agent sets its own."""
+    settings = agent.model
+    settings = attrs.evolve(
+        settings,
+        temperature=0.0 if settings.temperature is None else settings.temperature,
+        max_tokens=settings.max_tokens or _LOCAL_MAX_TOKENS,
+    )
+    return attrs.evolve(agent, model=settings)
 
 
 def open_store(system: ActorSystem, path: Path) -> Any:
@@ -348,8 +354,8 @@ async def open_runtime(
             )
         )
         agents = options.agents
-        if local is not None:  # bound a small model's rambling
-            agents = tuple(_bounded(agent) for agent in agents)
+        if local is not None:
+            agents = tuple(_for_local_model(agent) for agent in agents)
         bundle = (
             AgentBuilder()
             .provider(llm)

@@ -80,6 +80,7 @@ class TurnRunner:
         self.local = local
         self._session: str | None = None
         self._scope: trio.CancelScope | None = None
+        self._approving: trio.CancelScope | None = None
         self._interrupts = 0
 
     @property
@@ -117,7 +118,10 @@ class TurnRunner:
                 call.update(status=status, result=content)
             case am.ApprovalRequested():
                 self.view.pause()
-                allow, reason = await self.approver(event)
+                allow, reason = False, "the user cancelled the turn"
+                with trio.CancelScope() as self._approving:  # Ctrl-C ends the question too
+                    allow, reason = await self.approver(event)
+                self._approving = None
                 await self.runtime.host.approve(outcome.session, event.call_id, allow, reason)
             case am.TurnCompleted(result=result) | am.TurnCancelled(result=result):
                 outcome.result = result
@@ -132,6 +136,8 @@ class TurnRunner:
         if scope is None or session is None:
             return False
         self._interrupts += 1
+        if self._approving is not None:
+            self._approving.cancel()
         if self._interrupts == 1 and await self.runtime.host.cancel(session):
             return True
         scope.cancel()

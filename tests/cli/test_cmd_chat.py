@@ -98,7 +98,7 @@ def test_an_approval_is_asked_inline_and_the_answer_decides(
     fault_server: FaultServer, tmp_path: Path, children: list[pexpect.spawn]
 ) -> None:
     write = tool_call("write_file", {"path": "a.txt", "content": "hello"})
-    url, scenario = fault_server.script(write, text("Written."), write, text("Not written."))
+    url, scenario = fault_server.script(write, text("Written."), write, text("Not written."), write)
     child = spawn(url, tmp_path)
     children.append(child)
     child.sendline("Write a.txt")
@@ -116,6 +116,12 @@ def test_an_approval_is_asked_inline_and_the_answer_decides(
     child.expect(PROMPT)
     assert not (tmp_path / "a.txt").exists()
     assert json.dumps("the user said no")[1:-1] in json.dumps(scenario.requests[-1].body)
+    child.sendline("Write it once more")
+    child.expect_exact("[y/N]")
+    child.sendintr()  # Ctrl-C at the question: no answer needed, the turn is cancelled
+    child.expect_exact("(turn cancelled)")
+    child.expect(PROMPT)
+    assert child.isalive() and not (tmp_path / "a.txt").exists()
 
 
 def test_slash_commands_and_two_ctrl_c_at_the_prompt_exit_130(

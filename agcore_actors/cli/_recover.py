@@ -27,7 +27,7 @@ from ..llm import ChatRequest, ChatResponse, InvalidResponseError, Provider, Req
 from ..llm.wire import ChatDelta, ReadLimits
 
 if TYPE_CHECKING:
-    import httpx
+    import httpx2
 
 _MARKERS = ("peg-native", "does not match the expected", "failed to parse")
 
@@ -57,7 +57,7 @@ class ToolCallRecovery:
             error.body,
         )
 
-    async def chat(self, client: httpx.AsyncClient, request: ChatRequest) -> ChatResponse:
+    async def chat(self, client: httpx2.AsyncClient, request: ChatRequest) -> ChatResponse:
         try:
             return await self.inner.chat(client, request)
         except RequestError as error:
@@ -71,7 +71,7 @@ class ToolCallRecovery:
             raise
 
     async def stream(
-        self, client: httpx.AsyncClient, request: ChatRequest, limits: ReadLimits
+        self, client: httpx2.AsyncClient, request: ChatRequest, limits: ReadLimits
     ) -> AsyncGenerator[ChatDelta, None]:
         delivered = False
         try:

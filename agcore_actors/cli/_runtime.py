@@ -277,7 +277,11 @@ async def _local_provider(
     endpoint = await server.ask(GetEndpoint())
     provider = OpenAICompatibleProvider(
         OpenAIConfig(
-            name="local", base_url=endpoint.base_url, api_key=endpoint.api_key, model=endpoint.model
+            name="local",
+            base_url=endpoint.base_url,
+            api_key=endpoint.api_key,
+            model=endpoint.model,
+            headers=endpoint.headers,
         )
     )
     settings = ProviderConfig(retry=_LOCAL_RETRY, timeouts=_LOCAL_TIMEOUTS)

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import httpx
+import httpx2
 import pytest
 
 from agcore_actors.cli._errors import UsageError
@@ -71,7 +71,7 @@ async def test_a_malformed_call_is_asked_again_without_tools_once(
         json_reply(PEG_ERROR, status=500), json_reply(completion("Hi."))
     )
     request = ChatRequest(messages=[user("hi")], tools=TOOLS)
-    async with httpx.AsyncClient() as client:
+    async with httpx2.AsyncClient() as client:
         response = await provider(url).chat(client, request)
     assert response.message.text == "Hi."
     first, second = (r.body for r in scenario.requests)
@@ -83,7 +83,7 @@ async def test_a_second_malformed_answer_is_final_and_other_errors_pass_untouche
 ) -> None:
     url, scenario = fault_server.script(json_reply(PEG_ERROR, status=500))
     request = ChatRequest(messages=[user("hi")], tools=TOOLS)
-    async with httpx.AsyncClient() as client:
+    async with httpx2.AsyncClient() as client:
         with pytest.raises(InvalidResponseError) as final:
             await provider(url).chat(client, request)
         assert not final.value.is_retryable() and len(scenario.requests) == 2

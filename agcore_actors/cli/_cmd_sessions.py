@@ -1,0 +1,174 @@
+"""``agcore-actors sessions list|show|export|delete``: the sessions ``run`` and ``chat`` stored.
+
+Every command opens the SQLite store (``--store``, default the per-user file of
+:func:`~agcore_actors.cli._runtime.default_store_path`) through the SessionStore actor,
+reads or deletes, and stops it; no model is started. ``show`` prints the transcript
+(``--json``: the snapshot), ``export`` the session as JSON Lines (the format
+``agcore_actors.store.import_session`` reads back). An unknown session is
+``session_not_found`` (exit 1); a store file that does not exist is a usage error (exit 2).
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime
+import sys
+from pathlib import Path
+from typing import Any
+
+import trio
+
+from ..actor import ActorSystem
+from ..llm import AssistantMessage, SystemMessage, ToolMessage, UserMessage
+from ..store import SessionNotFound, export_session
+from ..store import messages as sm
+from ._common import OK, add_command, add_group, examples, print_json
+from ._errors import UsageError
+from ._render import call_line
+from ._runtime import default_store_path, open_store
+
+__all__ = ["register"]
+
+
+def _store_path(args: argparse.Namespace) -> Path:
+    path: Path = args.store or default_store_path()
+    if not path.is_file():
+        raise UsageError(f"no session store at {path} (run or chat make one; or pass --store)")
+    return path
+
+
+async def _with_store(args: argparse.Namespace, work: Any) -> int:
+    path = _store_path(args)
+    async with ActorSystem() as system:
+        store = await open_store(system, path)
+        status: int = await work(store, args)
+        return status
+
+
+def _when(seconds: float) -> str:
+    return datetime.datetime.fromtimestamp(seconds).strftime("%Y-%m-%d %H:%M")
+
+
+async def _list(store: Any, args: argparse.Namespace) -> int:
+    records: list[sm.SessionRecord] = []
+    cursor: str | None = None
+    while True:
+        page: sm.SessionPage = await store.ask(sm.ListSessions(limit=500, cursor=cursor))
+        records.extend(page.sessions)
+        if page.cursor is None:
+            break
+        cursor = page.cursor
+    if args.json:
+        print_json(records)
+        return OK
+    if not records:
+        print("no sessions", file=sys.stderr)
+        return OK
+    print(f"{'session':24} {'agent':10} {'status':11} {'turns':>5} {'tokens':>8}  updated")
+    for r in records:
+        print(
+            f"{r.id:24} {r.agent or '-':10} {r.status:11} {r.turns:5} "
+            f"{r.usage.total_tokens:8}  {_when(r.updated_at)}"
+        )
+    return OK
+
+
+def _content(message: UserMessage | AssistantMessage | ToolMessage | SystemMessage) -> str:
+    content = message.content
+    if isinstance(content, str):
+        return content
+    if content is None:
+        return ""
+    return " ".join(getattr(part, "text", "") or "" for part in content)
+
+
+async def _show(store: Any, args: argparse.Namespace) -> int:
+    snapshot: sm.SessionSnapshot = await store.ask(sm.ExportSession(args.session))
+    if args.json:
+        print_json(snapshot)
+        return OK
+    record = snapshot.record
+    print(
+        f"session {record.id}: agent {record.agent or '-'}, {record.turns} turns, "
+        f"{record.usage.total_tokens} tokens, {record.status}"
+    )
+    for entry in snapshot.entries:
+        message = entry.message
+        match message:
+            case UserMessage():
+                print(f"\nyou> {_content(message)}")
+            case AssistantMessage():
+                text = _content(message)
+                if text:
+                    print(f"\n{text}")
+                for call in message.tool_calls or []:
+                    print(f"[tool] {call_line(call.function.name, call.function.arguments)}")
+            case ToolMessage():
+                print(f"[tool] -> {' '.join(_content(message).split())[:200]}")
+            case _:
+                pass
+    return OK
+
+
+async def _export(store: Any, args: argparse.Namespace) -> int:
+    text = await export_session(store, args.session)
+    if args.output is None:
+        sys.stdout.write(text)
+    else:
+        args.output.write_text(text, encoding="utf-8")
+        print(f"wrote {args.output}", file=sys.stderr)
+    return OK
+
+
+async def _delete(store: Any, args: argparse.Namespace) -> int:
+    deleted: sm.Deleted = await store.ask(sm.DeleteSessions(list(args.sessions)))
+    missing = [s for s in args.sessions if s not in deleted.ids]
+    if args.json:
+        print_json({"deleted": deleted.ids, "missing": missing})
+    else:
+        for session in deleted.ids:
+            print(f"deleted {session}")
+    if missing:
+        raise SessionNotFound(missing[0])
+    return OK
+
+
+def _command(work: Any) -> Any:
+    def run(args: argparse.Namespace) -> int:
+        status: int = trio.run(_with_store, args, work)
+        return status
+
+    return run
+
+
+def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    group = add_group(
+        commands,
+        "sessions",
+        help="list, show, export and delete the stored chat sessions",
+        epilog=examples(
+            "agcore-actors sessions list",
+            "agcore-actors sessions show 20261123-101500-ab12",
+            "agcore-actors sessions export 20261123-101500-ab12 -o chat.jsonl",
+            "agcore-actors sessions delete 20261123-101500-ab12",
+        ),
+    )
+
+    def common(parser: argparse.ArgumentParser) -> None:
+        parser.add_argument("--store", type=Path, metavar="PATH", help="the sessions' SQLite file")
+
+    listing = add_command(group, "list", _command(_list), help="every stored session")
+    listing.add_argument("--json", action="store_true", help="the records as JSON")
+    common(listing)
+    show = add_command(group, "show", _command(_show), help="a session's transcript")
+    show.add_argument("session", help="the session id")
+    show.add_argument("--json", action="store_true", help="the whole snapshot as JSON")
+    common(show)
+    export = add_command(group, "export", _command(_export), help="a session as JSON Lines")
+    export.add_argument("session", help="the session id")
+    export.add_argument("-o", "--output", type=Path, metavar="FILE", help="write to FILE")
+    common(export)
+    delete = add_command(group, "delete", _command(_delete), help="delete sessions")
+    delete.add_argument("sessions", nargs="+", metavar="SESSION", help="session ids")
+    delete.add_argument("--json", action="store_true", help="what was deleted, as JSON")
+    common(delete)

@@ -19,8 +19,8 @@ from contextlib import aclosing
 from typing import TYPE_CHECKING, Any
 
 import attrs
-import msgspec
 
+from .._decode import DECODE_ERRORS
 from .._validators import positive
 from ._anthropic_wire import (
     AnthropicErrorDetail,
@@ -92,7 +92,7 @@ class _Decoder:
     def delta(self, sse: SseEvent) -> ChatDelta | None:
         try:
             event = event_decoder.decode(sse.data)
-        except msgspec.DecodeError as exc:
+        except DECODE_ERRORS as exc:
             raw = self.provider.redact(sse.data.decode("utf-8", "replace"))[:200]
             raise StreamError(
                 self.provider.name, f"event parse failed: {exc} | raw: {raw}"
@@ -204,7 +204,7 @@ class AnthropicProvider:
         response = await post(client, self._url, body, headers, self.name, self._secrets)
         try:
             message = message_decoder.decode(response.content)
-        except msgspec.DecodeError as exc:
+        except DECODE_ERRORS as exc:
             raise InvalidResponseError(self.name, str(exc), self.redact(response.text)) from None
         return response_from_message(message, self.name)
 

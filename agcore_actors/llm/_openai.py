@@ -32,6 +32,7 @@ from typing import TYPE_CHECKING, Any, Literal
 import attrs
 import msgspec
 
+from .._decode import DECODE_ERRORS
 from .._validators import positive
 from ._checks import check_api_key, check_base_url, check_headers, secrets_of
 from ._errors import InvalidResponseError, LlmError, RequestError, StreamError, redact
@@ -268,7 +269,7 @@ class OpenAICompatibleProvider:
     def _parse(self, content: bytes, request: ChatRequest) -> ChatResponse:
         try:
             completion = completion_decoder.decode(content)
-        except msgspec.DecodeError as exc:
+        except DECODE_ERRORS as exc:
             text = redact(content.decode("utf-8", "replace"), self._secrets)
             raise InvalidResponseError(self.name, str(exc), text) from None
         response = _response(completion, self.name)
@@ -328,7 +329,7 @@ class OpenAICompatibleProvider:
     def _delta(self, sse: SseEvent) -> ChatDelta:
         try:
             chunk = chunk_decoder.decode(sse.data)
-        except msgspec.DecodeError as exc:
+        except DECODE_ERRORS as exc:
             if sse.event == "error":
                 raise self._error(sse, None) from None
             raw = redact(sse.data.decode("utf-8", "replace"), self._secrets)[:200]

@@ -25,7 +25,6 @@ from typing import Any
 
 import msgspec
 
-from ._errors import InvalidResponseError
 from ._types import (
     AssistantMessage,
     AssistantToolCall,
@@ -291,12 +290,7 @@ def response_from_message(message: AnthropicMessage, provider: str) -> ChatRespo
             if isinstance(kept, ThinkingBlock):
                 thinking.append(kept.thinking)
         elif block.type == "tool_use":
-            try:
-                arguments = _encoder.encode({} if block.input is None else block.input).decode()
-            except OverflowError:  # an integer JSON allows but msgspec cannot write
-                raise InvalidResponseError(
-                    provider, f"tool_use input of {block.name!r} has an integer beyond 64 bits", ""
-                ) from None
+            arguments = _encoder.encode(block.input if block.input is not None else {}).decode()
             calls.append(
                 AssistantToolCall(block.id or "", FunctionCall(block.name or "", arguments))
             )

@@ -23,6 +23,7 @@ import attrs
 import msgspec
 import trio
 
+from .._decode import DECODE_ERRORS
 from .._validators import non_negative, positive
 from ._config import HttpServer, ServerConfig
 from ._errors import (
@@ -115,7 +116,7 @@ class McpClient:
     def _deliver(self, data: bytes) -> None:
         try:
             messages = decode(data)
-        except msgspec.DecodeError as exc:
+        except DECODE_ERRORS as exc:
             log.warning("[%s] ignoring a malformed message: %s", self.name, exc)
             return
         for msg in messages:

@@ -68,9 +68,9 @@ def test_seed_syntax_raw_block_cannot_be_closed_early() -> None:
 
 LIMITS = RenderLimits(max_output=100_000, max_work=10_000)
 BOUNDS = {
-    "nested loops": "{% for i in range(100000) %}{% for j in range(100000) %}{% endfor %}{% endfor %}",
+    "nested loops": "{% for i in range(99999) %}{% for j in range(99999) %}{% endfor %}{% endfor %}",
     "huge range": "{{ range(10**12)|list|length }}",
-    "huge range sum": "{% for i in range(10**9) %}{% endfor %}",
+    "a long loop": "{% for i in range(10**9) %}{% endfor %}",
     "exponential macro": (
         "{% macro f(n) %}{% if n %}{{ f(n - 1) }}{{ f(n - 1) }}{% endif %}{% endmacro %}{{ f(60) }}"
     ),

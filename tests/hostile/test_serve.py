@@ -25,7 +25,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from agcore_actors.serve import BadCommand
-from agcore_actors.serve._wire import parse_line
+from agcore_actors.serve._wire import ApproveCommand, CancelCommand, TurnCommand, parse_line
 from tests.hostile.hostile import corpus, json_values, mangled, shaped, to_bytes
 from tests.serve.helpers import commands, fake_openai, lines, start_serve
 from tests.serve.runtime import served
@@ -53,9 +53,11 @@ _bodies = mangled(_command.map(to_bytes)) | st.binary(max_size=40)
 @given(_bodies)
 def test_any_line_is_a_command_or_a_bad_command(line: bytes) -> None:
     try:
-        parse_line(line)
+        command = parse_line(line)
     except BadCommand:
-        pass
+        return
+    assert isinstance(command, TurnCommand | CancelCommand | ApproveCommand)
+    assert command.session  # every command names its session
 
 
 def read(path: Path) -> bytes:

@@ -5,6 +5,8 @@ tool body never runs."""
 
 from __future__ import annotations
 
+import functools
+
 import trio
 import trio.testing
 
@@ -112,10 +114,11 @@ async def test_a_failing_or_missing_approver_is_a_denial() -> None:
         raise RuntimeError("approver down")
 
     async with ActorSystem(strict=True) as system:
+        config = ExecutorConfig(approval_timeout=1.0)
         for name, approver in (("broken", broken), ("none", None)):
-            config = ExecutorConfig(approval_timeout=1.0)
             executor = await system.spawn(
-                lambda a=approver: ToolExecutor(REGISTRY, approver=a, config=config), name=name
+                functools.partial(ToolExecutor, REGISTRY, approver=approver, config=config),
+                name=name,
             )
             reply = await executor.ask(
                 ExecuteTools(batch_id="b", calls=[ToolCall(id="x", name="dangerous")])

@@ -4,7 +4,8 @@ corpus file: ``python mcp_server.py CORPUS_DIR``.
 ``initialize``, ``tools/list`` and ``tools/call`` of ``echo`` are answered correctly.
 ``tools/call`` of ``hostile`` with ``{"case": NAME}`` writes the bytes of
 ``CORPUS_DIR/NAME`` as they are, with every ``{{ID}}`` replaced by the request's id (a
-case may hold several lines, or none), and answers nothing else.
+case may hold several lines, or none), and answers nothing else. ``environ`` answers
+the server's own environment as a JSON object.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ import sys
 TOOLS = [
     {"name": "echo", "inputSchema": {"type": "object"}},
     {"name": "hostile", "inputSchema": {"type": "object"}},
+    {"name": "environ", "inputSchema": {"type": "object"}},
 ]
 
 
@@ -46,6 +48,9 @@ def main() -> None:
                 data = f.read().replace(b"{{ID}}", json.dumps(mid).encode())
             sys.stdout.buffer.write(data)
             sys.stdout.buffer.flush()
+        elif method == "tools/call" and msg["params"]["name"] == "environ":
+            content = [{"type": "text", "text": json.dumps(dict(os.environ))}]
+            send({"jsonrpc": "2.0", "id": mid, "result": {"content": content}})
         elif method == "tools/call":
             text = json.dumps(msg["params"]["arguments"])
             content = [{"type": "text", "text": text}]

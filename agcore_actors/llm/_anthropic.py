@@ -31,7 +31,7 @@ from ._anthropic_wire import (
     message_decoder,
     response_from_message,
 )
-from ._checks import check_api_key, check_base_url, check_headers, secrets_of
+from ._checks import check_api_key, check_base_url, check_headers, headers_repr, secrets_of
 from ._errors import InvalidResponseError, LlmError, StreamError, redact
 from ._http import open_stream, post, sse_chunks
 from ._provider import ReadLimits
@@ -65,7 +65,9 @@ class AnthropicConfig:
     #: The ``anthropic-version`` header.
     version: str = ANTHROPIC_VERSION
     #: Extra HTTP headers of every request (sensitive-looking values are redacted).
-    headers: Mapping[str, str] = attrs.field(factory=dict, validator=check_headers)
+    headers: Mapping[str, str] = attrs.field(
+        factory=dict, validator=check_headers, repr=headers_repr
+    )
     #: Extra top-level body fields of every request (e.g. ``{"thinking": {...}}``).
     extra_body: Mapping[str, Any] = attrs.field(factory=dict)
     #: The largest SSE line or event accepted, in bytes.

@@ -34,7 +34,7 @@ import msgspec
 
 from .._decode import DECODE_ERRORS
 from .._validators import positive
-from ._checks import check_api_key, check_base_url, check_headers, secrets_of
+from ._checks import check_api_key, check_base_url, check_headers, headers_repr, secrets_of
 from ._errors import InvalidResponseError, LlmError, RequestError, StreamError, redact
 from ._http import open_stream, post, sse_chunks
 from ._openai_wire import ChatCompletionChunk, ErrorDetail, chunk_decoder, completion_decoder
@@ -69,7 +69,9 @@ class OpenAIConfig:
     #: The model of requests that name none.
     model: str = ""
     #: Extra HTTP headers of every request (sensitive-looking values are redacted).
-    headers: Mapping[str, str] = attrs.field(factory=dict, validator=check_headers)
+    headers: Mapping[str, str] = attrs.field(
+        factory=dict, validator=check_headers, repr=headers_repr
+    )
     #: Extra top-level body fields of every request.
     extra_body: Mapping[str, Any] = attrs.field(factory=dict)
     #: Ask for usage in streams (``stream_options.include_usage``).

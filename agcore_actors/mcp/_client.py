@@ -174,7 +174,8 @@ class McpClient:
         if msg.method == "notifications/tools/list_changed":
             self.tools_changed.set()
         elif msg.method == "notifications/message" and isinstance(msg.params, dict):
-            log.info("[%s] %s: %s", self.name, msg.params.get("level"), msg.params.get("data"))
+            data = redact(str(msg.params.get("data")), self.secrets)
+            log.info("[%s] %s: %s", self.name, msg.params.get("level"), data)
         if self.on_event is not None:
             self.on_event(McpEvent(server=self.name, method=msg.method, params=msg.params))
 

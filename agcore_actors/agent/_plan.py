@@ -19,6 +19,7 @@ from typing import Any, Literal, Protocol
 
 import msgspec
 
+from .._decode import DECODE_ERRORS
 from ._errors import PlanParseError
 
 __all__ = ["JsonPlanParser", "Plan", "PlanParser", "Step", "StepStatus"]
@@ -110,7 +111,7 @@ class JsonPlanParser:
     def parse(self, raw: str, goal: str) -> Plan:
         try:
             data = msgspec.json.decode(raw.strip().encode())
-        except msgspec.DecodeError as exc:
+        except DECODE_ERRORS as exc:
             raise PlanParseError(f"invalid JSON: {exc}") from None
         raw_steps = data.get("steps") if isinstance(data, dict) else None
         if not isinstance(raw_steps, list):

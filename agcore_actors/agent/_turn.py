@@ -28,6 +28,7 @@ import attrs
 import msgspec
 import trio
 
+from .._decode import DECODE_ERRORS
 from .._errors import AgcoreError
 from ..actor import ActorRef
 from ..context import messages as cm
@@ -268,7 +269,7 @@ class Turn:
         assert self.agent.output_type is not None
         try:
             value = msgspec.json.decode(text.strip().encode(), type=self.agent.output_type)
-        except (msgspec.ValidationError, msgspec.DecodeError) as exc:
+        except DECODE_ERRORS as exc:  # ValidationError is a DecodeError
             return str(exc)
         self.output = msgspec.to_builtins(value)
         return None
@@ -368,7 +369,7 @@ class Turn:
 def _task_of(arguments: str) -> str | None:
     try:
         decoded = msgspec.json.decode(arguments or "{}")
-    except msgspec.DecodeError:
+    except DECODE_ERRORS:
         return None
     task = decoded.get("task") if isinstance(decoded, dict) else None
     return task if isinstance(task, str) else None

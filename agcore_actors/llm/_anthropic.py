@@ -19,8 +19,8 @@ from contextlib import aclosing
 from typing import TYPE_CHECKING, Any
 
 import attrs
-import msgspec
 
+from .._decode import DECODE_ERRORS
 from .._validators import positive
 from ._anthropic_wire import (
     AnthropicErrorDetail,
@@ -31,7 +31,7 @@ from ._anthropic_wire import (
     message_decoder,
     response_from_message,
 )
-from ._checks import check_api_key, check_base_url, check_headers, secrets_of
+from ._checks import check_api_key, check_base_url, check_headers, headers_repr, secrets_of
 from ._errors import InvalidResponseError, LlmError, StreamError, redact
 from ._http import open_stream, post, sse_chunks
 from ._provider import ReadLimits
@@ -65,7 +65,9 @@ class AnthropicConfig:
     #: The ``anthropic-version`` header.
     version: str = ANTHROPIC_VERSION
     #: Extra HTTP headers of every request (sensitive-looking values are redacted).
-    headers: Mapping[str, str] = attrs.field(factory=dict, validator=check_headers)
+    headers: Mapping[str, str] = attrs.field(
+        factory=dict, validator=check_headers, repr=headers_repr
+    )
     #: Extra top-level body fields of every request (e.g. ``{"thinking": {...}}``).
     extra_body: Mapping[str, Any] = attrs.field(factory=dict)
     #: The largest SSE line or event accepted, in bytes.
@@ -92,7 +94,7 @@ class _Decoder:
     def delta(self, sse: SseEvent) -> ChatDelta | None:
         try:
             event = event_decoder.decode(sse.data)
-        except msgspec.DecodeError as exc:
+        except DECODE_ERRORS as exc:
             raw = self.provider.redact(sse.data.decode("utf-8", "replace"))[:200]
             raise StreamError(
                 self.provider.name, f"event parse failed: {exc} | raw: {raw}"
@@ -204,7 +206,7 @@ class AnthropicProvider:
         response = await post(client, self._url, body, headers, self.name, self._secrets)
         try:
             message = message_decoder.decode(response.content)
-        except msgspec.DecodeError as exc:
+        except DECODE_ERRORS as exc:
             raise InvalidResponseError(self.name, str(exc), self.redact(response.text)) from None
         return response_from_message(message, self.name)
 

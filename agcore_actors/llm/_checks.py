@@ -66,6 +66,13 @@ def check_headers(
             )
 
 
+def headers_repr(headers: Mapping[str, str]) -> str:
+    """``headers`` for a repr: sensitive-looking values (as :func:`secrets_of` finds
+    them) shown as ``[redacted]``."""
+    shown = {k: "[redacted]" if _SENSITIVE.search(k) else v for k, v in headers.items()}
+    return repr(shown)
+
+
 def secrets_of(api_key: str, headers: Mapping[str, str]) -> tuple[str, ...]:
     """The values an error must never show: the key and sensitive-looking headers."""
     found = [api_key] if api_key else []

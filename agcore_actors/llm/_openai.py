@@ -32,8 +32,9 @@ from typing import TYPE_CHECKING, Any, Literal
 import attrs
 import msgspec
 
+from .._decode import DECODE_ERRORS
 from .._validators import positive
-from ._checks import check_api_key, check_base_url, check_headers, secrets_of
+from ._checks import check_api_key, check_base_url, check_headers, headers_repr, secrets_of
 from ._errors import InvalidResponseError, LlmError, RequestError, StreamError, redact
 from ._http import open_stream, post, sse_chunks
 from ._openai_wire import ChatCompletionChunk, ErrorDetail, chunk_decoder, completion_decoder
@@ -68,7 +69,9 @@ class OpenAIConfig:
     #: The model of requests that name none.
     model: str = ""
     #: Extra HTTP headers of every request (sensitive-looking values are redacted).
-    headers: Mapping[str, str] = attrs.field(factory=dict, validator=check_headers)
+    headers: Mapping[str, str] = attrs.field(
+        factory=dict, validator=check_headers, repr=headers_repr
+    )
     #: Extra top-level body fields of every request.
     extra_body: Mapping[str, Any] = attrs.field(factory=dict)
     #: Ask for usage in streams (``stream_options.include_usage``).
@@ -268,7 +271,7 @@ class OpenAICompatibleProvider:
     def _parse(self, content: bytes, request: ChatRequest) -> ChatResponse:
         try:
             completion = completion_decoder.decode(content)
-        except msgspec.DecodeError as exc:
+        except DECODE_ERRORS as exc:
             text = redact(content.decode("utf-8", "replace"), self._secrets)
             raise InvalidResponseError(self.name, str(exc), text) from None
         response = _response(completion, self.name)
@@ -328,7 +331,7 @@ class OpenAICompatibleProvider:
     def _delta(self, sse: SseEvent) -> ChatDelta:
         try:
             chunk = chunk_decoder.decode(sse.data)
-        except msgspec.DecodeError as exc:
+        except DECODE_ERRORS as exc:
             if sse.event == "error":
                 raise self._error(sse, None) from None
             raw = redact(sse.data.decode("utf-8", "replace"), self._secrets)[:200]

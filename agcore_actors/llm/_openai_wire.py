@@ -187,7 +187,8 @@ def response_from_completion(completion: ChatCompletion, provider: str) -> ChatR
     wire = choice.message
     content = wire.content if wire.content is None or isinstance(wire.content, str) else None
     if isinstance(wire.content, list):
-        content = "".join(part.get("text", "") for part in wire.content if isinstance(part, dict))
+        texts = (part.get("text") for part in wire.content if isinstance(part, dict))
+        content = "".join(text for text in texts if isinstance(text, str))
     message = AssistantMessage(
         content=content,
         reasoning_content=wire.reasoning_content

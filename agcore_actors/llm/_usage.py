@@ -14,11 +14,21 @@ normal rate (neither read from nor written to a cache); ``cache_read_tokens``
 and ``cache_write_tokens`` are kept apart; ``output_tokens`` are all
 generated tokens and ``reasoning_tokens`` the part of them spent thinking (a
 breakdown, not an addition).
+
+Both converters clamp every count a server reports to ``0 .. MAX_COUNT``: JSON allows
+integers of any size, and a sum, a metric or the store needs them within 64 bits.
 """
 
 from __future__ import annotations
 
 import msgspec
+
+#: The largest token count a converter keeps (a trillion; sums stay within 64 bits).
+MAX_COUNT = 10**12
+
+
+def _count(value: int) -> int:
+    return max(0, min(value, MAX_COUNT))
 
 
 class Usage(msgspec.Struct, frozen=True):
@@ -66,12 +76,13 @@ def usage_from_openai(
     reasoning_tokens: int = 0,
 ) -> Usage:
     """OpenAI counts cached tokens inside ``prompt_tokens``: take them out."""
-    cached = max(0, min(cached_tokens, prompt_tokens))
+    prompt, completion = _count(prompt_tokens), _count(completion_tokens)
+    cached = min(_count(cached_tokens), prompt)
     return Usage(
-        input_tokens=max(0, prompt_tokens - cached),
-        output_tokens=max(0, completion_tokens),
+        input_tokens=prompt - cached,
+        output_tokens=completion,
         cache_read_tokens=cached,
-        reasoning_tokens=max(0, min(reasoning_tokens, completion_tokens)),
+        reasoning_tokens=min(_count(reasoning_tokens), completion),
     )
 
 
@@ -83,10 +94,10 @@ def usage_from_anthropic(
 ) -> Usage:
     """Anthropic counts cache reads and writes outside ``input_tokens``."""
     return Usage(
-        input_tokens=max(0, input_tokens),
-        output_tokens=max(0, output_tokens),
-        cache_read_tokens=max(0, cache_read_input_tokens),
-        cache_write_tokens=max(0, cache_creation_input_tokens),
+        input_tokens=_count(input_tokens),
+        output_tokens=_count(output_tokens),
+        cache_read_tokens=_count(cache_read_input_tokens),
+        cache_write_tokens=_count(cache_creation_input_tokens),
     )
 
 

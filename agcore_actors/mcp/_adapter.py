@@ -16,7 +16,7 @@ import attrs
 from ..actor import ActorError, ActorRef
 from ..tools import ExecutionFailed, InvalidArguments, ToolContext, ToolRegistry
 from ._errors import McpConnectionClosed
-from ._policy import redact, registry_names
+from ._policy import redact, redact_value, registry_names
 from .messages import CallTool, McpConnectionMsg, McpToolInfo
 
 log = logging.getLogger("agcore_actors.mcp")
@@ -43,7 +43,7 @@ class McpToolAdapter:
     required_permissions: tuple[str, ...] = ()
     requires_approval: bool = False
     timeout: float | None = None
-    #: Configured header and env values of the server, redacted from error texts.
+    #: Configured header and env values of the server, redacted from results and errors.
     secrets: tuple[str, ...] = ()
 
     async def call(self, args: Any, ctx: ToolContext) -> Any:
@@ -59,8 +59,8 @@ class McpToolAdapter:
             text = redact(result.text, self.secrets) or "the MCP tool reported an error"
             raise ExecutionFailed(self.name, text)
         if result.text or result.structured is None:
-            return result.text
-        return result.structured
+            return redact(result.text, self.secrets)
+        return redact_value(result.structured, self.secrets)
 
 
 def registry_group(server: str) -> str:

@@ -23,6 +23,7 @@ import attrs
 import msgspec
 import trio
 
+from .._decode import DECODE_ERRORS
 from .._validators import non_negative, positive
 from ._config import HttpServer, ServerConfig
 from ._errors import (
@@ -115,7 +116,7 @@ class McpClient:
     def _deliver(self, data: bytes) -> None:
         try:
             messages = decode(data)
-        except msgspec.DecodeError as exc:
+        except DECODE_ERRORS as exc:
             log.warning("[%s] ignoring a malformed message: %s", self.name, exc)
             return
         for msg in messages:
@@ -173,7 +174,8 @@ class McpClient:
         if msg.method == "notifications/tools/list_changed":
             self.tools_changed.set()
         elif msg.method == "notifications/message" and isinstance(msg.params, dict):
-            log.info("[%s] %s: %s", self.name, msg.params.get("level"), msg.params.get("data"))
+            data = redact(str(msg.params.get("data")), self.secrets)
+            log.info("[%s] %s: %s", self.name, msg.params.get("level"), data)
         if self.on_event is not None:
             self.on_event(McpEvent(server=self.name, method=msg.method, params=msg.params))
 

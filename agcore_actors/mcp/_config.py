@@ -7,7 +7,8 @@ other MCP clients::
         "remote": {"url": "http://127.0.0.1:8000/mcp",
                    "headers": {"Authorization": "Bearer ..."}}}}
 
-A server has either ``command`` (stdio) or ``url`` (streamable HTTP).
+A server has either ``command`` (stdio) or ``url`` (streamable HTTP). Their reprs
+show the names of ``env`` and ``headers`` but not the values, which are secrets.
 Unknown keys (``type``, ``disabled``, ...) are accepted; ``disabled: true``
 servers are skipped. Bad input raises :class:`McpConfigError` naming the
 server and the field.
@@ -16,6 +17,7 @@ server and the field.
 from __future__ import annotations
 
 import os
+import urllib.parse
 from pathlib import Path
 from typing import Any
 
@@ -38,12 +40,33 @@ class StdioServer(msgspec.Struct, frozen=True, forbid_unknown_fields=False):
     #: Extra variable names passed through from our environment.
     inherit_env: list[str] = []
 
+    def __repr__(self) -> str:  # env values are secrets: show the names only
+        return (
+            f"StdioServer(command={self.command!r}, args={self.args!r}, env={_names(self.env)}, "
+            f"cwd={self.cwd!r}, inherit_env={self.inherit_env!r})"
+        )
+
 
 class HttpServer(msgspec.Struct, frozen=True, forbid_unknown_fields=False):
     """A server reached over streamable HTTP at ``url``, with ``headers`` on every request."""
 
     url: str
     headers: dict[str, str] = {}
+
+    def __repr__(self) -> str:  # header values and a URL password are secrets
+        url = urllib.parse.urlsplit(self.url)
+        if url.password is not None:
+            netloc = f"{url.username or ''}:{_HIDDEN}@{url.hostname or ''}"
+            netloc += f":{url.port}" if url.port is not None else ""
+            url = url._replace(netloc=netloc)
+        return f"HttpServer(url={url.geturl()!r}, headers={_names(self.headers)})"
+
+
+_HIDDEN = "[redacted]"
+
+
+def _names(values: dict[str, str]) -> str:
+    return "{" + ", ".join(f"{name!r}: {_HIDDEN!r}" for name in values) + "}"
 
 
 ServerConfig = StdioServer | HttpServer

@@ -1,5 +1,5 @@
 """Pure MCP policy: the registry names of a server's tools (valid for every model
-API), and keeping configured secrets out of error messages.
+API), and keeping configured secrets out of results, errors and logs.
 
 No event loop, no I/O.
 """
@@ -11,6 +11,7 @@ import hashlib
 import re
 import urllib.parse
 from collections.abc import Sequence
+from typing import Any
 
 from ._config import HttpServer, StdioServer
 
@@ -99,3 +100,16 @@ def redact(text: str, secrets: Sequence[str]) -> str:
         if secret in text:
             text = text.replace(secret, REDACTED)
     return text
+
+
+def redact_value(value: Any, secrets: Sequence[str]) -> Any:
+    """A JSON value with :func:`redact` applied to every string in it, keys included."""
+    if not secrets:
+        return value
+    if isinstance(value, str):
+        return redact(value, secrets)
+    if isinstance(value, list):
+        return [redact_value(item, secrets) for item in value]
+    if isinstance(value, dict):
+        return {redact_value(k, secrets): redact_value(v, secrets) for k, v in value.items()}
+    return value

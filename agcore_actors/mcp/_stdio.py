@@ -1,6 +1,6 @@
 """Stdio transport: the server is a child process speaking newline-delimited
 JSON-RPC on stdin/stdout; its stderr goes to our log, and only there (never into an
-error, so never into a tool message).
+error, so never into a tool message), with its configured ``env`` values redacted.
 
 A line over ``max_message_bytes`` is skipped without being held in memory, and only
 the request it answers fails (:class:`McpMessageTooLarge`, found by the id at either
@@ -28,6 +28,7 @@ import trio
 from ._config import StdioServer, child_environment
 from ._errors import McpConnectionClosed, McpMessageTooLarge
 from ._jsonrpc import oversized_answer_id
+from ._policy import redact, secret_values
 from ._transport import Closed, Deliver, Fail
 
 log = logging.getLogger("agcore_actors.mcp.stdio")
@@ -140,12 +141,13 @@ class StdioTransport:
 
     async def _read_stderr(self) -> None:
         assert self.process is not None and self.process.stderr is not None
+        secrets = secret_values(self.config)  # a server may print its configuration
         buffer = bytearray()
         try:
             while chunk := await self.process.stderr.receive_some(65536):
                 buffer += chunk
                 while (end := buffer.find(b"\n")) >= 0:
-                    line = buffer[:end].decode("utf-8", "replace").rstrip()
+                    line = redact(buffer[:end].decode("utf-8", "replace").rstrip(), secrets)
                     del buffer[: end + 1]
                     self.stderr_tail.append(line)
                     log.info("[%s] %s", self.name, line)

@@ -98,14 +98,19 @@ def _budget() -> _Budget | None:
     return _BUDGET.get()
 
 
-def _check_format(budget: _Budget, fmt: str, braces: bool) -> None:
-    """Refuse a format string whose widths alone exceed the value limit."""
+def _check_format(budget: _Budget, fmt: str, braces: bool, values: Iterable[Any] = ()) -> None:
+    """Refuse a format string whose widths alone exceed the value limit. A nested spec
+    (``"{:{}}"``) takes its width from ``values``: every number in a string among them
+    counts as a width too."""
     if braces:
         try:
             specs = [spec or "" for _, _, spec, _ in string.Formatter().parse(fmt)]
         except ValueError:
             return  # the call itself will fail
         numbers = [n for spec in specs for n in _DIGITS.findall(spec)]
+        if any("{" in spec for spec in specs):
+            texts = [v for v in values if isinstance(v, str)]
+            numbers += [n for text in texts for n in _DIGITS.findall(text)]
     else:
         numbers = [n for m in _PERCENT_SIZES.finditer(fmt) for n in m.groups() if n]
     for number in numbers:
@@ -242,7 +247,9 @@ class LimitedEnvironment(ImmutableSandboxedEnvironment):
             "format",
             "format_map",
         ):
-            _check_format(budget, receiver, braces=True)
+            mappings = [a for a in args if isinstance(a, dict)]  # format_map's argument
+            nested = [*args, *kwargs.values(), *(v for m in mappings for v in m.values())]
+            _check_format(budget, receiver, braces=True, values=nested)
         if isinstance(__obj, LoopContext) and args:
             args = (guarded_loop(args[0]), *args[1:])  # a recursive loop's next level
         return budget.check_value(super().call(__context, __obj, *args, **kwargs))

@@ -10,8 +10,10 @@ text is untouched, a stray close tag is a syntax error.
   ``{% if x is defined and x %}``; ``{{x}}`` of a missing ``x`` is still an
   error (strict).
 - ``{{#each xs}}`` binds ``item``; ``xs`` must be a list (``array`` filter).
-- Literal text that contains Jinja delimiters (``{%``, ``{#``) is wrapped in
-  ``{% raw %}`` so that it stays literal.
+- Literal text (and the body of ``{{#raw}}``) stays literal: with Jinja delimiters
+  (``{{``, ``{%``, ``{#``) it is wrapped in ``{% raw %}``, and if it holds ``endraw``
+  (which could close that block and start Jinja code) each ``{`` is printed by an
+  expression instead.
 """
 
 from __future__ import annotations
@@ -25,7 +27,9 @@ _PARTIAL = re.compile(r"[^\s'\"{}]+\Z")
 
 
 def _literal(text: str) -> str:
-    if "{%" in text or "{#" in text:
+    if "endraw" in text:  # it could close a raw block: print every brace instead
+        return text.replace("{", "{{ '{' }}")
+    if "{%" in text or "{#" in text or "{{" in text:
         return "{% raw %}" + text + "{% endraw %}"
     return text
 
@@ -77,7 +81,7 @@ def from_seed_syntax(source: str, name: str = "<template>") -> str:
             if close < 0:
                 raise fail("unclosed {{#raw}} block", start)
             body = source[pos:close]
-            out.append("{% raw %}" + body + "{% endraw %}")
+            out.append(_literal(body))
             pos = close + len("{{/raw}}")
         elif inner.startswith("> "):
             partial = inner[2:].strip()

@@ -20,6 +20,8 @@ Rules:
   its registry. Include cycles are refused before rendering
   (:class:`TemplateRecursionError`); the partial's output is kept.
 - Errors carry the template name and line.
+- Compiling never raises anything but a :class:`PromptError`: a source nested deeper
+  than Python's parser and compiler take is :class:`TemplateSyntaxError`.
 """
 
 from __future__ import annotations
@@ -126,6 +128,19 @@ def _translate(exc: Exception, names: set[str], default: str) -> PromptError:
     return TemplateRenderError(f"{type(exc).__name__}: {exc}", template=template, line=line)
 
 
+#: What compiling a source raises: Jinja's syntax errors, and for nesting deeper than
+#: Python's parser or compiler take (a thousand parentheses, twenty nested loops) a
+#: RecursionError or Python's own SyntaxError.
+_COMPILE_ERRORS = (jinja2.TemplateSyntaxError, RecursionError, SyntaxError)
+
+
+def _compile_error(exc: Exception, names: set[str], default: str) -> PromptError:
+    """A compile failure as a :class:`TemplateSyntaxError` (see ``_COMPILE_ERRORS``)."""
+    if isinstance(exc, RecursionError | SyntaxError):
+        return TemplateSyntaxError("the template nests too deeply to compile", template=default)
+    return _translate(exc, names, default)
+
+
 class TemplateRegistry:
     """Named templates; each may include any other as a partial.
 
@@ -150,8 +165,8 @@ class TemplateRegistry:
             if exc.name == name:
                 raise PartialNotFound(name) from None
             raise _translate(exc, set(self._sources), name) from exc
-        except jinja2.TemplateSyntaxError as exc:
-            raise _translate(exc, set(self._sources), name) from exc
+        except _COMPILE_ERRORS as exc:
+            raise _compile_error(exc, set(self._sources), name) from exc
 
     def _changed(self) -> None:
         self.version += 1
@@ -235,8 +250,8 @@ def _check_cycles(env: jinja2.Environment, sources: Sources, start: str) -> None
         state[name] = 1
         try:
             ast = env.parse(source, name)
-        except jinja2.TemplateSyntaxError as exc:
-            raise _translate(exc, {name}, name) from exc
+        except _COMPILE_ERRORS as exc:
+            raise _compile_error(exc, {name}, name) from exc
         for ref in jinja2.meta.find_referenced_templates(ast):
             if ref is not None:
                 visit(ref, [*path, name])
@@ -304,15 +319,15 @@ class PromptTemplate:
     def _compile(self) -> jinja2.Template:
         try:
             return self._env.get_template(self.name)
-        except (jinja2.TemplateSyntaxError, jinja2.TemplateNotFound) as exc:
-            raise _translate(exc, self._names(), self.name) from exc
+        except (*_COMPILE_ERRORS, jinja2.TemplateNotFound) as exc:
+            raise _compile_error(exc, self._names(), self.name) from exc
 
     def register_partial(self, name: str, source: str) -> PromptTemplate:
         """Add (or replace) a partial of this template; checked for syntax now."""
         try:
             self._env.parse(source, name)
-        except jinja2.TemplateSyntaxError as exc:
-            raise _translate(exc, {name}, name) from exc
+        except _COMPILE_ERRORS as exc:
+            raise _compile_error(exc, {name}, name) from exc
         self.partials[name] = source
         self._version += 1
         return self

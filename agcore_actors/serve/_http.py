@@ -49,6 +49,7 @@ import trio
 from hypercorn.config import Config as HypercornConfig
 from hypercorn.trio import serve
 
+from .._decode import DECODE_ERRORS
 from .._validators import at_least_one, non_negative
 from ..actor import ActorRef
 from ..agent import SessionHost, StoreTurns
@@ -184,7 +185,7 @@ class _App:
             return {}
         try:
             return msgspec.json.decode(bytes(body))
-        except msgspec.DecodeError as exc:
+        except DECODE_ERRORS as exc:
             raise BadCommand(f"not JSON: {exc}") from None
 
     # -- routes -----------------------------------------------------------------------------
@@ -251,7 +252,9 @@ class _App:
     async def _list(self, scope: Scope, send: Send) -> None:
         query = parse_qs(scope.get("query_string", b"").decode())
         limit_text = query.get("limit", ["100"])[-1]
-        if not limit_text.isdigit() or not 1 <= int(limit_text) <= self.config.max_page:
+        # ASCII digits only: str.isdigit() also takes "²", which int() refuses.
+        digits = limit_text.isascii() and limit_text.isdigit() and len(limit_text) <= 9
+        if not digits or not 1 <= int(limit_text) <= self.config.max_page:
             raise BadCommand(f"'limit' must be an integer in 1..{self.config.max_page}")
         cursor = query.get("cursor", [None])[-1]
         page: sm.SessionPage = await self.store.ask(

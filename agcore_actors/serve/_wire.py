@@ -6,7 +6,8 @@ Commands are JSON objects with a ``session`` and exactly one verb::
     {"session": "s1", "cancel": "immediate" | "after_turn"}     cancel its running turn
     {"session": "s1", "approve": "call_1", "allow": true, "reason": "optional"}
 
-:func:`parse_command` checks a whole object before anything runs, so a malformed one
+:func:`parse_command` checks a whole object before anything runs (a ``turn`` id
+must be free of control characters: it travels in a header), so a malformed one
 is refused with :class:`~agcore_actors.serve.BadCommand` naming the problem and
 changes nothing. :func:`event_fields` turns a turn event into one flat JSON object:
 ``session``, ``turn``, ``event`` (the event's kind in snake case) and its fields; a
@@ -22,6 +23,7 @@ from typing import Any, Literal
 import attrs
 import msgspec
 
+from .._decode import DECODE_ERRORS
 from ..agent import messages as am
 from ._errors import BadCommand
 
@@ -38,6 +40,7 @@ __all__ = [
 ]
 
 _VERBS = ("text", "cancel", "approve")
+_CONTROL = re.compile(r"[\x00-\x1f\x7f]")
 _ALLOWED = {
     "text": {"session", "text", "turn"},
     "cancel": {"session", "cancel"},
@@ -80,7 +83,7 @@ def parse_line(line: bytes | str) -> Command:
     """One line of JSON as a command; :class:`BadCommand` if it is not one."""
     try:
         obj = msgspec.json.decode(line)
-    except msgspec.DecodeError as exc:
+    except DECODE_ERRORS as exc:
         raise BadCommand(f"not JSON: {exc}") from None
     return parse_command(obj)
 
@@ -105,7 +108,10 @@ def parse_command(obj: object, *, session: str | None = None) -> Command:
         raise BadCommand(f"unknown field(s) for {verb!r}: {', '.join(extra)}")
     name = _string(obj, "session")
     if verb == "text":
-        return TurnCommand(name, _string(obj, "text", empty=True), _string(obj, "turn", empty=True))
+        turn = _string(obj, "turn", empty=True)
+        if _CONTROL.search(turn):  # the id goes into a header (X-Turn-Id) and log lines
+            raise BadCommand("'turn' must not contain control characters")
+        return TurnCommand(name, _string(obj, "text", empty=True), turn)
     if verb == "cancel":
         mode = obj["cancel"]
         if mode not in ("immediate", "after_turn"):

@@ -76,10 +76,17 @@ class ExecutorConfig:
     max_recorded_batches: int = attrs.field(default=256, validator=attrs.validators.ge(1))
 
 
+#: The permission checker an executor applies unless told otherwise (frozen: shared).
+DEFAULT_CHECKER = PermissionChecker()
+
+
 class ToolExecutor(Actor[ToolExecutorMsg]):
     """Runs the tools of ``registry``, every call of a batch in parallel.
 
-    ``checker`` (None: no permission checks) and ``approver`` gate calls; ``events``
+    ``checker`` and ``approver`` gate calls. The default checker applies
+    :class:`~agcore_actors.tools.PermissionConfig`'s defaults (Shell and Delete refused,
+    Read and Network allowed, tools that declare nothing allowed); ``checker=None``
+    turns permission checks off. ``events``
     receives :class:`~agcore_actors.tools.messages.ToolProgress`, told without waiting
     and dropped when its mailbox is full. Sync tools run on ``threads`` (None: the
     :class:`~agcore_actors.tools.ToolThreads` shared by the whole trio run).
@@ -118,7 +125,7 @@ class ToolExecutor(Actor[ToolExecutorMsg]):
         self,
         registry: ToolRegistry,
         *,
-        checker: PermissionChecker | None = None,
+        checker: PermissionChecker | None = DEFAULT_CHECKER,
         approver: Approver | None = None,
         events: ActorRef[ToolProgress] | None = None,
         config: ExecutorConfig | None = None,
@@ -292,7 +299,7 @@ def tool_executor_spec(
     name: str,
     *,
     registry: ToolRegistry,
-    checker: PermissionChecker | None = None,
+    checker: PermissionChecker | None = DEFAULT_CHECKER,
     approver: Approver | None = None,
     events: ActorRef[ToolProgress] | None = None,
     config: ExecutorConfig | None = None,

@@ -12,6 +12,7 @@ from typing import Any
 
 import msgspec
 
+from .._decode import DECODE_ERRORS
 from ._errors import (
     ExecutionFailed,
     InvalidArguments,
@@ -71,7 +72,7 @@ def parse_arguments(call: ToolCall) -> Any:
         return {}
     try:
         return msgspec.json.decode(call.arguments)
-    except msgspec.DecodeError as exc:
+    except DECODE_ERRORS as exc:
         raise InvalidArguments(call.name, f"arguments are not valid JSON: {exc}") from None
 
 

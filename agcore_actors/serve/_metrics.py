@@ -44,14 +44,20 @@ class _Snapshots(Collector):
         depth = GaugeMetricFamily("agcore_actor_mailbox_depth", "Mailbox depth.", labels=labels)
         flight = GaugeMetricFamily("agcore_actor_in_flight", "Requests in flight.", labels=labels)
         restarts = CounterMetricFamily("agcore_actor_restarts", "Restarts.", labels=labels)
+        # 1 while the actor publishes a degraded state; the reason stays in the observer
+        # (free text does not belong in a label).
+        degraded = GaugeMetricFamily(
+            "agcore_actor_degraded", "1 while the actor works only in part.", labels=labels
+        )
         for row in rows:
             key = [row.name, row.kind, row.state.value]
             depth.add_metric(key, row.mailbox_depth)
             flight.add_metric(key, row.in_flight)
             restarts.add_metric(key, row.restarts)
+            degraded.add_metric(key, 0 if row.degraded is None else 1)
         actors = GaugeMetricFamily("agcore_actors", "Actors and supervisors running.")
         actors.add_metric([], len(rows))
-        yield from (actors, depth, flight, restarts)
+        yield from (actors, depth, flight, restarts, degraded)
 
 
 class Metrics:

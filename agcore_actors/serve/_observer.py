@@ -42,6 +42,7 @@ def observer_state(host: SessionHost, runner: TurnRunner, *, recent: int = 20) -
             "mailbox_capacity": row.mailbox_capacity,
             "restarts": row.restarts,
             "in_flight": row.in_flight,
+            "degraded": row.degraded,
         }
         for row in host.system.snapshot()
     ]

@@ -12,6 +12,7 @@ import pytest
 import trio
 from prometheus_client.parser import text_string_to_metric_families
 
+from agcore_actors import Actor
 from agcore_actors.serve import HttpConfig
 from tests.serve.runtime import served
 from tests.serve.sse import connect_sse
@@ -231,3 +232,27 @@ async def test_shutdown_lets_turns_in_flight_finish() -> None:
                     s.stop.set()
         assert events[-1]["event"] == "turn_completed"
         assert [e["event"] for e in events].count("text_delta") == 5
+
+
+class _Sick(Actor[str]):
+    """Publishes a degraded state as soon as it starts."""
+
+    async def on_start(self) -> None:
+        self.ctx.set_degraded("storage unavailable: disk full")
+
+    async def handle(self, msg: str) -> None:
+        return None
+
+
+async def test_a_degraded_actor_shows_in_the_observer_and_the_metrics() -> None:
+    async with served() as s, httpx2.AsyncClient(base_url=s.url) as client:
+        await s.host.system.spawn(_Sick, name="sick")
+        state = (await client.get("/observer/state")).json()
+        rows = {row["name"]: row for row in state["tree"]}
+        assert rows["sick"]["degraded"] == "storage unavailable: disk full"
+        assert all(row["degraded"] is None for name, row in rows.items() if name != "sick")
+        families = {f.name: f for f in text_string_to_metric_families(
+            (await client.get("/metrics")).text
+        )}  # fmt: skip
+        flags = {x.labels["name"]: x.value for x in families["agcore_actor_degraded"].samples}
+        assert flags["sick"] == 1 and sum(flags.values()) == 1

@@ -33,6 +33,7 @@ CASES: dict[str, tuple[list[str], list[str]]] = {
             "| FTS5 bm25() top-10 (raw query) |",
             "| MemoryRetriever dice top-10 (seed scan) |",
             "| SqliteBackend FULL, 1 put per transaction |",
+            "| `Get` sent while that `Append` is being written |",
         ],
     ),
     "tools": ([], ["| 100 |", "| 8 in parallel |"]),

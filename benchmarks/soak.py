@@ -1,0 +1,358 @@
+"""Soak and crash-resume: many sessions through one SessionHost under a seeded fault
+schedule, with eviction pressure; and the same work SIGKILLed and restarted on one store.
+
+- ``soak``: N sessions × M turns at once through one SessionHost (a live cap and idle TTL
+  far below N: sessions are evicted and restored many times) against the fault-injecting
+  fake OpenAI server (tests/peers/fault_openai.py, its own process), misbehaving function
+  tools and a fault-injecting MCP server (benchmarks/soak_rig.py). Reports turns
+  completed, failed with a typed error, lost; invalid transcripts (benchmarks/soak_check.py
+  says what valid means); tasks, threads, file descriptors and child processes leaked;
+  RSS at start, middle and end.
+- ``crash``: the same work in a child process (``worker``), SIGKILLed at random points
+  ``--kills`` times and restarted on the same SQLite store, then run to the end. The
+  worker appends an acknowledgement (a JSON line, fsynced) only after the host returned
+  the turn's result; afterwards every acknowledged turn must be in the store and every
+  transcript valid.
+
+    .venv/bin/python benchmarks/soak.py soak --sessions 200 --turns 20
+    .venv/bin/python benchmarks/soak.py crash --sessions 50 --turns 10 --kills 8
+    .venv/bin/python benchmarks/soak.py soak --sessions 20 --turns 4 --json out.json
+
+Exit status 0 when every must-be-zero figure is zero (and RSS grew < 10 % from the
+middle to the end of a soak of at least 1,000 turns).
+"""
+
+from __future__ import annotations
+
+import argparse
+import gc
+import json
+import os
+import random
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+import trio
+
+HERE = Path(__file__).resolve().parent
+sys.path[:0] = [str(HERE), str(HERE.parent)]
+
+from soak_check import Findings, check_store, read_acks, turn_text  # noqa: E402
+from soak_rig import (  # noqa: E402
+    RigConfig,
+    children,
+    fault_counts,
+    fd_targets,
+    open_fds,
+    rss,
+    soak_host,
+    start_provider,
+    stop_provider,
+    tasks,
+    threads,
+)
+
+import agcore_actors  # noqa: E402
+from agcore_actors import ActorSystem  # noqa: E402
+from agcore_actors._errors import AgcoreError  # noqa: E402
+from agcore_actors.agent import SessionHost  # noqa: E402
+
+
+def error_kinds() -> set[str]:
+    """Every ``kind`` of the library's error tree."""
+    import pkgutil
+
+    for info in pkgutil.walk_packages(agcore_actors.__path__, "agcore_actors."):
+        if info.name.endswith("._errors"):
+            __import__(info.name)
+    kinds, todo = set(), [AgcoreError]
+    while todo:
+        cls = todo.pop()
+        kinds.add(cls.kind)
+        todo += cls.__subclasses__()
+    return kinds
+
+
+class Driver:
+    """Runs the turns of the sessions, counts how each ended, and acknowledges them."""
+
+    def __init__(self, host: SessionHost, acks: Path, turns: int, watchdog: float) -> None:
+        self.host, self.acks_path, self.turns, self.watchdog = host, acks, turns, watchdog
+        self.kinds = error_kinds()
+        self.counts: dict[str, int] = {}
+        self.errors: dict[str, int] = {}
+        self.lost: list[str] = []
+        self.done = 0
+        self._acks = open(acks, "a")  # noqa: SIM115 - closed by close()
+        self.on_progress: Any = None
+
+    def close(self) -> None:
+        self._acks.close()
+
+    def _count(self, what: str, kind: str = "") -> None:
+        self.counts[what] = self.counts.get(what, 0) + 1
+        if kind:
+            self.errors[kind] = self.errors.get(kind, 0) + 1
+
+    def _ack(self, record: dict[str, Any]) -> None:
+        self._acks.write(json.dumps(record) + "\n")
+        self._acks.flush()
+        os.fsync(self._acks.fileno())
+
+    async def session(self, session: str, first: int, nonce: str) -> None:
+        k, rejected = first, 0
+        while k < self.turns:
+            turn = f"{session}-t{k}-{nonce}-{rejected}"
+            try:
+                with trio.fail_after(self.watchdog):
+                    result = await self.host.run(session, turn_text(session, k), turn=turn)
+            except trio.TooSlowError:
+                self.lost.append(f"{turn}: no answer within {self.watchdog:g} s")
+                self._count("lost")
+            except AgcoreError as exc:  # refused before it ran (busy, parked, ...)
+                self._count("rejected", exc.kind)
+                rejected += 1
+                if rejected < 5:
+                    await trio.sleep(0.05)
+                    continue
+            except Exception as exc:
+                self.lost.append(f"{turn}: untyped {type(exc).__name__}: {exc}")
+                self._count("lost")
+            else:
+                if result.status == "completed" or (
+                    result.status == "failed" and result.error_kind in self.kinds
+                ):
+                    self._count(result.status, result.error_kind)
+                    self._ack(
+                        {
+                            "session": session,
+                            "turn": turn,
+                            "k": k,
+                            "status": result.status,
+                            "text": result.text,
+                        }
+                    )
+                else:
+                    self.lost.append(f"{turn}: {result.status} {result.error_kind}")
+                    self._count("lost")
+            k, rejected = k + 1, 0
+            self.done += 1
+            if self.on_progress is not None:
+                self.on_progress()
+
+    async def run(self, plan: dict[str, int], nonce: str) -> None:
+        async with trio.open_nursery() as nursery:
+            for session, first in plan.items():
+                nursery.start_soon(self.session, session, first, nonce)
+
+
+def session_ids(n: int) -> list[str]:
+    return [f"s{i:04d}" for i in range(n)]
+
+
+# -- soak --------------------------------------------------------------------------------
+
+
+async def _soak(base: str, db: Path, acks: Path, n: int, m: int, rig: RigConfig) -> dict[str, Any]:
+    tasks_before = tasks()
+    samples: list[tuple[int, int]] = []
+    snapshot: dict[str, Any] = {}
+    total = n * m
+    async with ActorSystem() as system, soak_host(system, base, str(db), rig) as host:
+        driver = Driver(host, acks, m, watchdog=rig.turn_timeout * 3)
+        marks = {max(1, total * i // 10) for i in range(1, 11)}
+
+        def progress() -> None:
+            if driver.done in marks:
+                gc.collect()
+                samples.append((driver.done, rss()))
+
+        driver.on_progress = progress
+        gc.collect()
+        samples.append((0, rss()))
+        started = time.monotonic()
+        try:
+            await driver.run({s: 0 for s in session_ids(n)}, "a")
+        finally:
+            driver.close()
+        wall = time.monotonic() - started
+        for session in list(host.live_sessions):
+            await host.close(session)
+        snap = host.snapshot()
+        snapshot = {f: getattr(snap, f) for f in snap.__struct_fields__}
+    await trio.sleep(0)
+    return {
+        "wall_s": round(wall, 1),
+        "counts": driver.counts,
+        "errors": driver.errors,
+        "lost_detail": driver.lost[:20],
+        "host": snapshot,
+        "rss": samples,
+        "tasks_leaked": tasks() - tasks_before,
+    }
+
+
+def settle(measure: Any, baseline: int, seconds: float) -> int:
+    """``measure()`` once it is back at ``baseline``, or after ``seconds`` (trio's idle
+    worker threads linger for 10 s before they exit: that is no leak)."""
+    deadline = time.monotonic() + seconds
+    while (value := measure()) > baseline and time.monotonic() < deadline:
+        time.sleep(0.2)
+    return int(value)
+
+
+def soak(args: argparse.Namespace) -> dict[str, Any]:
+    rig = RigConfig(max_live=args.max_live, idle_ttl=args.idle_ttl, seed=args.seed)
+    provider, base = start_provider(args.seed, args.rate, args.tool_rate)
+    try:
+        with tempfile.TemporaryDirectory(dir=args.tmp) as tmp:
+            db, acks = Path(tmp) / "soak.db", Path(tmp) / "acks.jsonl"
+            mine = frozenset({provider.pid})
+            fds, thr, kids = open_fds(), threads(), len(children(mine))
+            targets = fd_targets()
+            report = trio.run(_soak, base, db, acks, args.sessions, args.turns, rig)
+            report["fds_leaked"] = settle(open_fds, fds, 5) - fds
+            report["fds_leaked_detail"] = sorted(set(fd_targets().items()) - set(targets.items()))
+            report["children_leaked"] = settle(lambda: len(children(mine)), kids, 5) - kids
+            report["threads_leaked"] = settle(threads, thr, 20) - thr
+            findings = check_store(db, read_acks(acks), session_ids(args.sessions))
+            report["faults"] = fault_counts(base)
+    finally:
+        stop_provider(provider)
+    return _finish(report, findings, args.sessions * args.turns)
+
+
+def _finish(report: dict[str, Any], found: Findings, planned: int) -> dict[str, Any]:
+    report["planned_turns"] = planned
+    report["acknowledged"] = found.acknowledged
+    report["lost_acknowledged"] = found.lost[:20]
+    report["turns_lost"] = report["counts"].get("lost", 0) + len(found.lost)
+    report["invalid_transcripts"] = len(found.invalid)
+    report["invalid_detail"] = dict(list(found.invalid.items())[:5])
+    report["open_turns"] = len(found.open_turns)
+    report["stored"] = {"sessions": found.sessions, "messages": found.messages}
+    report["integrity"] = found.integrity
+    rss_points = report.get("rss") or []
+    if len(rss_points) >= 3:
+        middle, end = rss_points[len(rss_points) // 2][1], rss_points[-1][1]
+        report["rss_mb"] = {
+            "start": rss_points[0][1] / 1e6,
+            "middle": middle / 1e6,
+            "end": end / 1e6,
+        }
+        report["rss_growth_middle_to_end"] = (end - middle) / middle
+    return report
+
+
+def passed(report: dict[str, Any]) -> bool:
+    zero = ("turns_lost", "invalid_transcripts", "open_turns")
+    leaks = ("tasks_leaked", "fds_leaked", "children_leaked", "threads_leaked")
+    ok = all(report.get(k, 0) == 0 for k in zero + leaks) and report["integrity"] == "ok"
+    if report["planned_turns"] >= 1000 and "rss_growth_middle_to_end" in report:
+        ok = ok and report["rss_growth_middle_to_end"] < 0.10
+    return ok
+
+
+# -- crash-resume ------------------------------------------------------------------------
+
+
+async def _worker(base: str, db: str, acks: Path, n: int, m: int, rig: RigConfig) -> dict[str, Any]:
+    done: dict[str, int] = {}
+    for ack in read_acks(acks):
+        done[ack["session"]] = max(done.get(ack["session"], 0), ack["k"] + 1)
+    plan = {s: done.get(s, 0) for s in session_ids(n) if done.get(s, 0) < m}
+    async with ActorSystem() as system, soak_host(system, base, db, rig) as host:
+        print("READY", flush=True)
+        driver = Driver(host, acks, m, watchdog=rig.turn_timeout * 3)
+        try:
+            await driver.run(plan, os.urandom(3).hex())
+        finally:
+            driver.close()
+    return {"counts": driver.counts, "errors": driver.errors, "lost_detail": driver.lost[:20]}
+
+
+def worker(args: argparse.Namespace) -> dict[str, Any]:
+    rig = RigConfig(max_live=args.max_live, idle_ttl=args.idle_ttl, seed=args.seed)
+    return trio.run(_worker, args.base, args.db, Path(args.acks), args.sessions, args.turns, rig)
+
+
+def crash(args: argparse.Namespace) -> dict[str, Any]:
+    rng = random.Random(args.seed)
+    provider, base = start_provider(args.seed, args.rate, args.tool_rate)
+    env = {**os.environ, "PYTHONPATH": str(HERE.parent)}
+    counts: dict[str, int] = {}
+    kills: list[dict[str, Any]] = []
+    try:
+        with tempfile.TemporaryDirectory(dir=args.tmp) as tmp:
+            db, acks = Path(tmp) / "crash.db", Path(tmp) / "acks.jsonl"
+            per_round = max(2, args.sessions * args.turns // (args.kills + 2))
+            for round in range(args.kills + 1):
+                argv = [sys.executable, __file__, "worker", "--base", base, "--db", str(db)]
+                argv += ["--acks", str(acks), "--sessions", str(args.sessions)]
+                argv += ["--turns", str(args.turns), "--seed", str(args.seed + round)]
+                argv += ["--max-live", str(args.max_live), "--idle-ttl", str(args.idle_ttl)]
+                before = len(read_acks(acks))
+                child = subprocess.Popen(argv, stdout=subprocess.PIPE, env=env, text=True)
+                assert child.stdout is not None
+                if round < args.kills:
+                    target = before + rng.randint(1, per_round)
+                    deadline = time.monotonic() + 600  # a bound on a hang, not a timing
+                    while len(read_acks(acks)) < target and child.poll() is None:
+                        assert time.monotonic() < deadline, "the worker makes no progress"
+                        time.sleep(0.01)
+                    time.sleep(rng.uniform(0, 0.3))  # lands mid-turn, mid-commit, anywhere
+                    child.send_signal(signal.SIGKILL)
+                    child.wait()
+                    kills.append({"after_acks": len(read_acks(acks)), "rc": child.returncode})
+                    child.stdout.close()
+                    continue
+                out = child.stdout.read()
+                assert child.wait() == 0, f"the last worker failed: {child.returncode}"
+                summary = json.loads(out.strip().splitlines()[-1])
+                for key, value in summary["counts"].items():
+                    counts[key] = counts.get(key, 0) + value
+            findings = check_store(db, read_acks(acks), session_ids(args.sessions))
+            report: dict[str, Any] = {"kills": kills, "counts": counts}
+            report["faults"] = fault_counts(base)
+            report["lost_detail"] = summary.get("lost_detail", [])
+    finally:
+        stop_provider(provider)
+    return _finish(report, findings, args.sessions * args.turns)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description="soak and crash-resume")
+    parser.add_argument("what", choices=["soak", "crash", "worker"])
+    parser.add_argument("--sessions", type=int, default=200)
+    parser.add_argument("--turns", type=int, default=20)
+    parser.add_argument("--kills", type=int, default=8)
+    parser.add_argument("--seed", type=int, default=18)
+    parser.add_argument("--rate", type=float, default=0.2, help="provider fault rate")
+    parser.add_argument("--tool-rate", type=float, default=0.3, help="faulting tool rate")
+    parser.add_argument("--max-live", type=int, default=16)
+    parser.add_argument("--idle-ttl", type=float, default=0.2)
+    parser.add_argument("--tmp", default=None, help="where the store and acks go")
+    parser.add_argument("--json", default=None, help="write the report here too")
+    parser.add_argument("--base", default="")
+    parser.add_argument("--db", default="")
+    parser.add_argument("--acks", default="")
+    args = parser.parse_args(argv)
+    if args.what == "worker":
+        print(json.dumps(worker(args)), flush=True)
+        return 0
+    report = soak(args) if args.what == "soak" else crash(args)
+    report["passed"] = passed(report)
+    text = json.dumps(report, indent=1)
+    print(text)
+    if args.json:
+        Path(args.json).write_text(text)
+    return 0 if report["passed"] else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,7 +1,7 @@
 """Soak and crash-resume: many sessions through one SessionHost under a seeded fault
 schedule, with eviction pressure; and the same work SIGKILLed and restarted on one store.
 
-- ``soak``: N sessions × M turns at once through one SessionHost (a live cap and idle TTL
+- ``soak``: N sessions x M turns at once through one SessionHost (a live cap and idle TTL
   far below N: sessions are evicted and restored many times) against the fault-injecting
   fake OpenAI server (tests/peers/fault_openai.py, its own process), misbehaving function
   tools and a fault-injecting MCP server (benchmarks/soak_rig.py). Reports turns
@@ -185,7 +185,6 @@ async def _soak(base: str, db: Path, acks: Path, n: int, m: int, rig: RigConfig)
             await host.close(session)
         snap = host.snapshot()
         snapshot = {f: getattr(snap, f) for f in snap.__struct_fields__}
-    await trio.sleep(0)
     return {
         "wall_s": round(wall, 1),
         "counts": driver.counts,

@@ -10,8 +10,8 @@ out). The server starts in a process group of its own, so that a wrapper (``sh -
 (:meth:`StdioTransport.aclose`): close stdin (MCP servers exit at EOF) and wait
 ``grace`` seconds for the server; then SIGTERM the whole group, wait up to ``grace``
 for it to be gone, and SIGKILL what is left; always reap the server: no zombie and no
-orphan of the group, even when cancelled; then close our ends of its pipes. (A process that left the group on purpose,
-a daemon, is out of reach by design.)
+orphan of the group, even when cancelled; then close our ends of its pipes. (A process
+that left the group on purpose, a daemon, is out of reach by design.)
 """
 
 from __future__ import annotations

@@ -53,6 +53,7 @@ from soak_rig import (  # noqa: E402
     soak_host,
     start_provider,
     stop_provider,
+    tagged,
     tasks,
     threads,
 )
@@ -151,6 +152,16 @@ class Driver:
                 nursery.start_soon(self.session, session, first, nonce)
 
 
+def rig_config(args: argparse.Namespace) -> RigConfig:
+    return RigConfig(
+        max_live=args.max_live,
+        idle_ttl=args.idle_ttl,
+        in_flight=args.in_flight,
+        seed=args.seed,
+        mcp_tag=args.mcp_tag,
+    )
+
+
 def session_ids(n: int) -> list[str]:
     return [f"s{i:04d}" for i in range(n)]
 
@@ -160,7 +171,7 @@ def session_ids(n: int) -> list[str]:
 
 async def _soak(base: str, db: Path, acks: Path, n: int, m: int, rig: RigConfig) -> dict[str, Any]:
     tasks_before = tasks()
-    samples: list[tuple[int, int]] = []
+    samples: list[tuple[int, ...]] = []
     snapshot: dict[str, Any] = {}
     total = n * m
     async with ActorSystem() as system, soak_host(system, base, str(db), rig) as host:
@@ -169,12 +180,15 @@ async def _soak(base: str, db: Path, acks: Path, n: int, m: int, rig: RigConfig)
 
         def progress() -> None:
             if driver.done in marks:
-                gc.collect()
-                samples.append((driver.done, rss()))
+                sample()
+
+        def sample() -> None:
+            gc.collect()
+            live = len(host.live_sessions)
+            samples.append((driver.done, rss(), open_fds(), tasks(), threads(), live))
 
         driver.on_progress = progress
-        gc.collect()
-        samples.append((0, rss()))
+        sample()
         started = time.monotonic()
         try:
             await driver.run({s: 0 for s in session_ids(n)}, "a")
@@ -191,7 +205,8 @@ async def _soak(base: str, db: Path, acks: Path, n: int, m: int, rig: RigConfig)
         "errors": driver.errors,
         "lost_detail": driver.lost[:20],
         "host": snapshot,
-        "rss": samples,
+        # (turns done, RSS, fds, tasks, threads, live sessions) at every tenth of the run
+        "samples": samples,
         "tasks_leaked": tasks() - tasks_before,
     }
 
@@ -206,7 +221,7 @@ def settle(measure: Any, baseline: int, seconds: float) -> int:
 
 
 def soak(args: argparse.Namespace) -> dict[str, Any]:
-    rig = RigConfig(max_live=args.max_live, idle_ttl=args.idle_ttl, seed=args.seed)
+    rig = rig_config(args)
     provider, base = start_provider(args.seed, args.rate, args.tool_rate)
     try:
         with tempfile.TemporaryDirectory(dir=args.tmp) as tmp:
@@ -234,9 +249,14 @@ def _finish(report: dict[str, Any], found: Findings, planned: int) -> dict[str, 
     report["invalid_transcripts"] = len(found.invalid)
     report["invalid_detail"] = dict(list(found.invalid.items())[:5])
     report["open_turns"] = len(found.open_turns)
-    report["stored"] = {"sessions": found.sessions, "messages": found.messages}
+    report["stored"] = {
+        "sessions": found.sessions,
+        "messages": found.messages,
+        "turns": found.turns_stored,
+    }
     report["integrity"] = found.integrity
-    rss_points = report.get("rss") or []
+    report["tool_results"] = dict(sorted(found.tool_results.items(), key=lambda kv: -kv[1]))
+    rss_points = report.get("samples") or []
     if len(rss_points) >= 3:
         middle, end = rss_points[len(rss_points) // 2][1], rss_points[-1][1]
         report["rss_mb"] = {
@@ -276,12 +296,13 @@ async def _worker(base: str, db: str, acks: Path, n: int, m: int, rig: RigConfig
 
 
 def worker(args: argparse.Namespace) -> dict[str, Any]:
-    rig = RigConfig(max_live=args.max_live, idle_ttl=args.idle_ttl, seed=args.seed)
+    rig = rig_config(args)
     return trio.run(_worker, args.base, args.db, Path(args.acks), args.sessions, args.turns, rig)
 
 
 def crash(args: argparse.Namespace) -> dict[str, Any]:
     rng = random.Random(args.seed)
+    tag = f"soak-crash-{os.getpid()}-{os.urandom(3).hex()}"
     provider, base = start_provider(args.seed, args.rate, args.tool_rate)
     env = {**os.environ, "PYTHONPATH": str(HERE.parent)}
     counts: dict[str, int] = {}
@@ -295,6 +316,7 @@ def crash(args: argparse.Namespace) -> dict[str, Any]:
                 argv += ["--acks", str(acks), "--sessions", str(args.sessions)]
                 argv += ["--turns", str(args.turns), "--seed", str(args.seed + round)]
                 argv += ["--max-live", str(args.max_live), "--idle-ttl", str(args.idle_ttl)]
+                argv += ["--in-flight", str(args.in_flight), "--mcp-tag", tag]
                 before = len(read_acks(acks))
                 child = subprocess.Popen(argv, stdout=subprocess.PIPE, env=env, text=True)
                 assert child.stdout is not None
@@ -317,6 +339,8 @@ def crash(args: argparse.Namespace) -> dict[str, Any]:
                     counts[key] = counts.get(key, 0) + value
             findings = check_store(db, read_acks(acks), session_ids(args.sessions))
             report: dict[str, Any] = {"kills": kills, "counts": counts}
+            # A killed worker's MCP server sees stdin close and exits: none may outlive it.
+            report["children_leaked"] = settle(lambda: len(tagged(tag)), 0, 10)
             report["faults"] = fault_counts(base)
             report["lost_detail"] = summary.get("lost_detail", [])
     finally:
@@ -335,11 +359,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--tool-rate", type=float, default=0.3, help="faulting tool rate")
     parser.add_argument("--max-live", type=int, default=16)
     parser.add_argument("--idle-ttl", type=float, default=0.2)
+    parser.add_argument("--in-flight", type=int, default=48, help="turns at once")
     parser.add_argument("--tmp", default=None, help="where the store and acks go")
     parser.add_argument("--json", default=None, help="write the report here too")
     parser.add_argument("--base", default="")
     parser.add_argument("--db", default="")
     parser.add_argument("--acks", default="")
+    parser.add_argument("--mcp-tag", default="soak")
     args = parser.parse_args(argv)
     if args.what == "worker":
         print(json.dumps(worker(args)), flush=True)

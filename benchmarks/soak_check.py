@@ -24,6 +24,7 @@ the one the host returned.
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -103,6 +104,8 @@ class Findings:
     invalid: dict[str, list[str]] = field(default_factory=dict)
     open_turns: list[str] = field(default_factory=list)
     integrity: str = ""
+    #: Stored tool results by how they begin (what the tools and faults produced).
+    tool_results: dict[str, int] = field(default_factory=dict)
 
 
 def read_acks(path: Path) -> list[dict[str, Any]]:
@@ -131,6 +134,10 @@ def check_store(db: Path, acks: Iterable[dict[str, Any]], sessions: Iterable[str
             entries = [] if record is None else backend.entries(session, 0, record.last_index + 1)
             found.messages += len(entries)
             found.turns_stored += len({e.turn for e in entries})
+            for entry in entries:
+                if isinstance(entry.message, ToolMessage):
+                    what = _result_kind(entry.message)
+                    found.tool_results[what] = found.tool_results.get(what, 0) + 1
             errors = entry_errors(entries)
             errors += transcript_errors([e.message for e in entries])
             if record is not None and record.open_turn is not None:
@@ -145,6 +152,13 @@ def check_store(db: Path, acks: Iterable[dict[str, Any]], sessions: Iterable[str
     finally:
         backend.close()
     return found
+
+
+def _result_kind(message: ToolMessage) -> str:
+    text = message.content if isinstance(message.content, str) else "parts"
+    if not text.startswith("Error"):
+        return "ok"
+    return re.sub(r"[0-9.]+", "N", text.split("\n")[0])[:60]
 
 
 def _present(ack: dict[str, Any], entries: Sequence[LogEntry]) -> bool:

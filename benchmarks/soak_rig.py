@@ -61,12 +61,15 @@ class RigConfig:
     idle_ttl: float = 0.2
     #: Turns running at once across all sessions.
     in_flight: int = 48
-    #: Seconds a tool call may take (the hanging tools outlast it).
-    tool_timeout: float = 0.3
+    #: Seconds a tool call may take unless it sets its own (the hanging tools set 0.3 s
+    #: and outlast it; an MCP call meets the client's 1 s request timeout first).
+    tool_timeout: float = 3.0
     #: Seconds a whole turn may take.
     turn_timeout: float = 20.0
     #: Seed of the provider's backoff jitter.
     seed: int = 0
+    #: An extra argument of the MCP server's command line, to find its processes by.
+    mcp_tag: str = "soak"
 
 
 # -- function tools: one healthy, the others misbehave ----------------------------------
@@ -78,13 +81,13 @@ async def add(a: int, b: int) -> int:
     return a + b
 
 
-@function_tool
+@function_tool(timeout=0.3)
 async def hang() -> str:
     """Never returns (an async tool, cancelled at its timeout)."""
     await trio.sleep_forever()
 
 
-@function_tool
+@function_tool(timeout=0.3)
 def hang_sync() -> str:
     """Blocks its worker thread past the timeout, then returns (the thread is abandoned)."""
     time.sleep(0.6)
@@ -145,7 +148,7 @@ async def soak_host(
         name="llm",
     )
     tools = ToolRegistry(TOOLS)
-    server = StdioServer(command=sys.executable, args=[str(MCP_SERVER), "faults"])
+    server = StdioServer(command=sys.executable, args=[str(MCP_SERVER), "faults", rig.mcp_tag])
     await system.start_supervisor(
         servers_spec({"flaky": server}, registry=tools, config=mcp_config())
     )
@@ -248,6 +251,25 @@ def children(exclude: frozenset[int] = frozenset()) -> list[int]:
             continue
         # The command may hold spaces and parentheses: the fields follow the last ")".
         if int(stat.rsplit(")", 1)[1].split()[1]) == me:
+            found.append(int(entry))
+    return found
+
+
+def tagged(tag: str) -> list[int]:
+    """Pids of live processes (not zombies) with ``tag`` as an argument: the MCP servers of
+    a run, wherever they were reparented."""
+    found = []
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/cmdline", "rb") as f:
+                argv = f.read().split(b"\0")
+            with open(f"/proc/{entry}/stat") as f:
+                state = f.read().rsplit(")", 1)[1].split()[0]
+        except OSError:
+            continue
+        if tag.encode() in argv and state != "Z":
             found.append(int(entry))
     return found
 

@@ -75,12 +75,15 @@ def request_key(body: Any) -> str:
     return hashlib.sha256(raw).hexdigest()[:16]
 
 
-def choose_fault(seed: int, rate: float, key: str, attempt: int) -> str:
-    """The fault the ``attempt``-th sending (0-based) of request ``key`` meets, or "ok"."""
+def choose_fault(
+    seed: int, rate: float, key: str, attempt: int, faults: tuple[str, ...] = PROVIDER_FAULTS
+) -> str:
+    """The fault the ``attempt``-th sending (0-based) of request ``key`` meets (one of
+    ``faults``), or "ok"."""
     rng = random.Random(f"{seed}:{key}:{attempt}")
     if rng.random() >= rate:
         return "ok"
-    return rng.choice(PROVIDER_FAULTS)
+    return rng.choice(faults)
 
 
 def choose_tools(seed: int, tool_rate: float, key: str, offered: list[str]) -> list[str]:
@@ -99,8 +102,10 @@ def choose_tools(seed: int, tool_rate: float, key: str, offered: list[str]) -> l
 class FaultyModel:
     """The responder: see the module docstring."""
 
-    def __init__(self, seed: int, rate: float, tool_rate: float) -> None:
-        self.seed, self.rate, self.tool_rate = seed, rate, tool_rate
+    def __init__(
+        self, seed: int, rate: float, tool_rate: float, faults: tuple[str, ...] = PROVIDER_FAULTS
+    ) -> None:
+        self.seed, self.rate, self.tool_rate, self.faults = seed, rate, tool_rate, faults
         self._lock = threading.Lock()
         self._attempts: dict[str, int] = {}
         #: Requests per fault, for the soak's report.
@@ -116,7 +121,7 @@ class FaultyModel:
         with self._lock:
             attempt = self._attempts.get(key, 0)
             self._attempts[key] = attempt + 1
-        fault = choose_fault(self.seed, self.rate, key, attempt)
+        fault = choose_fault(self.seed, self.rate, key, attempt, self.faults)
         with self._lock:
             self.counts[fault] = self.counts.get(fault, 0) + 1
         return self._reply(body, key, fault)

@@ -42,7 +42,8 @@ import trio
 HERE = Path(__file__).resolve().parent
 sys.path[:0] = [str(HERE), str(HERE.parent)]
 
-from soak_check import Findings, check_store, read_acks, turn_text  # noqa: E402
+from soak_check import Findings, check_store, read_acks  # noqa: E402
+from soak_driver import Driver, session_ids  # noqa: E402
 from soak_rig import (  # noqa: E402
     RigConfig,
     children,
@@ -58,98 +59,7 @@ from soak_rig import (  # noqa: E402
     threads,
 )
 
-import agcore_actors  # noqa: E402
 from agcore_actors import ActorSystem  # noqa: E402
-from agcore_actors._errors import AgcoreError  # noqa: E402
-from agcore_actors.agent import SessionHost  # noqa: E402
-
-
-def error_kinds() -> set[str]:
-    """Every ``kind`` of the library's error tree."""
-    import pkgutil
-
-    for info in pkgutil.walk_packages(agcore_actors.__path__, "agcore_actors."):
-        if info.name.endswith("._errors"):
-            __import__(info.name)
-    kinds, todo = set(), [AgcoreError]
-    while todo:
-        cls = todo.pop()
-        kinds.add(cls.kind)
-        todo += cls.__subclasses__()
-    return kinds
-
-
-class Driver:
-    """Runs the turns of the sessions, counts how each ended, and acknowledges them."""
-
-    def __init__(self, host: SessionHost, acks: Path, turns: int, watchdog: float) -> None:
-        self.host, self.acks_path, self.turns, self.watchdog = host, acks, turns, watchdog
-        self.kinds = error_kinds()
-        self.counts: dict[str, int] = {}
-        self.errors: dict[str, int] = {}
-        self.lost: list[str] = []
-        self.done = 0
-        self._acks = open(acks, "a")  # noqa: SIM115 - closed by close()
-        self.on_progress: Any = None
-
-    def close(self) -> None:
-        self._acks.close()
-
-    def _count(self, what: str, kind: str = "") -> None:
-        self.counts[what] = self.counts.get(what, 0) + 1
-        if kind:
-            self.errors[kind] = self.errors.get(kind, 0) + 1
-
-    def _ack(self, record: dict[str, Any]) -> None:
-        self._acks.write(json.dumps(record) + "\n")
-        self._acks.flush()
-        os.fsync(self._acks.fileno())
-
-    async def session(self, session: str, first: int, nonce: str) -> None:
-        k, rejected = first, 0
-        while k < self.turns:
-            turn = f"{session}-t{k}-{nonce}-{rejected}"
-            try:
-                with trio.fail_after(self.watchdog):
-                    result = await self.host.run(session, turn_text(session, k), turn=turn)
-            except trio.TooSlowError:
-                self.lost.append(f"{turn}: no answer within {self.watchdog:g} s")
-                self._count("lost")
-            except AgcoreError as exc:  # refused before it ran (busy, parked, ...)
-                self._count("rejected", exc.kind)
-                rejected += 1
-                if rejected < 5:
-                    await trio.sleep(0.05)
-                    continue
-            except Exception as exc:
-                self.lost.append(f"{turn}: untyped {type(exc).__name__}: {exc}")
-                self._count("lost")
-            else:
-                if result.status == "completed" or (
-                    result.status == "failed" and result.error_kind in self.kinds
-                ):
-                    self._count(result.status, result.error_kind)
-                    self._ack(
-                        {
-                            "session": session,
-                            "turn": turn,
-                            "k": k,
-                            "status": result.status,
-                            "text": result.text,
-                        }
-                    )
-                else:
-                    self.lost.append(f"{turn}: {result.status} {result.error_kind}")
-                    self._count("lost")
-            k, rejected = k + 1, 0
-            self.done += 1
-            if self.on_progress is not None:
-                self.on_progress()
-
-    async def run(self, plan: dict[str, int], nonce: str) -> None:
-        async with trio.open_nursery() as nursery:
-            for session, first in plan.items():
-                nursery.start_soon(self.session, session, first, nonce)
 
 
 def rig_config(args: argparse.Namespace) -> RigConfig:
@@ -162,10 +72,6 @@ def rig_config(args: argparse.Namespace) -> RigConfig:
     )
 
 
-def session_ids(n: int) -> list[str]:
-    return [f"s{i:04d}" for i in range(n)]
-
-
 # -- soak --------------------------------------------------------------------------------
 
 
@@ -175,7 +81,7 @@ async def _soak(base: str, db: Path, acks: Path, n: int, m: int, rig: RigConfig)
     snapshot: dict[str, Any] = {}
     total = n * m
     async with ActorSystem() as system, soak_host(system, base, str(db), rig) as host:
-        driver = Driver(host, acks, m, watchdog=rig.turn_timeout * 3)
+        driver = Driver(host, acks, m, watchdog=rig.turn_timeout * 3, seed=rig.seed)
         marks = {max(1, total * i // 10) for i in range(1, 11)}
 
         def progress() -> None:
@@ -202,6 +108,7 @@ async def _soak(base: str, db: Path, acks: Path, n: int, m: int, rig: RigConfig)
     return {
         "wall_s": round(wall, 1),
         "counts": driver.counts,
+        "ways": driver.ways,
         "errors": driver.errors,
         "lost_detail": driver.lost[:20],
         "host": snapshot,
@@ -287,12 +194,17 @@ async def _worker(base: str, db: str, acks: Path, n: int, m: int, rig: RigConfig
     plan = {s: done.get(s, 0) for s in session_ids(n) if done.get(s, 0) < m}
     async with ActorSystem() as system, soak_host(system, base, db, rig) as host:
         print("READY", flush=True)
-        driver = Driver(host, acks, m, watchdog=rig.turn_timeout * 3)
+        driver = Driver(host, acks, m, watchdog=rig.turn_timeout * 3, seed=rig.seed)
         try:
             await driver.run(plan, os.urandom(3).hex())
         finally:
             driver.close()
-    return {"counts": driver.counts, "errors": driver.errors, "lost_detail": driver.lost[:20]}
+    return {
+        "counts": driver.counts,
+        "ways": driver.ways,
+        "errors": driver.errors,
+        "lost_detail": driver.lost[:20],
+    }
 
 
 def worker(args: argparse.Namespace) -> dict[str, Any]:

@@ -34,6 +34,7 @@ import subprocess
 import sys
 import tempfile
 import time
+import tracemalloc
 from pathlib import Path
 from typing import Any
 
@@ -91,7 +92,8 @@ async def _soak(base: str, db: Path, acks: Path, n: int, m: int, rig: RigConfig)
         def sample() -> None:
             gc.collect()
             live = len(host.live_sessions)
-            samples.append((driver.done, rss(), open_fds(), tasks(), threads(), live))
+            heap = tracemalloc.get_traced_memory()[0] if tracemalloc.is_tracing() else 0
+            samples.append((driver.done, rss(), open_fds(), tasks(), threads(), live, heap))
 
         driver.on_progress = progress
         sample()
@@ -112,7 +114,8 @@ async def _soak(base: str, db: Path, acks: Path, n: int, m: int, rig: RigConfig)
         "errors": driver.errors,
         "lost_detail": driver.lost[:20],
         "host": snapshot,
-        # (turns done, RSS, fds, tasks, threads, live sessions) at every tenth of the run
+        # (turns done, RSS, fds, tasks, threads, live sessions, traced heap or 0) at
+        # every tenth of the run
         "samples": samples,
         "tasks_leaked": tasks() - tasks_before,
     }
@@ -136,7 +139,10 @@ def soak(args: argparse.Namespace) -> dict[str, Any]:
             mine = frozenset({provider.pid})
             fds, thr, kids = open_fds(), threads(), len(children(mine))
             targets = fd_targets()
+            if args.heap:
+                tracemalloc.start()
             report = trio.run(_soak, base, db, acks, args.sessions, args.turns, rig)
+            tracemalloc.stop()
             report["fds_leaked"] = settle(open_fds, fds, 5) - fds
             report["fds_leaked_detail"] = sorted(set(fd_targets().items()) - set(targets.items()))
             report["children_leaked"] = settle(lambda: len(children(mine)), kids, 5) - kids
@@ -172,6 +178,10 @@ def _finish(report: dict[str, Any], found: Findings, planned: int) -> dict[str, 
             "end": end / 1e6,
         }
         report["rss_growth_middle_to_end"] = (end - middle) / middle
+        if rss_points[-1][6]:
+            points = (rss_points[0], rss_points[len(rss_points) // 2], rss_points[-1])
+            heap = [p[6] / 1e6 for p in points]
+            report["heap_mb"] = dict(zip(("start", "middle", "end"), heap, strict=True))
     return report
 
 
@@ -274,6 +284,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--in-flight", type=int, default=48, help="turns at once")
     parser.add_argument("--tmp", default=None, help="where the store and acks go")
     parser.add_argument("--json", default=None, help="write the report here too")
+    parser.add_argument("--heap", action="store_true", help="sample tracemalloc's heap too")
     parser.add_argument("--base", default="")
     parser.add_argument("--db", default="")
     parser.add_argument("--acks", default="")

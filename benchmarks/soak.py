@@ -90,7 +90,8 @@ async def _soak(base: str, db: Path, acks: Path, n: int, m: int, rig: RigConfig)
                 sample()
 
         def sample() -> None:
-            gc.collect()
+            if gc.isenabled():
+                gc.collect()
             live = len(host.live_sessions)
             heap = tracemalloc.get_traced_memory()[0] if tracemalloc.is_tracing() else 0
             samples.append((driver.done, rss(), open_fds(), tasks(), threads(), live, heap))
@@ -141,8 +142,14 @@ def soak(args: argparse.Namespace) -> dict[str, Any]:
             targets = fd_targets()
             if args.heap:
                 tracemalloc.start()
-            report = trio.run(_soak, base, db, acks, args.sessions, args.turns, rig)
-            tracemalloc.stop()
+            if args.no_gc:
+                gc.collect()
+                gc.disable()
+            try:
+                report = trio.run(_soak, base, db, acks, args.sessions, args.turns, rig)
+            finally:
+                gc.enable()
+                tracemalloc.stop()
             report["fds_leaked"] = settle(open_fds, fds, 5) - fds
             report["fds_leaked_detail"] = sorted(set(fd_targets().items()) - set(targets.items()))
             report["children_leaked"] = settle(lambda: len(children(mine)), kids, 5) - kids
@@ -285,6 +292,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--tmp", default=None, help="where the store and acks go")
     parser.add_argument("--json", default=None, help="write the report here too")
     parser.add_argument("--heap", action="store_true", help="sample tracemalloc's heap too")
+    parser.add_argument(
+        "--no-gc", action="store_true", help="cycle collector off: what waits for it shows"
+    )
     parser.add_argument("--base", default="")
     parser.add_argument("--db", default="")
     parser.add_argument("--acks", default="")

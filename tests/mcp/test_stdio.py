@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 import os
 import signal
 import sys
@@ -11,7 +12,13 @@ from typing import Any
 import pytest
 import trio
 
-from agcore_actors.mcp import ClientOptions, McpTimeout, StdioServer, open_client
+from agcore_actors.mcp import (
+    ClientOptions,
+    McpConnectionClosed,
+    McpTimeout,
+    StdioServer,
+    open_client,
+)
 from tests.peers.mcp import RAW_SERVER
 
 RAW = str(RAW_SERVER)
@@ -72,8 +79,6 @@ async def test_a_finished_server_leaves_no_pipe_open(ending: str) -> None:
     # Without the cycle collector: pipes must be closed by the transport, not by a
     # garbage collection that may come much later (a server that keeps crashing would
     # run the process out of file descriptors first).
-    import gc
-
     gc.collect()
     gc.disable()
     try:
@@ -81,7 +86,7 @@ async def test_a_finished_server_leaves_no_pipe_open(ending: str) -> None:
         mode = "faults" if ending == "crashed" else "paged"
         async with open_client("raw", StdioServer(sys.executable, [RAW, mode])) as client:
             if ending == "crashed":
-                with pytest.raises(Exception, match="closed"):
+                with pytest.raises(McpConnectionClosed):
                     await client.call_tool("crash", {})
         assert open_fds() - before == set()
     finally:

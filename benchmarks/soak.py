@@ -204,53 +204,71 @@ def passed(report: dict[str, Any]) -> bool:
 # -- crash-resume ------------------------------------------------------------------------
 
 
-async def _worker(base: str, db: str, acks: Path, n: int, m: int, rig: RigConfig) -> dict[str, Any]:
+async def _worker(
+    base: str, db: str, acks: Path, n: int, m: int, rig: RigConfig, drain_after: int
+) -> dict[str, Any]:
+    """Take the turns not acknowledged yet; with ``drain_after``, leave the host once this
+    process acknowledged that many, while the sessions keep sending turns."""
     done: dict[str, int] = {}
     for ack in read_acks(acks):
         done[ack["session"]] = max(done.get(ack["session"], 0), ack["k"] + 1)
     plan = {s: done.get(s, 0) for s in session_ids(n) if done.get(s, 0) < m}
-    async with ActorSystem() as system, soak_host(system, base, db, rig) as host:
-        print("READY", flush=True)
-        driver = Driver(host, acks, m, watchdog=rig.turn_timeout * 3, seed=rig.seed)
-        try:
-            await driver.run(plan, os.urandom(3).hex())
-        finally:
-            driver.close()
+    finished = trio.Event()
+    async with ActorSystem() as system, trio.open_nursery() as clients:
+        async with soak_host(system, base, db, rig) as host:
+            print("READY", flush=True)
+            driver = Driver(host, acks, m, watchdog=rig.turn_timeout * 3, seed=rig.seed)
+
+            async def drive() -> None:
+                await driver.run(plan, os.urandom(3).hex())
+                finished.set()
+
+            clients.start_soon(drive)
+            # Polling: the acknowledgement count has no event of its own.
+            while not finished.is_set() and not (drain_after and driver.acked >= drain_after):  # noqa: ASYNC110
+                await trio.sleep(0.01)
+            driver.stopping = True
+            drain_started = trio.current_time()
+        drained_in = trio.current_time() - drain_started
+    driver.close()
     return {
         "counts": driver.counts,
         "ways": driver.ways,
         "errors": driver.errors,
         "lost_detail": driver.lost[:20],
+        "drained_in_s": round(drained_in, 2),
     }
 
 
 def worker(args: argparse.Namespace) -> dict[str, Any]:
     rig = rig_config(args)
-    return trio.run(_worker, args.base, args.db, Path(args.acks), args.sessions, args.turns, rig)
+    acks = Path(args.acks)
+    return trio.run(
+        _worker, args.base, args.db, acks, args.sessions, args.turns, rig, args.drain_after
+    )
 
 
 def crash(args: argparse.Namespace) -> dict[str, Any]:
+    """Rounds of a worker on one store: ``--kills`` SIGKILLs and ``--drains`` graceful
+    stops under load, in a seeded order, then one round run to the end."""
     rng = random.Random(args.seed)
+    rounds = ["kill"] * args.kills + ["drain"] * args.drains
+    rng.shuffle(rounds)
     tag = f"soak-crash-{os.getpid()}-{os.urandom(3).hex()}"
     provider, base = start_provider(args.seed, args.rate, args.tool_rate)
-    env = {**os.environ, "PYTHONPATH": str(HERE.parent)}
     counts: dict[str, int] = {}
-    kills: list[dict[str, Any]] = []
+    report: dict[str, Any] = {"kills": [], "drains": [], "lost_detail": []}
     try:
         with tempfile.TemporaryDirectory(dir=args.tmp) as tmp:
             db, acks = Path(tmp) / "crash.db", Path(tmp) / "acks.jsonl"
-            per_round = max(2, args.sessions * args.turns // (args.kills + 2))
-            for round in range(args.kills + 1):
-                argv = [sys.executable, __file__, "worker", "--base", base, "--db", str(db)]
-                argv += ["--acks", str(acks), "--sessions", str(args.sessions)]
-                argv += ["--turns", str(args.turns), "--seed", str(args.seed + round)]
-                argv += ["--max-live", str(args.max_live), "--idle-ttl", str(args.idle_ttl)]
-                argv += ["--in-flight", str(args.in_flight), "--mcp-tag", tag]
-                before = len(read_acks(acks))
-                child = subprocess.Popen(argv, stdout=subprocess.PIPE, env=env, text=True)
+            per_round = max(2, args.sessions * args.turns // (len(rounds) + 2))
+            for number, kind in enumerate([*rounds, "finish"]):
+                stop_at = rng.randint(1, per_round)
+                drain_after = stop_at if kind == "drain" else 0
+                child = _start_worker(args, base, db, acks, tag, number, drain_after)
                 assert child.stdout is not None
-                if round < args.kills:
-                    target = before + rng.randint(1, per_round)
+                if kind == "kill":
+                    target = len(read_acks(acks)) + stop_at
                     deadline = time.monotonic() + 600  # a bound on a hang, not a timing
                     while len(read_acks(acks)) < target and child.poll() is None:
                         assert time.monotonic() < deadline, "the worker makes no progress"
@@ -258,23 +276,39 @@ def crash(args: argparse.Namespace) -> dict[str, Any]:
                     time.sleep(rng.uniform(0, 0.3))  # lands mid-turn, mid-commit, anywhere
                     child.send_signal(signal.SIGKILL)
                     child.wait()
-                    kills.append({"after_acks": len(read_acks(acks)), "rc": child.returncode})
                     child.stdout.close()
+                    kill = {"after_acks": len(read_acks(acks)), "rc": child.returncode}
+                    report["kills"].append(kill)
                     continue
                 out = child.stdout.read()
-                assert child.wait() == 0, f"the last worker failed: {child.returncode}"
+                assert child.wait() == 0, f"a worker failed: {child.returncode}"
                 summary = json.loads(out.strip().splitlines()[-1])
                 for key, value in summary["counts"].items():
                     counts[key] = counts.get(key, 0) + value
+                report["lost_detail"] += summary["lost_detail"]
+                if kind == "drain":
+                    drain = {"after_acks": len(read_acks(acks)), **summary["counts"]}
+                    report["drains"].append({**drain, "drained_in_s": summary["drained_in_s"]})
             findings = check_store(db, read_acks(acks), session_ids(args.sessions))
-            report: dict[str, Any] = {"kills": kills, "counts": counts}
+            report["counts"] = counts
             # A killed worker's MCP server sees stdin close and exits: none may outlive it.
             report["children_leaked"] = settle(lambda: len(tagged(tag)), 0, 10)
             report["faults"] = fault_counts(base)
-            report["lost_detail"] = summary.get("lost_detail", [])
     finally:
         stop_provider(provider)
     return _finish(report, findings, args.sessions * args.turns)
+
+
+def _start_worker(
+    args: argparse.Namespace, base: str, db: Path, acks: Path, tag: str, n: int, drain: int
+) -> subprocess.Popen[str]:
+    argv = [sys.executable, __file__, "worker", "--base", base, "--db", str(db)]
+    argv += ["--acks", str(acks), "--sessions", str(args.sessions)]
+    argv += ["--turns", str(args.turns), "--seed", str(args.seed + n)]
+    argv += ["--max-live", str(args.max_live), "--idle-ttl", str(args.idle_ttl)]
+    argv += ["--in-flight", str(args.in_flight), "--mcp-tag", tag, "--drain-after", str(drain)]
+    env = {**os.environ, "PYTHONPATH": str(HERE.parent)}
+    return subprocess.Popen(argv, stdout=subprocess.PIPE, env=env, text=True)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -299,6 +333,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--db", default="")
     parser.add_argument("--acks", default="")
     parser.add_argument("--mcp-tag", default="soak")
+    parser.add_argument("--drain-after", type=int, default=0)
+    parser.add_argument("--drains", type=int, default=2, help="graceful stops under load")
     args = parser.parse_args(argv)
     if args.what == "worker":
         print(json.dumps(worker(args)), flush=True)

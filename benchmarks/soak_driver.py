@@ -15,6 +15,10 @@ error tree); ``cancelled`` (only a left or cancelled turn may end so); ``rejecte
 error before the turn ran: busy, parked; the turn is tried again, up to 5 times); and
 ``lost``: anything else — no answer within the watchdog, an untyped error, an outcome the
 way it was taken does not allow.
+
+Once :attr:`Driver.stopping` is set (the host is being shut down under load), any turn may
+end ``cancelled`` (the drain cancels what outlives it), and a session whose next turn is
+refused with ``ActorStopped`` stops taking turns (``refused_at_shutdown``).
 """
 
 from __future__ import annotations
@@ -73,6 +77,9 @@ class Driver:
         self.ways: dict[str, int] = {}
         self.lost: list[str] = []
         self.done = 0
+        self.acked = 0
+        #: The host is shutting down: see the module docstring.
+        self.stopping = False
         self._acks = open(acks, "a")  # noqa: SIM115 - closed by close()
         self.on_progress: Any = None
 
@@ -89,6 +96,7 @@ class Driver:
         self._acks.write(json.dumps(record) + "\n")
         self._acks.flush()
         os.fsync(self._acks.fileno())
+        self.acked += 1
 
     async def _take(self, how: str, session: str, k: int, turn: str) -> am.TurnResult | None:
         """The turn's result; None for a turn left after it started."""
@@ -96,15 +104,20 @@ class Driver:
         if how == "run":
             return await self.host.run(session, text, turn=turn)
         if how == "cancel":
-            results: list[am.TurnResult] = []
+            results: list[am.TurnResult | Exception] = []
 
             async def run() -> None:
-                results.append(await self.host.run(session, text, turn=turn))
+                try:
+                    results.append(await self.host.run(session, text, turn=turn))
+                except Exception as exc:  # raised as itself below, not in a group
+                    results.append(exc)
 
             async with trio.open_nursery() as nursery:
                 nursery.start_soon(run)
                 await trio.sleep(random.Random(turn).uniform(0.0, 0.2))
                 await self.host.cancel(session)
+            if isinstance(results[0], Exception):
+                raise results[0]
             return results[0]
         async with self.host.submit(session, text, turn=turn) as events:
             async for event in events:
@@ -126,6 +139,9 @@ class Driver:
                 self.lost.append(f"{turn} ({how}): no answer within {self.watchdog:g} s")
                 self._count("lost")
             except AgcoreError as exc:  # refused before it ran (busy, parked, ...)
+                if self.stopping and exc.kind == "actor_stopped":
+                    self._count("refused_at_shutdown")
+                    return
                 self._count("rejected", exc.kind)
                 rejected += 1
                 if rejected < 5:
@@ -152,7 +168,7 @@ class Driver:
         ok = result.status == "completed" or (
             result.status == "failed" and result.error_kind in self.kinds
         )
-        ok = ok or (result.status == "cancelled" and how == "cancel")
+        ok = ok or (result.status == "cancelled" and (how == "cancel" or self.stopping))
         if not ok:
             self.lost.append(f"{turn} ({how}): {result.status} {result.error_kind}")
             self._count("lost")

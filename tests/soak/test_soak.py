@@ -1,8 +1,8 @@
 """The soak and crash-resume of benchmarks/soak.py at CI size, each in a process of its
 own (so its leak counts are its own): under the seeded fault schedule, with sessions
 evicted and restored all along, no turn is lost, every transcript is valid, nothing
-leaks; SIGKILLed five times and restarted on one store, every acknowledged turn is
-there."""
+leaks; SIGKILLed five times (and stopped once gracefully under load) and restarted on one
+store, every acknowledged turn is there."""
 
 from __future__ import annotations
 
@@ -51,7 +51,8 @@ def test_soak_under_faults_and_eviction_loses_nothing_and_leaks_nothing(
     for leak in ("tasks_leaked", "fds_leaked", "threads_leaked"):
         assert report[leak] == 0, (leak, report.get("fds_leaked_detail"))
     counts = report["counts"]
-    assert counts.get("completed", 0) + counts.get("failed", 0) == sessions * turns
+    assert sum(counts.get(k, 0) for k in ("completed", "failed", "cancelled")) == sessions * turns
+    assert counts["completed"] > counts.get("failed", 0) + counts["cancelled"]
     assert report["acknowledged"] == sessions * turns
     # The pressure was real: sessions came back from the store again and again, and
     # the faults and misbehaving tools were met.
@@ -68,9 +69,13 @@ def test_every_acknowledged_turn_survives_five_sigkills_and_restarts(tmp_path: P
     sessions, turns = 8, 6
     report = run(
         tmp_path, "crash", "--sessions", str(sessions), "--turns", str(turns),
-        "--kills", "5", "--max-live", "3", "--in-flight", "4",
+        "--kills", "5", "--drains", "1", "--max-live", "3", "--in-flight", "4",
     )  # fmt: skip
     assert [k["rc"] for k in report["kills"]] == [-9] * 5
+    # The graceful stop under load: sessions still sending were refused (typed), and the
+    # host drained within its drain_timeout (5 s).
+    (drain,) = report["drains"]
+    assert drain["refused_at_shutdown"] > 0 and drain["drained_in_s"] <= 5.5
     assert_sound(report)
     assert report["lost_acknowledged"] == []
     # Every turn was acknowledged by the end (the last worker runs to completion).

@@ -70,6 +70,7 @@ def rig_config(args: argparse.Namespace) -> RigConfig:
         in_flight=args.in_flight,
         seed=args.seed,
         mcp_tag=args.mcp_tag,
+        cache_mib=args.cache_mib,
     )
 
 
@@ -261,7 +262,9 @@ def crash(args: argparse.Namespace) -> dict[str, Any]:
     try:
         with tempfile.TemporaryDirectory(dir=args.tmp) as tmp:
             db, acks = Path(tmp) / "crash.db", Path(tmp) / "acks.jsonl"
-            per_round = max(2, args.sessions * args.turns // (len(rounds) + 2))
+            # At most half the turns go by before the last round, so that no kill or
+            # drain round runs out of work before it stops its worker.
+            per_round = max(1, args.sessions * args.turns // (2 * len(rounds) + 2))
             for number, kind in enumerate([*rounds, "finish"]):
                 stop_at = rng.randint(1, per_round)
                 drain_after = stop_at if kind == "drain" else 0
@@ -307,6 +310,7 @@ def _start_worker(
     argv += ["--turns", str(args.turns), "--seed", str(args.seed + n)]
     argv += ["--max-live", str(args.max_live), "--idle-ttl", str(args.idle_ttl)]
     argv += ["--in-flight", str(args.in_flight), "--mcp-tag", tag, "--drain-after", str(drain)]
+    argv += ["--cache-mib", str(args.cache_mib)]
     env = {**os.environ, "PYTHONPATH": str(HERE.parent)}
     return subprocess.Popen(argv, stdout=subprocess.PIPE, env=env, text=True)
 
@@ -323,6 +327,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--max-live", type=int, default=16)
     parser.add_argument("--idle-ttl", type=float, default=0.2)
     parser.add_argument("--in-flight", type=int, default=48, help="turns at once")
+    parser.add_argument("--cache-mib", type=int, default=32, help="the store's page cache")
     parser.add_argument("--tmp", default=None, help="where the store and acks go")
     parser.add_argument("--json", default=None, help="write the report here too")
     parser.add_argument("--heap", action="store_true", help="sample tracemalloc's heap too")

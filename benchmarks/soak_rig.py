@@ -68,6 +68,8 @@ class RigConfig:
     turn_timeout: float = 20.0
     #: Seed of the provider's backoff jitter.
     seed: int = 0
+    #: The SQLite page cache of the session store, in MiB (the library's default).
+    cache_mib: int = 32
     #: An extra argument of the MCP server's command line, to find its processes by.
     mcp_tag: str = "soak"
 
@@ -130,7 +132,9 @@ async def soak_host(
 ) -> AsyncIterator[SessionHost]:
     """Start the store, provider, tools and MCP server in ``system``; yield the host."""
     store = await system.root.start_child(
-        session_store_spec("store", backend=SqliteSessions(db, synchronous="NORMAL"))
+        session_store_spec(
+            "store", backend=SqliteSessions(db, synchronous="NORMAL", cache_mib=rig.cache_mib)
+        )
     )
     registry = ProviderRegistry().register(
         OpenAICompatibleProvider(

@@ -26,8 +26,10 @@ Crashes:
 Cancellation:
     Leaving :meth:`SessionHost.submit`'s stream or cancelling :meth:`SessionHost.run`
     cancels that turn, which is committed before the cancellation completes. Leaving
-    the host's ``async with`` drains: turns in flight get ``drain_timeout`` seconds to
-    finish, then are cancelled (and committed); then every session is deactivated.
+    the host's ``async with`` drains: from then on a new turn or message (also one that
+    waited for a turn slot) is refused with ``ActorStopped``, so a busy host drains in
+    time; turns in flight get ``drain_timeout`` seconds to finish, then are cancelled
+    (and committed); then every session is deactivated.
 """
 
 from __future__ import annotations
@@ -45,7 +47,15 @@ import trio.lowlevel
 
 from .._errors import AgcoreError
 from .._validators import at_least_one, non_negative, positive
-from ..actor import ActorRef, ActorSystem, Restart, Strategy, Supervisor, SupervisorSpec
+from ..actor import (
+    ActorRef,
+    ActorStopped,
+    ActorSystem,
+    Restart,
+    Strategy,
+    Supervisor,
+    SupervisorSpec,
+)
 from ..actor.policy import Intensity
 from . import messages as am
 from ._bundle import RuntimeBundle, session_name, session_spec
@@ -133,6 +143,7 @@ class SessionHost:
         self._counts = collections.Counter[str]()
         self._busy = 0
         self._idle = trio.Event()
+        self._stopping = False
 
     # -- lifecycle -----------------------------------------------------------------------
 
@@ -166,6 +177,7 @@ class SessionHost:
                 yield
             finally:
                 with trio.CancelScope(shield=True):
+                    self._stopping = True
                     await self._drain()
                     for session in list(self._live):
                         await self._deactivate(session, "shutdown")
@@ -258,6 +270,8 @@ class SessionHost:
     # -- activation and the one way out ---------------------------------------------------
 
     async def _activate(self, session: str) -> _Live:
+        if self._stopping:
+            raise ActorStopped(self.name, "is shutting down")
         if session in self._parked:
             raise SessionParked(session, len(self._crashes.get(session, ())))
         while True:

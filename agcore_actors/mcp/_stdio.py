@@ -10,8 +10,8 @@ out). The server starts in a process group of its own, so that a wrapper (``sh -
 (:meth:`StdioTransport.aclose`): close stdin (MCP servers exit at EOF) and wait
 ``grace`` seconds for the server; then SIGTERM the whole group, wait up to ``grace``
 for it to be gone, and SIGKILL what is left; always reap the server: no zombie and no
-orphan of the group, even when cancelled. (A process that left the group on purpose,
-a daemon, is out of reach by design.)
+orphan of the group, even when cancelled; then close our ends of its pipes. (A process
+that left the group on purpose, a daemon, is out of reach by design.)
 """
 
 from __future__ import annotations
@@ -190,6 +190,13 @@ class StdioTransport:
                         await trio.sleep(0.01)
                 _signal_group(group, signal.SIGKILL)
             await process.wait()  # SIGKILL cannot be ignored: this returns
+            # Our ends of its stdout and stderr pipes: closed now, not when a garbage
+            # collection gets to the process object (a server that keeps crashing would
+            # run us out of file descriptors first). A reader still in them sees the
+            # stream closed and ends.
+            for stream in (process.stdout, process.stderr):
+                if stream is not None:
+                    await stream.aclose()
 
 
 def _group_alive(group: int) -> bool:

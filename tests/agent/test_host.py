@@ -9,6 +9,7 @@ import pytest
 import trio
 
 from agcore_actors import ActorRef, ActorSystem
+from agcore_actors.actor import ActorStopped
 from agcore_actors.agent import (
     Agent,
     AgentBuilder,
@@ -115,6 +116,37 @@ async def test_shutdown_drains_then_cancels_and_commits_running_turns(
         # leaving the host drained for 5 s, then cancelled both turns, which committed
     assert sorted(r.status for r in results) == ["cancelled", "cancelled"]
     for sid in ("x", "y"):
+        saved = await stored(store, sid)
+        assert saved is not None and saved.record.open_turn is None
+        assert transcript_errors(await transcript(store, sid)) == []
+
+
+async def test_shutdown_refuses_new_turns_so_a_busy_host_still_drains_in_time(
+    system: ActorSystem, autojump_clock: trio.testing.MockClock
+) -> None:
+    host, store, _ = await make_host(system, [[1.0, AssistantMessage("ok")]], drain_timeout=5.0)
+    refused: list[str] = []
+
+    async def client(sid: str, offset: float) -> None:
+        # Turns back to back, staggered, so the host is never idle while they come.
+        await trio.sleep(offset)
+        for _ in range(200):
+            try:
+                await host.run(sid, "again")
+            except ActorStopped:
+                refused.append(sid)
+                return
+
+    async with trio.open_nursery() as nursery:
+        async with host:
+            for i, sid in enumerate("abc"):
+                nursery.start_soon(client, sid, i * 0.3)
+            await trio.sleep(3)
+            leaving = trio.current_time()
+        # Turns that ran when the drain began had 5 s; none was admitted after it.
+        assert trio.current_time() - leaving <= 5.0
+    assert sorted(refused) == ["a", "b", "c"]
+    for sid in "abc":
         saved = await stored(store, sid)
         assert saved is not None and saved.record.open_turn is None
         assert transcript_errors(await transcript(store, sid)) == []

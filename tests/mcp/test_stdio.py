@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 import os
 import signal
 import sys
@@ -11,7 +12,13 @@ from typing import Any
 import pytest
 import trio
 
-from agcore_actors.mcp import ClientOptions, McpTimeout, StdioServer, open_client
+from agcore_actors.mcp import (
+    ClientOptions,
+    McpConnectionClosed,
+    McpTimeout,
+    StdioServer,
+    open_client,
+)
 from tests.peers.mcp import RAW_SERVER
 
 RAW = str(RAW_SERVER)
@@ -61,3 +68,26 @@ async def test_a_hung_server_behind_a_wrapper_is_killed_with_its_group(
     finally:
         if server_pid and alive(server_pid):
             os.kill(server_pid, signal.SIGKILL)
+
+
+def open_fds() -> set[str]:
+    return set(os.listdir("/proc/self/fd"))
+
+
+@pytest.mark.parametrize("ending", ["closed", "crashed"])
+async def test_a_finished_server_leaves_no_pipe_open(ending: str) -> None:
+    # Without the cycle collector: pipes must be closed by the transport, not by a
+    # garbage collection that may come much later (a server that keeps crashing would
+    # run the process out of file descriptors first).
+    gc.collect()
+    gc.disable()
+    try:
+        before = open_fds()
+        mode = "faults" if ending == "crashed" else "paged"
+        async with open_client("raw", StdioServer(sys.executable, [RAW, mode])) as client:
+            if ending == "crashed":
+                with pytest.raises(McpConnectionClosed):
+                    await client.call_tool("crash", {})
+        assert open_fds() - before == set()
+    finally:
+        gc.enable()

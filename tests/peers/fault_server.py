@@ -6,7 +6,12 @@ A reply has a status, headers and a body made of byte pieces and pauses; the
 framing is Content-Length, chunked, or close-delimited, and ``cut`` ends the body
 early (an incomplete chunked or Content-Length body: the client sees the
 connection break). Pauses watch the socket, so a client that hangs up is seen
-at once and recorded as a disconnect. Every request is recorded.
+at once and recorded as a disconnect. Every request is recorded, unless the scenario
+says not to (a long soak would hoard them).
+
+A scenario may instead answer each request from its body with a *responder*
+(:meth:`FaultServer.respond`): the seeded fault schedule of
+``tests/peers/fault_openai.py`` is one, run by that module as a server process of its own.
 """
 
 from __future__ import annotations
@@ -14,8 +19,10 @@ from __future__ import annotations
 import json
 import select
 import socket
+import sys
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
@@ -43,10 +50,18 @@ class Recorded:
     body: Any
 
 
+#: Answers one request from its decoded JSON body (None when it had none).
+Responder = Callable[[Any], Reply]
+
+
 @dataclass
 class Scenario:
     replies: list[Reply]
     requests: list[Recorded] = field(default_factory=list)
+    #: When set, answers every request instead of ``replies``.
+    responder: Responder | None = None
+    #: Keep every request in ``requests``.
+    record: bool = True
     disconnects: int = 0
     active: int = 0
     max_active: int = 0
@@ -65,7 +80,7 @@ class FaultServer:
         class Handler(_Handler):
             owner = server
 
-        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.httpd = _Server(("127.0.0.1", 0), Handler)
         self.httpd.daemon_threads = True
         self.port = self.httpd.server_address[1]
         self._thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
@@ -86,11 +101,21 @@ class FaultServer:
             scenario = self._scenarios[sid] = Scenario(list(replies))
         return f"http://127.0.0.1:{self.port}/{sid}/v1", scenario
 
+    def respond(self, responder: Responder, *, record: bool = False) -> tuple[str, Scenario]:
+        """Register a scenario answered by ``responder`` (called on the server's handler
+        threads, one call per request, possibly at once); returns its base URL and record."""
+        with self._lock:
+            self._next += 1
+            sid = f"s{self._next}"
+            scenario = Scenario([], responder=responder, record=record)
+            self._scenarios[sid] = scenario
+        return f"http://127.0.0.1:{self.port}/{sid}/v1", scenario
+
     def root(self, base_url: str) -> str:
         """The Anthropic-style base (without ``/v1``) of a scenario URL."""
         return base_url.removesuffix("/v1")
 
-    def _take(self, sid: str) -> tuple[Scenario, Reply] | None:
+    def _take(self, sid: str, body: Any) -> tuple[Scenario, Reply] | None:
         with self._lock:
             scenario = self._scenarios.get(sid)
             if scenario is None:
@@ -99,7 +124,9 @@ class FaultServer:
             scenario.served += 1
             scenario.active += 1
             scenario.max_active = max(scenario.max_active, scenario.active)
-            return scenario, scenario.replies[index]
+            if scenario.responder is None:
+                return scenario, scenario.replies[index]
+        return scenario, scenario.responder(body)
 
     def _release(self, scenario: Scenario) -> None:
         """The reply starts: the request no longer counts as active. Released before a
@@ -113,6 +140,14 @@ class FaultServer:
                 scenario.active -= 1
             if disconnected:
                 scenario.disconnects += 1
+
+
+class _Server(ThreadingHTTPServer):
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        # A client that hangs up between requests is what fault tests do; anything
+        # else is still printed.
+        if not isinstance(sys.exc_info()[1], ConnectionError):
+            super().handle_error(request, client_address)
 
 
 class _Handler(BaseHTTPRequestHandler):
@@ -145,14 +180,15 @@ class _Handler(BaseHTTPRequestHandler):
 
     def _serve(self, body: Any) -> None:
         sid = self.path.strip("/").split("/", 1)[0]
-        taken = self.owner._take(sid)
+        taken = self.owner._take(sid, body)
         if taken is None:
             self.send_error(404, "no such scenario")
             return
         scenario, reply = taken
-        scenario.requests.append(
-            Recorded(self.path, {k.lower(): v for k, v in self.headers.items()}, body)
-        )
+        if scenario.record:
+            scenario.requests.append(
+                Recorded(self.path, {k.lower(): v for k, v in self.headers.items()}, body)
+            )
         disconnected = False
         self._released = False
         try:

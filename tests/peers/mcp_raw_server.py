@@ -4,7 +4,9 @@
 - ``paged``: 5 tools served 2 per ``tools/list`` page; before answering a
   ``tools/call`` it pings the client and writes a malformed line;
 - ``stubborn``: like ``paged`` but ignores stdin EOF and SIGTERM (only SIGKILL ends it);
-- ``old``: answers ``initialize`` with an unsupported protocol version.
+- ``old``: answers ``initialize`` with an unsupported protocol version;
+- ``faults``: three tools, ``echo`` (answers), ``crash`` (the server SIGKILLs itself
+  mid-call) and ``deaf`` (never answered), for the soak (benchmarks/soak.py).
 
 ``python raw_server.py http MODE PORT`` serves streamable HTTP on 127.0.0.1:PORT at
 ``/mcp`` (a GET answers 405, so a readiness probe sees it up):
@@ -24,6 +26,24 @@ import time
 
 MODE = sys.argv[1] if len(sys.argv) > 1 else "paged"
 TOOLS = [{"name": f"t{i}", "inputSchema": {"type": "object"}} for i in range(5)]
+FAULT_TOOLS = [
+    {"name": "echo", "inputSchema": {"type": "object", "properties": {"text": {"type": "string"}}}},
+    {"name": "crash", "inputSchema": {"type": "object"}},
+    {"name": "deaf", "inputSchema": {"type": "object"}},
+]
+
+
+def faulty_call(mid: object, params: dict[str, object]) -> None:
+    """A ``tools/call`` in ``faults`` mode."""
+    name = params.get("name")
+    if name == "crash":
+        os.kill(os.getpid(), signal.SIGKILL)  # mid-call: the request is never answered
+    if name == "deaf":
+        return
+    args = params.get("arguments") or {}
+    text = str(args.get("text", "")) if isinstance(args, dict) else ""
+    content = [{"type": "text", "text": f"echo {text}"}]
+    send({"jsonrpc": "2.0", "id": mid, "result": {"content": content, "isError": False}})
 
 
 def send(obj: object) -> None:
@@ -52,6 +72,10 @@ def main() -> None:
                     },
                 }
             )
+        elif method == "tools/list" and MODE == "faults":
+            send({"jsonrpc": "2.0", "id": mid, "result": {"tools": FAULT_TOOLS}})
+        elif method == "tools/call" and MODE == "faults":
+            faulty_call(mid, msg.get("params") or {})
         elif method == "tools/list":
             start = int((msg.get("params") or {}).get("cursor") or 0)
             result: dict[str, object] = {"tools": TOOLS[start : start + 2]}

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import quote
 
-import httpx
+import httpx2
 import pytest
 import trio
 from hypothesis import HealthCheck, given, settings
@@ -131,19 +131,19 @@ SPECIAL_IDS = ["x'; DROP TABLE sessions;--", "%", "_", "..", "\x00", "a" * 3000,
 _ids = st.text(min_size=1, max_size=12) | st.sampled_from(SPECIAL_IDS)
 
 
-def check_answer(response: httpx.Response, url: str) -> None:
+def check_answer(response: httpx2.Response, url: str) -> None:
     assert response.status_code < 500, (response.status_code, response.text[:300])
     if response.status_code >= 400 and response.content:
         body = response.json()
         assert body["error_kind"] and body["error"], body
     # The host still answers.
-    assert httpx.get(f"{url}/healthz", timeout=10).status_code == 200
+    assert httpx2.get(f"{url}/healthz", timeout=10).status_code == 200
 
 
-def request(url: str, method: str, route: str, session: str, body: bytes) -> httpx.Response:
+def request(url: str, method: str, route: str, session: str, body: bytes) -> httpx2.Response:
     path = route.format(s=quote(session, safe=""))
     headers = {"accept": "application/json", "content-type": "application/json"}
-    return httpx.request(method, url + path, content=body, headers=headers, timeout=30)
+    return httpx2.request(method, url + path, content=body, headers=headers, timeout=30)
 
 
 @settings(
@@ -189,7 +189,7 @@ def test_a_turn_id_that_cannot_be_a_header_is_refused_before_the_turn_starts(
     http_url: str, turn: str
 ) -> None:
     body = json.dumps({"text": "hi", "turn": turn}).encode()
-    response = httpx.post(f"{http_url}/v1/sessions/ids/turns", content=body, timeout=30)
+    response = httpx2.post(f"{http_url}/v1/sessions/ids/turns", content=body, timeout=30)
     assert response.status_code == 400 and response.json()["error_kind"] == "bad_command"
-    listed = httpx.get(f"{http_url}/v1/sessions/ids", timeout=30)
+    listed = httpx2.get(f"{http_url}/v1/sessions/ids", timeout=30)
     assert listed.status_code == 404  # no turn ran, so nothing was stored

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import socket
 
-import httpx
+import httpx2
 import pytest
 
 from agcore_actors.serve import HttpConfig
@@ -65,7 +65,7 @@ async def test_bound_to_every_interface_it_refuses_requests_without_the_token() 
     async with served(host="0.0.0.0", token=TOKEN) as s:
         port = s.url.rsplit(":", 1)[1].split("/")[0]
         base = f"http://{_reachable_address()}:{port}"
-        async with httpx.AsyncClient(base_url=base, timeout=10) as client:
+        async with httpx2.AsyncClient(base_url=base, timeout=10) as client:
             assert (await client.get("/healthz")).status_code == 200
             for method, path in ROUTES:
                 for headers in WRONG:

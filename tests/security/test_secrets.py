@@ -20,7 +20,7 @@ from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
 
-import httpx
+import httpx2
 import pytest
 import trio
 from opentelemetry.sdk.trace import TracerProvider
@@ -167,7 +167,7 @@ async def test_no_secret_appears_in_anything_captured(
     captured: dict[str, str] = {}
     db = tmp_path / "sessions.db"
     async with host_with_everything(url, db, tracer) as (base, store, config, mcp):
-        async with httpx.AsyncClient(base_url=base, timeout=60) as client:
+        async with httpx2.AsyncClient(base_url=base, timeout=60) as client:
             json_only = {"accept": "application/json"}
             statuses = []
             for text in ["leak", "fail", "auth", "server error", "stream error"]:

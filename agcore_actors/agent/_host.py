@@ -81,7 +81,9 @@ class HostConfig:
 
     #: Seconds a live session may stay idle before it is deactivated.
     idle_ttl: float = attrs.field(default=600.0, validator=positive)
-    #: Live sessions at most; beyond it the least recently used idle one goes.
+    #: Live sessions at most; beyond it the least recently used idle one goes. While every
+    #: live session is busy the host goes over (by at most the turns in flight) and shrinks
+    #: back as their turns end.
     max_live: int = attrs.field(default=10_000, validator=at_least_one)
     #: Turns running at once across all sessions; more wait.
     max_turns_in_flight: int = attrs.field(default=256, validator=at_least_one)
@@ -144,6 +146,7 @@ class SessionHost:
         self._busy = 0
         self._idle = trio.Event()
         self._stopping = False
+        self._over_cap = trio.Event()
 
     # -- lifecycle -----------------------------------------------------------------------
 
@@ -173,6 +176,7 @@ class SessionHost:
         self._supervisor = await self.system.start_supervisor(spec)
         async with trio.open_nursery() as nursery:
             nursery.start_soon(self._sweeper)
+            nursery.start_soon(self._shrinker)
             try:
                 yield
             finally:
@@ -240,6 +244,8 @@ class SessionHost:
                 live.last_used = trio.current_time()
                 if self._live.get(session) is live:
                     self._live.move_to_end(session)
+                if len(self._live) > self.config.max_live:
+                    self._over_cap.set()  # over the cap while all were busy: shrink now
 
     async def cancel(self, session: str, mode: am.CancelMode = "immediate") -> bool:
         """Cancel the running turn of a live session; False if none runs."""
@@ -304,11 +310,24 @@ class SessionHost:
             done.set()
 
     async def _make_room(self) -> None:
-        while len(self._live) >= self.config.max_live:
+        # Activations under way count (this one included): concurrent first messages must
+        # not each see the same free place.
+        while len(self._live) + len(self._activating) > self.config.max_live:
             victim = next((s for s, live in self._live.items() if not live.busy), None)
             if victim is None:
-                return  # every live session is busy: allow one over the cap
+                return  # every live session is busy: over the cap until turns end
             await self._deactivate(victim, "cap")
+
+    async def _shrinker(self) -> None:
+        """Back to the cap once turns end, after busy sessions pushed the host over it."""
+        while True:
+            await self._over_cap.wait()
+            self._over_cap = trio.Event()
+            while len(self._live) > self.config.max_live:
+                victim = next((s for s, live in self._live.items() if not live.busy), None)
+                if victim is None:
+                    break
+                await self._deactivate(victim, "cap")
 
     async def _deactivate(self, session: str, reason: str) -> None:
         """The one way out: persist → close → drop (see the module docstring)."""

@@ -7,6 +7,7 @@ from typing import Any
 
 import pytest
 import trio
+import trio.testing
 
 from agcore_actors import ActorRef, ActorSystem
 from agcore_actors.actor import ActorStopped
@@ -22,7 +23,7 @@ from agcore_actors.agent import (
 from agcore_actors.agent import messages as am
 from agcore_actors.llm import AssistantMessage, ProviderRegistry, RetryConfig, provider_actor
 from agcore_actors.testing import ScriptedProvider
-from tests.agent.fakes import scripted
+from tests.agent.fakes import echo, scripted
 from tests.agent.stores import start_store, stored, transcript
 
 
@@ -150,3 +151,53 @@ async def test_shutdown_refuses_new_turns_so_a_busy_host_still_drains_in_time(
         saved = await stored(store, sid)
         assert saved is not None and saved.record.open_turn is None
         assert transcript_errors(await transcript(store, sid)) == []
+
+
+async def echo_host(system: ActorSystem, **config: Any) -> SessionHost:
+    """A host whose model answers after one (virtual) second."""
+    llm = await system.spawn(
+        provider_actor(ProviderRegistry().register(echo(1.0)), retry=RetryConfig(max_retries=0)),
+        name="llm",
+    )
+    _, turns = await start_store(system)
+    bundle = AgentBuilder().provider(llm).store(turns).agent(Agent(name="a")).build()
+    return SessionHost(system, bundle, HostConfig(**config))
+
+
+async def test_concurrent_first_messages_keep_to_the_live_cap(
+    system: ActorSystem, autojump_clock: trio.testing.MockClock
+) -> None:
+    host = await echo_host(system, max_live=2)
+    async with host:
+        await host.run("a", "1")
+        await host.run("b", "1")  # two idle sessions fill the cap
+        peak = 0
+
+        async def watch() -> None:
+            nonlocal peak
+            while True:
+                peak = max(peak, len(host.live_sessions))
+                await trio.sleep(0.01)
+
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(watch)
+            async with trio.open_nursery() as turns:
+                for session in ("c", "d"):
+                    turns.start_soon(host.run, session, "1")
+            nursery.cancel_scope.cancel()
+        assert peak <= 2
+        assert sorted(host.live_sessions) == ["c", "d"]
+        assert host.snapshot().evicted_cap == 2
+
+
+async def test_a_host_pushed_over_its_cap_by_busy_sessions_shrinks_back_as_turns_end(
+    system: ActorSystem, autojump_clock: trio.testing.MockClock
+) -> None:
+    host = await echo_host(system, max_live=1)
+    async with host:
+        async with trio.open_nursery() as turns:
+            for session in ("a", "b", "c"):
+                turns.start_soon(host.run, session, "1")
+        await trio.testing.wait_all_tasks_blocked()
+        assert len(host.live_sessions) == 1
+        assert host.snapshot().evicted_cap == 2

@@ -84,12 +84,14 @@ def test_a_second_sigint_cuts_the_ordered_shutdown_short() -> None:
         rest = process.stdout.read().decode().splitlines()
     finally:
         stop_process(process)
-    # No order any more: what is left is cancelled at once.
-    assert sorted(rest[:3]) == [
-        "stop a ActorStopped",
-        "stop b ActorStopped",
-        "stop c KeyboardInterrupt",
-    ]
+    # No order any more: what is left is cancelled at once. Whether a and b see that
+    # cancellation (ActorStopped) or finish the graceful stop the supervisor may already
+    # have sent them once c's on_stop was cut (KeyboardInterrupt, the stop's reason) is a
+    # race between the two; either way they stop at once.
+    lines = sorted(rest[:3])
+    assert lines[0] in ("stop a ActorStopped", "stop a KeyboardInterrupt"), lines
+    assert lines[1] in ("stop b ActorStopped", "stop b KeyboardInterrupt"), lines
+    assert lines[2] == "stop c KeyboardInterrupt"
     assert rest[3:] == ["interrupted"]
     assert status == 130
     assert took < 1.0

@@ -16,6 +16,18 @@ in ``docs/configuration.md``; ``agcore-actors config init`` writes a commented s
 from .._exports import publish
 from ._errors import ConfigError
 from ._load import LOCAL_NAME, find_config, load_settings, parse_settings
+from ._runtime import (
+    Runtime,
+    agent_config,
+    agents_of,
+    host_config,
+    local_model_config,
+    mcp_servers,
+    open_runtime,
+    provider_config,
+    remote_provider,
+    store_backend,
+)
 from ._schema import (
     AgentSettings,
     AnthropicProviderSettings,
@@ -46,13 +58,23 @@ __all__ = [
     "OpenAIProviderSettings",
     "ProviderSettings",
     "RetrySettings",
+    "Runtime",
     "Settings",
     "StdioServerSettings",
     "StoreSettings",
     "TimeoutSettings",
+    "agent_config",
+    "agents_of",
     "find_config",
+    "host_config",
     "load_settings",
+    "local_model_config",
+    "mcp_servers",
+    "open_runtime",
     "parse_settings",
+    "provider_config",
+    "remote_provider",
+    "store_backend",
 ]
 
 publish(__name__, __all__)

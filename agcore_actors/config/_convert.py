@@ -91,9 +91,7 @@ def toml_keys(cls: type) -> dict[str, str]:
     """The file's keys of attrs class ``cls``: TOML key -> attribute name."""
     renamed = _RENAMED.get(cls, {})
     omitted = _OMITTED.get(cls, frozenset())
-    return {
-        renamed.get(a.name, a.name): a.name for a in attrs.fields(cls) if a.name not in omitted
-    }
+    return {renamed.get(a.name, a.name): a.name for a in attrs.fields(cls) if a.name not in omitted}
 
 
 # -- strict hooks -------------------------------------------------------------------------------
@@ -221,7 +219,11 @@ def _tables(base: Callable[[Any, Any], Any]) -> Callable[[Any, Any], Any]:
 def _register_class(converter: cattrs.Converter, cls: type) -> None:
     overrides = {name: override(rename=key) for name, key in _RENAMED.get(cls, {}).items()}
     overrides.update({name: override(omit=True) for name in _OMITTED.get(cls, ())})
-    base = make_dict_structure_fn(cls, converter, **overrides)  # type: ignore[arg-type]
+    base: Callable[[Any, Any], Any] = make_dict_structure_fn(
+        cls,
+        converter,
+        **overrides,  # type: ignore[arg-type]
+    )
     converter.register_structure_hook(cls, _tables(base))
 
 
@@ -331,7 +333,7 @@ def _value_at(data: object, path: Path) -> object:
 
 def _segment(note: str, cls: type | None) -> str | int | None:
     if isinstance(note, AttributeValidationNote):
-        keys = {v: k for k, v in toml_keys(cls).items()} if attrs.has(cls or int) else {}
+        keys = {v: k for k, v in toml_keys(cls).items()} if cls and attrs.has(cls) else {}
         return keys.get(note.name, note.name)
     if isinstance(note, IterableValidationNote):
         index = note.index
@@ -357,11 +359,15 @@ def _validator_problem(exc: Exception, cls: type, path: Path, data: object) -> P
     if match and match.group(1) in by_name:
         where = (*path, by_name[match.group(1)])
         value = _value_at(data, where)
-        return Problem(where, f"expected {match.group(2)}, got {describe(value, secret=is_secret(where))}")
+        return Problem(
+            where, f"expected {match.group(2)}, got {describe(value, secret=is_secret(where))}"
+        )
     return Problem(path, f"invalid value: {exc}")
 
 
-def problems(exc: BaseException, path: Path, data: object, cls: type | None = None) -> list[Problem]:
+def problems(
+    exc: BaseException, path: Path, data: object, cls: type | None = None
+) -> list[Problem]:
     """Every problem under a cattrs error, in the order cattrs found them."""
     if isinstance(exc, _Mismatch):
         where = (*path, *exc.sub)
@@ -370,7 +376,11 @@ def problems(exc: BaseException, path: Path, data: object, cls: type | None = No
             return [Problem(where, f"missing key, expected {exc.expected}")]
         if exc.value is None and not exc.sub:
             return [Problem(where, f"expected {exc.expected}")]
-        return [Problem(where, f"expected {exc.expected}, got {describe(value, secret=is_secret(where))}")]
+        return [
+            Problem(
+                where, f"expected {exc.expected}, got {describe(value, secret=is_secret(where))}"
+            )
+        ]
     if isinstance(exc, ForbiddenExtraKeysError):
         keys = list(toml_keys(exc.cl)) if attrs.has(exc.cl) else []
         return [Problem((*path, key), closest(key, keys)) for key in sorted(exc.extra_fields)]
@@ -405,5 +415,7 @@ def structure_settings(data: dict[str, Any], source_of: Callable[[Path], str]) -
         found = problems(exc, (), data) or [Problem((), f"invalid: {exc}")]
         first = found[0]
         more = f" (and {len(found) - 1} more)" if len(found) > 1 else ""
-        raise ConfigError(source_of(first.path), format_path(first.path), first.text + more) from None
+        raise ConfigError(
+            source_of(first.path), format_path(first.path), first.text + more
+        ) from None
     return settings

@@ -68,11 +68,20 @@ def _providers(data: dict[str, Any], env: Mapping[str, str], origin: dict[Path, 
         existing = providers.get(kind) if isinstance(providers, dict) else None
         if not creates and existing is None:
             continue
-        given = [(v, f, x) for v, f, x in ((key_var, "api_key", key), (url_var, "base_url", url),
-                                           (model_var, "model", model)) if x]
+        given = [
+            (v, f, x)
+            for v, f, x in (
+                (key_var, "api_key", key),
+                (url_var, "base_url", url),
+                (model_var, "model", model),
+            )
+            if x
+        ]
         if not given:
             continue
-        if existing is not None and not (isinstance(existing, dict) and existing.get("kind") == kind):
+        if existing is not None and not (
+            isinstance(existing, dict) and existing.get("kind") == kind
+        ):
             raise ConfigError(
                 given[0][0], f"providers.{kind}.kind", f"expected {kind!r} to apply {given[0][0]}"
             )
@@ -92,7 +101,9 @@ def _default_agent(data: dict[str, Any]) -> str:
     return "assistant"
 
 
-def _set(data: dict[str, Any], path: Path, value: object, origin: dict[Path, str], var: str) -> None:
+def _set(
+    data: dict[str, Any], path: Path, value: object, origin: dict[Path, str], var: str
+) -> None:
     node = data
     for segment in path[:-1]:
         child = node.get(str(segment))
@@ -136,7 +147,9 @@ def _resolve(data: dict[str, Any], parts: list[str], var: str) -> tuple[Path, An
         item = _mapping_item(t)
         fields = _fields(t)
         if item is not None:
-            existing = [k for k in node if k.lower() == part.lower()] if isinstance(node, dict) else []
+            existing = (
+                [k for k in node if k.lower() == part.lower()] if isinstance(node, dict) else []
+            )
             named = bool(_fields(item))
             key = existing[0] if existing else part.lower() if named else part
             t = item

@@ -148,20 +148,21 @@ def _complete(
     agents = dict(settings.agents)
     base = FilePath(source).parent if source else FilePath(".")
     for name, provider in providers.items():
-        if not isinstance(provider, LocalProviderSettings) and provider.api_key_env:
+        variable = None if isinstance(provider, LocalProviderSettings) else provider.api_key_env
+        if variable and not isinstance(provider, LocalProviderSettings):
             path: Path = ("providers", name, "api_key_env")
-            key = env.get(provider.api_key_env)
+            key = env.get(variable)
             if not key:
                 raise ConfigError(
                     source_of(path),
                     format_path(path),
-                    f"expected a set environment variable, got {describe(provider.api_key_env)}",
+                    f"expected a set environment variable, got {describe(variable)}",
                 )
             try:
                 provider = attrs.evolve(provider, api_key=key)
             except ValueError:
                 raise ConfigError(
-                    provider.api_key_env,
+                    variable,
                     format_path(("providers", name, "api_key")),
                     "expected printable ASCII without whitespace, got str (value hidden)",
                 ) from None

@@ -20,8 +20,16 @@ from typing import Any
 import attrs
 
 from ..actor import ActorRef, ActorSystem
-from ..agent import Agent, AgentBuilder, AgentConfig, HostConfig, ModelSettings, RuntimeBundle
-from ..agent import StoreTurns, session_approver
+from ..agent import (
+    Agent,
+    AgentBuilder,
+    AgentConfig,
+    HostConfig,
+    ModelSettings,
+    RuntimeBundle,
+    StoreTurns,
+    session_approver,
+)
 from ..llm import (
     AnthropicConfig,
     AnthropicProvider,

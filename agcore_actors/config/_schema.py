@@ -46,7 +46,9 @@ _ANTHROPIC = AnthropicConfig()
 
 def _api_key(_: object, attribute: attrs.Attribute[Any], value: str) -> None:
     """Printable ASCII without whitespace, or empty; the message never shows the value."""
-    if value and (not value.isascii() or not value.isprintable() or any(c.isspace() for c in value)):
+    if value and (
+        not value.isascii() or not value.isprintable() or any(c.isspace() for c in value)
+    ):
         raise ValueError(f"{attribute.name} must be printable ASCII without whitespace")
 
 
@@ -61,12 +63,16 @@ def _optional_http_url(instance: object, attribute: attrs.Attribute[Any], value:
         _http_url(instance, attribute, str(value))
 
 
-def _optional_at_least_one(instance: object, attribute: attrs.Attribute[Any], value: object) -> None:
+def _optional_at_least_one(
+    instance: object, attribute: attrs.Attribute[Any], value: object
+) -> None:
     if value is not None:
         at_least_one(instance, attribute, value)  # type: ignore[arg-type]
 
 
-def _optional_non_negative(instance: object, attribute: attrs.Attribute[Any], value: object) -> None:
+def _optional_non_negative(
+    instance: object, attribute: attrs.Attribute[Any], value: object
+) -> None:
     if value is not None:
         non_negative(instance, attribute, value)  # type: ignore[arg-type]
 

@@ -44,6 +44,7 @@ from ._schema import (
     StoreSettings,
     TimeoutSettings,
 )
+from ._starter import starter_text
 
 __all__ = [
     "LOCAL_NAME",
@@ -74,6 +75,7 @@ __all__ = [
     "parse_settings",
     "provider_config",
     "remote_provider",
+    "starter_text",
     "store_backend",
 ]
 

@@ -60,9 +60,9 @@ _PROVIDERS: dict[str, type] = {
     "local": LocalProviderSettings,
 }
 _SECRET_KEYS = frozenset({"api_key", "headers", "env"})
-#: Every class of the file, each a table.
+#: Every class of the file, each a table (:class:`Settings`, which holds the others,
+#: last: a generated hook looks up its fields' hooks when it is made).
 _CLASSES: tuple[type, ...] = (
-    Settings,
     OpenAIProviderSettings,
     AnthropicProviderSettings,
     LocalProviderSettings,
@@ -200,6 +200,7 @@ def _make_converter() -> cattrs.Converter:
         _register_class(converter, cls)
     converter.register_structure_hook(ProviderSettings, _provider_hook(converter))
     converter.register_structure_hook(McpServerSettings, _server_hook(converter))
+    _register_class(converter, Settings)
     return converter
 
 

@@ -92,7 +92,7 @@ def parse_settings(
     (default: none). Raises :class:`ConfigError`."""
     label = source or "<defaults>"
     try:
-        data: dict[str, Any] = tomllib.loads(text)
+        data: dict[str, Any] = tomllib.loads(text.removeprefix("\ufeff"))
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(label, "", f"invalid TOML: {exc}") from None
     except RecursionError:
@@ -144,6 +144,15 @@ def _check_name(name: str, names: list[str], path: Path, source_of: Any, what: s
 def _complete(
     settings: Settings, source: str | None, env: Mapping[str, str], source_of: Any
 ) -> Settings:
+    for table in ("providers", "agents", "mcp_servers"):
+        for name in getattr(settings, table):
+            if not name.strip() or not name.isprintable():
+                key = "mcpServers" if table == "mcp_servers" else table
+                raise ConfigError(
+                    source_of((key, name)),
+                    format_path((key, name)),
+                    "expected a name of printable characters, not blank",
+                )
     providers = dict(settings.providers) or {LOCAL_NAME: LocalProviderSettings()}
     agents = dict(settings.agents)
     base = FilePath(source).parent if source else FilePath(".")

@@ -52,6 +52,16 @@ def _api_key(_: object, attribute: attrs.Attribute[Any], value: str) -> None:
         raise ValueError(f"{attribute.name} must be printable ASCII without whitespace")
 
 
+def _headers(_: object, attribute: attrs.Attribute[Any], value: Mapping[str, str]) -> None:
+    """Names and values that can be sent; the message never shows a value."""
+    for name, text in value.items():
+        name_ok = bool(name) and all(33 <= ord(c) <= 126 and c != ":" for c in name)
+        if not name_ok or not all(32 <= ord(c) <= 126 or c == "\t" for c in text):
+            raise ValueError(
+                f"{attribute.name} must be HTTP header names with printable ASCII values"
+            )
+
+
 def _http_url(_: object, attribute: attrs.Attribute[Any], value: str) -> None:
     scheme, sep, rest = value.partition("://")
     if not sep or scheme not in ("http", "https") or not rest.strip("/"):
@@ -112,7 +122,7 @@ class OpenAIProviderSettings:
     #: The model of agents that name none.
     model: str = ""
     #: Extra HTTP headers of every request (secret: values are never shown).
-    headers: Mapping[str, str] = attrs.field(factory=dict, repr=False)
+    headers: Mapping[str, str] = attrs.field(factory=dict, repr=False, validator=_headers)
     #: Extra top-level fields of every request body.
     extra_body: Mapping[str, Any] = attrs.field(factory=dict)
 
@@ -134,7 +144,7 @@ class AnthropicProviderSettings:
     #: ``max_tokens`` of requests that set none (the API requires one).
     max_tokens: int = attrs.field(default=_ANTHROPIC.max_tokens, validator=at_least_one)
     #: Extra HTTP headers of every request (secret: values are never shown).
-    headers: Mapping[str, str] = attrs.field(factory=dict, repr=False)
+    headers: Mapping[str, str] = attrs.field(factory=dict, repr=False, validator=_headers)
     #: Extra top-level fields of every request body.
     extra_body: Mapping[str, Any] = attrs.field(factory=dict)
 
@@ -241,7 +251,7 @@ class HttpServerSettings:
     #: The server's endpoint.
     url: str = attrs.field(validator=_http_url)
     #: Headers of every request (secret: values are never shown).
-    headers: Mapping[str, str] = attrs.field(factory=dict, repr=False)
+    headers: Mapping[str, str] = attrs.field(factory=dict, repr=False, validator=_headers)
     #: Skip this server.
     disabled: bool = False
     #: The transport, as other MCP clients write it.

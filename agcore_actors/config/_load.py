@@ -160,15 +160,15 @@ def _complete(
         variable = None if isinstance(provider, LocalProviderSettings) else provider.api_key_env
         if variable and not isinstance(provider, LocalProviderSettings):
             path: Path = ("providers", name, "api_key_env")
-            key = env.get(variable)
-            if not key:
+            secret = env.get(variable)
+            if not secret:
                 raise ConfigError(
                     source_of(path),
                     format_path(path),
                     f"expected a set environment variable, got {describe(variable)}",
                 )
             try:
-                provider = attrs.evolve(provider, api_key=key)
+                provider = attrs.evolve(provider, api_key=secret)
             except ValueError:
                 raise ConfigError(
                     variable,

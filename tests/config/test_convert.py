@@ -9,6 +9,7 @@ from agcore_actors import AgcoreError
 from agcore_actors.config import (
     ConfigError,
     HttpServerSettings,
+    OpenAIProviderSettings,
     Settings,
     StdioServerSettings,
     parse_settings,
@@ -280,4 +281,5 @@ def test_a_full_file_maps_every_table() -> None:
     assert isinstance(settings.mcp_servers["web"], HttpServerSettings)
     assert settings.store.synchronous == "NORMAL" and settings.host.max_sessions == 100
     assert settings.timeouts.idle == 30.0 and settings.logging.format == "json"
-    assert settings.providers["gpt"].extra_body == {"top_k": 20}
+    gpt = settings.providers["gpt"]
+    assert isinstance(gpt, OpenAIProviderSettings) and gpt.extra_body == {"top_k": 20}

@@ -77,14 +77,15 @@ _CLASSES: tuple[type, ...] = (
 )
 
 
-class _Mismatch(Exception):
-    """A value of the wrong type or outside a fixed set; ``sub`` is a path below the value."""
+def _mismatch(expected: str, value: object, sub: Path = ()) -> ValueError:
+    """A value of the wrong type or outside a fixed set; ``sub`` is a path below it.
 
-    def __init__(self, expected: str, value: object, sub: Path = ()) -> None:
-        super().__init__(expected)
-        self.expected = expected
-        self.value = value
-        self.sub = sub
+    A plain ValueError carrying the details, never an error of its own class: it never
+    leaves this module (:func:`problems` turns it into a line).
+    """
+    error = ValueError(expected)
+    error.config_mismatch = (expected, value, sub)  # type: ignore[attr-defined]
+    return error
 
 
 def toml_keys(cls: type) -> dict[str, str]:
@@ -99,25 +100,25 @@ def toml_keys(cls: type) -> dict[str, str]:
 
 def _strict_str(value: Any, _: type) -> str:
     if not isinstance(value, str):
-        raise _Mismatch("str", value)
+        raise _mismatch("str", value)
     return value
 
 
 def _strict_int(value: Any, _: type) -> int:
     if not isinstance(value, int) or isinstance(value, bool):
-        raise _Mismatch("int", value)
+        raise _mismatch("int", value)
     return value
 
 
 def _strict_float(value: Any, _: type) -> float:
     if not isinstance(value, int | float) or isinstance(value, bool):
-        raise _Mismatch("float", value)
+        raise _mismatch("float", value)
     return float(value)
 
 
 def _strict_bool(value: Any, _: type) -> bool:
     if not isinstance(value, bool):
-        raise _Mismatch("bool", value)
+        raise _mismatch("bool", value)
     return value
 
 
@@ -131,7 +132,7 @@ def _literal_hook(t: Any) -> Callable[[Any, Any], Any]:
 
     def structure(value: Any, _: Any) -> Any:
         if isinstance(value, bool) or value not in choices:
-            raise _Mismatch(expected, value)
+            raise _mismatch(expected, value)
         return value
 
     return structure
@@ -151,7 +152,7 @@ def _mapping_hook(converter: cattrs.Converter, t: Any) -> Callable[[Any, Any], A
 
     def structure(value: Any, _: Any) -> dict[str, Any]:
         if not isinstance(value, dict):
-            raise _Mismatch("table", value)
+            raise _mismatch("table", value)
         result, errors = {}, []
         for key, element in value.items():
             try:
@@ -171,7 +172,7 @@ def _tuple_hook(converter: cattrs.Converter, t: Any) -> Callable[[Any, Any], Any
 
     def structure(value: Any, _: Any) -> tuple[Any, ...]:
         if not isinstance(value, list):
-            raise _Mismatch("array", value)
+            raise _mismatch("array", value)
         result, errors = [], []
         for index, element in enumerate(value):
             try:
@@ -211,7 +212,7 @@ def _anything(value: Any, _: Any) -> Any:
 def _tables(base: Callable[[Any, Any], Any]) -> Callable[[Any, Any], Any]:
     def structure(value: Any, t: Any) -> Any:
         if not isinstance(value, dict):
-            raise _Mismatch("table", value)
+            raise _mismatch("table", value)
         return base(value, t)
 
     return structure
@@ -233,12 +234,12 @@ def _provider_hook(converter: cattrs.Converter) -> Callable[[Any, Any], Any]:
 
     def structure(value: Any, _: Any) -> Any:
         if not isinstance(value, dict):
-            raise _Mismatch("table", value)
+            raise _mismatch("table", value)
         if "kind" not in value:
-            raise _Mismatch(expected, None, ("kind",))
+            raise _mismatch(expected, None, ("kind",))
         cls = _PROVIDERS.get(value["kind"]) if isinstance(value["kind"], str) else None
         if cls is None:
-            raise _Mismatch(expected, value["kind"], ("kind",))
+            raise _mismatch(expected, value["kind"], ("kind",))
         return converter.structure(value, cls)
 
     return structure
@@ -247,9 +248,9 @@ def _provider_hook(converter: cattrs.Converter) -> Callable[[Any, Any], Any]:
 def _server_hook(converter: cattrs.Converter) -> Callable[[Any, Any], Any]:
     def structure(value: Any, _: Any) -> Any:
         if not isinstance(value, dict):
-            raise _Mismatch("table", value)
+            raise _mismatch("table", value)
         if ("command" in value) == ("url" in value):
-            raise _Mismatch("exactly one of command (stdio) or url (HTTP)", None, ())
+            raise _mismatch("exactly one of command (stdio) or url (HTTP)", None, ())
         cls = StdioServerSettings if "command" in value else HttpServerSettings
         return converter.structure(value, cls)
 
@@ -370,18 +371,17 @@ def problems(
     exc: BaseException, path: Path, data: object, cls: type | None = None
 ) -> list[Problem]:
     """Every problem under a cattrs error, in the order cattrs found them."""
-    if isinstance(exc, _Mismatch):
-        where = (*path, *exc.sub)
-        value = exc.value if exc.sub == () else _value_at(data, where)
-        if exc.value is None and exc.sub and _value_at(data, where) is None:
-            return [Problem(where, f"missing key, expected {exc.expected}")]
-        if exc.value is None and not exc.sub:
-            return [Problem(where, f"expected {exc.expected}")]
-        return [
-            Problem(
-                where, f"expected {exc.expected}, got {describe(value, secret=is_secret(where))}"
-            )
-        ]
+    mismatch = getattr(exc, "config_mismatch", None)
+    if mismatch is not None:
+        expected, value, sub = mismatch
+        where = (*path, *sub)
+        found = value if not sub else _value_at(data, where)
+        if value is None and sub and found is None:
+            return [Problem(where, f"missing key, expected {expected}")]
+        if value is None and not sub:
+            return [Problem(where, f"expected {expected}")]
+        shown = describe(found, secret=is_secret(where))
+        return [Problem(where, f"expected {expected}, got {shown}")]
     if isinstance(exc, ForbiddenExtraKeysError):
         keys = list(toml_keys(exc.cl)) if attrs.has(exc.cl) else []
         return [Problem((*path, key), closest(key, keys)) for key in sorted(exc.extra_fields)]

@@ -27,14 +27,15 @@ _STARTER = """\
 # [providers.openai]
 # kind = "openai"                       # any OpenAI-compatible endpoint
 # base_url = "https://api.openai.com/v1"
-# api_key_env = "OPENAI_API_KEY"        # or api_key = "..." (keep this file private then)
+# api_key_env = "OPENAI_API_KEY"        # the key from this variable, or
+# api_key = "sk-..."                    # the key itself (keep this file private then)
 # model = "gpt-4o-mini"
 # headers = { "OpenAI-Organization" = "org-..." }
 # extra_body = {}
 #
 # [providers.claude]
 # kind = "anthropic"
-# api_key_env = "ANTHROPIC_API_KEY"
+# api_key_env = "ANTHROPIC_API_KEY"     # or api_key = "..."
 # model = "claude-sonnet-4-5"
 # max_tokens = 4096
 #

@@ -27,8 +27,8 @@ from typing import Any
 
 import attrs
 
-from ._convert import Path, closest, format_path, toml_keys
 from ._errors import ConfigError
+from ._problems import Path, closest, format_path, toml_keys
 from ._schema import Settings
 
 __all__ = ["ENV_PREFIX", "apply_env"]

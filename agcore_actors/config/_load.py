@@ -22,9 +22,10 @@ from typing import Any
 
 import attrs
 
-from ._convert import Path, describe, format_path, structure_settings
+from ._convert import structure_settings
 from ._env import apply_env
 from ._errors import ConfigError
+from ._problems import Path, describe, format_path
 from ._schema import LocalProviderSettings, OpenAIProviderSettings, Settings
 
 __all__ = ["LOCAL_NAME", "MAX_FILE_BYTES", "find_config", "load_settings", "parse_settings"]

@@ -24,7 +24,7 @@ from agcore_actors.config import (
     parse_settings,
     starter_text,
 )
-from agcore_actors.config._convert import toml_keys
+from agcore_actors.config._problems import toml_keys
 
 DOC = Path(__file__).resolve().parents[2] / "docs" / "configuration.md"
 

@@ -20,7 +20,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from agcore_actors.config import ConfigError, Settings, load_settings, parse_settings
-from agcore_actors.config._convert import toml_keys
+from agcore_actors.config._problems import toml_keys
 from agcore_actors.config._schema import (
     AgentSettings,
     AnthropicProviderSettings,

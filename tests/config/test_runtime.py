@@ -108,11 +108,15 @@ def configured(base: str, tmp_path: Path, extra: str = "") -> str:
 
 async def test_a_runtime_from_settings_runs_a_turn_and_stores_it(tmp_path: Path) -> None:
     with fake_openai() as base:
-        settings = parse_settings(configured(base, tmp_path, "[agents.helper]\n"))
+        text = configured(base, tmp_path, "[agents.helper]\n")
+        settings = parse_settings(
+            text.replace('model = "fake"', 'model = "fake"\napi_key = "sk-SECRET"')
+        )
         async with (
             open_runtime(settings) as runtime,
             SessionHost(runtime.system, runtime.bundle, runtime.host_config) as host,
         ):
+            assert "SECRET" not in repr(runtime)
             result = await host.run("s1", "hi")
             providers = await runtime.provider.ask(ListProviders())
             loaded = await runtime.store.ask(sm.LoadSession("s1"))

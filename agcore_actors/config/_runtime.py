@@ -295,6 +295,12 @@ async def open_runtime(
     Raises :class:`ConfigError` for values the library refuses, and the local model's
     errors (:class:`~agcore_actors.local.LocalModelError`) when its server cannot start.
     """
+    first = agent or settings.default_agent
+    if first not in settings.agents:
+        choices = ", ".join(settings.agents)
+        raise ConfigError(
+            "open_runtime", "agent", f"expected a configured agent ({choices}), got {first!r}"
+        )
     async with AsyncExitStack() as stack:
         if system is None:
             system = await stack.enter_async_context(ActorSystem())
@@ -314,7 +320,6 @@ async def open_runtime(
             provider_spec("llm", registry=registry, config=provider_config(settings))
         )
         store = await root.start_child(session_store_spec("store", backend=store_backend(settings)))
-        first = agent or settings.default_agent
         builder = AgentBuilder().provider(llm).store(StoreTurns(store))
         builder.config(agent_config(settings.agents[first]))
         tool_registry = ToolRegistry()

@@ -166,6 +166,15 @@ async def test_only_the_local_providers_agents_use_are_started(tmp_path: Path) -
             system.lookup("local-model:unused")
 
 
+async def test_an_unknown_start_agent_is_refused_before_anything_starts() -> None:
+    with pytest.raises(ConfigError) as info:
+        async with open_runtime(parse_settings(""), agent="nope"):
+            pass
+    assert str(info.value) == (
+        "open_runtime: agent: expected a configured agent (assistant), got 'nope'"
+    )
+
+
 def serve(*args: str, env: dict[str, str], stdin: bytes) -> subprocess.CompletedProcess[bytes]:
     return subprocess.run(
         [sys.executable, "-m", "agcore_actors.cli", "serve", *args],

@@ -32,7 +32,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import httpx
+import httpx2
 import trio
 
 from agcore_actors import ActorSystem
@@ -262,7 +262,7 @@ class Outcome:
 
 
 async def complete(
-    client: httpx.AsyncClient, endpoint: Endpoint, messages: list[dict[str, Any]], stream: bool
+    client: httpx2.AsyncClient, endpoint: Endpoint, messages: list[dict[str, Any]], stream: bool
 ) -> dict[str, Any]:
     """One chat completion; returns the assistant message (streams assembled by index)."""
     body: dict[str, Any] = {
@@ -313,7 +313,7 @@ async def complete(
 
 
 async def tool_turn(
-    client: httpx.AsyncClient, endpoint: Endpoint, case: ToolCase, stream: bool
+    client: httpx2.AsyncClient, endpoint: Endpoint, case: ToolCase, stream: bool
 ) -> Outcome:
     messages: list[dict[str, Any]] = [{"role": "user", "content": case.prompt}]
     outcome = Outcome(correct=False)
@@ -348,7 +348,7 @@ async def tool_turn(
 
 
 async def plain_turn(
-    client: httpx.AsyncClient, endpoint: Endpoint, prompt: str, stream: bool
+    client: httpx2.AsyncClient, endpoint: Endpoint, prompt: str, stream: bool
 ) -> Outcome:
     message = await complete(client, endpoint, [{"role": "user", "content": prompt}], stream)
     calls = message.get("tool_calls") or []
@@ -363,10 +363,12 @@ async def plain_turn(
 async def run_cases(
     endpoint: Endpoint, tool_cases: list[ToolCase], plain: list[str], stream: bool, verbose: bool
 ) -> tuple[list[Outcome], list[Outcome]]:
-    headers = {"Authorization": f"Bearer {endpoint.api_key}"} if endpoint.api_key else {}
+    headers = dict(endpoint.headers)
+    if endpoint.api_key:
+        headers["Authorization"] = f"Bearer {endpoint.api_key}"
     tools: list[Outcome] = []
     plains: list[Outcome] = []
-    async with httpx.AsyncClient(headers=headers, timeout=300, trust_env=False) as client:
+    async with httpx2.AsyncClient(headers=headers, timeout=300, trust_env=False) as client:
         for case in tool_cases:
             started = time.monotonic()
             try:

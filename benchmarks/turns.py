@@ -4,7 +4,7 @@ Each turn is LLM → one function tool → LLM, against the fast fake OpenAI ser
 (benchmarks/fake_openai.py) in another process, so the figures are the client's own CPU
 (``time.process_time``) divided by the turns completed. C sessions (1, 100, 1,000) run
 one turn each at once; streamed and not. The floor does the same two HTTP calls per turn
-with a bare ``httpx.AsyncClient`` on trio (JSON parsing and the tool call included).
+with a bare ``httpx2.AsyncClient`` on trio (JSON parsing and the tool call included).
 Rounds interleave the two, and the median of the rounds is reported with the ratio.
 
     .venv/bin/python benchmarks/turns.py            # full run
@@ -22,9 +22,8 @@ import time
 from pathlib import Path
 from typing import Any
 
-import httpx
+import httpx2
 import trio
-from httpx_sse import aconnect_sse
 
 from agcore_actors import ActorSystem
 from agcore_actors.agent import Agent, AgentBuilder, AgentConfig, StoreTurns, session_spec
@@ -66,7 +65,7 @@ def start_server() -> tuple[subprocess.Popen[bytes], str]:
 # -- the floor: the same HTTP calls with a bare client ----------------------------------
 
 
-async def raw_turn(client: httpx.AsyncClient, base: str, streamed: bool) -> None:
+async def raw_turn(client: httpx2.AsyncClient, base: str, streamed: bool) -> None:
     messages: list[dict[str, Any]] = [
         {"role": "system", "content": "Be brief."},
         {"role": "user", "content": "What is 2 + 3?"},
@@ -75,10 +74,10 @@ async def raw_turn(client: httpx.AsyncClient, base: str, streamed: bool) -> None
         body = {"model": "fake", "messages": messages, "tools": TOOL_DEFS, "stream": streamed}
         if streamed:
             text, calls = "", {}
-            async with aconnect_sse(client, "POST", f"{base}/chat/completions", json=body) as src:
-                async for event in src.aiter_sse():
+            async with client.stream("POST", f"{base}/chat/completions", json=body) as r:
+                async for event in httpx2.EventSource(r):
                     if event.data == "[DONE]":
-                        break
+                        continue
                     chunk = json.loads(event.data)
                     for choice in chunk.get("choices") or []:
                         delta = choice.get("delta") or {}
@@ -101,8 +100,8 @@ async def raw_turn(client: httpx.AsyncClient, base: str, streamed: bool) -> None
 
 
 async def raw_round(base: str, sessions: int, streamed: bool) -> float:
-    limits = httpx.Limits(max_connections=IN_FLIGHT, max_keepalive_connections=IN_FLIGHT)
-    async with httpx.AsyncClient(limits=limits, timeout=60) as client:
+    limits = httpx2.Limits(max_connections=IN_FLIGHT, max_keepalive_connections=IN_FLIGHT)
+    async with httpx2.AsyncClient(limits=limits, timeout=60) as client:
         limiter = trio.CapacityLimiter(IN_FLIGHT)
 
         async def one() -> None:

@@ -116,7 +116,7 @@ class Completion:
             # An event of a stream that cannot cross the boundary ends that
             # stream, like an unencodable reply ends its ask: not a crash.
             if not env.awaited:
-                log.warning("actor %r: told message %s failed: %r", self._name, env.msg, exc)
+                log.warning("actor %r: told message %s failed: %s", self._name, env.msg, repr(exc))
             env.complete(outcome.Error(exc))
             return
         exc.add_note(f"raised in actor {self._name!r} handling {type(env.msg).__name__}")

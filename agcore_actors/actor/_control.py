@@ -102,7 +102,9 @@ class ChildControl:
             return
         crashed = reason is not None
         if crashed:
-            log.warning("supervisor %r: child %r crashed: %r", self.name, child.name, reason)
+            # The reason goes in as text: a record kept by a handler must not keep the
+            # crashed instance alive through the exception's frames.
+            log.warning("supervisor %r: child %r crashed: %s", self.name, child.name, repr(reason))
         if not should_restart(child.restart, crashed):
             self._remove(child)
             return

@@ -19,7 +19,7 @@ import sys
 from collections import Counter
 from typing import Any
 
-import httpx
+import httpx2
 import msgspec
 import trio
 
@@ -75,7 +75,7 @@ def _estimate(args: argparse.Namespace) -> int:
     if args.tokenizer_url:
 
         async def count() -> int:
-            async with httpx.AsyncClient() as client:
+            async with httpx2.AsyncClient() as client:
                 return await ServerTokenizer(client, args.tokenizer_url).count(messages)
 
         total, estimator = trio.run(count), "server tokenizer"
@@ -101,7 +101,7 @@ def _compact(args: argparse.Namespace) -> int:
     config = CompactConfig(keep_recent=args.keep_recent, keep_tool_result=args.keep_tool_result)
 
     async def run() -> Any:
-        async with httpx.AsyncClient(timeout=httpx.Timeout(None, connect=10)) as client:
+        async with httpx2.AsyncClient(timeout=httpx2.Timeout(None, connect=10)) as client:
             summarizer: Summarizer | None = None
             if args.summarize_url:
                 summarizer = HttpSummarizer(client, args.summarize_url, model=args.model)

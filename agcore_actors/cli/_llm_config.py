@@ -18,7 +18,7 @@ import argparse
 from collections.abc import Mapping
 from urllib.parse import urlsplit
 
-import httpx
+import httpx2
 
 from ..llm import (
     AnthropicConfig,
@@ -119,12 +119,12 @@ async def served_model(provider: Provider, timeout: float) -> str:
     config = provider.config
     headers = {"authorization": f"Bearer {config.api_key}"} if config.api_key else {}
     try:
-        async with httpx.AsyncClient(timeout=min(timeout, 10.0)) as client:
+        async with httpx2.AsyncClient(timeout=min(timeout, 10.0)) as client:
             response = await client.get(config.base_url.rstrip("/") + "/models", headers=headers)
         if response.status_code != 200:
             return ""
         body = response.json()
-    except (httpx.HTTPError, ValueError):
+    except (httpx2.HTTPError, ValueError):
         return ""
     data = body.get("data") if isinstance(body, dict) else None
     ids = [m.get("id") for m in data if isinstance(m, dict)] if isinstance(data, list) else []

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-import httpx
+import httpx2
 import trio
 
 from ..llm import Message
@@ -32,7 +32,7 @@ class ServerTokenizer:
 
     def __init__(
         self,
-        client: httpx.AsyncClient,
+        client: httpx2.AsyncClient,
         base_url: str,
         *,
         model: str = "",
@@ -60,7 +60,7 @@ class ServerTokenizer:
                 response = await self.client.post(self.url, json=body)
         except trio.TooSlowError:
             raise TokenizerTimeout(self.name, self.timeout) from None
-        except httpx.HTTPError as exc:
+        except httpx2.HTTPError as exc:
             raise TokenizerUnavailable(self.name, f"{type(exc).__name__}: {exc}") from exc
         if response.status_code != 200:
             raise TokenizerUnavailable(

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
-import httpx
+import httpx2
 import msgspec
 
 from ..actor import ActorRef
@@ -49,13 +49,13 @@ class HttpSummarizer:
     """POSTs an OpenAI-style ``/v1/chat/completions`` request with httpx.
 
     For servers without a ProviderActor in front (tests, tools). Raises
-    ``httpx.HTTPStatusError`` on a non-2xx answer and ``ValueError`` on a
+    ``httpx2.HTTPStatusError`` on a non-2xx answer and ``ValueError`` on a
     body without a message. The caller owns ``client``.
     """
 
     def __init__(
         self,
-        client: httpx.AsyncClient,
+        client: httpx2.AsyncClient,
         base_url: str,
         *,
         model: str = "",

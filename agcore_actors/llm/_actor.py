@@ -37,9 +37,9 @@ from .messages import (
 )
 
 if TYPE_CHECKING:
-    import httpx
+    import httpx2
 
-ClientFactory = Callable[[], "httpx.AsyncClient"]
+ClientFactory = Callable[[], "httpx2.AsyncClient"]
 ProviderReply = ChatResponse | AsyncGenerator[StreamEvent, None] | UsageReport | ProviderList | None
 
 #: Requests a ProviderActor runs at once unless told otherwise.
@@ -107,7 +107,7 @@ class ProviderActor(Actor[ProviderMsg]):
             self._account,
         )
         self._client_factory = client_factory
-        self.client: httpx.AsyncClient | None = None
+        self.client: httpx2.AsyncClient | None = None
 
     def _account(self, provider: str, usage: Usage) -> None:
         self.tracker.add(usage)

@@ -42,7 +42,7 @@ from ._types import ChatRequest
 from .messages import ChatResponse
 
 if TYPE_CHECKING:
-    import httpx
+    import httpx2
 
 ANTHROPIC_BASE_URL = "https://api.anthropic.com"
 ANTHROPIC_VERSION = "2023-06-01"
@@ -198,7 +198,7 @@ class AnthropicProvider:
         )
         return body, self._headers(extra, stream)
 
-    async def chat(self, client: httpx.AsyncClient, request: ChatRequest) -> ChatResponse:
+    async def chat(self, client: httpx2.AsyncClient, request: ChatRequest) -> ChatResponse:
         """One non-streamed attempt."""
         body, headers = self._body(request, False)
         response = await post(client, self._url, body, headers, self.name, self._secrets)
@@ -209,7 +209,7 @@ class AnthropicProvider:
         return response_from_message(message, self.name)
 
     async def stream(
-        self, client: httpx.AsyncClient, request: ChatRequest, limits: ReadLimits
+        self, client: httpx2.AsyncClient, request: ChatRequest, limits: ReadLimits
     ) -> AsyncGenerator[ChatDelta, None]:
         """One streamed attempt; see the module doc for how it ends."""
         body, headers = self._body(request, True)

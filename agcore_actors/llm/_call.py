@@ -44,7 +44,7 @@ from ._usage import Usage
 from .messages import ChatResponse, Finish, Retrying, StreamEvent, UsageUpdate
 
 if TYPE_CHECKING:
-    import httpx
+    import httpx2
 
 
 def _limit(now: float, seconds: float | None, deadline: float) -> float:
@@ -133,7 +133,7 @@ class Caller:
         return LlmTimeoutError(name, self.timeouts.attempt or math.inf)
 
     async def chat(
-        self, name: str, provider: Provider, client: httpx.AsyncClient, request: ChatRequest
+        self, name: str, provider: Provider, client: httpx2.AsyncClient, request: ChatRequest
     ) -> ChatResponse:
         """One call of ``provider`` (registered as ``name``), retried per the policy."""
         deadline = self._deadline()
@@ -163,7 +163,7 @@ class Caller:
             return response
 
     async def stream(
-        self, name: str, provider: Provider, client: httpx.AsyncClient, request: ChatRequest
+        self, name: str, provider: Provider, client: httpx2.AsyncClient, request: ChatRequest
     ) -> AsyncGenerator[StreamEvent, None]:
         """One streamed call: its events, retried per the policy before any output."""
         deadline = self._deadline()

@@ -26,7 +26,7 @@ import time
 from collections.abc import AsyncGenerator, AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from types import ModuleType
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, Any
 
 import trio
 
@@ -48,7 +48,7 @@ from ._retry import parse_retry_after
 from ._sse import SseDecoder, SseEvent
 
 if TYPE_CHECKING:
-    import httpx as http
+    import httpx2 as http
 else:
     try:
         import httpx2 as http
@@ -256,7 +256,7 @@ async def sse_chunks(
         timeouts["read"] = idle
     decoder = SseDecoder(max_event_bytes, provider)
     last = trio.current_time()
-    reads = cast(AsyncGenerator[bytes, None], response.aiter_bytes())
+    reads = response.aiter_bytes()
     mid_body = False  # the HTTP stack's generators are suspended between two reads
     try:
         while True:

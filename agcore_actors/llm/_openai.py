@@ -46,7 +46,7 @@ from ._types import ChatRequest, content_text
 from .messages import ChatResponse
 
 if TYPE_CHECKING:
-    import httpx
+    import httpx2
 
 OPENAI_BASE_URL = "https://api.openai.com/v1"
 DEEPSEEK_BASE_URL = "https://api.deepseek.com/v1"
@@ -255,7 +255,7 @@ class OpenAICompatibleProvider:
             return RequestError(self.name, 404, error.body + hint, error.retry_after)
         return error
 
-    async def chat(self, client: httpx.AsyncClient, request: ChatRequest) -> ChatResponse:
+    async def chat(self, client: httpx2.AsyncClient, request: ChatRequest) -> ChatResponse:
         """One non-streamed attempt."""
         body, extra = openai_request_body(request, self.config, stream=False)
         headers = self._headers(extra, False)
@@ -281,7 +281,7 @@ class OpenAICompatibleProvider:
         return request.model or self.config.model
 
     async def stream(
-        self, client: httpx.AsyncClient, request: ChatRequest, limits: ReadLimits
+        self, client: httpx2.AsyncClient, request: ChatRequest, limits: ReadLimits
     ) -> AsyncGenerator[ChatDelta, None]:
         """One streamed attempt; see the module doc for how it ends."""
         body, extra = openai_request_body(request, self.config, stream=True)

@@ -20,7 +20,7 @@ from ._types import ChatRequest
 from .messages import ChatResponse
 
 if TYPE_CHECKING:
-    import httpx
+    import httpx2
 
 
 @attrs.frozen
@@ -57,12 +57,12 @@ class Provider(Protocol):
         """The name the provider is registered under by default."""
         ...
 
-    async def chat(self, client: httpx.AsyncClient, request: ChatRequest) -> ChatResponse:
+    async def chat(self, client: httpx2.AsyncClient, request: ChatRequest) -> ChatResponse:
         """One non-streamed attempt."""
         ...
 
     def stream(
-        self, client: httpx.AsyncClient, request: ChatRequest, limits: ReadLimits
+        self, client: httpx2.AsyncClient, request: ChatRequest, limits: ReadLimits
     ) -> AsyncGenerator[ChatDelta, None]:
         """One streamed attempt as an async generator of deltas.
 

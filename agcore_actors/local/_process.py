@@ -24,7 +24,7 @@ import subprocess
 from pathlib import Path
 from typing import Any, NoReturn
 
-import httpx
+import httpx2
 import trio
 
 from ._child import EXIT_NO_RUNTIME
@@ -67,25 +67,41 @@ class ServerProcess:
             pass
 
     async def read_url(self) -> str:
-        """Wait for the child's first stdout line and return its URL.
+        """Wait for the child's ``{"url": ...}`` line on stdout and return the URL.
 
-        Raises :class:`LocalRuntimeMissing` or :class:`LocalServerStartFailed` when the
-        process exits first.
+        Other lines (a library printing on stdout) are logged and skipped. Raises
+        :class:`LocalRuntimeMissing` or :class:`LocalServerStartFailed` when the process
+        closes its stdout first.
         """
         stream = self.process.stdout
         assert stream is not None
-        line = bytearray()
-        while b"\n" not in line and len(line) < _MAX_LINE:
+        buffer = bytearray()
+        while True:
+            while (end := buffer.find(b"\n")) >= 0:
+                line = bytes(buffer[:end])
+                del buffer[: end + 1]
+                try:
+                    self.url = str(json.loads(line)["url"])
+                except (ValueError, KeyError, TypeError):
+                    log.debug("[local model %d] stdout: %r", self.pid, line[:200])
+                    continue
+                return self.url
             chunk = await stream.receive_some(4096)
             if not chunk:
                 await self._failed()
-            line += chunk
+            buffer += chunk
+            del buffer[:-_MAX_LINE]
+
+    async def drain_stdout(self) -> None:
+        """Read and drop stdout after the URL line, so a chatty child never blocks on a
+        full pipe (a background task)."""
+        stream = self.process.stdout
+        assert stream is not None
         try:
-            url = json.loads(line.split(b"\n", 1)[0])["url"]
-        except (ValueError, KeyError, TypeError):
-            await self._failed()
-        self.url = str(url)
-        return self.url
+            while await stream.receive_some(65536):
+                pass
+        except (trio.BrokenResourceError, trio.ClosedResourceError):
+            pass
 
     async def _failed(self) -> NoReturn:
         code = await self.process.wait()
@@ -94,7 +110,7 @@ class ServerProcess:
             raise LocalRuntimeMissing(self.python, self.tail())
         raise LocalServerStartFailed(code, self.tail())
 
-    async def wait_healthy(self, client: httpx.AsyncClient, interval: float = 0.05) -> None:
+    async def wait_healthy(self, client: httpx2.AsyncClient, interval: float = 0.05) -> None:
         """Poll ``GET /health`` until it answers 200 (a loading server answers 503)."""
         while True:
             if self.process.returncode is not None:
@@ -103,7 +119,7 @@ class ServerProcess:
                 response = await client.get(self.url + "/health")
                 if response.status_code == 200:
                     return
-            except httpx.TransportError:
+            except httpx2.TransportError:
                 pass
             await trio.sleep(interval)
 

@@ -33,7 +33,7 @@ import sys
 from typing import assert_never
 
 import attrs
-import httpx
+import httpx2
 import trio
 
 from ..actor import Actor, ChildSpec, Restart
@@ -120,7 +120,7 @@ class LocalModelServer(Actor[LocalModelMsg]):
         self.ctx.nursery.start_soon(server.drain_stderr)
         with trio.move_on_after(config.start_timeout) as scope:
             url = await server.read_url()
-            async with httpx.AsyncClient(timeout=httpx.Timeout(5.0), trust_env=False) as client:
+            async with httpx2.AsyncClient(timeout=httpx2.Timeout(5.0), trust_env=False) as client:
                 await server.wait_healthy(client)
         if scope.cancelled_caught:
             raise LocalServerStartTimeout(config.start_timeout)
@@ -133,7 +133,9 @@ class LocalModelServer(Actor[LocalModelMsg]):
             n_ctx=config.n_ctx,
             pid=server.pid,
             restarts=self.ctx.restarts,
+            headers={"Connection": "close"},
         )
+        self.ctx.nursery.start_soon(server.drain_stdout)
         self.ctx.nursery.start_soon(self._watch, server)
         elapsed = trio.current_time() - started
         self._report(

@@ -40,6 +40,11 @@ class Endpoint(msgspec.Struct, frozen=True, kw_only=True):
     pid: int = 0
     #: How many times the actor has been restarted so far.
     restarts: int = 0
+    #: Headers to send with every request. Today ``Connection: close``: after a streamed
+    #: response the server may close a kept-alive connection just as the client reuses
+    #: it ("Server disconnected without sending a response"); a new connection per
+    #: request costs little on loopback.
+    headers: dict[str, str] = msgspec.field(default_factory=dict)
 
 
 class GetEndpoint(Request[Endpoint], frozen=True):

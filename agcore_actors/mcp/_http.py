@@ -19,8 +19,7 @@ from __future__ import annotations
 
 import logging
 
-import httpx
-import httpx_sse
+import httpx2
 import trio
 
 from ._config import HttpServer
@@ -50,8 +49,8 @@ class HttpTransport:
         self.max_message_bytes = max_message_bytes
         # Reads have no httpx timeout: each MCP request has its own deadline in the
         # client, which cancels the POST that serves it.
-        self._client = httpx.AsyncClient(
-            timeout=httpx.Timeout(connect_timeout, read=None, write=connect_timeout, pool=None),
+        self._client = httpx2.AsyncClient(
+            timeout=httpx2.Timeout(connect_timeout, read=None, write=connect_timeout, pool=None),
             headers=dict(config.headers),
         )
         self.session_id: str | None = None
@@ -87,7 +86,7 @@ class HttpTransport:
                 response = await self._client.post(
                     self.config.url, content=data, headers=self._headers()
                 )
-            except httpx.HTTPError as exc:
+            except httpx2.HTTPError as exc:
                 raise McpConnectionClosed(self.name, self._http_error(exc)) from None
             if response.status_code >= 400:
                 log.warning("[%s] notification refused: HTTP %s", self.name, response.status_code)
@@ -116,9 +115,17 @@ class HttpTransport:
                     return
                 kind = response.headers.get("content-type", "").split(";")[0].strip()
                 if kind == "text/event-stream":
-                    async for event in httpx_sse.EventSource(response).aiter_sse():
-                        if event.event in ("message", "") and event.data:
-                            self._deliver(event.data.encode("utf-8"))
+                    events = httpx2.EventSource(response, max_event_size=self.max_message_bytes)
+                    try:
+                        async for event in events:
+                            if event.event in ("message", "") and event.data:
+                                self._deliver(event.data.encode("utf-8"))
+                    except httpx2.SSEError:
+                        # The content type was checked above: the event was over the cap.
+                        self._fail(
+                            request_id, McpMessageTooLarge(self.name, self.max_message_bytes)
+                        )
+                        return
                 else:
                     answer = bytearray()
                     async for part in response.aiter_bytes():
@@ -131,10 +138,10 @@ class HttpTransport:
                     self._deliver(bytes(answer))
             # If the answer was in there, the request is done and this is ignored.
             self._fail(request_id, McpProtocolError("the HTTP answer held no JSON-RPC response"))
-        except httpx.HTTPError as exc:
+        except httpx2.HTTPError as exc:
             self._fail(request_id, McpConnectionClosed(self.name, self._http_error(exc)))
 
-    def _http_error(self, exc: httpx.HTTPError) -> str:
+    def _http_error(self, exc: httpx2.HTTPError) -> str:
         return redact(f"HTTP error: {exc}", self._secrets)
 
     async def aclose(self) -> None:
@@ -143,6 +150,6 @@ class HttpTransport:
                 if self.session_id is not None:
                     try:
                         await self._client.delete(self.config.url, headers=self._headers())
-                    except httpx.HTTPError as exc:
+                    except httpx2.HTTPError as exc:
                         log.info("[%s] DELETE of the session failed: %s", self.name, exc)
             await self._client.aclose()

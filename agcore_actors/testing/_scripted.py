@@ -53,7 +53,7 @@ from ..llm import (
 from ..llm.wire import NO_READ_LIMITS, ChatDelta, DeltaToolCall, ReadLimits, finish_reason
 
 if TYPE_CHECKING:
-    import httpx
+    import httpx2
 
 
 @attrs.frozen
@@ -189,7 +189,7 @@ class ScriptedProvider:
             return reply.finish_reason
         return "tool_calls" if reply.tool_calls else "stop"
 
-    async def chat(self, client: httpx.AsyncClient | None, request: ChatRequest) -> ChatResponse:
+    async def chat(self, client: httpx2.AsyncClient | None, request: ChatRequest) -> ChatResponse:
         """One non-streamed attempt."""
         attempt, reply = self._next(request)
         deltas = self._deltas(attempt, reply)
@@ -220,7 +220,7 @@ class ScriptedProvider:
 
     async def stream(
         self,
-        client: httpx.AsyncClient | None,
+        client: httpx2.AsyncClient | None,
         request: ChatRequest,
         limits: ReadLimits = NO_READ_LIMITS,
     ) -> AsyncGenerator[ChatDelta, None]:

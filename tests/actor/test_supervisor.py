@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import gc
+import logging
+import weakref
+
 import msgspec
 import pytest
 import trio
@@ -475,3 +479,40 @@ async def test_on_stop_runs_within_the_grace_that_is_left(
     await system.stop("x")
     # 3 s of message, then on_stop for the 1 s left of the 4 s grace: not a fresh 4 s.
     assert trio.current_time() - start == 4
+
+
+class _Keep(logging.Handler):
+    """A handler that keeps every record, as buffering and error-reporting handlers do."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.records: list[logging.LogRecord] = []
+
+    def emit(self, record: logging.LogRecord) -> None:
+        self.records.append(record)
+
+
+async def test_a_logged_crash_does_not_keep_the_crashed_instance_alive() -> None:
+    instances: weakref.WeakSet[Node] = weakref.WeakSet()
+
+    def make() -> Node:
+        node = Node("a", [])
+        instances.add(node)
+        return node
+
+    keep = _Keep()
+    logger = logging.getLogger("agcore_actors.actor")
+    logger.addHandler(keep)
+    try:
+        async with ActorSystem(strict=True) as system:
+            await system.start_supervisor(
+                SupervisorSpec("team", children=[ChildSpec("a", make)], backoff=NO_BACKOFF)
+            )
+            ref = system.lookup("a")
+            ref.tell_nowait(Crash())
+            assert await ref.ask(Who()) == "a#1"
+            gc.collect()
+            assert len(instances) == 1  # only the running incarnation
+    finally:
+        logger.removeHandler(keep)
+    assert any("crashed" in record.getMessage() for record in keep.records)

@@ -32,7 +32,7 @@ from agcore_actors.agent import (
 )
 from agcore_actors.llm import ProviderRegistry, RetryConfig, provider_actor
 from agcore_actors.store import InMemorySessions, session_store_spec
-from agcore_actors.testing import TrioDriver, virtual_clock
+from agcore_actors.testing import TrioDriver, settle, virtual_clock
 from tests.agent.fakes import echo
 from tests.agent.stores import stored
 
@@ -176,9 +176,10 @@ class HostMachine(RuleBasedStateMachine):
         assert len(live) <= CONFIG.max_live
         actors = {i.name.removeprefix("session:") for i in self.system.snapshot()}
         assert actors & set(SESSIONS) == live
-        # One empty step first: the crash a ``submit`` step raised (re-raised to this test
-        # by the driver) holds the crashed instance's frames until the driver's next step.
-        self.driver.run(trio.lowlevel.checkpoint)
+        # Settle first: a crashed instance's on_stop may still be running (its asker hears of
+        # the crash first), and the crash a ``submit`` step raised (re-raised to this test by
+        # the driver) holds the crashed instance's frames until the driver's next step.
+        self.driver.run(settle)
         gc.collect()
         alive = {session.session for session in SESSION_OBJECTS}
         assert alive == live, (alive, live)

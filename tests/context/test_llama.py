@@ -9,7 +9,7 @@ the server accepts the result.
 from __future__ import annotations
 
 import attrs
-import httpx
+import httpx2
 import msgspec
 import pytest
 
@@ -110,7 +110,7 @@ def config() -> CompactConfig:
 
 async def test_server_tokenizer_matches_the_servers_prompt_count(llama_server: str) -> None:
     msgs: list[Message] = [SystemMessage("You are terse."), UserMessage("Name three colours.")]
-    async with httpx.AsyncClient(timeout=60) as client:
+    async with httpx2.AsyncClient(timeout=60) as client:
         tok = ServerTokenizer(client, llama_server)
         counted = await tok.count(msgs)
         body = {"messages": msgspec.to_builtins(msgs), "max_tokens": 1}
@@ -123,7 +123,7 @@ async def test_heuristic_against_the_model_tokenizer(llama_server: str) -> None:
     """The heuristic's documented behaviour, measured: conservative for English;
     for Chinese, SmolLM2's English-centric vocabulary needs more tokens than the
     heuristic's one per character (the Compactor's calibration absorbs that)."""
-    async with httpx.AsyncClient(timeout=60) as client:
+    async with httpx2.AsyncClient(timeout=60) as client:
         tok = ServerTokenizer(client, llama_server)
         english = await tok.count_text(ENGLISH)
         chinese = await tok.count_text(CHINESE)
@@ -138,7 +138,7 @@ async def test_summary_compaction_is_accepted_by_the_real_server(
 ) -> None:
     llm = await system.spawn(provider_actor(llama_registry(llama_server)), name="llm")
     conv = long_conversation()
-    async with httpx.AsyncClient(timeout=60) as client:
+    async with httpx2.AsyncClient(timeout=60) as client:
         tok = ServerTokenizer(client, llama_server)
         assert await tok.count(conv) > N_CTX
         # As it is, the server refuses the conversation.
@@ -178,7 +178,7 @@ async def test_reactive_compaction_after_the_servers_refusal(
 ) -> None:
     llm = await system.spawn(provider_actor(llama_registry(llama_server)), name="llm")
     conv = long_conversation()
-    async with httpx.AsyncClient(timeout=60) as client:
+    async with httpx2.AsyncClient(timeout=60) as client:
         tok = ServerTokenizer(client, llama_server)
         # A compactor that believes in a big window: its own estimate says "fits".
         cfg = attrs.evolve(config(), context_window=128_000, reserved_tokens=20_000)

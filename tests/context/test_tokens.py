@@ -6,7 +6,7 @@ import base64
 import socket
 from pathlib import Path
 
-import httpx
+import httpx2
 import pytest
 import trio
 
@@ -74,7 +74,7 @@ def closed_port() -> int:
 
 
 async def test_server_tokenizer_unreachable_is_a_typed_error() -> None:
-    async with httpx.AsyncClient() as client:
+    async with httpx2.AsyncClient() as client:
         tok = ServerTokenizer(client, f"http://127.0.0.1:{closed_port()}")
         with pytest.raises(TokenizerUnavailable, match="ConnectError"):
             await tok.count([UserMessage("hi")])
@@ -116,7 +116,7 @@ async def test_server_tokenizer_against_a_real_http_server(
 ) -> None:
     (listener,) = await trio.open_tcp_listeners(0, host="127.0.0.1")
     port = listener.socket.getsockname()[1]
-    async with trio.open_nursery() as nursery, httpx.AsyncClient() as client:
+    async with trio.open_nursery() as nursery, httpx2.AsyncClient() as client:
         nursery.start_soon(serve_once, listener, status, body)
         tok = ServerTokenizer(client, f"http://127.0.0.1:{port}/v1", model="m")
         assert tok.url == f"http://127.0.0.1:{port}/extras/tokenize/count"
@@ -129,7 +129,7 @@ async def test_server_tokenizer_against_a_real_http_server(
 
 
 async def test_compactor_falls_back_to_the_heuristic_and_says_so(system: ActorSystem) -> None:
-    async with httpx.AsyncClient() as client:
+    async with httpx2.AsyncClient() as client:
         tok = ServerTokenizer(client, f"http://127.0.0.1:{closed_port()}")
         ref = await system.root.start_child(compactor_spec("c", estimator=tok))
         conv: list[Message] = [UserMessage("hello there")]

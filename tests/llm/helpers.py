@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-import httpx
+import httpx2
 import trio
 
 from agcore_actors.llm import (
@@ -33,7 +33,7 @@ def openai(base_url: str, **kw: Any) -> OpenAICompatibleProvider:
     return OpenAICompatibleProvider(OpenAIConfig(name="fault", base_url=base_url, **kw))
 
 
-def http_client() -> httpx.AsyncClient:
+def http_client() -> httpx2.AsyncClient:
     """The client a ProviderActor makes: httpx2's when it is installed, else httpx's."""
     return default_client(2.0, 16)
 

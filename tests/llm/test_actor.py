@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-import httpx
+import httpx2
 import pytest
 import trio
 
@@ -171,10 +171,10 @@ async def test_post_request_hook_sees_usage(system: ActorSystem, fault_server: F
 
 async def test_client_is_made_on_start_and_closed_on_stop(fault_server: FaultServer) -> None:
     url, _ = fault_server.script(json_reply(completion()))
-    clients: list[httpx.AsyncClient] = []
+    clients: list[httpx2.AsyncClient] = []
 
-    def make() -> httpx.AsyncClient:
-        clients.append(httpx.AsyncClient())
+    def make() -> httpx2.AsyncClient:
+        clients.append(httpx2.AsyncClient())
         return clients[-1]
 
     async with ActorSystem(strict=True) as system:

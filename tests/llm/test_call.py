@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections.abc import AsyncGenerator
 
-import httpx
+import httpx2
 import pytest
 import trio
 import trio.testing
@@ -28,11 +28,11 @@ class TwoArgumentProvider:
 
     name = "old"
 
-    async def chat(self, client: httpx.AsyncClient, request: ChatRequest) -> ChatResponse:
+    async def chat(self, client: httpx2.AsyncClient, request: ChatRequest) -> ChatResponse:
         raise NotImplementedError
 
     async def stream(
-        self, client: httpx.AsyncClient, request: ChatRequest
+        self, client: httpx2.AsyncClient, request: ChatRequest
     ) -> AsyncGenerator[ChatDelta, None]:
         yield ChatDelta(content="a")
         await trio.sleep_forever()
@@ -44,7 +44,7 @@ async def test_a_provider_without_read_limits_still_gets_its_idle_timeout(
     caller = Caller(timeouts=Timeouts(attempt=10, idle=2, call=100))
     got: list[object] = []
     old: Provider = TwoArgumentProvider()  # type: ignore[assignment]
-    async with httpx.AsyncClient() as client:
+    async with httpx2.AsyncClient() as client:
         with elapsed() as took, pytest.raises(LlmTimeoutError) as info:
             async for event in caller.stream("old", old, client, ChatRequest([user("q")])):
                 got.append(event)

@@ -8,7 +8,7 @@ import math
 import random
 from typing import Any
 
-import httpx
+import httpx2
 import trio
 import trio.testing
 from hypothesis import given, settings
@@ -115,13 +115,13 @@ def test_seed_retryable_set() -> None:
 
 @given(st.integers(0, 10_000), st.floats(1e9, 2e9))
 def test_retry_after_forms(seconds: int, now: float) -> None:
-    assert parse_retry_after(httpx.Headers({"Retry-After": str(seconds)}), now) == seconds
+    assert parse_retry_after(httpx2.Headers({"Retry-After": str(seconds)}), now) == seconds
     date = email.utils.formatdate(math.floor(now) + seconds, usegmt=True)
-    parsed = parse_retry_after(httpx.Headers({"Retry-After": date}), now)
+    parsed = parse_retry_after(httpx2.Headers({"Retry-After": date}), now)
     assert parsed is not None and abs(parsed - seconds) <= 1
-    ms = parse_retry_after(httpx.Headers({"retry-after-ms": str(seconds)}), now)
+    ms = parse_retry_after(httpx2.Headers({"retry-after-ms": str(seconds)}), now)
     assert ms == seconds / 1000
-    assert parse_retry_after(httpx.Headers({"Retry-After": "soon"}), now) is None
+    assert parse_retry_after(httpx2.Headers({"Retry-After": "soon"}), now) is None
 
 
 # -- the loop on virtual time ------------------------------------------------------------------
@@ -158,7 +158,7 @@ steps = st.tuples(st.floats(0, 30), st.none() | retryable, st.integers(0, 3))
 
 
 #: Never used for I/O: the scripted provider ignores it.
-CLIENT = httpx.AsyncClient()
+CLIENT = httpx2.AsyncClient()
 
 
 def run_virtual(fn: Any, *args: Any) -> Any:

@@ -9,7 +9,8 @@ behaviour comes from the environment variable ``FAKE_CHILD`` (a JSON object):
 - ``"unhealthy": S``: ``GET /health`` answers 503 for S seconds first;
 - ``"silent": true``: never print the URL line (hang);
 - ``"ignore_term": true``: ignore SIGTERM (a stop must SIGKILL it);
-- ``"record": PATH``: append one line ``pid port`` to PATH when serving.
+- ``"record": PATH``: append one line ``pid port`` to PATH when serving;
+- ``"noise": true``: print a line that is not the URL line first (as a library might).
 """
 
 from __future__ import annotations
@@ -60,6 +61,8 @@ def main(argv: list[str]) -> int:
     if "record" in BEHAVIOUR:
         with Path(BEHAVIOUR["record"]).open("a") as record:
             record.write(f"{os.getpid()} {port}\n")
+    if BEHAVIOUR.get("noise"):
+        print("{'version': '0+unknown'}", flush=True)
     if not BEHAVIOUR.get("silent"):
         print(json.dumps({"url": f"http://{options['host']}:{port}"}), flush=True)
     while sys.stdin.buffer.read(65536):

@@ -91,7 +91,7 @@ async def test_the_endpoint_names_a_ready_server_and_a_stop_leaves_no_process(
     tmp_path: Path, model: GgufFile, record: Path
 ) -> None:
     events: list[ProgressEvent] = []
-    options = fake_config(tmp_path, model, record, unhealthy=0.3)
+    options = fake_config(tmp_path, model, record, unhealthy=0.3, noise=True)
     async with ActorSystem(strict=True) as system:
         started = trio.current_time()
         _, endpoint = await start(system, **{**options, "progress": events.append})

@@ -5,6 +5,7 @@ its clock."""
 from __future__ import annotations
 
 import json
+import math
 import os
 import random
 import sqlite3
@@ -12,6 +13,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import attrs
 import pytest
 import trio
 import trio.testing
@@ -88,9 +90,9 @@ async def test_timestamps_follow_trios_clock_by_default(
 ) -> None:
     path = None if backend == "memory" else str(tmp_path / "m.db")
     async with ActorSystem(strict=True) as system:
-        memory = await system.root.start_child(
-            memory_store_spec("memory", config=MemoryStoreConfig(path=path))
-        )
+        spec = memory_store_spec("memory", config=MemoryStoreConfig(path=path))
+        # Virtual time jumps while the file opens in a worker thread: no start timeout.
+        memory = await system.root.start_child(attrs.evolve(spec, start_timeout=math.inf))
         first = await memory.ask(Put(id="a", content="x"))
         await trio.sleep(100)  # virtual: no wall time passes
         second = await memory.ask(Put(id="b", content="x"))

@@ -88,6 +88,7 @@ def local_model_server() -> Iterator[Endpoint]:
             model="qwen2.5-coder-0.5b",
             path=str(model),
             n_ctx=N_CTX,
+            headers={"Connection": "close"},
         )
     finally:
         stop_process(process)

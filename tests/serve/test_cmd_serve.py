@@ -10,7 +10,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-import httpx
+import httpx2
 
 from tests.serve.helpers import fake_openai, serve_env, silent_model, start_serve, stored
 
@@ -27,7 +27,7 @@ def test_http_sigterm_lets_a_fast_turn_finish_and_exits_0(tmp_path: Path) -> Non
         process = start_serve(base, "--http", "127.0.0.1:0", "--store", str(tmp_path / "s.db"))
         try:
             url = url_of(process)
-            r = httpx.post(
+            r = httpx2.post(
                 f"{url}/v1/sessions/a/turns",
                 json={"text": "hi"},
                 headers={"accept": "application/json"},
@@ -49,7 +49,7 @@ def test_http_sigterm_cancels_a_turn_still_running_after_the_deadline(tmp_path: 
         events = []
         try:
             url = url_of(process)
-            with httpx.stream("POST", f"{url}/v1/sessions/a/turns", json={"text": "hi"}) as r:
+            with httpx2.stream("POST", f"{url}/v1/sessions/a/turns", json={"text": "hi"}) as r:
                 for line in r.iter_lines():
                     if line.startswith("data: "):
                         events.append(json.loads(line[6:]))

@@ -7,20 +7,20 @@ import json
 from typing import Any
 from urllib.parse import urlsplit
 
-import httpx
+import httpx2
 import pytest
 import trio
-from httpx_sse import aconnect_sse
 from prometheus_client.parser import text_string_to_metric_families
 
 from agcore_actors.serve import HttpConfig
 from tests.serve.runtime import served
+from tests.serve.sse import connect_sse
 
 JSON = {"accept": "application/json"}
 
 
-async def sse(client: httpx.AsyncClient, url: str, body: Any) -> list[dict[str, Any]]:
-    async with aconnect_sse(client, "POST", url, json=body) as source:
+async def sse(client: httpx2.AsyncClient, url: str, body: Any) -> list[dict[str, Any]]:
+    async with connect_sse(client, "POST", url, json=body) as source:
         return [json.loads(event.data) async for event in source.aiter_sse()]
 
 
@@ -47,7 +47,7 @@ async def start_and_leave(url: str, session: str, text: str) -> str:
 
 
 async def test_healthz_needs_no_token_but_every_other_route_does() -> None:
-    async with served(token="s3cret") as s, httpx.AsyncClient(base_url=s.url) as client:
+    async with served(token="s3cret") as s, httpx2.AsyncClient(base_url=s.url) as client:
         assert (await client.get("/healthz")).json() == {"status": "ok"}
         routes = [("GET", "/v1/sessions"), ("GET", "/metrics"), ("POST", "/v1/sessions/a/turns"),
                   ("DELETE", "/v1/sessions/a"), ("GET", "/v1/sessions/a"),
@@ -68,8 +68,8 @@ def test_a_non_loopback_bind_needs_a_token() -> None:
 
 
 async def test_a_turn_streams_its_events_ending_with_one_final_event() -> None:
-    async with served() as s, httpx.AsyncClient(base_url=s.url) as client:
-        async with aconnect_sse(client, "POST", "/v1/sessions/a/turns", json={"text": "hi"}) as src:
+    async with served() as s, httpx2.AsyncClient(base_url=s.url) as client:
+        async with connect_sse(client, "POST", "/v1/sessions/a/turns", json={"text": "hi"}) as src:
             turn = src.response.headers["x-turn-id"]
             events = [json.loads(e.data) for e in [e async for e in src.aiter_sse()]]
         kinds = [e["event"] for e in events]
@@ -80,7 +80,7 @@ async def test_a_turn_streams_its_events_ending_with_one_final_event() -> None:
 
 
 async def test_a_turn_with_accept_json_answers_its_result() -> None:
-    async with served() as s, httpx.AsyncClient(base_url=s.url) as client:
+    async with served() as s, httpx2.AsyncClient(base_url=s.url) as client:
         r = await client.post(
             "/v1/sessions/a/turns", json={"text": "hi", "turn": "t1"}, headers=JSON
         )
@@ -97,18 +97,18 @@ async def test_a_body_over_the_limit_gets_413_and_changes_nothing() -> None:
             yield b'{"text": "xxxxxxxxxxxxxxx'
 
     async with served(max_body=64) as s:
-        async with httpx.AsyncClient(base_url=s.url) as client:
+        async with httpx2.AsyncClient(base_url=s.url) as client:
             r = await client.post("/v1/sessions/a/turns", json={"text": "x" * 100})
             assert r.status_code == 413 and r.json()["error_kind"] == "body_too_large"
-        async with httpx.AsyncClient(base_url=s.url) as client:
+        async with httpx2.AsyncClient(base_url=s.url) as client:
             r = await client.post("/v1/sessions/a/turns", content=chunks())
             assert r.status_code == 413
-        async with httpx.AsyncClient(base_url=s.url) as client:
+        async with httpx2.AsyncClient(base_url=s.url) as client:
             assert (await client.get("/v1/sessions/a")).status_code == 404
 
 
 async def test_a_malformed_body_gets_400_naming_the_problem() -> None:
-    async with served() as s, httpx.AsyncClient(base_url=s.url) as client:
+    async with served() as s, httpx2.AsyncClient(base_url=s.url) as client:
         r = await client.post("/v1/sessions/a/turns", content=b"{nope")
         assert r.status_code == 400 and "not JSON" in r.json()["error"]
         r = await client.post("/v1/sessions/a/turns", json={"text": "hi", "colour": 1})
@@ -122,9 +122,9 @@ async def test_a_malformed_body_gets_400_naming_the_problem() -> None:
 
 
 async def test_a_client_leaving_mid_stream_cancels_nothing_and_can_reattach() -> None:
-    async with served() as s, httpx.AsyncClient(base_url=s.url) as client:
+    async with served() as s, httpx2.AsyncClient(base_url=s.url) as client:
         turn = await start_and_leave(s.url, "a", "slow")
-        async with aconnect_sse(client, "GET", f"/v1/sessions/a/turns/{turn}") as source:
+        async with connect_sse(client, "GET", f"/v1/sessions/a/turns/{turn}") as source:
             events = [json.loads(e.data) async for e in source.aiter_sse()]
         assert events[0]["event"] == "turn_started"
         assert events[-1]["event"] == "turn_completed"
@@ -137,9 +137,9 @@ async def test_a_client_leaving_mid_stream_cancels_nothing_and_can_reattach() ->
 
 
 async def test_cancel_cancels_the_running_turn_which_ends_cancelled() -> None:
-    async with served() as s, httpx.AsyncClient(base_url=s.url) as client:
+    async with served() as s, httpx2.AsyncClient(base_url=s.url) as client:
         events: list[dict[str, Any]] = []
-        async with aconnect_sse(
+        async with connect_sse(
             client, "POST", "/v1/sessions/a/turns", json={"text": "slow"}
         ) as source:
             async for event in source.aiter_sse():
@@ -153,9 +153,9 @@ async def test_cancel_cancels_the_running_turn_which_ends_cancelled() -> None:
 
 
 async def test_an_approval_answers_the_waiting_tool_call() -> None:
-    async with served() as s, httpx.AsyncClient(base_url=s.url) as client:
+    async with served() as s, httpx2.AsyncClient(base_url=s.url) as client:
         events: list[dict[str, Any]] = []
-        async with aconnect_sse(
+        async with connect_sse(
             client, "POST", "/v1/sessions/a/turns", json={"text": "delete /x"}
         ) as source:
             async for event in source.aiter_sse():
@@ -172,7 +172,7 @@ async def test_an_approval_answers_the_waiting_tool_call() -> None:
 
 
 async def test_sessions_are_listed_in_pages_and_deleted() -> None:
-    async with served() as s, httpx.AsyncClient(base_url=s.url) as client:
+    async with served() as s, httpx2.AsyncClient(base_url=s.url) as client:
         for i in range(5):
             await client.post(f"/v1/sessions/s{i}/turns", json={"text": "hi"}, headers=JSON)
         seen: list[str] = []
@@ -196,15 +196,15 @@ async def test_sessions_are_listed_in_pages_and_deleted() -> None:
 async def test_open_streams_are_bounded() -> None:
     async with (
         served(max_streams=1) as s,
-        httpx.AsyncClient(base_url=s.url) as client,
-        aconnect_sse(client, "POST", "/v1/sessions/a/turns", json={"text": "slow"}),
+        httpx2.AsyncClient(base_url=s.url) as client,
+        connect_sse(client, "POST", "/v1/sessions/a/turns", json={"text": "slow"}),
     ):
         r = await client.post("/v1/sessions/b/turns", json={"text": "hi"})
         assert r.status_code == 503 and r.json()["error_kind"] == "too_many_streams"
 
 
 async def test_metrics_parse_and_match_the_snapshots() -> None:
-    async with served() as s, httpx.AsyncClient(base_url=s.url) as client:
+    async with served() as s, httpx2.AsyncClient(base_url=s.url) as client:
         for i in range(3):
             await client.post(f"/v1/sessions/s{i}/turns", json={"text": "hi"}, headers=JSON)
         r = await client.get("/metrics")
@@ -220,8 +220,8 @@ async def test_metrics_parse_and_match_the_snapshots() -> None:
 
 
 async def test_shutdown_lets_turns_in_flight_finish() -> None:
-    async with served() as s, httpx.AsyncClient(base_url=s.url) as client:
-        async with aconnect_sse(
+    async with served() as s, httpx2.AsyncClient(base_url=s.url) as client:
+        async with connect_sse(
             client, "POST", "/v1/sessions/a/turns", json={"text": "slow"}
         ) as source:
             events = []

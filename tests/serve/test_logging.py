@@ -8,7 +8,7 @@ import json
 import logging
 from collections.abc import Iterator
 
-import httpx
+import httpx2
 import pytest
 
 from agcore_actors.serve import JsonFormatter, TextFormatter
@@ -33,7 +33,7 @@ def records() -> Iterator[io.StringIO]:
 async def test_each_turn_and_tool_call_is_one_json_record_with_its_fields(
     records: io.StringIO,
 ) -> None:
-    async with served() as s, httpx.AsyncClient(base_url=s.url) as client:
+    async with served() as s, httpx2.AsyncClient(base_url=s.url) as client:
         r = await client.post(
             "/v1/sessions/a/turns",
             json={"text": "hi", "turn": "t1"},

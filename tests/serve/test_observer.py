@@ -3,7 +3,7 @@
 
 from __future__ import annotations
 
-import httpx
+import httpx2
 import trio
 import trio.testing
 
@@ -13,7 +13,7 @@ from tests.serve.runtime import served
 JSON = {"accept": "application/json"}
 
 
-async def slow_turn(client: httpx.AsyncClient, session: str) -> None:
+async def slow_turn(client: httpx2.AsyncClient, session: str) -> None:
     r = await client.post(f"/v1/sessions/{session}/turns", json={"text": "slow"}, headers=JSON)
     assert r.json()["status"] == "completed"
 
@@ -26,7 +26,7 @@ async def busy(host: SessionHost, count: int) -> None:
 
 
 async def test_observer_state_matches_the_snapshots_while_50_sessions_run() -> None:
-    async with served() as s, httpx.AsyncClient(base_url=s.url, timeout=30) as client:
+    async with served() as s, httpx2.AsyncClient(base_url=s.url, timeout=30) as client:
         async with trio.open_nursery() as nursery:
             for i in range(50):
                 nursery.start_soon(slow_turn, client, f"s{i}")
@@ -49,7 +49,7 @@ async def test_observer_state_matches_the_snapshots_while_50_sessions_run() -> N
 
 
 async def test_the_page_is_served_from_the_package_and_needs_the_token() -> None:
-    async with served(token="s3cret") as s, httpx.AsyncClient(base_url=s.url) as client:
+    async with served(token="s3cret") as s, httpx2.AsyncClient(base_url=s.url) as client:
         assert (await client.get("/observer")).status_code == 401
         page = await client.get("/observer", params={"access_token": "s3cret"})
         assert page.status_code == 200 and page.headers["content-type"].startswith("text/html")

@@ -8,7 +8,7 @@ import re
 import shutil
 from pathlib import Path
 
-import httpx
+import httpx2
 import pytest
 import trio
 
@@ -19,7 +19,7 @@ CHROMIUM = shutil.which("chromium") or "chromium"
 pytestmark = pytest.mark.slow
 
 
-async def hold(client: httpx.AsyncClient, session: str) -> None:
+async def hold(client: httpx2.AsyncClient, session: str) -> None:
     r = await client.post(
         f"/v1/sessions/{session}/turns",
         json={"text": "hold"},
@@ -39,7 +39,7 @@ async def chromium(*args: str) -> str:
 async def test_the_page_in_chromium_shows_the_snapshots_while_50_sessions_run(
     tmp_path: Path,
 ) -> None:
-    async with served() as s, httpx.AsyncClient(base_url=s.url, timeout=60) as client:
+    async with served() as s, httpx2.AsyncClient(base_url=s.url, timeout=60) as client:
         async with trio.open_nursery() as nursery:
             for i in range(50):
                 nursery.start_soon(hold, client, f"s{i}")

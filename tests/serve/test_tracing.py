@@ -6,8 +6,7 @@ from __future__ import annotations
 
 import json
 
-import httpx
-from httpx_sse import aconnect_sse
+import httpx2
 from opentelemetry import propagate
 from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
@@ -16,6 +15,7 @@ from opentelemetry.trace import StatusCode
 
 from agcore_actors.serve.tracing import TurnTracer
 from tests.serve.runtime import served
+from tests.serve.sse import connect_sse
 
 
 def provider_and_exporter() -> tuple[TracerProvider, InMemorySpanExporter]:
@@ -29,7 +29,7 @@ async def test_a_turn_with_a_tool_call_makes_nested_genai_spans_under_the_caller
     provider, exporter = provider_and_exporter()
     tracer = TurnTracer(provider.get_tracer("test"), provider="openai", model="fake-model")
     caller = provider.get_tracer("caller")
-    async with served(tracer=tracer) as s, httpx.AsyncClient(base_url=s.url) as client:
+    async with served(tracer=tracer) as s, httpx2.AsyncClient(base_url=s.url) as client:
         with caller.start_as_current_span("caller") as parent:
             headers = {"accept": "application/json"}
             propagate.inject(headers)
@@ -65,9 +65,9 @@ async def test_a_turn_with_a_tool_call_makes_nested_genai_spans_under_the_caller
 async def test_a_cancelled_turn_ends_every_span() -> None:
     provider, exporter = provider_and_exporter()
     tracer = TurnTracer(provider.get_tracer("test"))
-    async with served(tracer=tracer) as s, httpx.AsyncClient(base_url=s.url) as client:
+    async with served(tracer=tracer) as s, httpx2.AsyncClient(base_url=s.url) as client:
         events = []
-        async with aconnect_sse(
+        async with connect_sse(
             client, "POST", "/v1/sessions/a/turns", json={"text": "hold"}
         ) as src:
             async for event in src.aiter_sse():

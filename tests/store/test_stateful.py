@@ -11,11 +11,13 @@ valid (every tool call answered exactly once, after its call).
 
 from __future__ import annotations
 
+import math
 import shutil
 import tempfile
 from pathlib import Path
 from typing import Any
 
+import attrs
 import hypothesis.strategies as st
 import msgspec
 import trio
@@ -62,7 +64,10 @@ class StoreMachine(RuleBasedStateMachine):
         self.turns = 0
         self.driver = TrioDriver(clock=virtual_clock())
         self.system = self.driver.enter(ActorSystem(strict=True, seed=0))
-        self.spec = session_store_spec(NAME, backend=self.make_backend(), clock=trio.current_time)
+        spec = session_store_spec(NAME, backend=self.make_backend(), clock=trio.current_time)
+        # Virtual time jumps ahead while the SQLite store opens its file in a worker
+        # thread, so a finite start timeout would fire at once: starts are not timed here.
+        self.spec = attrs.evolve(spec, start_timeout=math.inf)
         self.store: ActorRef[StoreMsg] = self.driver.run(self.system.root.start_child, self.spec)
 
     def make_backend(self) -> SessionBackendConfig:

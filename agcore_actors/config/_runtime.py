@@ -366,6 +366,10 @@ async def _start_local(
     )
     endpoint = await ref.ask(GetEndpoint(), timeout=timeout)
     config = OpenAIConfig(
-        name=name, base_url=endpoint.base_url, api_key=endpoint.api_key, model=endpoint.model
+        name=name,
+        base_url=endpoint.base_url,
+        api_key=endpoint.api_key,
+        model=endpoint.model,
+        headers=dict(endpoint.headers),
     )
     return endpoint.base_url, OpenAICompatibleProvider(config)

@@ -19,6 +19,7 @@ drawn in ``docs/errors.md`` (kept in step with the code by
     ├── LocalModelError       agcore_actors.local    the embedded model server
     ├── ServeError            agcore_actors.serve    the stdio and HTTP bot host
     ├── CliError              agcore_actors.cli      command-line usage and input
+    ├── ConfigError           agcore_actors.config   the configuration file and environment
     └── KitError              agcore_actors.testing  the test kit's driver and probes
 
 Conventions every class follows:

@@ -2,10 +2,13 @@
 
 ``--stdio`` reads JSON-lines commands on stdin and writes turn events on stdout
 (:func:`agcore_actors.serve.serve_stdio`); ``--http HOST:PORT`` serves the HTTP API
-(:func:`agcore_actors.serve.serve_http`). The runtime is built from the environment:
-the model from ``OPENAI_BASE_URL`` / ``OPENAI_API_KEY`` / ``OPENAI_MODEL`` (as ``llm``
-reads them), the agent's instructions from ``AGCORE_INSTRUCTIONS``, the sessions in the
-SQLite file ``--store`` (in memory without it). Exit status: 0 after end of input or
+(:func:`agcore_actors.serve.serve_http`). The runtime is built from the configuration
+(``--config PATH``, else ``./agcore.toml``, else the user's ``config.toml``; see
+``docs/configuration.md``) with the environment over it: ``OPENAI_BASE_URL`` /
+``OPENAI_API_KEY`` / ``OPENAI_MODEL`` or ``ANTHROPIC_API_KEY`` configure a provider, and
+without any the embedded local model serves; ``AGCORE_INSTRUCTIONS`` sets the default
+agent's instructions. ``--store``, ``--drain-timeout`` and the log flags win over the
+file. A bad configuration is one line and exit 2. Exit status: 0 after end of input or
 SIGTERM, 130 after SIGINT.
 """
 
@@ -15,46 +18,41 @@ import argparse
 import os
 import signal
 import sys
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from typing import Any
 
+import attrs
 import trio
 
-from ..actor import ActorSystem
-from ..agent import Agent, AgentBuilder, HostConfig, SessionHost, StoreTurns
-from ..llm import ProviderRegistry, provider_spec
-from ..store import InMemorySessions, SqliteSessions, session_store_spec
+from ..agent import SessionHost
+from ..config import ConfigError, Settings, load_settings, open_runtime
 from ._common import INTERRUPTED, add_command, examples
 from ._convert import non_negative_float
 from ._errors import UsageError
-from ._llm_config import build_provider
-
-DEFAULT_INSTRUCTIONS = "You are a helpful assistant."
 
 
 @asynccontextmanager
-async def env_host(
-    env: Mapping[str, str], *, store: str | None, drain_timeout: float
-) -> AsyncIterator[tuple[SessionHost, object]]:
-    """A running SessionHost over the model the environment names; yields the host and
-    the store actor's ref. Leaving it drains the host and stops every actor."""
-    no_flags = argparse.Namespace(provider=None, base_url=None, api_key=None, model=None)
-    provider = build_provider(no_flags, env)
-    backend = SqliteSessions(store) if store else InMemorySessions()
-    async with ActorSystem() as system:
-        root = system.root
-        llm = await root.start_child(
-            provider_spec("llm", registry=ProviderRegistry().register(provider))
-        )
-        store_ref = await root.start_child(session_store_spec("store", backend=backend))
-        agent = Agent(
-            name="assistant", instructions=env.get("AGCORE_INSTRUCTIONS", DEFAULT_INSTRUCTIONS)
-        )
-        bundle = AgentBuilder().provider(llm).store(StoreTurns(store_ref)).agent(agent).build()
-        config = HostConfig(drain_timeout=drain_timeout)
-        async with SessionHost(system, bundle, config) as host:
-            yield host, store_ref
+async def settings_host(settings: Settings) -> AsyncIterator[tuple[SessionHost, object]]:
+    """A running SessionHost over the runtime ``settings`` describe (see
+    :func:`agcore_actors.config.open_runtime`); yields the host and the store actor's ref.
+    Leaving it drains the host and stops every actor."""
+    async with (
+        open_runtime(settings) as runtime,
+        SessionHost(runtime.system, runtime.bundle, runtime.host_config) as host,
+    ):
+        yield host, runtime.store
+
+
+def _settings(args: argparse.Namespace) -> Settings:
+    """The configuration (``--config``, else the usual lookup) with the flags over it."""
+    settings = load_settings(args.config)
+    if args.store:
+        settings = attrs.evolve(settings, store=attrs.evolve(settings.store, path=args.store))
+    if args.drain_timeout is not None:
+        host = attrs.evolve(settings.host, drain_timeout=args.drain_timeout)
+        settings = attrs.evolve(settings, host=host)
+    return settings
 
 
 def _host_port(text: str) -> tuple[str, int]:
@@ -67,15 +65,13 @@ def _host_port(text: str) -> tuple[str, int]:
 async def _serve_stdio(args: argparse.Namespace) -> int:
     from ..serve import StdioConfig, serve_stdio
 
-    async with env_host(os.environ, store=args.store, drain_timeout=args.drain_timeout) as (
-        host,
-        _,
-    ):
+    settings: Settings = args.settings
+    async with settings_host(settings) as (host, _):
         source = trio.lowlevel.FdStream(os.dup(sys.stdin.fileno()))
         sink = trio.lowlevel.FdStream(os.dup(sys.stdout.fileno()))
         async with source, sink:
             return await serve_stdio(
-                host, source, sink, StdioConfig(drain_timeout=args.drain_timeout)
+                host, source, sink, StdioConfig(drain_timeout=settings.host.drain_timeout)
             )
 
 
@@ -84,15 +80,14 @@ async def _serve_http(args: argparse.Namespace) -> int:
 
     bind, port = args.http
     token = os.environ.get("AGCORE_SERVE_TOKEN") or None
+    settings: Settings = args.settings
+    drain = settings.host.drain_timeout
     try:
-        config = HttpConfig(host=bind, port=port, token=token, drain_timeout=args.drain_timeout)
+        config = HttpConfig(host=bind, port=port, token=token, drain_timeout=drain)
     except ValueError as exc:
         raise UsageError(f"{exc} (set AGCORE_SERVE_TOKEN)") from None
     status = 0
-    async with env_host(os.environ, store=args.store, drain_timeout=args.drain_timeout) as (
-        host,
-        store,
-    ):
+    async with settings_host(settings) as (host, store):
         with trio.open_signal_receiver(signal.SIGTERM, signal.SIGINT) as signals:
             async with trio.open_nursery() as nursery:
 
@@ -126,7 +121,10 @@ async def _serve(
 def _run(args: argparse.Namespace) -> int:
     from ..serve import configure_logging
 
-    configure_logging(args.log_level, json_format=args.log_format == "json")
+    args.settings = settings = _settings(args)
+    level = args.log_level or settings.logging.level
+    log_format = args.log_format or settings.logging.format
+    configure_logging(level, json_format=log_format == "json")
     if args.stdio:
         status: int = trio.run(_serve_stdio, args)
         return status
@@ -143,24 +141,29 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
         epilog=examples(
             'echo \'{"session": "s1", "text": "hi"}\' | agcore-actors serve --stdio',
             "agcore-actors serve --http 127.0.0.1:8000 --store bot.db",
+            "agcore-actors serve --stdio --config bot.toml",
         ),
+        usage_errors=(ConfigError,),
     )
     mode = serve.add_mutually_exclusive_group(required=True)
     mode.add_argument("--stdio", action="store_true", help="JSON lines on stdin/stdout")
     mode.add_argument("--http", type=_host_port, metavar="HOST:PORT", help="serve HTTP")
-    serve.add_argument("--store", metavar="PATH", help="SQLite file of the sessions")
     serve.add_argument(
-        "--log-format", choices=["text", "json"], default="text", help="stderr log lines"
+        "--config",
+        metavar="PATH",
+        help="configuration file (default: ./agcore.toml, else the user's config.toml)",
+    )
+    serve.add_argument("--store", metavar="PATH", help="SQLite file of the sessions ([store] path)")
+    serve.add_argument(
+        "--log-format", choices=["text", "json"], help="stderr log lines ([logging] format)"
     )
     serve.add_argument(
         "--log-level",
         choices=["debug", "info", "warning", "error"],
-        default="warning",
-        help="least severe record logged (default warning)",
+        help="least severe record logged ([logging] level, default warning)",
     )
     serve.add_argument(
         "--drain-timeout",
         type=non_negative_float,
-        default=30.0,
-        help="seconds turns in flight get at shutdown (default 30)",
+        help="seconds turns in flight get at shutdown ([host] drain_timeout, default 30)",
     )

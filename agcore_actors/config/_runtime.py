@@ -1,0 +1,375 @@
+"""From :class:`Settings` to a running runtime: :func:`open_runtime`, and the pure pieces
+it is made of (each maps one part of the settings onto the library's own configuration).
+
+:func:`open_runtime` starts, under one actor system: the embedded model server of each
+``local`` provider an agent uses (and waits until it answers), the ProviderActor over
+every provider, the SessionStore, and — when there are MCP servers or tools — the MCP
+connections and a ToolExecutor; it yields a :class:`Runtime` whose ``bundle`` and
+``host_config`` make a :class:`~agcore_actors.agent.SessionHost`. Leaving it stops all of
+them (when it opened the system) — also when cancelled, and when a start fails half-way.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import AsyncIterator, Iterable, Mapping
+from contextlib import AsyncExitStack, asynccontextmanager
+from pathlib import Path
+from typing import Any
+
+import attrs
+
+from ..actor import ActorRef, ActorSystem
+from ..agent import (
+    Agent,
+    AgentBuilder,
+    AgentConfig,
+    HostConfig,
+    ModelSettings,
+    RuntimeBundle,
+    StoreTurns,
+    session_approver,
+)
+from ..llm import (
+    AnthropicConfig,
+    AnthropicProvider,
+    LlmConfigError,
+    OpenAICompatibleProvider,
+    OpenAIConfig,
+    Provider,
+    ProviderConfig,
+    ProviderRegistry,
+    RetryConfig,
+    Timeouts,
+    provider_spec,
+)
+from ..mcp import HttpServer, McpError, ServerConfig, StdioServer, servers_spec, wait_ready
+from ..store import InMemorySessions, SessionBackendConfig, SqliteSessions, session_store_spec
+from ..tools import Tool, ToolRegistry, tool_executor_spec
+from ._errors import ConfigError
+from ._schema import (
+    AgentSettings,
+    HttpServerSettings,
+    LocalProviderSettings,
+    OpenAIProviderSettings,
+    Settings,
+    no_limit,
+)
+
+__all__ = [
+    "Runtime",
+    "agent_config",
+    "agents_of",
+    "host_config",
+    "local_model_config",
+    "mcp_servers",
+    "open_runtime",
+    "provider_config",
+    "remote_provider",
+    "store_backend",
+]
+
+log = logging.getLogger("agcore_actors.config")
+
+
+@attrs.frozen(kw_only=True)
+class Runtime:
+    """What :func:`open_runtime` started; valid until it is left."""
+
+    #: The actor system everything runs in.
+    system: ActorSystem
+    #: Provider, store, tools and agents: what a SessionHost (or a Session) needs.
+    bundle: RuntimeBundle
+    #: The host's limits (``[host]``).
+    host_config: HostConfig
+    #: The ProviderActor.
+    provider: ActorRef[Any]
+    #: The SessionStore actor (for listing, exporting and deleting sessions).
+    store: ActorRef[Any]
+    #: The settings it was made from.
+    settings: Settings
+    #: Each local provider's model server: name -> its base URL.
+    local_servers: Mapping[str, str] = attrs.field(factory=dict)
+
+
+# -- pure mappings ------------------------------------------------------------------------------
+
+
+def provider_config(settings: Settings) -> ProviderConfig:
+    """``[retry]`` and ``[timeouts]`` as the ProviderActor's configuration."""
+    r, t = settings.retry, settings.timeouts
+    return ProviderConfig(
+        retry=RetryConfig(
+            max_retries=r.max_retries,
+            base_delay=r.base_delay,
+            max_delay=r.max_delay,
+            jitter=r.jitter,
+            max_retry_after=r.max_retry_after,
+        ),
+        timeouts=Timeouts(
+            attempt=no_limit(t.attempt),
+            idle=no_limit(t.idle),
+            connect=no_limit(t.connect),
+            call=no_limit(t.call),
+        ),
+    )
+
+
+def remote_provider(settings: Settings, name: str) -> Provider:
+    """The provider ``name`` (kind ``openai`` or ``anthropic``); :class:`ConfigError` if
+    the library refuses its values (a header that cannot be sent)."""
+    p = settings.providers[name]
+    try:
+        if isinstance(p, OpenAIProviderSettings):
+            return OpenAICompatibleProvider(
+                OpenAIConfig(
+                    name=name,
+                    base_url=p.base_url,
+                    api_key=p.api_key,
+                    model=p.model,
+                    headers=dict(p.headers),
+                    extra_body=dict(p.extra_body),
+                )
+            )
+        if isinstance(p, LocalProviderSettings):
+            raise ConfigError(settings.source or "<defaults>", f"providers.{name}", "is local")
+        return AnthropicProvider(
+            AnthropicConfig(
+                name=name,
+                base_url=p.base_url,
+                api_key=p.api_key,
+                model=p.model,
+                max_tokens=p.max_tokens,
+                headers=dict(p.headers),
+                extra_body=dict(p.extra_body),
+            )
+        )
+    except LlmConfigError as exc:
+        raise ConfigError(
+            settings.source or "<defaults>", f"providers.{name}", f"refused: {exc}"
+        ) from None
+
+
+def local_model_config(p: LocalProviderSettings) -> Any:
+    """The embedded model's :class:`~agcore_actors.local.LocalModelConfig`."""
+    from ..local import CatalogModel, GgufFile, LocalModelConfig
+
+    source: CatalogModel | GgufFile
+    if p.gguf is not None:
+        template = None if p.chat_template is None else Path(p.chat_template).read_text("utf-8")
+        source = GgufFile(path=p.gguf, chat_template=template)
+    else:
+        source = CatalogModel(name=p.model, cache_dir=p.cache_dir, download=p.download)
+    return LocalModelConfig(
+        source=source,
+        python=p.python,
+        n_ctx=p.n_ctx,
+        threads=p.threads,
+        start_timeout=p.start_timeout,
+    )
+
+
+def agent_config(agent: AgentSettings) -> AgentConfig:
+    """An agent's limits as the sessions' :class:`~agcore_actors.agent.AgentConfig`."""
+    return AgentConfig(
+        max_turns=agent.max_turns,
+        max_tool_turns=agent.max_tool_turns,
+        turn_timeout=no_limit(agent.turn_timeout),
+        tool_timeout=agent.tool_timeout,
+        approval_timeout=agent.approval_timeout,
+        output_retries=agent.output_retries,
+        max_repeated_calls=agent.max_repeated_calls,
+    )
+
+
+def agents_of(
+    settings: Settings,
+    *,
+    first: str | None = None,
+    server_tools: Mapping[str, Iterable[str]] | None = None,
+) -> list[Agent]:
+    """The agents, ``first`` (default: ``default_agent``) first.
+
+    An agent's allow-list is its ``tools`` plus the tools of its ``mcp_servers`` (their
+    registry names in ``server_tools``); with neither it may call every tool.
+    """
+    first = first or settings.default_agent
+    if first not in settings.agents:
+        raise ConfigError(settings.source or "<defaults>", "default_agent", f"no agent {first!r}")
+    names = [first, *(n for n in settings.agents if n != first)]
+    server_tools = server_tools or {}
+    agents = []
+    for name in names:
+        a = settings.agents[name]
+        tools: frozenset[str] | None = None
+        if a.tools is not None or a.mcp_servers:
+            tools = frozenset(a.tools or ()).union(
+                *(server_tools.get(server, ()) for server in a.mcp_servers)
+            )
+        agents.append(
+            Agent(
+                name=name,
+                description=a.description,
+                instructions=a.instructions,
+                tools=tools,
+                subagents=a.subagents,
+                model=ModelSettings(
+                    provider=a.provider or settings.default_provider,
+                    model=a.model,
+                    temperature=a.temperature,
+                    max_tokens=a.max_tokens,
+                    extra_body=dict(a.extra_body) or None,
+                ),
+            )
+        )
+    return agents
+
+
+def host_config(settings: Settings) -> HostConfig:
+    """``[host]`` as the SessionHost's :class:`~agcore_actors.agent.HostConfig`."""
+    h = settings.host
+    return HostConfig(
+        idle_ttl=h.idle_ttl,
+        max_live=h.max_sessions,
+        max_turns_in_flight=h.max_turns_in_flight,
+        max_queued=h.max_queued,
+        history_tail=h.history_tail,
+        crash_limit=h.crash_limit,
+        crash_window=h.crash_window,
+        drain_timeout=h.drain_timeout,
+    )
+
+
+def store_backend(settings: Settings) -> SessionBackendConfig:
+    """``[store]``: a SQLite file, or memory when no ``path`` is set."""
+    s = settings.store
+    if s.path is None:
+        return InMemorySessions()
+    return SqliteSessions(s.path, synchronous=s.synchronous)
+
+
+def mcp_servers(settings: Settings) -> dict[str, ServerConfig]:
+    """The servers that are not ``disabled``, as the MCP package's configuration."""
+    servers: dict[str, ServerConfig] = {}
+    for name, s in settings.mcp_servers.items():
+        if s.disabled:
+            continue
+        if isinstance(s, HttpServerSettings):
+            servers[name] = HttpServer(url=s.url, headers=dict(s.headers))
+        else:
+            servers[name] = StdioServer(
+                command=s.command,
+                args=list(s.args),
+                env=dict(s.env),
+                cwd=s.cwd,
+                inherit_env=list(s.inherit_env),
+            )
+    return servers
+
+
+def _used_providers(settings: Settings) -> list[str]:
+    used = {a.provider or settings.default_provider for a in settings.agents.values()}
+    return [n for n in settings.providers if n in used or n == settings.default_provider]
+
+
+# -- the running runtime ----------------------------------------------------------------------
+
+
+@asynccontextmanager
+async def open_runtime(
+    settings: Settings,
+    *,
+    system: ActorSystem | None = None,
+    agent: str | None = None,
+    tools: Iterable[Tool] = (),
+    mcp_ready_timeout: float = 30.0,
+    local_ready_timeout: float | None = None,
+) -> AsyncIterator[Runtime]:
+    """Start what ``settings`` describe; yield the :class:`Runtime`.
+
+    ``system``: run under it (its root supervises everything started; they stop with it)
+    instead of a system of our own. ``agent``: the agent new sessions start with, whose
+    limits apply to the sessions (default: ``default_agent``). ``tools``: function tools
+    offered besides the MCP servers' tools. A server not connected within
+    ``mcp_ready_timeout`` seconds is logged and its tools are left out of the allow-lists.
+    Raises :class:`ConfigError` for values the library refuses, and the local model's
+    errors (:class:`~agcore_actors.local.LocalModelError`) when its server cannot start.
+    """
+    first = agent or settings.default_agent
+    if first not in settings.agents:
+        choices = ", ".join(settings.agents)
+        raise ConfigError(
+            "open_runtime", "agent", f"expected a configured agent ({choices}), got {first!r}"
+        )
+    async with AsyncExitStack() as stack:
+        if system is None:
+            system = await stack.enter_async_context(ActorSystem())
+        root = system.root
+        registry = ProviderRegistry()
+        local_servers: dict[str, str] = {}
+        for name in _used_providers(settings):
+            p = settings.providers[name]
+            if isinstance(p, LocalProviderSettings):
+                base_url, provider = await _start_local(system, name, p, local_ready_timeout)
+                local_servers[name] = base_url
+                registry.register(provider, name)
+            else:
+                registry.register(remote_provider(settings, name), name)
+        registry.set_default(settings.default_provider)
+        llm = await root.start_child(
+            provider_spec("llm", registry=registry, config=provider_config(settings))
+        )
+        store = await root.start_child(session_store_spec("store", backend=store_backend(settings)))
+        builder = AgentBuilder().provider(llm).store(StoreTurns(store))
+        builder.config(agent_config(settings.agents[first]))
+        tool_registry = ToolRegistry()
+        tool_registry.register_all(tools)
+        servers = mcp_servers(settings)
+        server_tools: dict[str, list[str]] = {}
+        if servers or tool_registry.names():
+            executor = await root.start_child(
+                tool_executor_spec(
+                    "tools", registry=tool_registry, approver=session_approver(system)
+                )
+            )
+            builder.tools(executor, tool_registry)
+        if servers:
+            await system.start_supervisor(servers_spec(servers, registry=tool_registry))
+            for name in servers:
+                try:
+                    await wait_ready(system.lookup(f"mcp:{name}"), timeout=mcp_ready_timeout)
+                except McpError as exc:
+                    log.warning("MCP server %s is not ready: %s", name, exc)
+            for tool_name in tool_registry.names():
+                server = getattr(tool_registry.get(tool_name), "server", None)
+                if isinstance(server, str):
+                    server_tools.setdefault(server, []).append(tool_name)
+        builder.agents(agents_of(settings, first=first, server_tools=server_tools))
+        yield Runtime(
+            system=system,
+            bundle=builder.build(),
+            host_config=host_config(settings),
+            provider=llm,
+            store=store,
+            settings=settings,
+            local_servers=local_servers,
+        )
+
+
+async def _start_local(
+    system: ActorSystem, name: str, p: LocalProviderSettings, timeout: float | None
+) -> tuple[str, Provider]:
+    from ..local import GetEndpoint, local_model_spec
+
+    ref = await system.root.start_child(
+        local_model_spec(f"local-model:{name}", config=local_model_config(p))
+    )
+    endpoint = await ref.ask(GetEndpoint(), timeout=timeout)
+    config = OpenAIConfig(
+        name=name,
+        base_url=endpoint.base_url,
+        api_key=endpoint.api_key,
+        model=endpoint.model,
+        headers=dict(endpoint.headers),
+    )
+    return endpoint.base_url, OpenAICompatibleProvider(config)

@@ -276,7 +276,11 @@ def crash(args: argparse.Namespace) -> dict[str, Any]:
                     while len(read_acks(acks)) < target and child.poll() is None:
                         assert time.monotonic() < deadline, "the worker makes no progress"
                         time.sleep(0.01)
-                    time.sleep(rng.uniform(0, 0.3))  # lands mid-turn, mid-commit, anywhere
+                    # Lands mid-turn, mid-commit, anywhere; but before the round has used
+                    # up its share of the turns (a fast machine finishes many in 0.3 s).
+                    until = time.monotonic() + rng.uniform(0, 0.3)
+                    while time.monotonic() < until and len(read_acks(acks)) < target + per_round:
+                        time.sleep(0.005)
                     child.send_signal(signal.SIGKILL)
                     child.wait()
                     child.stdout.close()

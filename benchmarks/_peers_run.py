@@ -4,7 +4,9 @@
 prints one JSON line: turns, client CPU seconds (``time.process_time`` of this process
 only; the fake server is another process), wall seconds and peak RSS
 (``ru_maxrss``). With ``--idle N`` it instead keeps N sessions, each after one
-completed turn, and reports the RSS they added per session.
+completed turn, and reports the RSS they added per session (with ``--evict``, after
+the framework deactivated them: agcore's SessionHost closes them to its store, as its
+idle TTL does).
 
 The workload is the same for every framework: a session is 3 turns, each turn
 "What is 2 + 3?" → the model calls the tool ``add`` → the tool runs → the model
@@ -102,7 +104,7 @@ async def cpu_run(adapter: Adapter, sessions: int, streamed: bool) -> dict[str, 
     return {"turns": turns, "cpu": cpu, "wall": wall, "peak_rss": peak_rss()}
 
 
-async def idle_run(adapter: Adapter, n: int, streamed: bool) -> dict[str, Any]:
+async def idle_run(adapter: Adapter, n: int, streamed: bool, evict: bool) -> dict[str, Any]:
     await adapter.setup(max_live=n + IDLE_BATCH + 10)
     try:
         warm = IDLE_BATCH
@@ -114,10 +116,13 @@ async def idle_run(adapter: Adapter, n: int, streamed: bool) -> dict[str, Any]:
         for first in range(0, n, IDLE_BATCH):
             count = min(IDLE_BATCH, n - first)
             kept += await _gather(adapter, _batch(adapter, first, count, streamed, 1))
+            if evict:  # what the host does to an idle session after its TTL
+                await adapter.forget(range(first, first + count))
         gc.collect()
         after = rss()
-        if adapter.live() not in (None, n):
-            raise AssertionError(f"{adapter.name}: {adapter.live()} live sessions, not {n}")
+        live = 0 if evict else n
+        if adapter.live() not in (None, live):
+            raise AssertionError(f"{adapter.name}: {adapter.live()} live sessions, not {live}")
         del kept
     finally:
         await adapter.close()
@@ -131,12 +136,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--sessions", type=int, default=1)
     parser.add_argument("--mode", choices=["plain", "streamed"], default="plain")
     parser.add_argument("--idle", type=int, default=0, help="measure N idle sessions")
+    parser.add_argument("--evict", action="store_true", help="idle sessions deactivated")
     args = parser.parse_args(argv)
     adapter = ADAPTERS[args.framework](args.base)
     streamed = args.mode == "streamed"
     job: Callable[[], Awaitable[dict[str, Any]]]
     if args.idle:
-        job = lambda: idle_run(adapter, args.idle, streamed)  # noqa: E731
+        job = lambda: idle_run(adapter, args.idle, streamed, args.evict)  # noqa: E731
     else:
         job = lambda: cpu_run(adapter, args.sessions, streamed)  # noqa: E731
     if adapter.loop == "trio":

@@ -177,14 +177,21 @@ def report(
         print(f"\nMemory per idle session, {idle_n:,} sessions after one turn each, kept:\n")
         print("| client | bytes per session | what a session is |")
         print("|---|---:|---|")
-        for n in names:
+        rows = [
+            r for name in names for r in ([name, "agcore evicted"] if name == "agcore" else [name])
+        ]
+        for n in rows:
             if n in idle:
                 kept = idle[n].get("kept", "")
                 print(f"| {n} | {idle[n]['idle_per_session']:,.0f} | {kept} |")
         best_idle = min((idle[n]["idle_per_session"] for n in peers if n in idle), default=None)
-        if "agcore" in idle and best_idle is not None:
-            if idle["agcore"]["idle_per_session"] >= best_idle:
-                missed.append("memory per idle session: agcore >= best peer")
+        for ours in ("agcore", "agcore evicted"):
+            if (
+                ours in idle
+                and best_idle is not None
+                and idle[ours]["idle_per_session"] >= best_idle
+            ):
+                missed.append(f"memory per idle session: {ours} >= best peer")
     return missed
 
 
@@ -192,6 +199,7 @@ KEPT = {
     "raw": "the message list (dicts)",
     "raw-asyncio": "the message list (dicts)",
     "agcore": "a live Session actor in the SessionHost + its stored transcript",
+    "agcore evicted": "its stored transcript (deactivated, as after the idle TTL)",
     "openai-agents": "result.to_input_list()",
     "pydantic-ai": "result.all_messages()",
 }
@@ -255,6 +263,9 @@ def main(argv: list[str] | None = None) -> int:
                     continue
                 idle[name] = run_one(pythons[name], name, base, "--idle", str(idle_n))
                 idle[name]["kept"] = KEPT[name]
+                if name == "agcore":
+                    evicted = run_one(pythons[name], name, base, "--idle", str(idle_n), "--evict")
+                    idle["agcore evicted"] = {**evicted, "kept": KEPT["agcore evicted"]}
     finally:
         server.kill()
         server.wait()
@@ -268,7 +279,7 @@ def main(argv: list[str] | None = None) -> int:
         if not absent or "peer" not in line:
             print(f"- MISSED: {line}")
     if not missed:
-        print("- all met: CPU ≤ ¼ of the best peer and ≤ 1.5× the raw floor everywhere, "
+        print("- all met: CPU at most 1/4 of the best peer and 1.5x the raw floor everywhere, "
               "less peak RSS and less memory per idle session")  # fmt: skip
     return 0
 

@@ -85,11 +85,13 @@ def _batch(adapter: Adapter, first: int, count: int, streamed: bool, turns: int)
     return [one(first + i) for i in range(count)]
 
 
-async def cpu_run(adapter: Adapter, sessions: int, streamed: bool) -> dict[str, Any]:
-    await adapter.setup(max_live=max(sessions, MIN_SESSIONS) + 10)
+async def cpu_run(
+    adapter: Adapter, sessions: int, streamed: bool, least: int = MIN_SESSIONS
+) -> dict[str, Any]:
+    await adapter.setup(max_live=max(sessions, least) + 10)
     try:
         await _session(adapter, -1, streamed, TURNS)  # warm-up: imports, pools, caches
-        batches = max(1, -(-MIN_SESSIONS // sessions))
+        batches = max(1, -(-least // sessions))
         calls_before = tool_calls()
         gc.collect()
         cpu, wall = time.process_time(), time.perf_counter()
@@ -137,6 +139,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--mode", choices=["plain", "streamed"], default="plain")
     parser.add_argument("--idle", type=int, default=0, help="measure N idle sessions")
     parser.add_argument("--evict", action="store_true", help="idle sessions deactivated")
+    parser.add_argument("--min-sessions", type=int, default=MIN_SESSIONS, help="per CPU run")
     args = parser.parse_args(argv)
     adapter = ADAPTERS[args.framework](args.base)
     streamed = args.mode == "streamed"
@@ -144,7 +147,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.idle:
         job = lambda: idle_run(adapter, args.idle, streamed, args.evict)  # noqa: E731
     else:
-        job = lambda: cpu_run(adapter, args.sessions, streamed)  # noqa: E731
+        job = lambda: cpu_run(adapter, args.sessions, streamed, args.min_sessions)  # noqa: E731
     if adapter.loop == "trio":
         import trio
 

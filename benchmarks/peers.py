@@ -213,11 +213,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--sizes", default="1,100,1000", help="concurrent sessions")
     parser.add_argument("--idle", type=int, default=10_000, help="idle sessions (0: skip)")
     parser.add_argument("--only", default="", help="comma-separated clients to run")
-    parser.add_argument("--quick", action="store_true", help="sizes 1,10, 1 round, 200 idle")
+    parser.add_argument("--quick", action="store_true", help="smoke: sizes 1,5, 1 round, tiny")
     args = parser.parse_args(argv)
-    sizes = [1, 10] if args.quick else [int(s) for s in args.sizes.split(",")]
+    sizes = [1, 5] if args.quick else [int(s) for s in args.sizes.split(",")]
     rounds = 1 if args.quick else args.rounds
-    idle_n = 200 if args.quick else args.idle
+    idle_n = 50 if args.quick else args.idle
+    least = ["--min-sessions", "5"] if args.quick else []
     wanted = set(args.only.split(",")) if args.only else set(ORDER)
 
     pythons: dict[str, Path] = {n: Path(sys.executable) for n in OURS if n in wanted}
@@ -250,9 +251,8 @@ def main(argv: list[str] | None = None) -> int:
             for c in sizes:
                 for mode in ("plain", "streamed"):
                     for name in order:
-                        run = run_one(
-                            pythons[name], name, base, "--sessions", str(c), "--mode", mode
-                        )
+                        options = ["--sessions", str(c), "--mode", mode, *least]
+                        run = run_one(pythons[name], name, base, *options)
                         results.setdefault((name, c, mode), []).append(run)
                         print(f"  round {r + 1} {name} C={c} {mode}: "
                               f"{run['cpu'] / run['turns'] * 1000:.2f} ms/turn",
@@ -269,6 +269,8 @@ def main(argv: list[str] | None = None) -> int:
     finally:
         server.kill()
         server.wait()
+        if server.stdout is not None:
+            server.stdout.close()
 
     print(f"{rounds} round(s); {', '.join(f'C={c}' for c in sizes)}; 3 turns per session.\n")
     missed = report(pythons, sizes, results, idle, idle_n)

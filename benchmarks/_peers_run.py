@@ -156,7 +156,7 @@ def main(argv: list[str] | None = None) -> int:
         import asyncio
 
         result = asyncio.run(job())
-    result.update(framework=args.framework, sessions=args.sessions, mode=args.mode)
+    result = {"framework": args.framework, "sessions": args.sessions, "mode": args.mode, **result}
     print(json.dumps(result), flush=True)
     return 0
 

@@ -214,6 +214,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--idle", type=int, default=10_000, help="idle sessions (0: skip)")
     parser.add_argument("--only", default="", help="comma-separated clients to run")
     parser.add_argument("--quick", action="store_true", help="smoke: sizes 1,5, 1 round, tiny")
+    parser.add_argument("--save", type=Path, help="append each run's JSON line to this file")
+    parser.add_argument("--load", type=Path, nargs="*", default=[], help="report saved runs")
     args = parser.parse_args(argv)
     sizes = [1, 5] if args.quick else [int(s) for s in args.sizes.split(",")]
     rounds = 1 if args.quick else args.rounds
@@ -241,9 +243,18 @@ def main(argv: list[str] | None = None) -> int:
         print(f"**PARTIAL RUN**: {', '.join(absent)} not measured (no venv under {args.venvs};")
         print("run without --no-install to make it). Goals against the peers are not shown.\n")
 
-    server, base = start_server()
     results: dict[tuple[str, int, str], list[dict[str, Any]]] = {}
     idle: dict[str, dict[str, Any]] = {}
+    if args.load:
+        return _report_saved(args.load, pythons, absent)
+    server, base = start_server()
+
+    def keep(run: dict[str, Any]) -> dict[str, Any]:
+        if args.save is not None:
+            with args.save.open("a") as f:
+                f.write(json.dumps(run) + "\n")
+        return run
+
     try:
         names = [n for n in ORDER if n in pythons]
         for r in range(rounds):
@@ -252,7 +263,7 @@ def main(argv: list[str] | None = None) -> int:
                 for mode in ("plain", "streamed"):
                     for name in order:
                         options = ["--sessions", str(c), "--mode", mode, *least]
-                        run = run_one(pythons[name], name, base, *options)
+                        run = keep(run_one(pythons[name], name, base, *options))
                         results.setdefault((name, c, mode), []).append(run)
                         print(f"  round {r + 1} {name} C={c} {mode}: "
                               f"{run['cpu'] / run['turns'] * 1000:.2f} ms/turn",
@@ -261,11 +272,12 @@ def main(argv: list[str] | None = None) -> int:
             for name in names:
                 if name == "raw-asyncio":
                     continue
-                idle[name] = run_one(pythons[name], name, base, "--idle", str(idle_n))
+                idle[name] = keep(run_one(pythons[name], name, base, "--idle", str(idle_n)))
                 idle[name]["kept"] = KEPT[name]
                 if name == "agcore":
                     evicted = run_one(pythons[name], name, base, "--idle", str(idle_n), "--evict")
-                    idle["agcore evicted"] = {**evicted, "kept": KEPT["agcore evicted"]}
+                    idle["agcore evicted"] = keep({**evicted, "evicted": True})
+                    idle["agcore evicted"]["kept"] = KEPT["agcore evicted"]
     finally:
         server.kill()
         server.wait()
@@ -273,7 +285,30 @@ def main(argv: list[str] | None = None) -> int:
             server.stdout.close()
 
     print(f"{rounds} round(s); {', '.join(f'C={c}' for c in sizes)}; 3 turns per session.\n")
-    missed = report(pythons, sizes, results, idle, idle_n)
+    return _goals(report(pythons, sizes, results, idle, idle_n), absent)
+
+
+def _report_saved(paths: list[Path], pythons: dict[str, Path], absent: list[str]) -> int:
+    """The tables of runs saved with ``--save`` (one JSON line per run)."""
+    results: dict[tuple[str, int, str], list[dict[str, Any]]] = {}
+    idle: dict[str, dict[str, Any]] = {}
+    idle_n = 0
+    for path in paths:
+        for line in path.read_text().splitlines():
+            run = json.loads(line)
+            if "idle_per_session" in run:
+                name = "agcore evicted" if run.get("evicted") else run["framework"]
+                idle[name] = {**run, "kept": KEPT[name]}
+                idle_n = run["sessions"] if run["sessions"] > 1 else idle_n
+            else:
+                results.setdefault((run["framework"], run["sessions"], run["mode"]), []).append(run)
+    sizes = sorted({c for _, c, _ in results})
+    rounds = max((len(v) for v in results.values()), default=0)
+    print(f"Saved runs from {', '.join(map(str, paths))}: up to {rounds} round(s) per cell.\n")
+    return _goals(report(pythons, sizes, results, idle, idle_n), absent)
+
+
+def _goals(missed: list[str], absent: list[str]) -> int:
     print("\n### Goals (issue 18)\n")
     if absent:
         print("Not checked against the peers: partial run.")

@@ -7,6 +7,7 @@ full comparison. No figure is asserted.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
 from pathlib import Path
 from types import ModuleType
@@ -46,3 +47,40 @@ def test_a_peer_venv_counts_only_with_the_pinned_versions(
     pins = "\n".join(module.PEERS["pydantic-ai"][1])
     (tmp_path / "pydantic-ai" / "pins.txt").write_text(pins)
     assert module.venv_python(tmp_path, "pydantic-ai") == python
+
+
+def _run(framework: str, sessions: int, mode: str, ms: float, rss_mb: int) -> str:
+    turns = sessions * 3
+    return json.dumps(
+        {"framework": framework, "sessions": sessions, "mode": mode, "turns": turns,
+         "cpu": ms * turns / 1000, "wall": 1.0, "peak_rss": rss_mb * 1_000_000}
+    )  # fmt: skip
+
+
+def test_saved_runs_report_every_missed_goal(
+    load_benchmark: Callable[[str], ModuleType],
+    capsys: pytest.CaptureFixture[str],
+    tmp_path: Path,
+) -> None:
+    module = load_benchmark("peers")
+    venvs = tmp_path / "venvs"
+    for name, (_, pins) in module.PEERS.items():
+        (venvs / name / "bin").mkdir(parents=True)
+        (venvs / name / "bin" / "python").touch()
+        (venvs / name / "pins.txt").write_text("\n".join(pins))
+    saved = tmp_path / "runs.jsonl"
+    lines = [
+        _run("raw", 100, "plain", 1.0, 40),
+        _run("agcore", 100, "plain", 2.0, 60),  # 2x the floor
+        _run("openai-agents", 100, "plain", 10.0, 100),
+        _run("pydantic-ai", 100, "plain", 6.0, 50),  # best peer: 2/6 > 1/4; less RSS
+    ]
+    saved.write_text("\n".join(lines) + "\n")
+    argv = ["--no-install", "--venvs", str(venvs), "--load", str(saved)]
+    assert module.main(argv) == 0
+    out = capsys.readouterr().out
+    assert "| 100 | plain | 1.00 | — | 2.00 | 10.00 | 6.00 | 0.333 | 2.00 |" in out
+    assert "- MISSED: CPU vs best peer at 100 plain: 0.333 > 0.25" in out
+    assert "- MISSED: CPU vs raw floor at 100 plain: 2.00 > 1.5" in out
+    assert "- MISSED: peak RSS at 100: agcore 60 MB >= best peer" in out
+    assert "PARTIAL" not in out and "all met" not in out

@@ -22,7 +22,7 @@ from ._errors import UsageError
 __all__ = ["benchmark_dir", "benchmarks", "register"]
 
 #: Scripts of benchmarks/ that are helpers of the others, not benchmarks.
-_HELPERS = frozenset({"fake_openai"})
+_HELPERS = frozenset({"fake_openai", "soak_check", "soak_driver", "soak_rig"})
 
 
 def benchmark_dir(given: Path | None) -> Path:

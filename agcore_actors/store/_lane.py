@@ -3,15 +3,11 @@
 A request is queued by its asker's task, which then waits. The lane's task takes the
 queue's head and every request queued behind it (at most ``max_batch``), runs them all
 in one ``Backend.run_batch`` (one transaction: in a worker thread for SQLite) and wakes
-each asker with its own outcome. While it runs, the next batch gathers. A lane whose
-backend runs on the event loop (not ``threaded``: in memory) runs a request that finds
-nothing queued at once, in its asker's task, as a batch of one: the lane's task could
-not be mid-batch then (an inline batch never yields), so the order is the same.
+each asker with its own outcome. While it runs, the next batch gathers.
 
 Cancellation: an asker cancelled while its request is queued withdraws it (it never
 runs); once taken, the request runs to the end and its asker's cancellation completes
-after that (``Abort.FAILED`` keeps the asker waiting for its outcome). A request run at once has
-no checkpoint: it is applied whatever happens to its asker.
+after that (``Abort.FAILED`` keeps the asker waiting for its outcome).
 """
 
 from __future__ import annotations
@@ -19,7 +15,7 @@ from __future__ import annotations
 import collections
 import functools
 from collections.abc import Callable
-from typing import Any, NoReturn, TypeVar, cast
+from typing import Any, NoReturn, TypeVar
 
 import attrs
 import outcome
@@ -65,14 +61,6 @@ class Lane:
 
     async def submit(self, work: Callable[[], R], *, write: bool) -> R:
         """Queue ``work`` and wait for its outcome (see the module doc on cancellation)."""
-        if not self._threaded and not self._queue:
-            # Nothing is waiting and an inline batch never yields, so the lane's task is
-            # not mid-batch: run the work here as a batch of one, exactly as that task
-            # would take it next, without the two task switches of the hop.
-            (result,) = self.backend.run_batch([work], write)
-            self.batches += 1
-            self.answered += 1
-            return cast(R, result.unwrap())
         request = _Request(work, write, current_task())
         self._queue.append(request)
         if self._wakeup is not None:

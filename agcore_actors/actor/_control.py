@@ -49,18 +49,16 @@ class ChildControl:
     _children: dict[str, Child]
     _pending: set[Child]
 
-    @property
-    def name(self) -> str:
-        raise NotImplementedError
+    if TYPE_CHECKING:
+        # Provided by Supervisor; declared here so the mixin type-checks on its own.
+        @property
+        def name(self) -> str: ...
 
-    def children(self) -> list[str]:
-        raise NotImplementedError
+        def children(self) -> list[str]: ...
 
-    def _has(self, child: Child) -> bool:
-        raise NotImplementedError
+        def _has(self, child: Child) -> bool: ...
 
-    def _remove(self, child: Child) -> None:
-        raise NotImplementedError
+        def _remove(self, child: Child) -> None: ...
 
     async def _start(self, child: Child) -> BaseException | None:
         """Start one incarnation of ``child``; return its start error, if any."""

@@ -173,7 +173,10 @@ async def test_scheduled_sweep_removes_expired_rows_on_virtual_time(
 
     async def advance(seconds: float) -> None:
         clock.jump(seconds)
-        await trio.testing.wait_all_tasks_blocked()  # what is due has run (or waits on disk)
+        await trio.testing.wait_all_tasks_blocked()  # a sweep now due holds the write lane
+        # A task waiting on its thread counts as blocked, so a sweep may still
+        # be on disk: a write queued behind it returns only once it is done.
+        await mem.ask(Pin("keep"))
 
     eviction = EvictionConfig(policy=Ttl(ttl=60.0), check_interval=1000, sweep_interval=30.0)
     config = MemoryStoreConfig(path=str(tmp_path / "memory.db"), eviction=eviction)

@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import functools
 import json
 import math
 import os
@@ -237,16 +238,20 @@ async def measure_streams(args: argparse.Namespace, base: str) -> list[str]:
     data = b"".join(sse_events(chunks))
     timed, untimed = Caller(), Caller(timeouts=NO_TIMEOUTS)
     for stack in STACKS:
-        for where, make in (("MockTransport", lambda s=stack: mock_client(s, data)),
-                            ("local TCP", lambda s=stack: client(s))):  # fmt: skip
+        makers: list[tuple[str, Callable[[], Any]]] = [
+            ("MockTransport", functools.partial(mock_client, stack, data)),
+            ("local TCP", functools.partial(client, stack)),
+        ]
+        for where, make in makers:
             async with make() as c:
                 expected = await plain_stream(c, stack, url, chunks)
                 assert await our_stream(c, timed, base, chunks) == expected
-                got = await rate(args.rounds, {
-                    "plain": lambda c=c, s=stack: plain_stream(c, s, url, chunks),
-                    "ours": lambda c=c: our_stream(c, timed, base, chunks),
-                    "untimed": lambda c=c: our_stream(c, untimed, base, chunks),
-                }, chunks)  # fmt: skip
+                runs: dict[str, Callable[[], Awaitable[object]]] = {
+                    "plain": functools.partial(plain_stream, c, stack, url, chunks),
+                    "ours": functools.partial(our_stream, c, timed, base, chunks),
+                    "untimed": functools.partial(our_stream, c, untimed, base, chunks),
+                }
+                got = await rate(args.rounds, runs, chunks)
             rows.append(
                 f"| stream assembly, chunks/s | {stack}, {where} | {got['plain']:,.0f} "
                 f"| {got['ours']:,.0f} | {got['ours'] / got['plain']:.2f} "

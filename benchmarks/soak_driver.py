@@ -60,7 +60,8 @@ def session_ids(n: int) -> list[str]:
 
 def way(seed: int, session: str, k: int) -> str:
     """How turn ``k`` of ``session`` is taken."""
-    names, weights = zip(*WAYS, strict=True)
+    names = [name for name, _ in WAYS]
+    weights = [weight for _, weight in WAYS]
     return random.Random(f"{seed}:{session}:{k}").choices(names, weights)[0]
 
 

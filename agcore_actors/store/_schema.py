@@ -26,7 +26,7 @@ import contextlib
 import sqlite3
 from collections.abc import Iterator
 
-from ._errors import StoreStorageError
+from ._errors import StoreBusy, StoreStorageError, StoreUnavailable
 
 #: Migration ``i`` takes the schema from version i to i + 1.
 MIGRATIONS: tuple[str, ...] = (
@@ -77,13 +77,39 @@ SCHEMA_VERSION = len(MIGRATIONS)
 _VERSION_KEY = "sessions_schema_version"
 
 
+_BUSY = {sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED}
+_UNAVAILABLE = {
+    sqlite3.SQLITE_FULL,
+    sqlite3.SQLITE_READONLY,
+    sqlite3.SQLITE_IOERR,
+    sqlite3.SQLITE_CANTOPEN,
+    sqlite3.SQLITE_PERM,
+}
+
+
+def classify(exc: sqlite3.Error) -> StoreStorageError:
+    """The store's error for one of SQLite's, by its primary result code: busy or
+    locked past the busy timeout → :class:`StoreBusy`; full, read-only, I/O error,
+    cannot open, no permission → :class:`StoreUnavailable`; anything else (corrupt, not
+    a database, misuse) → :class:`StoreStorageError`."""
+    code = getattr(exc, "sqlite_errorcode", None)
+    primary = None if code is None else code & 0xFF
+    name = getattr(exc, "sqlite_errorname", None) or type(exc).__name__
+    message = f"{name}: {exc}"
+    if primary in _BUSY:
+        return StoreBusy(message)
+    if primary in _UNAVAILABLE:
+        return StoreUnavailable(message)
+    return StoreStorageError(message)
+
+
 @contextlib.contextmanager
 def storage_errors() -> Iterator[None]:
-    """sqlite3 errors become :class:`StoreStorageError`."""
+    """sqlite3 errors become the store's (see :func:`classify`)."""
     try:
         yield
     except sqlite3.Error as exc:
-        raise StoreStorageError(f"{type(exc).__name__}: {exc}") from exc
+        raise classify(exc) from exc
 
 
 def get_meta(conn: sqlite3.Connection, key: str) -> str | None:

@@ -35,7 +35,7 @@ import outcome
 from ..llm import Message, Usage
 from ._backend import Operation, decode_message, decode_messages, encode_message, encode_messages
 from ._errors import InvalidRequest, StoreStorageError
-from ._schema import migrate, storage_errors
+from ._schema import classify, migrate, storage_errors
 from .messages import LogEntry, SessionRecord, SessionStatus
 
 _ROLE: dict[type, str] = {cls: cls.__struct_config__.tag for cls in get_args(Message)}
@@ -154,7 +154,7 @@ class SqliteSessionBackend:
                 with contextlib.suppress(sqlite3.Error):
                     conn.execute("ROLLBACK")
             if isinstance(exc, sqlite3.Error):
-                raise StoreStorageError(f"{type(exc).__name__}: {exc}") from exc
+                raise classify(exc) from exc
             raise
         return results
 

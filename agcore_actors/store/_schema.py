@@ -6,8 +6,11 @@ bigint, a JSON body → jsonb; ``WITHOUT ROWID`` is SQLite's clustered primary k
     sessions (id PK, agent, status, open_turn, turns, last_index, compacted_upto,
               summary JSON, pending_calls JSON, usage per kind (5 columns),
               created_at, updated_at, version, owner, lease_until, fence)
-        index sessions_idle (updated_at, id)            ListSessions / ExpireSessions
-        index sessions_status (status, updated_at, id)  ListSessions(status=...)
+        index sessions_idle (updated_at, id)            ListSessions / ExpireSessions,
+                                                        ListSessions(status="idle")
+        index sessions_open (status, updated_at, id) WHERE status != 'idle'
+                                                        ListSessions(status="running"
+                                                        or "interrupted")
     messages (session, idx, turn, role, body JSON, created_at; PK (session, idx))
         the primary key is the last-N index: a tail is a backward range scan
     facts (session, key, value; PK (session, key))
@@ -15,6 +18,13 @@ bigint, a JSON body → jsonb; ``WITHOUT ROWID`` is SQLite's clustered primary k
 
 ``owner``, ``lease_until`` and ``fence`` are reserved for several hosts sharing one
 database (a lease with a fencing token); nothing reads them yet.
+
+Why ``sessions_open`` is partial (schema version 2; version 1 indexed every status):
+a turn moves its session idle → running → idle, and a full status index took each move
+as a delete and an insert on a leaf page of its own, one more random dirty page per
+write. The partial index holds only the few sessions in a turn or interrupted, so its
+pages are shared by every write of a batch; idle sessions, nearly all of them, are
+listed through ``sessions_idle`` filtered by status.
 
 The schema version lives in ``store_meta``, not in ``PRAGMA user_version``, which
 belongs to the memory store: both may share one file.
@@ -71,6 +81,10 @@ MIGRATIONS: tuple[str, ...] = (
         value TEXT NOT NULL,
         PRIMARY KEY (session, key)
     ) WITHOUT ROWID;
+    """,
+    """
+    DROP INDEX sessions_status;
+    CREATE INDEX sessions_open ON sessions (status, updated_at, id) WHERE status != 'idle';
     """,
 )
 SCHEMA_VERSION = len(MIGRATIONS)

@@ -273,6 +273,10 @@ class SqliteSessionBackend:
         if status is not None:
             where.append("status = ?")
             args.append(status)
+            if status != "idle":
+                # The partial index's own condition, verbatim: SQLite uses a partial
+                # index only for a query whose WHERE states its condition.
+                where.append("status != 'idle'")
         if idle_before is not None:
             where.append("updated_at < ?")
             args.append(idle_before)

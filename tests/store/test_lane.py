@@ -22,12 +22,10 @@ from agcore_actors.store import (
     SessionStore,
     StoreBusy,
     StoreMsg,
-    StoreStorageError,
     StoreUnavailable,
 )
 from agcore_actors.store import messages as sm
 from agcore_actors.store._lane import Lane
-from agcore_actors.store._schema import classify, storage_errors
 from agcore_actors.store.lowlevel import Backend, SqliteSessionBackend
 from tests.store.helpers import NAME
 
@@ -207,22 +205,3 @@ async def test_a_file_locked_past_the_busy_timeout_refuses_the_batch_retryably_n
             holder.close()
         await store.ask(sm.UpdateSession(session="a", expected_version=0))
         assert store_row(system).restarts == 0
-
-
-def test_sqlite_errors_are_classified_by_their_primary_result_code(tmp_path: Path) -> None:
-    conn = sqlite3.connect(tmp_path / "x.db", isolation_level=None)
-    try:
-        conn.execute("CREATE TABLE t (x)")
-        conn.execute("PRAGMA query_only = 1")
-        with pytest.raises(StoreUnavailable, match="SQLITE_READONLY"), storage_errors():
-            conn.execute("INSERT INTO t VALUES (1)")
-        busy = sqlite3.OperationalError("database is locked")
-        busy.sqlite_errorcode = sqlite3.SQLITE_BUSY
-        busy.sqlite_errorname = "SQLITE_BUSY"
-        assert type(classify(busy)) is StoreBusy
-        corrupt = sqlite3.DatabaseError("file is not a database")
-        corrupt.sqlite_errorcode = sqlite3.SQLITE_NOTADB
-        corrupt.sqlite_errorname = "SQLITE_NOTADB"
-        assert type(classify(corrupt)) is StoreStorageError  # a crash: reopen the file
-    finally:
-        conn.close()

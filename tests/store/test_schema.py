@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from agcore_actors.store import StoreBusy, StoreStorageError, StoreUnavailable
+from agcore_actors.store import SessionStatus, StoreBusy, StoreStorageError, StoreUnavailable
 from agcore_actors.store._schema import MIGRATIONS, classify, storage_errors
 from agcore_actors.store.lowlevel import SCHEMA_VERSION, SqliteSessionBackend
 
@@ -93,12 +93,13 @@ def test_every_listing_reads_through_an_index_in_order(tmp_path: Path) -> None:
         conn = backend.connection
         seen: list[str] = []
         conn.set_trace_callback(seen.append)  # the statements as run, values bound
-        for status, index in [
+        cases: list[tuple[SessionStatus | None, str]] = [
             ("running", "sessions_open"),
             ("interrupted", "sessions_open"),
             ("idle", "sessions_idle"),
             (None, "sessions_idle"),
-        ]:
+        ]
+        for status, index in cases:
             seen.clear()
             backend.page(1.0, status, (0.5, "x"), 100)
             (statement,) = seen

@@ -359,6 +359,23 @@ def version(backend: SqliteSessionBackend, sid: str) -> int:
     return record.version
 
 
+def filesystem(path: Path) -> str:
+    """The type and device of the mount holding ``path`` (an fsync on tmpfs costs
+    nothing: the one-transaction-each figure would then mean little)."""
+    try:
+        mounts = Path("/proc/mounts").read_text().splitlines()
+    except OSError:
+        return "an unknown file system"
+    best = ("", "?", "?")
+    resolved = str(path.resolve())
+    for line in mounts:
+        device, point, kind = line.split()[:3]
+        inside = resolved == point or resolved.startswith(point.rstrip("/") + "/")
+        if inside and len(point) >= len(best[0]):
+            best = (point, kind, device)
+    return f"{best[1]} ({best[2]} at {best[0]})"
+
+
 def percentile(values: list[float], p: float) -> float:
     return sorted(values)[min(len(values) - 1, int(len(values) * p))]
 
@@ -389,6 +406,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     source = corpus(args.cache_dir, sessions, per_session)
     with tempfile.TemporaryDirectory(prefix="sessions-bench-") as tmp:
         path = working_copy(source, Path(tmp))
+        print(f"working copy {path} on {filesystem(path)} (both modes: the store's defaults)")
         size = f"{sessions:,} sessions x {per_session} messages"
         print(f"\n## Session store at {size} (ms per request)\n")
         print("| request | requests | median ms | p95 ms |")

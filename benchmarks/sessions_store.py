@@ -305,10 +305,14 @@ def sqlite_floors(path: Path, ids: list[str]) -> tuple[float, float, float, floa
     frame = conn.execute("PRAGMA page_size").fetchone()[0] + 24
 
     def run(
-        op: Callable[..., Any], make: Callable[[str, str, int], Any], turn: str, size: int = 256
+        op: Callable[..., Any],
+        make: Callable[[str, str, int], Any],
+        turn: str,
+        sessions: Sequence[str] = ids,
+        size: int = 256,
     ) -> None:
-        for first in range(0, len(ids), size):
-            chunk = ids[first : first + size]
+        for first in range(0, len(sessions), size):
+            chunk = sessions[first : first + size]
             now = time.time()
             batch = [
                 functools.partial(op, backend, make(sid, turn, versions[sid]), now) for sid in chunk
@@ -335,18 +339,9 @@ def sqlite_floors(path: Path, ids: list[str]) -> tuple[float, float, float, floa
         pages_grouped = wal.stat().st_size / frame / len(ids)
         alone = ids[:50]  # each commit in a transaction of its own (50: fsyncs are slow)
         turn = f"floor-{time.time_ns()}"
-        run(ops.begin, begin_message, turn)
+        run(ops.begin, begin_message, turn, alone)
         conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
-        for sid in alone:
-            (result,) = backend.run_batch(
-                [
-                    functools.partial(
-                        ops.commit, backend, commit_message(sid, turn, versions[sid]), time.time()
-                    )
-                ],
-                True,
-            )
-            versions[sid] = result.unwrap().version
+        run(ops.commit, commit_message, turn, alone, size=1)
         pages_alone = wal.stat().st_size / frame / len(alone)
     finally:
         backend.close()

@@ -29,7 +29,9 @@ from ._errors import (
     InvalidTranscript,
     SessionNotFound,
     SessionStoreError,
+    StoreBusy,
     StoreStorageError,
+    StoreUnavailable,
 )
 from ._transcript import export_session, import_session, snapshot_from_jsonl, snapshot_to_jsonl
 from .messages import (
@@ -64,8 +66,10 @@ __all__ = [
     "SessionStoreConfig",
     "SessionStoreError",
     "SqliteSessions",
+    "StoreBusy",
     "StoreMsg",
     "StoreStorageError",
+    "StoreUnavailable",
     "export_session",
     "import_session",
     "messages",

@@ -24,8 +24,15 @@ from ..actor import Actor, ChildSpec
 from . import _ops
 from ._backend import Backend
 from ._config import InMemorySessions, SessionBackendConfig, SessionStoreConfig, SqliteSessions
-from ._errors import Conflict, InvalidRequest, InvalidTranscript, SessionNotFound
-from ._lane import Lane
+from ._errors import (
+    Conflict,
+    InvalidRequest,
+    InvalidTranscript,
+    SessionNotFound,
+    StoreBusy,
+    StoreUnavailable,
+)
+from ._lane import Health, Lane
 from ._memory import InMemorySessionBackend
 from ._migrate import migrate_memory_transcripts
 from ._sqlite import SqliteSessionBackend
@@ -84,8 +91,13 @@ class SessionStore(Actor[StoreMsg]):
     Errors
         :class:`Conflict`, :class:`SessionNotFound`, :class:`InvalidTranscript` and
         :class:`InvalidRequest` are the asker's: nothing was written, the actor carries
-        on. :class:`StoreStorageError` fails every request of its batch and crashes the
-        actor; its supervisor restarts it, which reopens the database.
+        on. :class:`StoreBusy` (retryable) and :class:`StoreUnavailable` (disk full,
+        read-only, I/O error) fail every request of their batch, which was rolled back;
+        the actor carries on, and after a :class:`StoreUnavailable` reports itself
+        degraded (``ActorInfo.degraded`` in :meth:`ActorSystem.snapshot`) until a write
+        succeeds again. Any other :class:`StoreStorageError` fails every request of its
+        batch and crashes the actor; its supervisor restarts it, which reopens the
+        database.
 
     Time
         Every timestamp (``created_at``, ``updated_at``) comes from ``clock``, read on the
@@ -96,7 +108,14 @@ class SessionStore(Actor[StoreMsg]):
 
     #: Requests in flight at once (each waits for its batch); more wait in the mailbox.
     max_concurrency: ClassVar[int] = 4096
-    expected_errors = (Conflict, SessionNotFound, InvalidTranscript, InvalidRequest)
+    expected_errors = (
+        Conflict,
+        SessionNotFound,
+        InvalidTranscript,
+        InvalidRequest,
+        StoreBusy,
+        StoreUnavailable,
+    )
 
     def __init__(
         self,
@@ -122,12 +141,13 @@ class SessionStore(Actor[StoreMsg]):
 
     async def on_start(self) -> None:
         batch = self.config.max_batch
+        health = Health(self.ctx.set_degraded)
         backend = await self._open(self._open_backend)
-        self._writes = Lane(backend, threaded=self._threaded, max_batch=batch)
+        self._writes = Lane(backend, threaded=self._threaded, max_batch=batch, health=health)
         self._reads = self._writes
         if self._open_reader is not None:
             reader = await self._open(self._open_reader)
-            self._reads = Lane(reader, threaded=self._threaded, max_batch=batch)
+            self._reads = Lane(reader, threaded=self._threaded, max_batch=batch, health=health)
             self.ctx.nursery.start_soon(self._reads.serve)
         self.ctx.nursery.start_soon(self._writes.serve)
 

@@ -9,11 +9,18 @@
     │                                                     tool-call pairing of the transcript
     ├── InvalidRequest         store_invalid_request      (ValueError) a bad argument
     └── StoreStorageError      store_storage              the database failed (a crash)
+        ├── StoreBusy          store_storage_busy         retryable: the file stayed locked
+        └── StoreUnavailable   store_storage_unavailable  disk full, read-only, I/O error:
+                                                          the asker's; the actor stays up
 
-Every error but :class:`StoreStorageError` is raised before anything is written and goes
-to the asker only (the actor carries on). :class:`StoreStorageError` crashes the actor:
-its supervisor restarts it, which reopens the database; the outcome of the writes in the
-failed transaction is then unknown to their askers (reload to learn it).
+:class:`Conflict`, :class:`SessionNotFound`, :class:`InvalidTranscript` and
+:class:`InvalidRequest` are raised before anything is written and go to the asker only
+(the actor carries on). :class:`StoreBusy` and :class:`StoreUnavailable` fail every
+request of their transaction, which was rolled back, and stop there: the actor carries
+on, degraded after a :class:`StoreUnavailable` until a write succeeds again. Any other
+:class:`StoreStorageError` crashes the actor: its supervisor restarts it, which reopens
+the database; the outcome of the writes in the failed transaction is then unknown to
+their askers (reload to learn it).
 """
 
 from __future__ import annotations
@@ -29,7 +36,9 @@ __all__ = [
     "InvalidTranscript",
     "SessionNotFound",
     "SessionStoreError",
+    "StoreBusy",
     "StoreStorageError",
+    "StoreUnavailable",
 ]
 
 #: Why a write conflicted: the version differs (``version``), a turn is already open
@@ -94,3 +103,25 @@ class StoreStorageError(SessionStoreError):
     """The database failed (I/O error, a corrupt or newer file); crashes the actor."""
 
     kind: ClassVar[str] = "store_storage"
+
+
+class StoreBusy(StoreStorageError):
+    """Another connection held the file's write lock past the busy timeout.
+
+    Nothing of the transaction was written; sending the same request again may succeed.
+    """
+
+    kind: ClassVar[str] = "store_storage_busy"
+
+    def is_retryable(self) -> bool:
+        return True
+
+
+class StoreUnavailable(StoreStorageError):
+    """The file cannot be written or read now (disk full, read-only, an I/O error).
+
+    Nothing of the transaction was written. The actor stays up and reports itself
+    degraded (in :meth:`ActorSystem.snapshot`) until a write succeeds again.
+    """
+
+    kind: ClassVar[str] = "store_storage_unavailable"

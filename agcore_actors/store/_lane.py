@@ -3,11 +3,23 @@
 A request is queued by its asker's task, which then waits. The lane's task takes the
 queue's head and every request queued behind it (at most ``max_batch``), runs them all
 in one ``Backend.run_batch`` (one transaction: in a worker thread for SQLite) and wakes
-each asker with its own outcome. While it runs, the next batch gathers.
+each asker with its own outcome. While it runs, the next batch gathers. A lane whose
+backend runs on the event loop (not ``threaded``: in memory) runs a request that finds
+nothing queued at once, in its asker's task, as a batch of one: the lane's task could
+not be mid-batch then (an inline batch never yields), so the order is the same.
+
+Storage trouble: a transaction that fails with :class:`StoreBusy` or
+:class:`StoreUnavailable` gives each of its askers that error and the lane carries on;
+a :class:`StoreUnavailable` makes the lane's :class:`Health` degraded until a write
+transaction succeeds. Any other failure of a transaction fails its askers with
+:class:`StoreStorageError` and ends the lane (the actor crashes).
 
 Cancellation: an asker cancelled while its request is queued withdraws it (it never
 runs); once taken, the request runs to the end and its asker's cancellation completes
-after that (``Abort.FAILED`` keeps the asker waiting for its outcome).
+after that (``Abort.FAILED`` keeps the asker waiting for its outcome). A request run at
+once is withdrawn likewise if its asker is already cancelled when it arrives; otherwise it
+runs whole, with no checkpoint inside, so a cancellation (which can only be delivered at
+a checkpoint) completes after it: never a half batch.
 """
 
 from __future__ import annotations
@@ -15,7 +27,7 @@ from __future__ import annotations
 import collections
 import functools
 from collections.abc import Callable
-from typing import Any, NoReturn, TypeVar
+from typing import Any, NoReturn, TypeVar, cast
 
 import attrs
 import outcome
@@ -23,7 +35,7 @@ import trio
 from trio.lowlevel import Abort, Task, current_task, reschedule, wait_task_rescheduled
 
 from ._backend import Backend
-from ._errors import StoreStorageError
+from ._errors import StoreBusy, StoreStorageError, StoreUnavailable
 
 R = TypeVar("R")
 
@@ -39,11 +51,39 @@ class _Request:
     withdrawn: bool = False
 
 
+def _ignore(reason: str | None) -> None:
+    pass
+
+
+class Health:
+    """Whether the storage is usable; ``report`` is told each change (a reason, or None
+    once healthy again). Lanes on one store share one."""
+
+    def __init__(self, report: Callable[[str | None], None] = _ignore) -> None:
+        self._report = report
+        #: Why the store is degraded, or None.
+        self.degraded: str | None = None
+
+    def unavailable(self, exc: StoreUnavailable) -> None:
+        reason = f"storage unavailable: {exc}"
+        if reason != self.degraded:
+            self.degraded = reason
+            self._report(reason)
+
+    def wrote(self) -> None:
+        if self.degraded is not None:
+            self.degraded = None
+            self._report(None)
+
+
 class Lane:
     """Requests to one backend, batched (see the module doc)."""
 
-    def __init__(self, backend: Backend, *, threaded: bool, max_batch: int) -> None:
+    def __init__(
+        self, backend: Backend, *, threaded: bool, max_batch: int, health: Health | None = None
+    ) -> None:
         self.backend = backend
+        self.health = health or Health()
         self._threaded = threaded
         self._max_batch = max_batch
         self._queue: collections.deque[_Request] = collections.deque()
@@ -61,6 +101,17 @@ class Lane:
 
     async def submit(self, work: Callable[[], R], *, write: bool) -> R:
         """Queue ``work`` and wait for its outcome (see the module doc on cancellation)."""
+        if not self._threaded and not self._queue:
+            # Nothing is waiting and an inline batch never yields, so the lane's task is
+            # not mid-batch: run the work here as a batch of one, exactly as that task
+            # would take it next, without the two task switches of the hop. An asker
+            # already cancelled withdraws it, as it would from the queue; this does not
+            # yield otherwise, so the lane stays empty until the batch has run.
+            await trio.lowlevel.checkpoint_if_cancelled()
+            (result,) = self.backend.run_batch([work], write)
+            self.batches += 1
+            self.answered += 1
+            return cast(R, result.unwrap())
         request = _Request(work, write, current_task())
         self._queue.append(request)
         if self._wakeup is not None:
@@ -101,6 +152,14 @@ class Lane:
                 # request must get its outcome or its asker would wait for ever.
                 with trio.CancelScope(shield=True):
                     results = await self.call(run)
+            except (StoreBusy, StoreUnavailable) as exc:
+                # Rolled back, and the file may serve again: the askers get the error
+                # (each its own copy), the lane carries on.
+                for request in batch:
+                    reschedule(request.asker, outcome.Error(type(exc)(str(exc))))
+                if isinstance(exc, StoreUnavailable):
+                    self.health.unavailable(exc)
+                continue
             except BaseException as exc:
                 # The whole transaction failed: every request of it gets an error, then
                 # the lane's failure crashes the actor.
@@ -108,6 +167,8 @@ class Lane:
                     failed = StoreStorageError(f"the transaction of this request failed: {exc}")
                     reschedule(request.asker, outcome.Error(failed))
                 raise
+            if write:
+                self.health.wrote()
             for request, result in zip(batch, results, strict=True):
                 reschedule(request.asker, result)
             self.batches += 1

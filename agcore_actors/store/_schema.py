@@ -6,8 +6,11 @@ bigint, a JSON body → jsonb; ``WITHOUT ROWID`` is SQLite's clustered primary k
     sessions (id PK, agent, status, open_turn, turns, last_index, compacted_upto,
               summary JSON, pending_calls JSON, usage per kind (5 columns),
               created_at, updated_at, version, owner, lease_until, fence)
-        index sessions_idle (updated_at, id)            ListSessions / ExpireSessions
-        index sessions_status (status, updated_at, id)  ListSessions(status=...)
+        index sessions_idle (updated_at, id)            ListSessions / ExpireSessions,
+                                                        ListSessions(status="idle")
+        index sessions_open (status, updated_at, id) WHERE status != 'idle'
+                                                        ListSessions(status="running"
+                                                        or "interrupted")
     messages (session, idx, turn, role, body JSON, created_at; PK (session, idx))
         the primary key is the last-N index: a tail is a backward range scan
     facts (session, key, value; PK (session, key))
@@ -15,6 +18,13 @@ bigint, a JSON body → jsonb; ``WITHOUT ROWID`` is SQLite's clustered primary k
 
 ``owner``, ``lease_until`` and ``fence`` are reserved for several hosts sharing one
 database (a lease with a fencing token); nothing reads them yet.
+
+Why ``sessions_open`` is partial (schema version 2; version 1 indexed every status):
+a turn moves its session idle → running → idle, and a full status index took each move
+as a delete and an insert on a leaf page of its own, one more random dirty page per
+write. The partial index holds only the few sessions in a turn or interrupted, so its
+pages are shared by every write of a batch; idle sessions, nearly all of them, are
+listed through ``sessions_idle`` filtered by status.
 
 The schema version lives in ``store_meta``, not in ``PRAGMA user_version``, which
 belongs to the memory store: both may share one file.
@@ -26,7 +36,7 @@ import contextlib
 import sqlite3
 from collections.abc import Iterator
 
-from ._errors import StoreStorageError
+from ._errors import StoreBusy, StoreStorageError, StoreUnavailable
 
 #: Migration ``i`` takes the schema from version i to i + 1.
 MIGRATIONS: tuple[str, ...] = (
@@ -72,18 +82,48 @@ MIGRATIONS: tuple[str, ...] = (
         PRIMARY KEY (session, key)
     ) WITHOUT ROWID;
     """,
+    """
+    DROP INDEX sessions_status;
+    CREATE INDEX sessions_open ON sessions (status, updated_at, id) WHERE status != 'idle';
+    """,
 )
 SCHEMA_VERSION = len(MIGRATIONS)
 _VERSION_KEY = "sessions_schema_version"
 
 
+_BUSY = {sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED}
+_UNAVAILABLE = {
+    sqlite3.SQLITE_FULL,
+    sqlite3.SQLITE_READONLY,
+    sqlite3.SQLITE_IOERR,
+    sqlite3.SQLITE_CANTOPEN,
+    sqlite3.SQLITE_PERM,
+}
+
+
+def classify(exc: sqlite3.Error) -> StoreStorageError:
+    """The store's error for one of SQLite's, by its primary result code: busy or
+    locked past the busy timeout → :class:`StoreBusy`; full, read-only, I/O error,
+    cannot open, no permission → :class:`StoreUnavailable`; anything else (corrupt, not
+    a database, misuse) → :class:`StoreStorageError`."""
+    code = getattr(exc, "sqlite_errorcode", None)
+    primary = None if code is None else code & 0xFF
+    name = getattr(exc, "sqlite_errorname", None) or type(exc).__name__
+    message = f"{name}: {exc}"
+    if primary in _BUSY:
+        return StoreBusy(message)
+    if primary in _UNAVAILABLE:
+        return StoreUnavailable(message)
+    return StoreStorageError(message)
+
+
 @contextlib.contextmanager
 def storage_errors() -> Iterator[None]:
-    """sqlite3 errors become :class:`StoreStorageError`."""
+    """sqlite3 errors become the store's (see :func:`classify`)."""
     try:
         yield
     except sqlite3.Error as exc:
-        raise StoreStorageError(f"{type(exc).__name__}: {exc}") from exc
+        raise classify(exc) from exc
 
 
 def get_meta(conn: sqlite3.Connection, key: str) -> str | None:

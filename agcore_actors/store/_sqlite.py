@@ -35,7 +35,7 @@ import outcome
 from ..llm import Message, Usage
 from ._backend import Operation, decode_message, decode_messages, encode_message, encode_messages
 from ._errors import InvalidRequest, StoreStorageError
-from ._schema import migrate, storage_errors
+from ._schema import classify, migrate, storage_errors
 from .messages import LogEntry, SessionRecord, SessionStatus
 
 _ROLE: dict[type, str] = {cls: cls.__struct_config__.tag for cls in get_args(Message)}
@@ -154,7 +154,7 @@ class SqliteSessionBackend:
                 with contextlib.suppress(sqlite3.Error):
                     conn.execute("ROLLBACK")
             if isinstance(exc, sqlite3.Error):
-                raise StoreStorageError(f"{type(exc).__name__}: {exc}") from exc
+                raise classify(exc) from exc
             raise
         return results
 
@@ -273,6 +273,10 @@ class SqliteSessionBackend:
         if status is not None:
             where.append("status = ?")
             args.append(status)
+            if status != "idle":
+                # The partial index's own condition, verbatim: SQLite uses a partial
+                # index only for a query whose WHERE states its condition.
+                where.append("status != 'idle'")
         if idle_before is not None:
             where.append("updated_at < ?")
             args.append(idle_before)

@@ -22,8 +22,11 @@ def test_quick_run_prints_the_tables(
     for line in [
         "| LoadSession(tail=50) |",
         "| ListSessions(idle_before), first page of 100 |",
-        "| group commit (max_batch=256) |",
-        "| one transaction each |",
+        "| concurrent sessions | group commit (max_batch=256) | one transaction each",
+        "| 1 | ",
+        "| 100 | ",
+        "| one ask to a trivial actor",
+        "| pages (WAL frames) one commit writes",
         "### Goals",
     ]:
         assert line in out

@@ -359,11 +359,11 @@ async def open_runtime(
 async def _start_local(
     system: ActorSystem, name: str, p: LocalProviderSettings, timeout: float | None
 ) -> tuple[str, Provider]:
-    from ..local import GetEndpoint, local_model_spec
+    from ..local import GetEndpoint, local_model_spec, prepare_model
 
-    ref = await system.root.start_child(
-        local_model_spec(f"local-model:{name}", config=local_model_config(p))
-    )
+    # The file is made first (minutes on first use), outside the child's start bound.
+    prepared = await prepare_model(local_model_config(p))
+    ref = await system.root.start_child(local_model_spec(f"local-model:{name}", config=prepared))
     endpoint = await ref.ask(GetEndpoint(), timeout=timeout)
     config = OpenAIConfig(
         name=name,

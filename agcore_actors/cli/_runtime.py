@@ -25,9 +25,8 @@ from __future__ import annotations
 
 import argparse
 import os
-import sys
 from collections.abc import AsyncIterator, Mapping
-from contextlib import asynccontextmanager
+from contextlib import AsyncExitStack, asynccontextmanager
 from pathlib import Path
 from typing import Any
 
@@ -38,11 +37,11 @@ from ..agent import (
     Agent,
     AgentBuilder,
     AgentConfig,
-    HostConfig,
     SessionHost,
     StoreTurns,
     session_approver,
 )
+from ..config import load_settings
 from ..llm import (
     OpenAICompatibleProvider,
     OpenAIConfig,
@@ -54,14 +53,12 @@ from ..llm import (
     provider_spec,
 )
 from ..local import (
-    CatalogModel,
     GetEndpoint,
-    GgufFile,
     LocalModelConfig,
     Progress,
     local_model_spec,
+    prepare_model,
     qwen_tool_template,
-    resolve_model,
 )
 from ..store import SqliteSessions, session_store_spec
 from ..tools import PermissionChecker, ToolRegistry, tool_executor_spec
@@ -69,6 +66,7 @@ from ..tools.builtin import CLI_PERMISSIONS, builtin_tools
 from ._errors import UsageError
 from ._llm_config import build_provider, needs_model, served_model
 from ._recover import ToolCallRecovery
+from ._settings import agents_from, cli_host_config, file_provider, local_from
 
 __all__ = [
     "DEFAULT_INSTRUCTIONS",
@@ -133,8 +131,12 @@ class RuntimeOptions:
     model_cache: Path | None = None
     #: The Python that runs the local model server; None: this one.
     local_python: str | None = None
-    #: The local model's context window, in tokens.
-    local_ctx: int = 8192
+    #: The local model's context window, in tokens; None: the file's (default 8192).
+    local_ctx: int | None = None
+    #: The configuration file; None: ``./agcore.toml``, else the user's, else none.
+    config: Path | None = None
+    #: The agent new sessions start with; None: the file's ``default_agent``.
+    agent: str | None = None
     #: The SQLite file of the sessions; None: :func:`default_store_path`.
     store: Path | None = None
     #: The directory the file tools may read (None: the working directory).
@@ -166,6 +168,8 @@ class RuntimeOptions:
             small=args.small,
             gguf=args.model,
             store=args.store,
+            config=args.config,
+            agent=args.agent,
         )
 
 
@@ -187,6 +191,13 @@ def add_runtime_flags(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--store", type=Path, metavar="PATH", help="SQLite file of the sessions (default: per user)"
     )
+    parser.add_argument(
+        "--config",
+        type=Path,
+        metavar="FILE",
+        help="configuration file (default: ./agcore.toml, else the user's; flags win over it)",
+    )
+    parser.add_argument("--agent", metavar="NAME", help="the agent to start with (see /agent)")
 
 
 @attrs.frozen(kw_only=True)
@@ -198,9 +209,17 @@ class Runtime:
     store: ActorRef[Any]
     #: What answers, for people: ``local qwen2.5-coder-1.5b`` or ``openai gpt-4o-mini``.
     model: str
-    #: The agents by name; the first is the default.
+    #: The agents by name, in the configuration's order.
     agents: tuple[str, ...]
     store_path: Path
+    #: The agent of ``host``: new sessions start as it, under its limits.
+    agent: str = ""
+    #: One host per agent, each with that agent's limits (``host`` is ``hosts[agent]``).
+    hosts: Mapping[str, SessionHost] = attrs.field(factory=dict)
+
+    def switch(self, agent: str) -> Runtime:
+        """The same runtime, ``agent``'s host current (see ``chat``'s ``/agent``)."""
+        return attrs.evolve(self, agent=agent, host=self.hosts[agent])
 
 
 def _configured(options: RuntimeOptions, env: Mapping[str, str]) -> Provider | None:
@@ -229,21 +248,6 @@ def _configured(options: RuntimeOptions, env: Mapping[str, str]) -> Provider | N
     return build_provider(flags, env)
 
 
-def _local_config(options: RuntimeOptions, progress: Progress | None) -> LocalModelConfig:
-    source: CatalogModel | GgufFile
-    if options.gguf is not None:
-        if not options.gguf.is_file():
-            raise UsageError(f"--model {options.gguf}: no such file")
-        source = GgufFile(path=options.gguf, chat_template=_template_for(options.gguf))
-    else:
-        source = CatalogModel(
-            name="small" if options.small else "default", cache_dir=options.model_cache
-        )
-    return LocalModelConfig(
-        source=source, python=options.local_python, n_ctx=options.local_ctx, progress=progress
-    )
-
-
 def _template_for(path: Path) -> str | None:
     """Our tool template for a Qwen2.5 file; the file's own template otherwise."""
     return qwen_tool_template("json_block") if "qwen2.5" in path.name.lower() else None
@@ -263,13 +267,9 @@ async def _local_provider(
     system: ActorSystem, config: LocalModelConfig
 ) -> tuple[Provider, str, ProviderConfig]:
     # The model file is made (downloaded, joined, verified: minutes, the first time) before
-    # the actor starts, so the actor's start is only the server's, bounded by its timeout.
-    python = config.python or sys.executable
-    model = await resolve_model(config.source, python=python, progress=config.progress)
-    source = GgufFile(path=model.path, chat_template=model.chat_template, alias=model.alias)
-    config = attrs.evolve(config, source=source)
+    # the actor starts, so the actor's start is only the server's (see start_bound).
+    config = await prepare_model(config)
     spec = local_model_spec("local-model", config=config)
-    spec = attrs.evolve(spec, start_timeout=config.start_timeout + 10.0)
     supervisor = await system.start_supervisor(
         SupervisorSpec(_LOCAL_SUPERVISOR, intensity=_LOCAL_INTENSITY, backoff=_LOCAL_BACKOFF)
     )
@@ -325,27 +325,49 @@ async def open_runtime(
     env: Mapping[str, str] | None = None,
     *,
     progress: Progress | None = None,
-    drain_timeout: float = 5.0,
+    drain_timeout: float | None = 5.0,
 ) -> AsyncIterator[Runtime]:
-    """Start the runtime :class:`RuntimeOptions` describe (see the module doc).
+    """Start the runtime :class:`RuntimeOptions` and the configuration file describe (see
+    the module doc and :mod:`._settings` for what wins over what).
 
-    Raises :class:`UsageError` for options that cannot work, before anything starts;
-    a local model that cannot start raises its :class:`~agcore_actors.local.LocalModelError`.
+    Raises :class:`UsageError` for options that cannot work and
+    :class:`~agcore_actors.config.ConfigError` for a bad file, before anything starts; a
+    local model that cannot start raises its :class:`~agcore_actors.local.LocalModelError`.
     """
     env = os.environ if env is None else env
+    settings = load_settings(options.config, env=env)
+    choice = agents_from(
+        settings, options.agent, defaults=options.agents, default_limits=options.agent_config
+    )
     configured = _configured(options, env)
+    if configured is None and not options.forces_local:
+        configured = file_provider(settings)
     # Checked before anything starts: a missing --model file is a usage error.
-    local = _local_config(options, progress) if configured is None else None
-    store_path = options.store or default_store_path(env)
-    async with ActorSystem() as system:
+    local = None
+    if configured is None:
+        template = None if options.gguf is None else _template_for(options.gguf)
+        local = local_from(
+            settings,
+            small=options.small,
+            gguf=options.gguf,
+            python=options.local_python,
+            cache=options.model_cache,
+            n_ctx=options.local_ctx,
+            template=template,
+            progress=progress,
+        )
+    store_path = options.store or (
+        Path(settings.store.path) if settings.store.path else default_store_path(env)
+    )
+    async with ActorSystem() as system, AsyncExitStack() as stack:
         root = system.root
         if local is not None:
-            provider, label, settings = await _local_provider(system, local)
+            provider, label, settings_ = await _local_provider(system, local)
         else:
             assert configured is not None
-            provider, label, settings = await _remote_provider(configured)
+            provider, label, settings_ = await _remote_provider(configured)
         llm = await root.start_child(
-            provider_spec("llm", registry=ProviderRegistry().register(provider), config=settings)
+            provider_spec("llm", registry=ProviderRegistry().register(provider), config=settings_)
         )
         store = await open_store(system, store_path)
         registry = ToolRegistry(builtin_tools(options.tools_root))
@@ -357,25 +379,33 @@ async def open_runtime(
                 approver=session_approver(system),
             )
         )
-        agents = options.agents
+        agents = choice.agents
         if local is not None:
             agents = tuple(_for_local_model(agent) for agent in agents)
-        bundle = (
-            AgentBuilder()
-            .provider(llm)
-            .tools(tools, registry)
-            .store(StoreTurns(store))
-            .agents(agents)
-            .config(options.agent_config)
-            .build()
-        )
-        host_config = HostConfig(drain_timeout=drain_timeout)
-        async with SessionHost(system, bundle, host_config) as host:
-            yield Runtime(
-                system=system,
-                host=host,
-                store=store,
-                model=label,
-                agents=tuple(bundle.agents),
-                store_path=store_path,
+        host_settings = cli_host_config(settings, drain_timeout)
+        hosts: dict[str, SessionHost] = {}
+        for agent in agents:
+            # Each agent's host: its limits, and it first (the agent new sessions start as).
+            bundle = (
+                AgentBuilder()
+                .provider(llm)
+                .tools(tools, registry)
+                .store(StoreTurns(store))
+                .agents([agent, *(a for a in agents if a is not agent)])
+                .config(choice.limits[agent.name])
+                .build()
             )
+            name = "sessions" if agent.name == choice.first else f"sessions:{agent.name}"
+            hosts[agent.name] = await stack.enter_async_context(
+                SessionHost(system, bundle, host_settings, name=name)
+            )
+        yield Runtime(
+            system=system,
+            host=hosts[choice.first],
+            store=store,
+            model=label,
+            agents=tuple(a.name for a in agents),
+            store_path=store_path,
+            agent=choice.first,
+            hosts=hosts,
+        )

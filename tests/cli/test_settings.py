@@ -82,7 +82,7 @@ def test_the_files_local_model_under_the_flags(tmp_path: Path) -> None:
         source=str(tmp_path / "conf.toml"),
     )
     kw = {"python": None, "cache": None, "n_ctx": None, "template": None, "progress": None}
-    plain = local_from(settings, small=False, gguf=None, **kw)  # type: ignore[arg-type]
+    plain = local_from(settings, small=False, gguf=None, **kw)
     assert plain.n_ctx == 2048 and plain.threads == 2 and plain.start_timeout == 45.0
     assert isinstance(plain.source, CatalogModel) and plain.source.name == "default"
     small = local_from(settings, small=True, gguf=None, **{**kw, "n_ctx": 1024})  # type: ignore[arg-type]
@@ -90,10 +90,10 @@ def test_the_files_local_model_under_the_flags(tmp_path: Path) -> None:
     assert small.n_ctx == 1024 and small.threads == 2
     gguf = tmp_path / "m.gguf"
     gguf.write_bytes(b"GGUF")
-    mine = local_from(settings, small=False, gguf=gguf, **kw)  # type: ignore[arg-type]
+    mine = local_from(settings, small=False, gguf=gguf, **kw)
     assert isinstance(mine.source, GgufFile) and mine.source.path == gguf
     with pytest.raises(UsageError, match="no such file"):
-        local_from(settings, small=False, gguf=tmp_path / "none.gguf", **kw)  # type: ignore[arg-type]
+        local_from(settings, small=False, gguf=tmp_path / "none.gguf", **kw)
 
 
 def system_prompt(body: object) -> str:

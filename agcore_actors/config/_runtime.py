@@ -1,12 +1,17 @@
 """From :class:`Settings` to a running runtime: :func:`open_runtime`, and the pure pieces
 it is made of (each maps one part of the settings onto the library's own configuration).
 
-:func:`open_runtime` starts, under one actor system: the embedded model server of each
-``local`` provider an agent uses (and waits until it answers), the ProviderActor over
-every provider, the SessionStore, and — when there are MCP servers or tools — the MCP
-connections and a ToolExecutor; it yields a :class:`Runtime` whose ``bundle`` and
-``host_config`` make a :class:`~agcore_actors.agent.SessionHost`. Leaving it stops all of
-them (when it opened the system) — also when cancelled, and when a start fails half-way.
+:func:`open_runtime` is the one runtime builder (``serve``, ``run`` and ``chat`` use it).
+It starts, under one actor system: the embedded model server of each ``local`` provider
+an agent uses, supervised, its file made first (see :mod:`._local`), the ProviderActor
+over every used provider (an OpenAI-compatible one wrapped in
+:class:`~agcore_actors.local.ToolCallRecovery`), the SessionStore, and — when there are
+MCP servers or tools — the MCP connections and a ToolExecutor; it yields a
+:class:`Runtime` whose ``bundle`` (or :meth:`Runtime.bundle_for` an agent) and
+``host_config`` make a :class:`~agcore_actors.agent.SessionHost`. Agents of a ``local``
+provider answer at temperature 0 within 1024 tokens unless they set their own. Leaving
+it stops all of them (when it opened the system) — also when cancelled, and when a
+start fails half-way.
 """
 
 from __future__ import annotations
@@ -45,8 +50,9 @@ from ..llm import (
 )
 from ..mcp import HttpServer, McpError, ServerConfig, StdioServer, servers_spec, wait_ready
 from ..store import InMemorySessions, SessionBackendConfig, SqliteSessions, session_store_spec
-from ..tools import Tool, ToolRegistry, tool_executor_spec
+from ..tools import PermissionChecker, Tool, ToolRegistry, tool_executor_spec
 from ._errors import ConfigError
+from ._local import for_local_model, recovering, start_local
 from ._schema import (
     AgentSettings,
     HttpServerSettings,
@@ -90,6 +96,21 @@ class Runtime:
     settings: Settings
     #: Each local provider's model server: name -> its base URL.
     local_servers: Mapping[str, str] = attrs.field(factory=dict)
+    #: Each local provider's :class:`~agcore_actors.local.messages.Endpoint`, by name.
+    endpoints: Mapping[str, Any] = attrs.field(factory=dict)
+
+    def bundle_for(self, agent: str) -> RuntimeBundle:
+        """``bundle`` with ``agent`` first (the agent new sessions start as) and its own
+        limits (``[agents.NAME]``'s); a host per agent gives each agent its limits."""
+        agents = self.bundle.agents
+        if agent not in agents:
+            raise ConfigError(
+                "open_runtime", "agent", f"expected a configured agent, got {agent!r}"
+            )
+        order = {agent: agents[agent], **{n: a for n, a in agents.items() if n != agent}}
+        return attrs.evolve(
+            self.bundle, agents=order, config=agent_config(self.settings.agents[agent])
+        )
 
 
 # -- pure mappings ------------------------------------------------------------------------------
@@ -284,6 +305,10 @@ async def open_runtime(
     tools: Iterable[Tool] = (),
     mcp_ready_timeout: float = 30.0,
     local_ready_timeout: float | None = None,
+    local: Mapping[str, Any] | None = None,
+    checker: PermissionChecker | None = None,
+    provider_settings: ProviderConfig | None = None,
+    providers: Mapping[str, Provider] | None = None,
 ) -> AsyncIterator[Runtime]:
     """Start what ``settings`` describe; yield the :class:`Runtime`.
 
@@ -292,6 +317,12 @@ async def open_runtime(
     limits apply to the sessions (default: ``default_agent``). ``tools``: function tools
     offered besides the MCP servers' tools. A server not connected within
     ``mcp_ready_timeout`` seconds is logged and its tools are left out of the allow-lists.
+    ``local``: a :class:`~agcore_actors.local.LocalModelConfig` by provider name, used
+    instead of what the file says of that ``local`` provider (a command's flags and its
+    progress display). ``checker``: the ToolExecutor's permission checker.
+    ``provider_settings``: the ProviderActor's retries and timeouts instead of
+    ``[retry]`` and ``[timeouts]``. ``providers``: ready providers by name, used instead
+    of the file's table of that name (which must exist: it says what kind it is).
     Raises :class:`ConfigError` for values the library refuses, and the local model's
     errors (:class:`~agcore_actors.local.LocalModelError`) when its server cannot start.
     """
@@ -307,17 +338,26 @@ async def open_runtime(
         root = system.root
         registry = ProviderRegistry()
         local_servers: dict[str, str] = {}
+        endpoints: dict[str, Any] = {}
         for name in _used_providers(settings):
             p = settings.providers[name]
             if isinstance(p, LocalProviderSettings):
-                base_url, provider = await _start_local(system, name, p, local_ready_timeout)
-                local_servers[name] = base_url
+                config = (local or {}).get(name) or local_model_config(p)
+                endpoint, provider = await start_local(
+                    system, name, config, timeout=local_ready_timeout
+                )
+                local_servers[name], endpoints[name] = endpoint.base_url, endpoint
                 registry.register(provider, name)
             else:
-                registry.register(remote_provider(settings, name), name)
+                ready = (providers or {}).get(name) or remote_provider(settings, name)
+                registry.register(recovering(ready), name)
         registry.set_default(settings.default_provider)
         llm = await root.start_child(
-            provider_spec("llm", registry=registry, config=provider_config(settings))
+            provider_spec(
+                "llm",
+                registry=registry,
+                config=provider_settings or provider_config(settings),
+            )
         )
         store = await root.start_child(session_store_spec("store", backend=store_backend(settings)))
         builder = AgentBuilder().provider(llm).store(StoreTurns(store))
@@ -329,7 +369,10 @@ async def open_runtime(
         if servers or tool_registry.names():
             executor = await root.start_child(
                 tool_executor_spec(
-                    "tools", registry=tool_registry, approver=session_approver(system)
+                    "tools",
+                    registry=tool_registry,
+                    checker=checker,
+                    approver=session_approver(system),
                 )
             )
             builder.tools(executor, tool_registry)
@@ -344,7 +387,8 @@ async def open_runtime(
                 server = getattr(tool_registry.get(tool_name), "server", None)
                 if isinstance(server, str):
                     server_tools.setdefault(server, []).append(tool_name)
-        builder.agents(agents_of(settings, first=first, server_tools=server_tools))
+        agents = agents_of(settings, first=first, server_tools=server_tools)
+        builder.agents([_for_model(agent, settings) for agent in agents])
         yield Runtime(
             system=system,
             bundle=builder.build(),
@@ -353,23 +397,10 @@ async def open_runtime(
             store=store,
             settings=settings,
             local_servers=local_servers,
+            endpoints=endpoints,
         )
 
 
-async def _start_local(
-    system: ActorSystem, name: str, p: LocalProviderSettings, timeout: float | None
-) -> tuple[str, Provider]:
-    from ..local import GetEndpoint, local_model_spec, prepare_model
-
-    # The file is made first (minutes on first use), outside the child's start bound.
-    prepared = await prepare_model(local_model_config(p))
-    ref = await system.root.start_child(local_model_spec(f"local-model:{name}", config=prepared))
-    endpoint = await ref.ask(GetEndpoint(), timeout=timeout)
-    config = OpenAIConfig(
-        name=name,
-        base_url=endpoint.base_url,
-        api_key=endpoint.api_key,
-        model=endpoint.model,
-        headers=dict(endpoint.headers),
-    )
-    return endpoint.base_url, OpenAICompatibleProvider(config)
+def _for_model(agent: Agent, settings: Settings) -> Agent:
+    provider = settings.providers[agent.model.provider or settings.default_provider]
+    return for_local_model(agent) if isinstance(provider, LocalProviderSettings) else agent

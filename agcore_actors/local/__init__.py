@@ -26,6 +26,7 @@ from ._errors import (
     LocalServerStartTimeout,
 )
 from ._progress import Progress, ProgressEvent, StderrProgress
+from ._recover import ToolCallRecovery, is_malformed_tool_call
 from ._server import (
     START_MARGIN,
     LocalModelConfig,
@@ -67,6 +68,8 @@ __all__ = [
     "ResolvedModel",
     "StderrProgress",
     "TemplateStyle",
+    "ToolCallRecovery",
+    "is_malformed_tool_call",
     "is_prepared",
     "local_model_spec",
     "messages",

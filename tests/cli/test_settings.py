@@ -11,11 +11,11 @@ from pathlib import Path
 import pexpect  # type: ignore[import-untyped]  # no stubs in the dev environment
 import pytest
 
-from agcore_actors.agent import Agent, AgentConfig
 from agcore_actors.cli._errors import UsageError
-from agcore_actors.cli._settings import agents_from, file_provider, local_from
+from agcore_actors.cli._runtime import RuntimeOptions
+from agcore_actors.cli._settings import BUILTIN_AGENTS, CliSettings, cli_settings, local_from
 from agcore_actors.config import parse_settings
-from agcore_actors.llm import OpenAICompatibleProvider
+from agcore_actors.llm import OpenAICompatibleProvider, OpenAIConfig, Provider
 from agcore_actors.local import CatalogModel, GgufFile
 from tests.cli.agent_server import clean_env, cli, sent_messages, text, tool_call
 from tests.peers.fault_server import FaultServer
@@ -49,31 +49,45 @@ def write_config(tmp_path: Path, url: str) -> Path:
     return path
 
 
-def test_the_files_agents_come_with_their_own_limits_and_the_choice_is_checked() -> None:
-    settings = parse_settings(config_text("http://127.0.0.1:9/v1"), source="conf.toml")
-    defaults = (Agent(name="a"), Agent(name="b"))
-    choice = agents_from(settings, "helper", defaults=defaults, default_limits=AgentConfig())
-    assert [a.name for a in choice.agents] == ["terse", "helper"] and choice.first == "helper"
-    assert choice.limits["terse"].max_tool_turns == 2
-    assert choice.limits["helper"].max_tool_turns == 4
-    assert choice.limits["helper"].max_repeated_calls == 10
-    # They ask the runtime's default provider, whatever made it.
-    assert all(a.model.provider is None for a in choice.agents)
+def made(text: str, options: RuntimeOptions, configured: Provider | None = None) -> CliSettings:
+    settings = parse_settings(text, source="conf.toml")
+    env = {"AGCORE_ACTORS_DATA": "/data"}
+    return cli_settings(settings, options, configured, template=None, progress=None, env=env)
+
+
+def test_the_files_agents_stay_with_their_limits_and_the_choice_is_checked() -> None:
+    text = config_text("http://127.0.0.1:9/v1")
+    chosen = made(text, RuntimeOptions(agent="helper"))
+    assert list(chosen.settings.agents) == ["terse", "helper"] and chosen.first == "helper"
+    assert chosen.settings.agents["helper"].max_repeated_calls == 10
+    assert made(text, RuntimeOptions()).first == "terse"  # default_agent: the first
+    assert chosen.local is None and chosen.label == "fake file-model"
+    assert chosen.store_path == Path("/data/sessions.db")
+    assert chosen.settings.store.path == "/data/sessions.db"
     with pytest.raises(UsageError, match="--agent 'nobody': expected one of terse, helper"):
-        agents_from(settings, "nobody", defaults=defaults, default_limits=AgentConfig())
-    provider = file_provider(settings)
-    assert isinstance(provider, OpenAICompatibleProvider)
-    assert provider.config.model == "file-model"
+        made(text, RuntimeOptions(agent="nobody"))
 
 
 def test_without_agents_in_the_file_the_commands_own_agents_and_limits_stay() -> None:
-    settings = parse_settings("", source=None)
-    defaults = (Agent(name="assistant"), Agent(name="plain"))
-    limits = AgentConfig(max_tool_turns=6)
-    choice = agents_from(settings, None, defaults=defaults, default_limits=limits)
-    assert choice.agents == defaults and choice.first == "assistant"
-    assert choice.limits == {"assistant": limits, "plain": limits}
-    assert file_provider(settings) is None  # the embedded model
+    chosen = made("", RuntimeOptions(store=Path("/s.db")))
+    assert chosen.settings.agents == BUILTIN_AGENTS and chosen.first == "assistant"
+    assert chosen.settings.agents["plain"].tools == ()
+    assert chosen.settings.agents["assistant"].max_tool_turns == 6
+    assert chosen.local is not None and chosen.store_path == Path("/s.db")
+
+
+def test_a_configured_provider_becomes_the_default_and_local_flags_win_over_the_file() -> None:
+    text = config_text("http://127.0.0.1:9/v1")
+    flags = OpenAICompatibleProvider(
+        OpenAIConfig(name="openai", base_url="http://127.0.0.1:8/v1", model="x")
+    )
+    chosen = made(text, RuntimeOptions(), flags)
+    assert chosen.settings.default_provider == "openai" and chosen.providers == {"openai": flags}
+    assert chosen.label == "openai x" and chosen.local is None
+    small = made(text, RuntimeOptions(small=True, local_ctx=1024))
+    assert small.settings.default_provider == "local" and small.local is not None
+    assert isinstance(small.local.source, CatalogModel) and small.local.source.name == "small"
+    assert small.local.n_ctx == 1024
 
 
 def test_the_files_local_model_under_the_flags(tmp_path: Path) -> None:
@@ -81,19 +95,25 @@ def test_the_files_local_model_under_the_flags(tmp_path: Path) -> None:
         '[providers.local]\nkind = "local"\nn_ctx = 2048\nthreads = 2\nstart_timeout = 45.0\n',
         source=str(tmp_path / "conf.toml"),
     )
-    kw = {"python": None, "cache": None, "n_ctx": None, "template": None, "progress": None}
-    plain = local_from(settings, small=False, gguf=None, **kw)
+    plain = local_from(
+        settings, small=False, gguf=None, python=None, cache=None, n_ctx=None,
+        template=None, progress=None,
+    )  # fmt: skip
     assert plain.n_ctx == 2048 and plain.threads == 2 and plain.start_timeout == 45.0
     assert isinstance(plain.source, CatalogModel) and plain.source.name == "default"
-    small = local_from(settings, small=True, gguf=None, **{**kw, "n_ctx": 1024})  # type: ignore[arg-type]
-    assert isinstance(small.source, CatalogModel) and small.source.name == "small"
-    assert small.n_ctx == 1024 and small.threads == 2
     gguf = tmp_path / "m.gguf"
     gguf.write_bytes(b"GGUF")
-    mine = local_from(settings, small=False, gguf=gguf, **kw)
+    mine = local_from(
+        settings, small=False, gguf=gguf, python="/py", cache=None, n_ctx=None,
+        template="T", progress=None,
+    )  # fmt: skip
     assert isinstance(mine.source, GgufFile) and mine.source.path == gguf
+    assert mine.source.chat_template == "T" and mine.python == "/py"
     with pytest.raises(UsageError, match="no such file"):
-        local_from(settings, small=False, gguf=tmp_path / "none.gguf", **kw)
+        local_from(
+            settings, small=False, gguf=tmp_path / "none.gguf", python=None, cache=None,
+            n_ctx=None, template=None, progress=None,
+        )  # fmt: skip
 
 
 def system_prompt(body: object) -> str:
@@ -207,3 +227,21 @@ def test_chat_agent_switches_to_another_agent_of_the_file_with_the_history(
         ("system", "[The conversation is now handled by agent 'helper' (was 'terse').]"),
         ("user", "1 + 1?"),
     ]
+
+
+async def test_the_files_store_is_where_run_keeps_and_sessions_finds_the_sessions(
+    fault_server: FaultServer, tmp_path: Path
+) -> None:
+    url, _ = fault_server.script(text("Stored."))
+    conf = tmp_path / "conf" / "bot.toml"
+    conf.parent.mkdir()
+    conf.write_text(config_text(url) + '[store]\npath = "data/bot.db"\n')
+    done = await cli("run", "hi", "--json", "--config", str(conf), env=clean_env(), cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    session = json.loads(done.stdout)["session"]
+    assert (tmp_path / "conf" / "data" / "bot.db").is_file()  # relative to the file
+    listed = await cli(
+        "sessions", "list", "--json", "--config", str(conf), env=clean_env(), cwd=tmp_path
+    )
+    assert listed.returncode == 0, listed.stderr
+    assert [record["id"] for record in json.loads(listed.stdout)] == [session]

@@ -20,7 +20,7 @@ import logging
 from collections.abc import AsyncIterator, Iterable, Mapping
 from contextlib import AsyncExitStack, asynccontextmanager
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import attrs
 
@@ -76,6 +76,7 @@ __all__ = [
 ]
 
 log = logging.getLogger("agcore_actors.config")
+T = TypeVar("T", bound=attrs.AttrsInstance)
 
 
 @attrs.frozen(kw_only=True)
@@ -116,23 +117,28 @@ class Runtime:
 # -- pure mappings ------------------------------------------------------------------------------
 
 
+#: Keys of the file named differently from the library field they set.
+HOST_RENAMES = {"max_live": "max_sessions"}
+
+
+def library_config(cls: type[T], table: object, renames: Mapping[str, str] | None = None) -> T:
+    """The library class ``cls`` (attrs) from a settings ``table`` with a key for each of
+    its fields (named as the field, or as ``renames`` says); a field that takes None for
+    "no limit" gets None for the file's ``inf``."""
+    renames = renames or {}
+    values: dict[str, Any] = {}
+    for field in attrs.fields(cls):
+        value = getattr(table, renames.get(field.name, field.name))
+        optional = "None" in str(field.type)
+        values[field.name] = no_limit(value) if optional and isinstance(value, float) else value
+    return cls(**values)
+
+
 def provider_config(settings: Settings) -> ProviderConfig:
     """``[retry]`` and ``[timeouts]`` as the ProviderActor's configuration."""
-    r, t = settings.retry, settings.timeouts
     return ProviderConfig(
-        retry=RetryConfig(
-            max_retries=r.max_retries,
-            base_delay=r.base_delay,
-            max_delay=r.max_delay,
-            jitter=r.jitter,
-            max_retry_after=r.max_retry_after,
-        ),
-        timeouts=Timeouts(
-            attempt=no_limit(t.attempt),
-            idle=no_limit(t.idle),
-            connect=no_limit(t.connect),
-            call=no_limit(t.call),
-        ),
+        retry=library_config(RetryConfig, settings.retry),
+        timeouts=library_config(Timeouts, settings.timeouts),
     )
 
 
@@ -192,15 +198,7 @@ def local_model_config(p: LocalProviderSettings) -> Any:
 
 def agent_config(agent: AgentSettings) -> AgentConfig:
     """An agent's limits as the sessions' :class:`~agcore_actors.agent.AgentConfig`."""
-    return AgentConfig(
-        max_turns=agent.max_turns,
-        max_tool_turns=agent.max_tool_turns,
-        turn_timeout=no_limit(agent.turn_timeout),
-        tool_timeout=agent.tool_timeout,
-        approval_timeout=agent.approval_timeout,
-        output_retries=agent.output_retries,
-        max_repeated_calls=agent.max_repeated_calls,
-    )
+    return library_config(AgentConfig, agent)
 
 
 def agents_of(
@@ -248,17 +246,7 @@ def agents_of(
 
 def host_config(settings: Settings) -> HostConfig:
     """``[host]`` as the SessionHost's :class:`~agcore_actors.agent.HostConfig`."""
-    h = settings.host
-    return HostConfig(
-        idle_ttl=h.idle_ttl,
-        max_live=h.max_sessions,
-        max_turns_in_flight=h.max_turns_in_flight,
-        max_queued=h.max_queued,
-        history_tail=h.history_tail,
-        crash_limit=h.crash_limit,
-        crash_window=h.crash_window,
-        drain_timeout=h.drain_timeout,
-    )
+    return library_config(HostConfig, settings.host, HOST_RENAMES)
 
 
 def store_backend(settings: Settings) -> SessionBackendConfig:

@@ -183,7 +183,12 @@ class Chat:
         if name not in self.runtime.agents:
             self.terminal.say(f"no agent {name!r}; agents: {', '.join(self.runtime.agents)}")
             return
-        previous: str = await host.ask(self.session, am.SwitchAgent(name))
+        # Each agent has its own limits, kept by its own host: the session is put away
+        # here (its history stays in the store) and taken up by the agent's host.
+        await host.close(self.session)
+        self.runtime = self.runtime.switch(name)
+        self.runner.runtime = self.runtime
+        previous: str = await self.runtime.host.ask(self.session, am.SwitchAgent(name))
         self.terminal.say(f"agent {previous} -> {name} from the next turn")
 
     async def _sessions(self) -> None:

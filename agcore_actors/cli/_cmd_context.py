@@ -152,7 +152,9 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     est = add_command(commands, "estimate", _estimate, help="token estimate of a conversation file")
     est.add_argument("file", type=input_file, help="JSON array or JSON lines; - for stdin")
     est.add_argument(
-        "--tokenizer-url", type=http_url, help="count with this server's /extras/tokenize/count"
+        "--tokenizer-url",
+        type=http_url,
+        help="count with this server's tokenizer (/tokenize or /extras/tokenize/count)",
     )
     est.add_argument("--json", action="store_true", help="print the result as JSON")
 

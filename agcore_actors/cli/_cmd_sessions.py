@@ -19,6 +19,7 @@ from typing import Any
 import trio
 
 from ..actor import ActorSystem
+from ..config import load_settings
 from ..llm import AssistantMessage, SystemMessage, ToolMessage, UserMessage
 from ..store import SessionNotFound, export_session
 from ..store import messages as sm
@@ -31,7 +32,10 @@ __all__ = ["register"]
 
 
 def _store_path(args: argparse.Namespace) -> Path:
-    path: Path = args.store or default_store_path()
+    path: Path | None = args.store
+    if path is None:  # as run and chat: the file's [store] path, else the per-user file
+        store = load_settings(args.config).store.path
+        path = Path(store) if store else default_store_path()
     if not path.is_file():
         raise UsageError(f"no session store at {path} (run or chat make one; or pass --store)")
     return path
@@ -156,6 +160,9 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
 
     def common(parser: argparse.ArgumentParser) -> None:
         parser.add_argument("--store", type=Path, metavar="PATH", help="the sessions' SQLite file")
+        parser.add_argument(
+            "--config", type=Path, metavar="FILE", help="configuration file (its [store] path)"
+        )
 
     listing = add_command(group, "list", _command(_list), help="every stored session")
     listing.add_argument("--json", action="store_true", help="the records as JSON")

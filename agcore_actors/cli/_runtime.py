@@ -1,116 +1,62 @@
-"""The runtime the ``run`` and ``chat`` commands talk to, built from one typed struct.
+"""The runtime the ``run`` and ``chat`` commands talk to: the configuration's, under flags.
 
-:class:`RuntimeOptions` says which model and which store; :func:`open_runtime` starts,
-under one :class:`~agcore_actors.ActorSystem`:
+:class:`RuntimeOptions` holds the flags; :func:`open_runtime` reads the configuration
+file, puts the flags and the environment over it (:mod:`._settings` says what wins) and
+starts the result with :func:`agcore_actors.config.open_runtime`, the one runtime
+builder, adding what the commands need:
 
-- the model: a configured provider when there is one — the flags, else
-  ``OPENAI_API_KEY`` / ``OPENAI_BASE_URL`` / ``OPENAI_MODEL``, else ``ANTHROPIC_API_KEY``
-  (as ``agcore-actors llm`` reads them) — and otherwise the embedded local model: a
-  :class:`~agcore_actors.local.LocalModelServer` under a supervisor of its own (restart
-  with backoff), with an OpenAI-compatible provider pointed at it through
-  :class:`~agcore_actors.cli._recover.ToolCallRecovery`. ``small`` picks the 0.5B,
-  ``gguf`` a file of your own; either one forces the local model;
-- the session store: SQLite at ``store`` (default :func:`default_store_path`);
+- the model: a provider the flags or ``OPENAI_*`` / ``ANTHROPIC_*`` name (as
+  ``agcore-actors llm`` reads them), else the file's default provider, else the
+  embedded local model (supervised, restarted with backoff, its file made first with
+  progress on the terminal; ``--small`` picks the 0.5B, ``--model`` a GGUF file of your
+  own; either one forces the local model). An OpenAI-compatible server with no model
+  configured is asked for its model;
+- the session store: SQLite at ``--store``, else the file's ``[store] path``, else
+  :func:`default_store_path`;
 - the tools: :func:`~agcore_actors.tools.builtin.builtin_tools` under the working
   directory, gated by :data:`~agcore_actors.tools.builtin.CLI_PERMISSIONS` and by the
-  session's approval prompts;
-- a :class:`~agcore_actors.agent.SessionHost` over one agent, ``assistant``.
+  session's approval prompts, besides the file's MCP servers;
+- one :class:`~agcore_actors.agent.SessionHost` per agent, each with that agent's
+  limits: :meth:`Runtime.switch` hands a session to another agent's host.
 
-Leaving the context drains the host and stops every actor; the local model server's
+Leaving the context drains the hosts and stops every actor; the local model server's
 whole process group is stopped and reaped (its actor's ``on_stop``), also on Ctrl-C.
-The options are plain data so that a configuration file can fill them in later.
 """
 
 from __future__ import annotations
 
 import argparse
 import os
-import sys
 from collections.abc import AsyncIterator, Mapping
-from contextlib import asynccontextmanager
+from contextlib import AsyncExitStack, asynccontextmanager
 from pathlib import Path
 from typing import Any
 
 import attrs
 
-from ..actor import ActorRef, ActorSystem, Backoff, Intensity, SupervisorSpec
-from ..agent import (
-    Agent,
-    AgentBuilder,
-    AgentConfig,
-    HostConfig,
-    SessionHost,
-    StoreTurns,
-    session_approver,
-)
-from ..llm import (
-    OpenAICompatibleProvider,
-    OpenAIConfig,
-    Provider,
-    ProviderConfig,
-    ProviderRegistry,
-    RetryConfig,
-    Timeouts,
-    provider_spec,
-)
-from ..local import (
-    CatalogModel,
-    GetEndpoint,
-    GgufFile,
-    LocalModelConfig,
-    Progress,
-    local_model_spec,
-    qwen_tool_template,
-    resolve_model,
-)
+from ..actor import ActorRef, ActorSystem
+from ..agent import SessionHost
+from ..config import Settings, load_settings, provider_config
+from ..config import open_runtime as open_configured
+from ..config._local import local_timeouts
+from ..llm import OpenAICompatibleProvider, Provider, ProviderConfig
+from ..local import Progress, qwen_tool_template
 from ..store import SqliteSessions, session_store_spec
-from ..tools import PermissionChecker, ToolRegistry, tool_executor_spec
+from ..tools import PermissionChecker
 from ..tools.builtin import CLI_PERMISSIONS, builtin_tools
 from ._errors import UsageError
 from ._llm_config import build_provider, needs_model, served_model
-from ._recover import ToolCallRecovery
+from ._settings import DEFAULT_INSTRUCTIONS, cli_settings, default_store_path
 
 __all__ = [
     "DEFAULT_INSTRUCTIONS",
     "Runtime",
     "RuntimeOptions",
     "add_runtime_flags",
-    "default_agents",
     "default_store_path",
     "open_runtime",
     "open_store",
 ]
-
-
-DEFAULT_INSTRUCTIONS = (
-    "You are a helpful assistant in a terminal. When a tool can answer exactly (the time, "
-    "arithmetic, the files of the working directory), call it; then answer briefly in "
-    "plain text using its result."
-)
-
-
-def default_agents() -> tuple[Agent, ...]:
-    """``assistant`` (every built-in tool) and ``plain`` (no tools: answers from the
-    model alone)."""
-    return (
-        Agent(name="assistant", instructions=DEFAULT_INSTRUCTIONS),
-        Agent(
-            name="plain",
-            description="Answers from the model alone, without tools.",
-            instructions="You are a helpful assistant. Answer briefly in plain text.",
-            tools=(),
-        ),
-    )
-
-
-def default_store_path(env: Mapping[str, str] | None = None) -> Path:
-    """``$AGCORE_ACTORS_DATA/sessions.db``, else ``$XDG_DATA_HOME/agcore-actors/...``,
-    else ``~/.local/share/agcore-actors/sessions.db``."""
-    env = os.environ if env is None else env
-    if env.get("AGCORE_ACTORS_DATA"):
-        return Path(env["AGCORE_ACTORS_DATA"]) / "sessions.db"
-    base = Path(env.get("XDG_DATA_HOME") or Path.home() / ".local" / "share")
-    return base / "agcore-actors" / "sessions.db"
 
 
 @attrs.frozen(kw_only=True)
@@ -133,18 +79,16 @@ class RuntimeOptions:
     model_cache: Path | None = None
     #: The Python that runs the local model server; None: this one.
     local_python: str | None = None
-    #: The local model's context window, in tokens.
-    local_ctx: int = 8192
+    #: The local model's context window, in tokens; None: the file's (default 8192).
+    local_ctx: int | None = None
+    #: The configuration file; None: ``./agcore.toml``, else the user's, else none.
+    config: Path | None = None
+    #: The agent new sessions start with; None: the file's ``default_agent``.
+    agent: str | None = None
     #: The SQLite file of the sessions; None: :func:`default_store_path`.
     store: Path | None = None
     #: The directory the file tools may read (None: the working directory).
     tools_root: Path | None = None
-    #: The agents a session may run as; the first is the default.
-    agents: tuple[Agent, ...] = attrs.field(factory=lambda: default_agents())
-    #: Limits of each turn.
-    agent_config: AgentConfig = attrs.field(
-        factory=lambda: AgentConfig(max_tool_turns=6, max_repeated_calls=2)
-    )
 
     @property
     def forces_local(self) -> bool:
@@ -166,6 +110,8 @@ class RuntimeOptions:
             small=args.small,
             gguf=args.model,
             store=args.store,
+            config=args.config,
+            agent=args.agent,
         )
 
 
@@ -187,6 +133,13 @@ def add_runtime_flags(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--store", type=Path, metavar="PATH", help="SQLite file of the sessions (default: per user)"
     )
+    parser.add_argument(
+        "--config",
+        type=Path,
+        metavar="FILE",
+        help="configuration file (default: ./agcore.toml, else the user's; flags win over it)",
+    )
+    parser.add_argument("--agent", metavar="NAME", help="the agent to start with (see /agent)")
 
 
 @attrs.frozen(kw_only=True)
@@ -198,9 +151,19 @@ class Runtime:
     store: ActorRef[Any]
     #: What answers, for people: ``local qwen2.5-coder-1.5b`` or ``openai gpt-4o-mini``.
     model: str
-    #: The agents by name; the first is the default.
+    #: The agents by name, in the configuration's order.
     agents: tuple[str, ...]
     store_path: Path
+    #: The agent of ``host``: new sessions start as it, under its limits.
+    agent: str = ""
+    #: One host per agent, each with that agent's limits (``host`` is ``hosts[agent]``).
+    hosts: Mapping[str, SessionHost] = attrs.field(factory=dict)
+    #: The embedded model's server actor (None: a remote provider answers).
+    local_model: ActorRef[Any] | None = None
+
+    def switch(self, agent: str) -> Runtime:
+        """The same runtime, ``agent``'s host current (see ``chat``'s ``/agent``)."""
+        return attrs.evolve(self, agent=agent, host=self.hosts[agent])
 
 
 def _configured(options: RuntimeOptions, env: Mapping[str, str]) -> Provider | None:
@@ -229,88 +192,9 @@ def _configured(options: RuntimeOptions, env: Mapping[str, str]) -> Provider | N
     return build_provider(flags, env)
 
 
-def _local_config(options: RuntimeOptions, progress: Progress | None) -> LocalModelConfig:
-    source: CatalogModel | GgufFile
-    if options.gguf is not None:
-        if not options.gguf.is_file():
-            raise UsageError(f"--model {options.gguf}: no such file")
-        source = GgufFile(path=options.gguf, chat_template=_template_for(options.gguf))
-    else:
-        source = CatalogModel(
-            name="small" if options.small else "default", cache_dir=options.model_cache
-        )
-    return LocalModelConfig(
-        source=source, python=options.local_python, n_ctx=options.local_ctx, progress=progress
-    )
-
-
 def _template_for(path: Path) -> str | None:
     """Our tool template for a Qwen2.5 file; the file's own template otherwise."""
     return qwen_tool_template("json_block") if "qwen2.5" in path.name.lower() else None
-
-
-#: The local server restarts quickly after a crash; a model that keeps dying gives up.
-_LOCAL_SUPERVISOR = "local"
-_LOCAL_INTENSITY = Intensity(max_restarts=5, period=60.0)
-_LOCAL_BACKOFF = Backoff(initial=0.5, cap=10.0)
-#: A 1-thread CPU model reads a long prompt slowly: minutes, not seconds, to a first token.
-_LOCAL_TIMEOUTS = Timeouts(attempt=300.0, idle=120.0, call=900.0)
-_LOCAL_MAX_TOKENS = 1024
-_LOCAL_RETRY = RetryConfig(max_retries=3, base_delay=1.0, max_delay=8.0)
-
-
-async def _local_provider(
-    system: ActorSystem, config: LocalModelConfig
-) -> tuple[Provider, str, ProviderConfig]:
-    # The model file is made (downloaded, joined, verified: minutes, the first time) before
-    # the actor starts, so the actor's start is only the server's, bounded by its timeout.
-    python = config.python or sys.executable
-    model = await resolve_model(config.source, python=python, progress=config.progress)
-    source = GgufFile(path=model.path, chat_template=model.chat_template, alias=model.alias)
-    config = attrs.evolve(config, source=source)
-    spec = local_model_spec("local-model", config=config)
-    spec = attrs.evolve(spec, start_timeout=config.start_timeout + 10.0)
-    supervisor = await system.start_supervisor(
-        SupervisorSpec(_LOCAL_SUPERVISOR, intensity=_LOCAL_INTENSITY, backoff=_LOCAL_BACKOFF)
-    )
-    server = await supervisor.start_child(spec)
-    endpoint = await server.ask(GetEndpoint())
-    provider = OpenAICompatibleProvider(
-        OpenAIConfig(
-            name="local",
-            base_url=endpoint.base_url,
-            api_key=endpoint.api_key,
-            model=endpoint.model,
-            headers=endpoint.headers,
-        )
-    )
-    settings = ProviderConfig(retry=_LOCAL_RETRY, timeouts=_LOCAL_TIMEOUTS)
-    return ToolCallRecovery(provider), f"local {endpoint.model}", settings
-
-
-async def _remote_provider(provider: Provider) -> tuple[Provider, str, ProviderConfig]:
-    if needs_model(provider) and isinstance(provider, OpenAICompatibleProvider):
-        model = await served_model(provider, 10.0)
-        if model:
-            provider = OpenAICompatibleProvider(attrs.evolve(provider.config, model=model))
-    config = getattr(provider, "config", None)
-    model = getattr(config, "model", "") or "(server default)"
-    if isinstance(provider, OpenAICompatibleProvider):
-        # A llama.cpp server behind OPENAI_BASE_URL fails the same way as ours.
-        return ToolCallRecovery(provider), f"{provider.name} {model}", ProviderConfig()
-    return provider, f"{provider.name} {model}", ProviderConfig()
-
-
-def _for_local_model(agent: Agent) -> Agent:
-    """Temperature 0 (the small models' tool calls were measured, and repeat, at 0) and a
-    bound on the answer's length, unless the agent sets its own."""
-    settings = agent.model
-    settings = attrs.evolve(
-        settings,
-        temperature=0.0 if settings.temperature is None else settings.temperature,
-        max_tokens=settings.max_tokens or _LOCAL_MAX_TOKENS,
-    )
-    return attrs.evolve(agent, model=settings)
 
 
 def open_store(system: ActorSystem, path: Path) -> Any:
@@ -319,63 +203,90 @@ def open_store(system: ActorSystem, path: Path) -> Any:
     return system.root.start_child(session_store_spec("store", backend=SqliteSessions(str(path))))
 
 
+def _for_local(settings: Settings) -> ProviderConfig:
+    """``[retry]``, and ``[timeouts]`` no shorter than the embedded model needs (a 1-thread
+    CPU model reads a long prompt slowly: minutes to a first token)."""
+    config = provider_config(settings)
+    return attrs.evolve(config, timeouts=local_timeouts(config.timeouts))
+
+
+async def _served(provider: Provider) -> Provider:
+    """An OpenAI-compatible server with no model configured: the model it lists."""
+    if needs_model(provider) and isinstance(provider, OpenAICompatibleProvider):
+        model = await served_model(provider, 10.0)
+        if model:
+            return OpenAICompatibleProvider(attrs.evolve(provider.config, model=model))
+    return provider
+
+
 @asynccontextmanager
 async def open_runtime(
     options: RuntimeOptions,
     env: Mapping[str, str] | None = None,
     *,
     progress: Progress | None = None,
-    drain_timeout: float = 5.0,
+    drain_timeout: float | None = 5.0,
 ) -> AsyncIterator[Runtime]:
-    """Start the runtime :class:`RuntimeOptions` describe (see the module doc).
+    """Start the runtime :class:`RuntimeOptions` and the configuration file describe (see
+    the module doc).
 
-    Raises :class:`UsageError` for options that cannot work, before anything starts;
-    a local model that cannot start raises its :class:`~agcore_actors.local.LocalModelError`.
+    Raises :class:`UsageError` for options that cannot work and
+    :class:`~agcore_actors.config.ConfigError` for a bad file, before anything starts; a
+    local model that cannot start raises its :class:`~agcore_actors.local.LocalModelError`.
     """
     env = os.environ if env is None else env
     configured = _configured(options, env)
-    # Checked before anything starts: a missing --model file is a usage error.
-    local = _local_config(options, progress) if configured is None else None
-    store_path = options.store or default_store_path(env)
-    async with ActorSystem() as system:
-        root = system.root
-        if local is not None:
-            provider, label, settings = await _local_provider(system, local)
-        else:
-            assert configured is not None
-            provider, label, settings = await _remote_provider(configured)
-        llm = await root.start_child(
-            provider_spec("llm", registry=ProviderRegistry().register(provider), config=settings)
-        )
-        store = await open_store(system, store_path)
-        registry = ToolRegistry(builtin_tools(options.tools_root))
-        tools = await root.start_child(
-            tool_executor_spec(
-                "tools",
-                registry=registry,
+    if configured is not None:
+        configured = await _served(configured)
+    template = None if options.gguf is None else _template_for(options.gguf)
+    made = cli_settings(
+        load_settings(options.config, env=env),
+        options,
+        configured,
+        template=template,
+        progress=progress,
+        env=env,
+    )
+    settings, local = made.settings, made.local
+    made.store_path.parent.mkdir(parents=True, exist_ok=True)
+    async with AsyncExitStack() as stack:
+        runtime = await stack.enter_async_context(
+            open_configured(
+                settings,
+                agent=made.first,
+                tools=builtin_tools(options.tools_root),
                 checker=PermissionChecker(CLI_PERMISSIONS),
-                approver=session_approver(system),
+                local={} if local is None else {settings.default_provider: local},
+                provider_settings=None if local is None else _for_local(settings),
+                providers=made.providers,
             )
         )
-        agents = options.agents
-        if local is not None:
-            agents = tuple(_for_local_model(agent) for agent in agents)
-        bundle = (
-            AgentBuilder()
-            .provider(llm)
-            .tools(tools, registry)
-            .store(StoreTurns(store))
-            .agents(agents)
-            .config(options.agent_config)
-            .build()
-        )
-        host_config = HostConfig(drain_timeout=drain_timeout)
-        async with SessionHost(system, bundle, host_config) as host:
-            yield Runtime(
-                system=system,
-                host=host,
-                store=store,
-                model=label,
-                agents=tuple(bundle.agents),
-                store_path=store_path,
+        host_config = runtime.host_config
+        if drain_timeout is not None:
+            host_config = attrs.evolve(host_config, drain_timeout=drain_timeout)
+        hosts: dict[str, SessionHost] = {}
+        for name in runtime.bundle.agents:
+            # Each agent's host: its limits, and it first (the agent new sessions start as).
+            hosts[name] = await stack.enter_async_context(
+                SessionHost(
+                    runtime.system,
+                    runtime.bundle_for(name),
+                    host_config,
+                    name="sessions" if name == made.first else f"sessions:{name}",
+                )
             )
+        endpoint = runtime.endpoints.get(settings.default_provider)
+        label = made.label if endpoint is None else f"local {endpoint.model}"
+        yield Runtime(
+            system=runtime.system,
+            host=hosts[made.first],
+            store=runtime.store,
+            model=label,
+            agents=tuple(settings.agents),
+            store_path=made.store_path,
+            agent=made.first,
+            hosts=hosts,
+            local_model=None
+            if endpoint is None
+            else runtime.system.lookup(f"local-model:{settings.default_provider}"),
+        )

@@ -1,12 +1,17 @@
 """From :class:`Settings` to a running runtime: :func:`open_runtime`, and the pure pieces
 it is made of (each maps one part of the settings onto the library's own configuration).
 
-:func:`open_runtime` starts, under one actor system: the embedded model server of each
-``local`` provider an agent uses (and waits until it answers), the ProviderActor over
-every provider, the SessionStore, and — when there are MCP servers or tools — the MCP
-connections and a ToolExecutor; it yields a :class:`Runtime` whose ``bundle`` and
-``host_config`` make a :class:`~agcore_actors.agent.SessionHost`. Leaving it stops all of
-them (when it opened the system) — also when cancelled, and when a start fails half-way.
+:func:`open_runtime` is the one runtime builder (``serve``, ``run`` and ``chat`` use it).
+It starts, under one actor system: the embedded model server of each ``local`` provider
+an agent uses, supervised, its file made first (see :mod:`._local`), the ProviderActor
+over every used provider (an OpenAI-compatible one wrapped in
+:class:`~agcore_actors.local.ToolCallRecovery`), the SessionStore, and — when there are
+MCP servers or tools — the MCP connections and a ToolExecutor; it yields a
+:class:`Runtime` whose ``bundle`` (or :meth:`Runtime.bundle_for` an agent) and
+``host_config`` make a :class:`~agcore_actors.agent.SessionHost`. Agents of a ``local``
+provider answer at temperature 0 within 1024 tokens unless they set their own. Leaving
+it stops all of them (when it opened the system) — also when cancelled, and when a
+start fails half-way.
 """
 
 from __future__ import annotations
@@ -15,7 +20,7 @@ import logging
 from collections.abc import AsyncIterator, Iterable, Mapping
 from contextlib import AsyncExitStack, asynccontextmanager
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import attrs
 
@@ -45,8 +50,9 @@ from ..llm import (
 )
 from ..mcp import HttpServer, McpError, ServerConfig, StdioServer, servers_spec, wait_ready
 from ..store import InMemorySessions, SessionBackendConfig, SqliteSessions, session_store_spec
-from ..tools import Tool, ToolRegistry, tool_executor_spec
+from ..tools import PermissionChecker, Tool, ToolRegistry, tool_executor_spec
 from ._errors import ConfigError
+from ._local import for_local_model, recovering, start_local
 from ._schema import (
     AgentSettings,
     HttpServerSettings,
@@ -70,6 +76,7 @@ __all__ = [
 ]
 
 log = logging.getLogger("agcore_actors.config")
+T = TypeVar("T", bound=attrs.AttrsInstance)
 
 
 @attrs.frozen(kw_only=True)
@@ -90,28 +97,48 @@ class Runtime:
     settings: Settings
     #: Each local provider's model server: name -> its base URL.
     local_servers: Mapping[str, str] = attrs.field(factory=dict)
+    #: Each local provider's :class:`~agcore_actors.local.messages.Endpoint`, by name.
+    endpoints: Mapping[str, Any] = attrs.field(factory=dict)
+
+    def bundle_for(self, agent: str) -> RuntimeBundle:
+        """``bundle`` with ``agent`` first (the agent new sessions start as) and its own
+        limits (``[agents.NAME]``'s); a host per agent gives each agent its limits."""
+        agents = self.bundle.agents
+        if agent not in agents:
+            raise ConfigError(
+                "open_runtime", "agent", f"expected a configured agent, got {agent!r}"
+            )
+        order = {agent: agents[agent], **{n: a for n, a in agents.items() if n != agent}}
+        return attrs.evolve(
+            self.bundle, agents=order, config=agent_config(self.settings.agents[agent])
+        )
 
 
 # -- pure mappings ------------------------------------------------------------------------------
 
 
+#: Keys of the file named differently from the library field they set.
+HOST_RENAMES = {"max_live": "max_sessions"}
+
+
+def library_config(cls: type[T], table: object, renames: Mapping[str, str] | None = None) -> T:
+    """The library class ``cls`` (attrs) from a settings ``table`` with a key for each of
+    its fields (named as the field, or as ``renames`` says); a field that takes None for
+    "no limit" gets None for the file's ``inf``."""
+    renames = renames or {}
+    values: dict[str, Any] = {}
+    for field in attrs.fields(cls):
+        value = getattr(table, renames.get(field.name, field.name))
+        optional = "None" in str(field.type)
+        values[field.name] = no_limit(value) if optional and isinstance(value, float) else value
+    return cls(**values)
+
+
 def provider_config(settings: Settings) -> ProviderConfig:
     """``[retry]`` and ``[timeouts]`` as the ProviderActor's configuration."""
-    r, t = settings.retry, settings.timeouts
     return ProviderConfig(
-        retry=RetryConfig(
-            max_retries=r.max_retries,
-            base_delay=r.base_delay,
-            max_delay=r.max_delay,
-            jitter=r.jitter,
-            max_retry_after=r.max_retry_after,
-        ),
-        timeouts=Timeouts(
-            attempt=no_limit(t.attempt),
-            idle=no_limit(t.idle),
-            connect=no_limit(t.connect),
-            call=no_limit(t.call),
-        ),
+        retry=library_config(RetryConfig, settings.retry),
+        timeouts=library_config(Timeouts, settings.timeouts),
     )
 
 
@@ -171,15 +198,7 @@ def local_model_config(p: LocalProviderSettings) -> Any:
 
 def agent_config(agent: AgentSettings) -> AgentConfig:
     """An agent's limits as the sessions' :class:`~agcore_actors.agent.AgentConfig`."""
-    return AgentConfig(
-        max_turns=agent.max_turns,
-        max_tool_turns=agent.max_tool_turns,
-        turn_timeout=no_limit(agent.turn_timeout),
-        tool_timeout=agent.tool_timeout,
-        approval_timeout=agent.approval_timeout,
-        output_retries=agent.output_retries,
-        max_repeated_calls=agent.max_repeated_calls,
-    )
+    return library_config(AgentConfig, agent)
 
 
 def agents_of(
@@ -227,17 +246,7 @@ def agents_of(
 
 def host_config(settings: Settings) -> HostConfig:
     """``[host]`` as the SessionHost's :class:`~agcore_actors.agent.HostConfig`."""
-    h = settings.host
-    return HostConfig(
-        idle_ttl=h.idle_ttl,
-        max_live=h.max_sessions,
-        max_turns_in_flight=h.max_turns_in_flight,
-        max_queued=h.max_queued,
-        history_tail=h.history_tail,
-        crash_limit=h.crash_limit,
-        crash_window=h.crash_window,
-        drain_timeout=h.drain_timeout,
-    )
+    return library_config(HostConfig, settings.host, HOST_RENAMES)
 
 
 def store_backend(settings: Settings) -> SessionBackendConfig:
@@ -284,6 +293,10 @@ async def open_runtime(
     tools: Iterable[Tool] = (),
     mcp_ready_timeout: float = 30.0,
     local_ready_timeout: float | None = None,
+    local: Mapping[str, Any] | None = None,
+    checker: PermissionChecker | None = None,
+    provider_settings: ProviderConfig | None = None,
+    providers: Mapping[str, Provider] | None = None,
 ) -> AsyncIterator[Runtime]:
     """Start what ``settings`` describe; yield the :class:`Runtime`.
 
@@ -292,6 +305,12 @@ async def open_runtime(
     limits apply to the sessions (default: ``default_agent``). ``tools``: function tools
     offered besides the MCP servers' tools. A server not connected within
     ``mcp_ready_timeout`` seconds is logged and its tools are left out of the allow-lists.
+    ``local``: a :class:`~agcore_actors.local.LocalModelConfig` by provider name, used
+    instead of what the file says of that ``local`` provider (a command's flags and its
+    progress display). ``checker``: the ToolExecutor's permission checker.
+    ``provider_settings``: the ProviderActor's retries and timeouts instead of
+    ``[retry]`` and ``[timeouts]``. ``providers``: ready providers by name, used instead
+    of the file's table of that name (which must exist: it says what kind it is).
     Raises :class:`ConfigError` for values the library refuses, and the local model's
     errors (:class:`~agcore_actors.local.LocalModelError`) when its server cannot start.
     """
@@ -307,17 +326,26 @@ async def open_runtime(
         root = system.root
         registry = ProviderRegistry()
         local_servers: dict[str, str] = {}
+        endpoints: dict[str, Any] = {}
         for name in _used_providers(settings):
             p = settings.providers[name]
             if isinstance(p, LocalProviderSettings):
-                base_url, provider = await _start_local(system, name, p, local_ready_timeout)
-                local_servers[name] = base_url
+                config = (local or {}).get(name) or local_model_config(p)
+                endpoint, provider = await start_local(
+                    system, name, config, timeout=local_ready_timeout
+                )
+                local_servers[name], endpoints[name] = endpoint.base_url, endpoint
                 registry.register(provider, name)
             else:
-                registry.register(remote_provider(settings, name), name)
+                ready = (providers or {}).get(name) or remote_provider(settings, name)
+                registry.register(recovering(ready), name)
         registry.set_default(settings.default_provider)
         llm = await root.start_child(
-            provider_spec("llm", registry=registry, config=provider_config(settings))
+            provider_spec(
+                "llm",
+                registry=registry,
+                config=provider_settings or provider_config(settings),
+            )
         )
         store = await root.start_child(session_store_spec("store", backend=store_backend(settings)))
         builder = AgentBuilder().provider(llm).store(StoreTurns(store))
@@ -329,7 +357,10 @@ async def open_runtime(
         if servers or tool_registry.names():
             executor = await root.start_child(
                 tool_executor_spec(
-                    "tools", registry=tool_registry, approver=session_approver(system)
+                    "tools",
+                    registry=tool_registry,
+                    checker=checker,
+                    approver=session_approver(system),
                 )
             )
             builder.tools(executor, tool_registry)
@@ -344,7 +375,8 @@ async def open_runtime(
                 server = getattr(tool_registry.get(tool_name), "server", None)
                 if isinstance(server, str):
                     server_tools.setdefault(server, []).append(tool_name)
-        builder.agents(agents_of(settings, first=first, server_tools=server_tools))
+        agents = agents_of(settings, first=first, server_tools=server_tools)
+        builder.agents([_for_model(agent, settings) for agent in agents])
         yield Runtime(
             system=system,
             bundle=builder.build(),
@@ -353,23 +385,10 @@ async def open_runtime(
             store=store,
             settings=settings,
             local_servers=local_servers,
+            endpoints=endpoints,
         )
 
 
-async def _start_local(
-    system: ActorSystem, name: str, p: LocalProviderSettings, timeout: float | None
-) -> tuple[str, Provider]:
-    from ..local import GetEndpoint, local_model_spec
-
-    ref = await system.root.start_child(
-        local_model_spec(f"local-model:{name}", config=local_model_config(p))
-    )
-    endpoint = await ref.ask(GetEndpoint(), timeout=timeout)
-    config = OpenAIConfig(
-        name=name,
-        base_url=endpoint.base_url,
-        api_key=endpoint.api_key,
-        model=endpoint.model,
-        headers=dict(endpoint.headers),
-    )
-    return endpoint.base_url, OpenAICompatibleProvider(config)
+def _for_model(agent: Agent, settings: Settings) -> Agent:
+    provider = settings.providers[agent.model.provider or settings.default_provider]
+    return for_local_model(agent) if isinstance(provider, LocalProviderSettings) else agent

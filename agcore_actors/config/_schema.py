@@ -21,7 +21,8 @@ from .._validators import (
     non_negative_int,
     positive,
 )
-from ..llm import AnthropicConfig, OpenAIConfig
+from ..agent import AgentConfig, HostConfig
+from ..llm import AnthropicConfig, OpenAIConfig, RetryConfig, Timeouts
 
 __all__ = [
     "AgentSettings",
@@ -40,8 +41,19 @@ __all__ = [
     "TimeoutSettings",
 ]
 
+# The library's own defaults are the file's: each default below is read from the class
+# the key configures (tests/config/test_schema.py checks every field has its key).
 _OPENAI = OpenAIConfig()
 _ANTHROPIC = AnthropicConfig()
+_AGENT = AgentConfig()
+_HOST = HostConfig()
+_RETRY = RetryConfig()
+_TIMEOUTS = Timeouts()
+
+
+def _limit(seconds: float | None) -> float:
+    """The file's ``inf`` for the library's None (no limit)."""
+    return math.inf if seconds is None else seconds
 
 
 def _api_key(_: object, attribute: attrs.Attribute[Any], value: str) -> None:
@@ -206,19 +218,19 @@ class AgentSettings:
     #: Agents this one may call as tools.
     subagents: tuple[str, ...] = ()
     #: Model calls per session.
-    max_turns: int = attrs.field(default=50, validator=at_least_one)
+    max_turns: int = attrs.field(default=_AGENT.max_turns, validator=at_least_one)
     #: Rounds of tool calls in one turn.
-    max_tool_turns: int = attrs.field(default=10, validator=at_least_one)
+    max_tool_turns: int = attrs.field(default=_AGENT.max_tool_turns, validator=at_least_one)
     #: Seconds a whole turn may take (``inf``: no deadline).
-    turn_timeout: float = attrs.field(default=600.0, validator=positive)
+    turn_timeout: float = attrs.field(default=_limit(_AGENT.turn_timeout), validator=positive)
     #: Seconds one tool call may take, unless the tool sets its own.
-    tool_timeout: float = attrs.field(default=60.0, validator=positive)
+    tool_timeout: float = attrs.field(default=_AGENT.tool_timeout, validator=positive)
     #: Seconds to wait for a human's approval; no answer in time is a denial.
-    approval_timeout: float = attrs.field(default=300.0, validator=positive)
+    approval_timeout: float = attrs.field(default=_AGENT.approval_timeout, validator=positive)
     #: Re-asks after an answer that does not match the output type.
-    output_retries: int = attrs.field(default=2, validator=non_negative_int)
+    output_retries: int = attrs.field(default=_AGENT.output_retries, validator=non_negative_int)
     #: Identical tool calls allowed in one turn.
-    max_repeated_calls: int = attrs.field(default=3, validator=at_least_one)
+    max_repeated_calls: int = attrs.field(default=_AGENT.max_repeated_calls, validator=at_least_one)
 
 
 # -- MCP servers --------------------------------------------------------------------------------
@@ -279,21 +291,23 @@ class HostSettings:
     """Limits of the session host."""
 
     #: Live sessions at most; beyond it the least recently used idle one is put away.
-    max_sessions: int = attrs.field(default=10_000, validator=at_least_one)
+    max_sessions: int = attrs.field(default=_HOST.max_live, validator=at_least_one)
     #: Seconds a live session may stay idle before it is put away.
-    idle_ttl: float = attrs.field(default=600.0, validator=positive)
+    idle_ttl: float = attrs.field(default=_HOST.idle_ttl, validator=positive)
     #: Turns running at once across all sessions.
-    max_turns_in_flight: int = attrs.field(default=256, validator=at_least_one)
+    max_turns_in_flight: int = attrs.field(
+        default=_HOST.max_turns_in_flight, validator=at_least_one
+    )
     #: Turns waiting behind a session's running turn.
-    max_queued: int = attrs.field(default=4, validator=at_least_one)
+    max_queued: int = attrs.field(default=_HOST.max_queued, validator=at_least_one)
     #: Messages of a transcript kept live.
-    history_tail: int = attrs.field(default=200, validator=at_least_one)
+    history_tail: int = attrs.field(default=_HOST.history_tail, validator=at_least_one)
     #: Crashes within ``crash_window`` seconds that park a session.
-    crash_limit: int = attrs.field(default=3, validator=at_least_one)
+    crash_limit: int = attrs.field(default=_HOST.crash_limit, validator=at_least_one)
     #: The window of ``crash_limit``, in seconds.
-    crash_window: float = attrs.field(default=60.0, validator=positive)
+    crash_window: float = attrs.field(default=_HOST.crash_window, validator=positive)
     #: Seconds turns in flight get to finish at shutdown.
-    drain_timeout: float = attrs.field(default=30.0, validator=non_negative)
+    drain_timeout: float = attrs.field(default=_HOST.drain_timeout, validator=non_negative)
 
 
 @attrs.frozen(kw_only=True)
@@ -301,15 +315,15 @@ class RetrySettings:
     """How model calls are retried."""
 
     #: Retries after the first attempt (0: never retry).
-    max_retries: int = attrs.field(default=3, validator=non_negative_int)
+    max_retries: int = attrs.field(default=_RETRY.max_retries, validator=non_negative_int)
     #: Seconds before the first retry; each next one doubles it.
-    base_delay: float = attrs.field(default=1.0, validator=non_negative)
+    base_delay: float = attrs.field(default=_RETRY.base_delay, validator=non_negative)
     #: The longest backoff, in seconds.
-    max_delay: float = attrs.field(default=30.0, validator=non_negative)
+    max_delay: float = attrs.field(default=_RETRY.max_delay, validator=non_negative)
     #: Random stretch of each delay, as a fraction (0 to 1).
-    jitter: float = attrs.field(default=0.25, validator=_unit)
+    jitter: float = attrs.field(default=_RETRY.jitter, validator=_unit)
     #: A server asking to wait longer than this (seconds) is not retried.
-    max_retry_after: float = attrs.field(default=120.0, validator=non_negative)
+    max_retry_after: float = attrs.field(default=_RETRY.max_retry_after, validator=non_negative)
 
 
 @attrs.frozen(kw_only=True)
@@ -317,13 +331,13 @@ class TimeoutSettings:
     """Time limits of one model call, in seconds (``inf``: no limit)."""
 
     #: One non-streamed attempt; for a stream, the wait for its first event.
-    attempt: float = attrs.field(default=120.0, validator=positive)
+    attempt: float = attrs.field(default=_limit(_TIMEOUTS.attempt), validator=positive)
     #: The longest silence of a stream once it has started.
-    idle: float = attrs.field(default=120.0, validator=positive)
+    idle: float = attrs.field(default=_limit(_TIMEOUTS.idle), validator=positive)
     #: TCP and TLS connect.
-    connect: float = attrs.field(default=10.0, validator=positive)
+    connect: float = attrs.field(default=_limit(_TIMEOUTS.connect), validator=positive)
     #: The whole call, retries and backoff included.
-    call: float = attrs.field(default=600.0, validator=positive)
+    call: float = attrs.field(default=_limit(_TIMEOUTS.call), validator=positive)
 
 
 @attrs.frozen(kw_only=True)

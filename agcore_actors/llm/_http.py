@@ -108,8 +108,15 @@ _CONTEXT_MARKERS = (
     "exceed_context_size",
     "context window",
 )
-_LIMIT = re.compile(r"maximum context length is (\d+)|(\d+) maximum|n_ctx[^\d]{0,10}(\d+)")
-_ACTUAL = re.compile(r"(?:requested|resulted in|prompt is too long:) ?(\d+) tokens|(\d+) tokens >")
+# llama.cpp's server: "request (5020 tokens) exceeds the available context size (4096 tokens)".
+_LIMIT = re.compile(
+    r"maximum context length is (\d+)|(\d+) maximum|n_ctx[^\d]{0,10}(\d+)"
+    r"|context size \((\d+) tokens\)"
+)
+_ACTUAL = re.compile(
+    r"(?:requested|resulted in|prompt is too long:) ?(\d+) tokens|(\d+) tokens >"
+    r"|request \((\d+) tokens\)"
+)
 
 
 def _first_int(pattern: re.Pattern[str], text: str) -> int:

@@ -26,7 +26,16 @@ from ._errors import (
     LocalServerStartTimeout,
 )
 from ._progress import Progress, ProgressEvent, StderrProgress
-from ._server import LocalModelConfig, LocalModelServer, local_model_spec
+from ._recover import ToolCallRecovery, is_malformed_tool_call
+from ._server import (
+    START_MARGIN,
+    LocalModelConfig,
+    LocalModelServer,
+    is_prepared,
+    local_model_spec,
+    prepare_model,
+    start_bound,
+)
 from ._source import (
     CatalogModel,
     GgufFile,
@@ -39,6 +48,7 @@ from ._source import (
 from .messages import Endpoint, GetEndpoint
 
 __all__ = [
+    "START_MARGIN",
     "CatalogModel",
     "Endpoint",
     "GetEndpoint",
@@ -58,10 +68,15 @@ __all__ = [
     "ResolvedModel",
     "StderrProgress",
     "TemplateStyle",
+    "ToolCallRecovery",
+    "is_malformed_tool_call",
+    "is_prepared",
     "local_model_spec",
     "messages",
+    "prepare_model",
     "qwen_tool_template",
     "resolve_model",
+    "start_bound",
 ]
 
 publish(__name__, __all__)

@@ -6,6 +6,11 @@ Semantics:
   group of its own, reads its URL and polls ``GET /health`` until it answers 200,
   all within ``start_timeout`` (the file's making is not counted). Until then the
   actor reads no message: a :class:`~.messages.GetEndpoint` waits in the mailbox.
+- The spec's own start bound (:func:`start_bound`) is ``start_timeout`` plus a margin,
+  plus ``prepare_timeout`` while the model file is still to be made: a catalog model's
+  first use (fetch, join, verify: minutes for a 1 GB file) never counts against the
+  server's start. :func:`prepare_model` makes the file before the actor starts, with
+  progress, and gives a config whose spec has the short bound.
 - A watcher task waits for the process: when it exits, the actor crashes with
   :class:`LocalServerExited`, and its supervisor starts a new server after its
   backoff (give :func:`local_model_spec` to a supervisor with the backoff you want).
@@ -38,9 +43,10 @@ import trio
 
 from ..actor import Actor, ChildSpec, Restart
 from ._errors import LocalServerExited, LocalServerStartTimeout
+from ._parts import cached, default_cache_dir
 from ._process import ServerProcess, launch, stop_group
 from ._progress import Progress, ProgressEvent, StderrProgress
-from ._source import CatalogModel, ModelSource, ResolvedModel, resolve_model
+from ._source import CatalogModel, GgufFile, ModelSource, ResolvedModel, resolve_model
 from .messages import Endpoint, GetEndpoint, LocalModelMsg
 
 
@@ -75,6 +81,9 @@ class LocalModelConfig:
     require_api_key: bool = True
     #: Seconds from launch until ``GET /health`` must answer 200.
     start_timeout: float = attrs.field(default=120.0, validator=_seconds)
+    #: Seconds the first use may take to fetch, join and verify a catalog model in
+    #: ``on_start`` (counted in the spec's start bound, never in ``start_timeout``).
+    prepare_timeout: float = attrs.field(default=3600.0, validator=_seconds)
     #: Seconds between SIGTERM and SIGKILL when the server is stopped.
     stop_grace: float = attrs.field(default=5.0, validator=_seconds)
     #: llama.cpp's log level on stderr (2: warnings and errors), kept for error messages.
@@ -182,13 +191,49 @@ class LocalModelServer(Actor[LocalModelMsg]):
             self._server = None
 
 
+#: The actor's start beyond ``start_timeout``: launching the process and its handshake.
+START_MARGIN = 10.0
+
+
+def is_prepared(source: ModelSource) -> bool:
+    """Whether ``source``'s file is there to serve (a GGUF file, or a catalog model
+    already joined in its cache); a stat, no hashing."""
+    if isinstance(source, GgufFile):
+        return True
+    return cached(source.entry, source.cache_dir or default_cache_dir()) is not None
+
+
+def start_bound(config: LocalModelConfig) -> float:
+    """The spec's ``start_timeout``: ``config.start_timeout`` + :data:`START_MARGIN`, plus
+    ``config.prepare_timeout`` when the model file is still to be made."""
+    bound = config.start_timeout + START_MARGIN
+    return bound if is_prepared(config.source) else bound + config.prepare_timeout
+
+
+async def prepare_model(config: LocalModelConfig) -> LocalModelConfig:
+    """``config`` with its model file made now (fetched, joined and verified the first
+    time, reporting to ``config.progress``) and its source that file, so that a spec of
+    the result starts within ``start_timeout`` + :data:`START_MARGIN`.
+
+    Raises what :func:`resolve_model` raises.
+    """
+    if isinstance(config.source, GgufFile):
+        return config
+    model = await resolve_model(
+        config.source, python=config.python or sys.executable, progress=config.progress
+    )
+    source = GgufFile(path=model.path, chat_template=model.chat_template, alias=model.alias)
+    return attrs.evolve(config, source=source)
+
+
 def local_model_spec(
     name: str = "local-model",
     *,
     config: LocalModelConfig | None = None,
     restart: Restart = Restart.PERMANENT,
 ) -> ChildSpec[LocalModelMsg]:
-    """The child spec of a :class:`LocalModelServer`.
+    """The child spec of a :class:`LocalModelServer`, with :func:`start_bound` as its
+    start timeout.
 
     Its shutdown grace covers ``stop_grace`` twice over (SIGTERM, then SIGKILL and the
     reap), so a stop never abandons the process group.
@@ -200,5 +245,6 @@ def local_model_spec(
         name,
         functools.partial(LocalModelServer, config, shared),
         restart=restart,
+        start_timeout=start_bound(config),
         shutdown=2 * config.stop_grace + 1 if math.isfinite(config.stop_grace) else math.inf,
     )

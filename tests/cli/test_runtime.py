@@ -1,30 +1,20 @@
-"""The runtime factory's choices (a configured provider wins, else the embedded model),
-the store's default place, and the malformed-tool-call recovery of a non-streamed call
-against the fault server over real HTTP."""
+"""The runtime factory's choices (a configured provider wins, else the embedded model)
+and the store's default place."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
-import httpx2
 import pytest
 
 from agcore_actors.cli._errors import UsageError
-from agcore_actors.cli._recover import ToolCallRecovery
 from agcore_actors.cli._runtime import RuntimeOptions, _configured, default_store_path
 from agcore_actors.llm import (
     AnthropicProvider,
-    ChatRequest,
     FunctionDefinition,
-    InvalidResponseError,
     OpenAICompatibleProvider,
-    OpenAIConfig,
-    RequestError,
     ToolDefinition,
-    user,
 )
-from tests.cli.agent_server import PEG_ERROR
-from tests.peers.fault_server import FaultServer, completion, error_reply, json_reply
 
 TOOLS = [ToolDefinition(FunctionDefinition("f", "F.", {"type": "object"}))]
 
@@ -56,38 +46,3 @@ def test_the_store_lives_in_a_per_user_data_directory(tmp_path: Path) -> None:
     assert default_store_path({"AGCORE_ACTORS_DATA": "/d"}) == Path("/d/sessions.db")
     assert default_store_path({"XDG_DATA_HOME": "/x"}) == Path("/x/agcore-actors/sessions.db")
     assert default_store_path({}) == Path.home() / ".local/share/agcore-actors/sessions.db"
-
-
-def provider(url: str) -> ToolCallRecovery:
-    return ToolCallRecovery(
-        OpenAICompatibleProvider(OpenAIConfig(name="local", base_url=url, model="m"))
-    )
-
-
-async def test_a_malformed_call_is_asked_again_without_tools_once(
-    fault_server: FaultServer,
-) -> None:
-    url, scenario = fault_server.script(
-        json_reply(PEG_ERROR, status=500), json_reply(completion("Hi."))
-    )
-    request = ChatRequest(messages=[user("hi")], tools=TOOLS)
-    async with httpx2.AsyncClient() as client:
-        response = await provider(url).chat(client, request)
-    assert response.message.text == "Hi."
-    first, second = (r.body for r in scenario.requests)
-    assert first["tools"] and "tools" not in second
-
-
-async def test_a_second_malformed_answer_is_final_and_other_errors_pass_untouched(
-    fault_server: FaultServer,
-) -> None:
-    url, scenario = fault_server.script(json_reply(PEG_ERROR, status=500))
-    request = ChatRequest(messages=[user("hi")], tools=TOOLS)
-    async with httpx2.AsyncClient() as client:
-        with pytest.raises(InvalidResponseError) as final:
-            await provider(url).chat(client, request)
-        assert not final.value.is_retryable() and len(scenario.requests) == 2
-        url, scenario = fault_server.script(error_reply(500, "out of memory"))
-        with pytest.raises(RequestError) as other:
-            await provider(url).chat(client, request)
-        assert other.value.is_retryable() and len(scenario.requests) == 1

@@ -34,7 +34,9 @@ def options(tmp_path: Path) -> RuntimeOptions:
 
 
 async def endpoint(runtime: Runtime) -> Endpoint:
-    found: Endpoint = await runtime.system.lookup("local-model").ask(GetEndpoint(), timeout=120)
+    found: Endpoint = await runtime.system.lookup("local-model:local").ask(
+        GetEndpoint(), timeout=120
+    )
     return found
 
 

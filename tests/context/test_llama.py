@@ -1,6 +1,7 @@
-"""The compactor against the real local model server (llama-cpp-python + SmolLM2).
+"""The compactor against the real local model server (llama.cpp's server from xllamacpp,
+Qwen2.5-Coder-0.5B: the session's shared ``local_model``).
 
-The server runs with a 2,048-token window. A conversation of about 3,000
+The server runs with a 4,096-token window. A conversation of about 5,000
 tokens is refused by it; the compactor, counting with the server's own
 tokenizer and summarising through a real ProviderActor, makes it fit, and
 the server accepts the result.
@@ -30,7 +31,6 @@ from agcore_actors.llm import (
     FunctionCall,
     Message,
     OpenAICompatibleProvider,
-    OpenAIConfig,
     ProviderRegistry,
     SystemMessage,
     ToolCall,
@@ -39,16 +39,18 @@ from agcore_actors.llm import (
     content_text,
     provider_actor,
 )
+from agcore_actors.local.messages import Endpoint
 from agcore_actors.prompt import validate_messages
 from tests.context.conversations import pairing_errors
-from tests.peers.llama import N_CTX
+from tests.peers.local_model import N_CTX, openai_config
 
 pytestmark = pytest.mark.slow
 
 CITIES = [
     "Paris", "Berlin", "Madrid", "Rome", "Vienna", "Prague",
     "Lisbon", "Dublin", "Oslo", "Athens", "Warsaw", "Brussels",
-    "Helsinki", "Budapest", "Zagreb", "Sofia",
+    "Helsinki", "Budapest", "Zagreb", "Sofia", "Riga", "Vilnius",
+    "Tallinn", "Bern", "Ljubljana", "Bratislava", "Belgrade", "Bucharest",
 ]  # fmt: skip
 
 ENGLISH = (
@@ -86,18 +88,21 @@ def long_conversation() -> list[Message]:
     return msgs
 
 
-def llama_registry(base: str) -> ProviderRegistry:
-    config = OpenAIConfig(name="llama", base_url=f"{base}/v1", model="smollm2")
-    return ProviderRegistry().register(OpenAICompatibleProvider(config))
+def local_registry(endpoint: Endpoint) -> ProviderRegistry:
+    return ProviderRegistry().register(OpenAICompatibleProvider(openai_config(endpoint)))
+
+
+def tokenizer(client: httpx2.AsyncClient, endpoint: Endpoint) -> ServerTokenizer:
+    return ServerTokenizer(client, endpoint.base_url, api_key=endpoint.api_key)
 
 
 def config() -> CompactConfig:
-    # Budget: 2048 - 800 - 248 = 1000 prompt tokens (small prompts keep the test quick on a
+    # Budget: 4096 - 2848 - 248 = 1000 prompt tokens (small prompts keep the test quick on a
     # 2-core machine); the summariser's own request (instructions + at most 500 tokens of
     # transcript + 120 out) fits the window too.
     return CompactConfig(
         context_window=N_CTX,
-        reserved_tokens=800,
+        reserved_tokens=2848,
         buffer_tokens=248,
         keep_recent=3,
         protect_head=1,
@@ -108,38 +113,42 @@ def config() -> CompactConfig:
     )
 
 
-async def test_server_tokenizer_matches_the_servers_prompt_count(llama_server: str) -> None:
+async def test_server_tokenizer_matches_the_servers_prompt_count(local_model: Endpoint) -> None:
     msgs: list[Message] = [SystemMessage("You are terse."), UserMessage("Name three colours.")]
     async with httpx2.AsyncClient(timeout=60) as client:
-        tok = ServerTokenizer(client, llama_server)
+        tok = tokenizer(client, local_model)
         counted = await tok.count(msgs)
+        assert tok.url.endswith("/tokenize")  # llama.cpp's dialect, detected
         body = {"messages": msgspec.to_builtins(msgs), "max_tokens": 1}
-        reply = await client.post(f"{llama_server}/v1/chat/completions", json=body)
+        headers = {"Authorization": f"Bearer {local_model.api_key}", **local_model.headers}
+        url = f"{local_model.base_url}/chat/completions"
+        reply = await client.post(url, json=body, headers=headers)
         reply.raise_for_status()
         assert counted == reply.json()["usage"]["prompt_tokens"]
 
 
-async def test_heuristic_against_the_model_tokenizer(llama_server: str) -> None:
-    """The heuristic's documented behaviour, measured: conservative for English;
-    for Chinese, SmolLM2's English-centric vocabulary needs more tokens than the
-    heuristic's one per character (the Compactor's calibration absorbs that)."""
+async def test_heuristic_against_the_model_tokenizer(local_model: Endpoint) -> None:
+    """The heuristic's documented behaviour, measured: conservative for English, and
+    for Chinese too with Qwen's vocabulary (about 1.6 characters per token; an
+    English-centric vocabulary such as SmolLM2's needs more tokens than the heuristic's
+    one per character, which the Compactor's calibration absorbs)."""
     async with httpx2.AsyncClient(timeout=60) as client:
-        tok = ServerTokenizer(client, llama_server)
+        tok = tokenizer(client, local_model)
         english = await tok.count_text(ENGLISH)
         chinese = await tok.count_text(CHINESE)
     ratio_en = estimate_text_tokens(ENGLISH) / english
     ratio_zh = estimate_text_tokens(CHINESE) / chinese
     assert 1.0 <= ratio_en <= 1.6, ratio_en
-    assert 0.3 <= ratio_zh <= 1.2, ratio_zh
+    assert 1.0 <= ratio_zh <= 2.0, ratio_zh
 
 
 async def test_summary_compaction_is_accepted_by_the_real_server(
-    llama_server: str, system: ActorSystem
+    local_model: Endpoint, system: ActorSystem
 ) -> None:
-    llm = await system.spawn(provider_actor(llama_registry(llama_server)), name="llm")
+    llm = await system.spawn(provider_actor(local_registry(local_model)), name="llm")
     conv = long_conversation()
     async with httpx2.AsyncClient(timeout=60) as client:
-        tok = ServerTokenizer(client, llama_server)
+        tok = tokenizer(client, local_model)
         assert await tok.count(conv) > N_CTX
         # As it is, the server refuses the conversation.
         with pytest.raises(ContextLengthError):
@@ -168,18 +177,18 @@ async def test_summary_compaction_is_accepted_by_the_real_server(
 
         # The server accepts the compacted conversation, within the budget.
         reply = await llm.ask(Chat(ChatRequest(result.messages, max_tokens=5)), timeout=120)
-        # Our ChatML count writes the tool calls out; SmolLM2's template drops them.
+        # Our ChatML count writes the tool calls out as JSON (the server's template no longer).
         assert reply.usage.total_input_tokens <= report.tokens_after
         assert reply.usage.total_input_tokens < cfg.threshold()
 
 
 async def test_reactive_compaction_after_the_servers_refusal(
-    llama_server: str, system: ActorSystem
+    local_model: Endpoint, system: ActorSystem
 ) -> None:
-    llm = await system.spawn(provider_actor(llama_registry(llama_server)), name="llm")
+    llm = await system.spawn(provider_actor(local_registry(local_model)), name="llm")
     conv = long_conversation()
     async with httpx2.AsyncClient(timeout=60) as client:
-        tok = ServerTokenizer(client, llama_server)
+        tok = tokenizer(client, local_model)
         # A compactor that believes in a big window: its own estimate says "fits".
         cfg = attrs.evolve(config(), context_window=128_000, reserved_tokens=20_000)
         compactor = await system.root.start_child(

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import base64
+import json
 import socket
 from pathlib import Path
 
@@ -80,52 +81,105 @@ async def test_server_tokenizer_unreachable_is_a_typed_error() -> None:
             await tok.count([UserMessage("hi")])
 
 
-async def serve_once(listener: trio.SocketListener, status: int, body: bytes) -> None:
-    stream = await listener.accept()
-    async with stream:
-        data = b""
-        while b"\r\n\r\n" not in data:
-            data += await stream.receive_some(65536)
-        head, _, rest = data.partition(b"\r\n\r\n")
-        length = int(
-            next(
-                line.split(b":")[1]
-                for line in head.split(b"\r\n")
-                if line.lower().startswith(b"content-length")
+Routes = dict[str, tuple[int, bytes]]
+
+
+async def serve(
+    listener: trio.SocketListener, routes: Routes, seen: list[tuple[str, dict[str, object], str]]
+) -> None:
+    """A minimal HTTP server: each request gets the (status, body) of its path, 404 otherwise;
+    ``seen`` records (path, JSON body, authorization header)."""
+    while True:
+        stream = await listener.accept()
+        async with stream:
+            data = b""
+            while b"\r\n\r\n" not in data:
+                data += await stream.receive_some(65536)
+            head, _, rest = data.partition(b"\r\n\r\n")
+            lines = head.decode().split("\r\n")
+            pairs = (line.split(": ", 1) for line in lines[1:])
+            headers = {name.lower(): value for name, value in pairs}
+            while len(rest) < int(headers["content-length"]):
+                rest += await stream.receive_some(65536)
+            path = lines[0].split()[1]
+            seen.append((path, json.loads(rest), headers.get("authorization", "")))
+            status, body = routes.get(path, (404, b'{"error": "File Not Found"}'))
+            await stream.send_all(
+                b"HTTP/1.1 %d X\r\ncontent-type: application/json\r\ncontent-length: %d\r\n"
+                b"connection: close\r\n\r\n%s" % (status, len(body), body)
             )
-        )
-        while len(rest) < length:
-            rest += await stream.receive_some(65536)
-        await stream.send_all(
-            b"HTTP/1.1 %d X\r\ncontent-type: application/json\r\ncontent-length: %d\r\n"
-            b"connection: close\r\n\r\n%s" % (status, len(body), body)
-        )
+
+
+LLAMA_CPP = "/tokenize"
+LLAMA_CPP_PYTHON = "/extras/tokenize/count"
 
 
 @pytest.mark.parametrize(
-    ("status", "body", "expected"),
+    ("routes", "expected", "paths"),
     [
-        (200, b'{"count": 42}', 42),
-        (500, b"boom", "HTTP 500"),
-        (200, b'{"tokens": []}', "unexpected answer"),
-        (200, b'{"count": -1}', "unexpected count"),
+        # llama.cpp's server: found on the first try.
+        ({LLAMA_CPP: (200, b'{"tokens": [1, 2, 3]}')}, 3, [LLAMA_CPP, LLAMA_CPP]),
+        # llama-cpp-python's server: /tokenize is 404 once, then its own path is kept.
+        (
+            {LLAMA_CPP_PYTHON: (200, b'{"count": 42}')},
+            42,
+            [LLAMA_CPP, LLAMA_CPP_PYTHON, LLAMA_CPP_PYTHON],
+        ),
+        ({LLAMA_CPP: (500, b"boom")}, "HTTP 500", [LLAMA_CPP, LLAMA_CPP]),
+        ({LLAMA_CPP: (200, b'{"count": 3}')}, "unexpected answer", [LLAMA_CPP, LLAMA_CPP]),
+        (
+            {LLAMA_CPP_PYTHON: (200, b'{"tokens": []}')},
+            "unexpected answer",
+            [LLAMA_CPP, LLAMA_CPP_PYTHON, LLAMA_CPP_PYTHON],
+        ),
+        (
+            {LLAMA_CPP_PYTHON: (200, b'{"count": -1}')},
+            "unexpected count",
+            [LLAMA_CPP, LLAMA_CPP_PYTHON, LLAMA_CPP_PYTHON],
+        ),
+        ({}, "HTTP 404", [LLAMA_CPP, LLAMA_CPP_PYTHON, LLAMA_CPP_PYTHON]),
     ],
 )
-async def test_server_tokenizer_against_a_real_http_server(
-    status: int, body: bytes, expected: int | str
+async def test_server_tokenizer_speaks_both_dialects_and_keeps_the_path_that_answered(
+    routes: Routes, expected: int | str, paths: list[str]
 ) -> None:
     (listener,) = await trio.open_tcp_listeners(0, host="127.0.0.1")
     port = listener.socket.getsockname()[1]
+    seen: list[tuple[str, dict[str, object], str]] = []
     async with trio.open_nursery() as nursery, httpx2.AsyncClient() as client:
-        nursery.start_soon(serve_once, listener, status, body)
-        tok = ServerTokenizer(client, f"http://127.0.0.1:{port}/v1", model="m")
-        assert tok.url == f"http://127.0.0.1:{port}/extras/tokenize/count"
-        if isinstance(expected, int):
-            assert await tok.count([UserMessage("hi")]) == expected
-        else:
-            with pytest.raises(TokenizerUnavailable, match=expected):
-                await tok.count([UserMessage("hi")])
+        nursery.start_soon(serve, listener, routes, seen)
+        tok = ServerTokenizer(client, f"http://127.0.0.1:{port}/v1", model="m", api_key="k1")
+        for _ in range(2):
+            if isinstance(expected, int):
+                assert await tok.count([UserMessage("hi")]) == expected
+            else:
+                with pytest.raises(TokenizerUnavailable, match=expected):
+                    await tok.count([UserMessage("hi")])
+        nursery.cancel_scope.cancel()
     await listener.aclose()
+    assert [path for path, _, _ in seen] == paths
+    text = "<|im_start|>user\nhi<|im_end|>\n<|im_start|>assistant\n"
+    for path, body, authorization in seen:
+        assert authorization == "Bearer k1"
+        if path == LLAMA_CPP:
+            assert body == {"content": text, "add_special": True, "parse_special": True}
+        else:
+            assert body == {"input": text, "model": "m"}
+
+
+async def test_server_tokenizer_with_a_fixed_path_never_probes() -> None:
+    (listener,) = await trio.open_tcp_listeners(0, host="127.0.0.1")
+    port = listener.socket.getsockname()[1]
+    seen: list[tuple[str, dict[str, object], str]] = []
+    routes = {LLAMA_CPP_PYTHON: (200, b'{"count": 7}')}
+    async with trio.open_nursery() as nursery, httpx2.AsyncClient() as client:
+        nursery.start_soon(serve, listener, routes, seen)
+        tok = ServerTokenizer(client, f"http://127.0.0.1:{port}", path=LLAMA_CPP_PYTHON)
+        assert tok.url == f"http://127.0.0.1:{port}{LLAMA_CPP_PYTHON}"
+        assert await tok.count_text("hi") == 7
+        nursery.cancel_scope.cancel()
+    await listener.aclose()
+    assert seen == [(LLAMA_CPP_PYTHON, {"input": "hi"}, "")]
 
 
 async def test_compactor_falls_back_to_the_heuristic_and_says_so(system: ActorSystem) -> None:

@@ -15,18 +15,25 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import attrs
 import pytest
 import trio
 
 from agcore_actors import ActorRef, ActorSystem, Backoff, SupervisorSpec
 from agcore_actors.local import (
+    START_MARGIN,
+    CatalogModel,
     GgufFile,
     LocalModelConfig,
+    LocalModelNotFound,
     LocalRuntimeMissing,
     LocalServerStartFailed,
     LocalServerStartTimeout,
     ProgressEvent,
+    is_prepared,
     local_model_spec,
+    prepare_model,
+    start_bound,
 )
 from agcore_actors.local.messages import Endpoint, GetEndpoint, LocalModelMsg
 
@@ -208,3 +215,48 @@ async def test_a_port_in_use_at_restart_is_replaced_by_a_free_one(
             squatter.listen()
             second = await next_server(ref, first)
         assert second.base_url != first.base_url
+
+
+def joined(catalog: CatalogModel, directory: Path) -> None:
+    """The catalog model's file in ``directory``, as a join leaves it (the cache is trusted
+    by size: only a verified join writes that name); sparse, so it costs nothing."""
+    with open(directory / catalog.entry.filename, "wb") as file:
+        file.truncate(catalog.entry.size)
+
+
+def test_first_use_preparation_never_counts_against_the_start_timeout(tmp_path: Path) -> None:
+    """A catalog model still to be made gets ``prepare_timeout`` on top of the server's
+    ``start_timeout`` (the actor layer's default would be 30 s for a 1 GB join); once the
+    file is there, or for a GGUF file, the bound is the server's start plus the margin."""
+    catalog = CatalogModel(name="small", cache_dir=tmp_path, download=False)
+    config = LocalModelConfig(source=catalog, start_timeout=60.0, prepare_timeout=900.0)
+    assert not is_prepared(catalog)
+    assert start_bound(config) == 60.0 + START_MARGIN + 900.0
+    assert local_model_spec(config=config).start_timeout == start_bound(config)
+    joined(catalog, tmp_path)
+    assert is_prepared(catalog)
+    assert local_model_spec(config=config).start_timeout == 60.0 + START_MARGIN
+    gguf = GgufFile(path=tmp_path / "mine.gguf")
+    assert start_bound(attrs.evolve(config, source=gguf)) == 60.0 + START_MARGIN
+
+
+async def test_prepare_model_makes_the_file_first_and_gives_a_short_bound(
+    tmp_path: Path,
+) -> None:
+    catalog = CatalogModel(name="small", cache_dir=tmp_path, download=False)
+    joined(catalog, tmp_path)
+    config = LocalModelConfig(source=catalog, start_timeout=60.0, progress=None)
+    prepared = await prepare_model(config)
+    source = prepared.source
+    assert isinstance(source, GgufFile)
+    assert source.path == tmp_path / catalog.entry.filename
+    assert source.alias == catalog.entry.name and source.chat_template
+    assert start_bound(prepared) == 60.0 + START_MARGIN
+    assert await prepare_model(prepared) is prepared  # a file is served as it is
+    # Not there and no download allowed: the typed error, before any actor starts.
+    with pytest.raises(LocalModelNotFound):
+        await prepare_model(
+            LocalModelConfig(
+                source=CatalogModel(name="small", cache_dir=tmp_path / "empty", download=False)
+            )
+        )

@@ -9,7 +9,6 @@ import pytest
 from agcore_actors.local.messages import Endpoint
 from tests.peers import mcp
 from tests.peers.fault_server import FaultServer
-from tests.peers.llama import llama_server
 from tests.peers.local_model import local_model_server
 
 
@@ -19,13 +18,6 @@ def fault_server() -> Iterator[FaultServer]:
     server = FaultServer().start()
     yield server
     server.stop()
-
-
-@pytest.fixture(scope="session", name="llama_server")
-def llama_server_fixture() -> Iterator[str]:
-    """The real llama server's base URL, without ``/v1``."""
-    with llama_server() as base:
-        yield base.removesuffix("/v1")
 
 
 @pytest.fixture(scope="session", params=["mcp2", "mcp1"])

@@ -19,6 +19,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
+from agcore_actors.llm import OpenAIConfig
 from agcore_actors.local import CatalogModel, LocalModelConfig, qwen_tool_template
 from agcore_actors.local._child import __file__ as CHILD
 from agcore_actors.local.messages import Endpoint
@@ -46,6 +47,17 @@ def small_model_config(**overrides: Any) -> LocalModelConfig:
     }
     options.update(overrides)
     return LocalModelConfig(**options)
+
+
+def openai_config(endpoint: Endpoint, name: str = "local") -> OpenAIConfig:
+    """The OpenAI-compatible provider's configuration for ``endpoint``."""
+    return OpenAIConfig(
+        name=name,
+        base_url=endpoint.base_url,
+        api_key=endpoint.api_key,
+        model=endpoint.model,
+        headers=endpoint.headers,
+    )
 
 
 @contextmanager

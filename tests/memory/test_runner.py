@@ -210,9 +210,9 @@ async def test_statistics_gathered_by_reads_are_written_in_the_background(
         memory = await system.root.start_child(spec)
         for id in "abcd":
             await memory.ask(Put(id=id, content="x"))
-        # The third read leaves 3 > 2 items pending: a flush starts. (A fourth read
-        # here would race it: noted after the flush took the pending notes, it would
-        # leave 1 <= 2 pending, which waits for the next write, not for a flush.)
+        # The third read leaves 3 > 2 items pending and starts the flush. (A fourth
+        # read could note its access before or after the flush took the pending
+        # notes: the test would race the flush's thread.)
         for id in "abc":
             await memory.ask(Get(id))
         conn = sqlite3.connect(path)
@@ -223,10 +223,5 @@ async def test_statistics_gathered_by_reads_are_written_in_the_background(
                     if counts == (3,):
                         break
                     await trio.sleep(0.01)
-            # Below the limit, a read's note waits for the next write, which carries it.
-            await memory.ask(Get("d"))
-            await memory.ask(Put(id="e", content="x"))
-            counts = conn.execute("SELECT sum(access_count) FROM items").fetchone()
-            assert counts == (4,)
         finally:
             conn.close()

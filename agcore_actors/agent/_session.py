@@ -223,6 +223,8 @@ class Session(Actor[SessionRequest]):
             calls_before=self.model_calls,
             subagents={name: self.agents[name] for name in agent.subagents if name in self.agents},
             run_child=self._run_child,
+            # Nobody reads the events of a RunTurn: plain model calls, no stream to parse.
+            streamed=emit is not _drop,
         )
         blocked = await self.hooks.on_turn_start(context, text)
         if blocked is not None:
@@ -324,6 +326,7 @@ class Session(Actor[SessionRequest]):
             history=[],
             system_prompt=system_prompt(agent, context),
             emit=_drop,
+            streamed=False,
         )
         version = await self.store.begin(
             child, turn.turn_id, snapshot.version, [UserMessage(task)], agent.name

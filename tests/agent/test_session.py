@@ -96,6 +96,30 @@ async def test_a_tool_turn_answers_and_commits_a_valid_transcript(
     assert transcript_errors(log) == [] and len(log) == 4
 
 
+async def test_a_run_turn_calls_the_model_plainly_and_a_submitted_turn_streams(
+    system: ActorSystem, autojump_clock: trio.testing.MockClock
+) -> None:
+    provider, _, ref = await start(
+        system,
+        [[AssistantMessage(None, tool_calls=[call("c1", "add", '{"a": 2, "b": 3}')])],
+         [AssistantMessage("It is 5.")]],
+    )  # fmt: skip
+    plain: list[object] = []
+    chat = provider.chat
+
+    async def counted(client: Any, request: Any) -> Any:
+        plain.append(request)
+        return await chat(client, request)
+
+    provider.chat = counted  # type: ignore[method-assign]
+    result = await ref.ask(am.RunTurn(text="2+3?"))
+    assert result.status == "completed" and result.text == "It is 5."
+    assert result.model_calls == 2 and len(plain) == 2
+    events = await events_of(ref, "again")
+    assert len(plain) == 2, "a submitted turn's model call was not streamed"
+    assert [e.text for e in events if isinstance(e, am.TextDelta)] == ["It is 5."]
+
+
 async def test_cancelling_a_turn_mid_tool_answers_every_call(
     system: ActorSystem, autojump_clock: trio.testing.MockClock
 ) -> None:

@@ -32,6 +32,7 @@ import json
 import logging
 import uuid
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
+from types import MappingProxyType
 from typing import Any, ClassVar, assert_never
 
 import attrs
@@ -100,7 +101,10 @@ class Session(Actor[SessionRequest]):
         if default_agent not in agents:
             raise AgentConfigError(f"unknown agent {default_agent!r}")
         self.session = session
-        self.agents = dict(agents)
+        # A read-only view is shared as is (the bundle's: no copy per session).
+        self.agents: Mapping[str, Agent] = (
+            agents if isinstance(agents, MappingProxyType) else MappingProxyType(dict(agents))
+        )
         self.agent_name = default_agent
         self.ports = ports
         self.store = store
@@ -118,7 +122,8 @@ class Session(Actor[SessionRequest]):
         self._lock = trio.StrictFIFOLock()
         self._queued = 0
         self._running: _Running | None = None
-        self._pending_facts: tuple[dict[str, str], list[str]] = ({}, [])
+        # Facts set while a turn runs, committed with it (None: none; made on demand).
+        self._pending_facts: tuple[dict[str, str], list[str]] | None = None
         self._switch_notes: list[ChatMessage] = []
 
     async def on_start(self) -> None:
@@ -284,8 +289,8 @@ class Session(Actor[SessionRequest]):
     async def _commit(
         self, turn: Turn, status: am.TurnStatus, error: BaseException | None
     ) -> am.TurnResult:
-        facts_set, facts_removed = self._pending_facts
-        self._pending_facts = ({}, [])
+        facts_set, facts_removed = self._pending_facts or ({}, [])
+        self._pending_facts = None
         self.version = await self._store_commit(
             turn, self.version, status, facts_set, facts_removed
         )
@@ -424,6 +429,8 @@ class Session(Actor[SessionRequest]):
     async def _on_set_facts(self, msg: am.SetFacts) -> None:
         if self._lock.locked():
             # A turn runs (or waits): the facts are committed with it, in one transaction.
+            if self._pending_facts is None:
+                self._pending_facts = ({}, [])
             pending_set, pending_removed = self._pending_facts
             for key in msg.remove:
                 pending_set.pop(key, None)

@@ -340,11 +340,17 @@ class Turn:
                 )
             )
 
-        async with trio.open_nursery() as nursery:
+        if not children:
+            # The usual batch: one ask, awaited here (no nursery, no task). An error of
+            # the executor's reaches the turn as it is (a failed turn, not a group).
             if runnable:
-                nursery.start_soon(execute)
-            for call_id, agent, task in children:
-                nursery.start_soon(child, call_id, agent, task)
+                await execute()
+        else:
+            async with trio.open_nursery() as nursery:
+                if runnable:
+                    nursery.start_soon(execute)
+                for call_id, agent, task in children:
+                    nursery.start_soon(child, call_id, agent, task)
         for call in calls:
             if call.id in answered:
                 continue

@@ -6,7 +6,7 @@ from typing import Any
 
 import trio
 
-from agcore_actors import ActorRef, ActorSystem
+from agcore_actors import Actor, ActorRef, ActorSystem
 from agcore_actors.agent import messages as am
 from agcore_actors.agent._config import Agent, AgentConfig
 from agcore_actors.agent._session import Session
@@ -22,6 +22,7 @@ from agcore_actors.llm import (
 )
 from agcore_actors.testing import ScriptedProvider
 from agcore_actors.tools import ToolExecutor, ToolRegistry, function_tool
+from agcore_actors.tools import messages as tm
 from tests.agent.fakes import scripted
 from tests.agent.stores import start_store, stored, transcript
 
@@ -118,6 +119,41 @@ async def test_a_run_turn_calls_the_model_plainly_and_a_submitted_turn_streams(
     events = await events_of(ref, "again")
     assert len(plain) == 2, "a submitted turn's model call was not streamed"
     assert [e.text for e in events if isinstance(e, am.TextDelta)] == ["It is 5."]
+
+
+class BrokenExecutor(Actor[tm.ToolExecutorMsg]):
+    """A tool executor with a bug: every batch raises."""
+
+    async def handle(self, msg: tm.ToolExecutorMsg) -> None:
+        raise RuntimeError("executor bug")
+
+
+async def test_a_failing_tool_executor_fails_the_turn_and_the_session_goes_on(
+    system: ActorSystem, autojump_clock: trio.testing.MockClock
+) -> None:
+    await start(
+        system,
+        [[AssistantMessage(None, tool_calls=[call("c1", "add", '{"a": 2, "b": 3}')])],
+         [AssistantMessage("Done.")]],
+    )  # fmt: skip
+    broken = await system.spawn(BrokenExecutor, name="broken-tools")
+    _, store = await start_store(system, "store2")
+    session = await system.spawn(
+        lambda: Session(
+            "s2",
+            agents={"helper": Agent(name="helper", instructions="Be brief.")},
+            default_agent="helper",
+            ports=TurnPorts(provider=system.lookup("llm"), tools=broken),
+            store=store,
+            config=AgentConfig(),
+        ),
+        name="session:s2",
+    )
+    failed = await session.ask(am.RunTurn(text="2+3?"))
+    assert failed.status == "failed" and failed.error_kind == "peer_failed"
+    assert "executor bug" in failed.error
+    info = await session.ask(am.GetSessionInfo())
+    assert info.turns == 1 and info.messages == 3  # committed; the same incarnation
 
 
 async def test_cancelling_a_turn_mid_tool_answers_every_call(

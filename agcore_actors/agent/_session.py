@@ -119,7 +119,9 @@ class Session(Actor[SessionRequest]):
         self.turns = 0
         self.model_calls = 0
         self.version = 0
-        self._lock = trio.StrictFIFOLock()
+        # Turns one at a time, in arrival order; made when a turn comes, dropped when the
+        # last one leaves it (an idle session holds no lock).
+        self._lock: trio.StrictFIFOLock | None = None
         self._queued = 0
         self._running: _Running | None = None
         # Facts set while a turn runs, committed with it (None: none; made on demand).
@@ -203,13 +205,27 @@ class Session(Actor[SessionRequest]):
     async def _queued_turn(self, text: str, turn_id: str, emit: Emit) -> am.TurnResult:
         self._queued += 1
         try:
-            await self._lock.acquire()
+            await self._acquire()
         finally:
             self._queued -= 1
         try:
             return await self._turn(text, turn_id or uuid.uuid4().hex, emit)
         finally:
-            self._lock.release()
+            self._release()
+
+    async def _acquire(self) -> None:
+        """Take the turn lock (made on demand); ends holding it or raises."""
+        if self._lock is None:
+            self._lock = trio.StrictFIFOLock()
+        await self._lock.acquire()
+
+    def _release(self) -> None:
+        """Give the turn lock to the next waiter, or drop it when nobody waits."""
+        lock = self._lock
+        assert lock is not None
+        lock.release()  # hands it straight to the next waiter, if any
+        if not lock.locked():
+            self._lock = None
 
     async def _turn(self, text: str, turn_id: str, emit: Emit) -> am.TurnResult:
         agent = self.agents[self.agent_name]
@@ -427,7 +443,7 @@ class Session(Actor[SessionRequest]):
         return old
 
     async def _on_set_facts(self, msg: am.SetFacts) -> None:
-        if self._lock.locked():
+        if self._lock is not None and self._lock.locked():
             # A turn runs (or waits): the facts are committed with it, in one transaction.
             if self._pending_facts is None:
                 self._pending_facts = ({}, [])
@@ -437,10 +453,13 @@ class Session(Actor[SessionRequest]):
                 pending_removed.append(key)
             pending_set.update(msg.set)
         else:
-            async with self._lock:
+            await self._acquire()
+            try:
                 self.version = await self.store.set_facts(
                     self.session, self.version, dict(msg.set), list(msg.remove)
                 )
+            finally:
+                self._release()
         for key in msg.remove:
             self.facts.pop(key, None)
         self.facts.update(msg.set)

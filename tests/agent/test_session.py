@@ -18,12 +18,13 @@ from agcore_actors.llm import (
     ProviderRegistry,
     RetryConfig,
     ToolCall,
+    UserMessage,
     provider_actor,
 )
 from agcore_actors.testing import ScriptedProvider
 from agcore_actors.tools import ToolExecutor, ToolRegistry, function_tool
 from agcore_actors.tools import messages as tm
-from tests.agent.fakes import scripted
+from tests.agent.fakes import echo, scripted
 from tests.agent.stores import start_store, stored, transcript
 
 
@@ -154,6 +155,52 @@ async def test_a_failing_tool_executor_fails_the_turn_and_the_session_goes_on(
     assert "executor bug" in failed.error
     info = await session.ask(am.GetSessionInfo())
     assert info.turns == 1 and info.messages == 3  # committed; the same incarnation
+
+
+async def test_queued_turns_run_one_at_a_time_in_arrival_order_and_facts_go_with_them(
+    system: ActorSystem, autojump_clock: trio.testing.MockClock
+) -> None:
+    # The turn lock is made when a turn comes and dropped when the last one leaves it:
+    # order and the facts set mid-turn hold across that, and an idle session holds none.
+    registry = ProviderRegistry().register(echo(delay=1.0))
+    llm = await system.spawn(provider_actor(registry), name="llm")
+    store_ref, store = await start_store(system)
+    made: list[Session] = []
+
+    def factory() -> Session:
+        made.append(
+            Session(
+                "s1",
+                agents={"helper": Agent(name="helper", instructions="Be brief.")},
+                default_agent="helper",
+                ports=TurnPorts(provider=llm),
+                store=store,
+                config=AgentConfig(),
+            )
+        )
+        return made[-1]
+
+    ref = await system.spawn(factory, name="session:s1")
+    for round_ in range(2):
+        done: list[str] = []
+
+        async def run(text: str) -> None:
+            result = await ref.ask(am.RunTurn(text=text))
+            done.append(result.text)
+
+        async with trio.open_nursery() as nursery:
+            for i in range(4):
+                nursery.start_soon(run, f"r{round_}t{i}")
+                await trio.sleep(0.1)
+            await ref.ask(am.SetFacts(set={"round": str(round_)}))
+        assert done == [f"echo: r{round_}t{i}" for i in range(4)]
+        assert made[0]._lock is None  # idle: no lock held
+        log = await transcript(store_ref, "s1")
+        users = [m.content for m in log if isinstance(m, UserMessage)]
+        assert users[-4:] == [f"r{round_}t{i}" for i in range(4)]
+        snapshot = await stored(store_ref, "s1")
+        assert snapshot is not None and snapshot.facts == {"round": str(round_)}
+    assert len(made) == 1
 
 
 async def test_cancelling_a_turn_mid_tool_answers_every_call(

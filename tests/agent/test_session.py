@@ -181,13 +181,14 @@ async def test_queued_turns_run_one_at_a_time_in_arrival_order_and_facts_go_with
         return made[-1]
 
     ref = await system.spawn(factory, name="session:s1")
+    done: list[str] = []
+
+    async def run(text: str) -> None:
+        result = await ref.ask(am.RunTurn(text=text))
+        done.append(result.text)
+
     for round_ in range(2):
-        done: list[str] = []
-
-        async def run(text: str) -> None:
-            result = await ref.ask(am.RunTurn(text=text))
-            done.append(result.text)
-
+        done.clear()
         async with trio.open_nursery() as nursery:
             for i in range(4):
                 nursery.start_soon(run, f"r{round_}t{i}")

@@ -11,8 +11,8 @@ its adapter, so one venv needs only its own framework.
 - ``raw-asyncio``: the same loop on asyncio, the loop the two peers run on.
 - ``agcore``: one ``SessionHost`` over an in-memory session store, a ProviderActor
   and a ToolExecutor; a session id per session; ``host.run`` (plain) or
-  ``host.submit`` with every event read (streamed). The provider is always called with
-  ``stream: true`` (that is how a turn calls its model), also in plain mode.
+  ``host.submit`` with every event read (streamed). A ``RunTurn`` (plain) calls the
+  model without streaming, since nobody reads its deltas; a submitted turn streams.
 - ``openai-agents``: one ``Agent`` over ``OpenAIChatCompletionsModel`` and an
   ``AsyncOpenAI`` client, tracing disabled globally and per run; history through
   ``result.to_input_list()``; ``Runner.run`` or ``Runner.run_streamed`` with every

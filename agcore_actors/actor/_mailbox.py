@@ -137,6 +137,11 @@ class Mailbox:
         self._waiters: _Waiters | None = None  # created on first need
         self._closed = False
 
+    @property
+    def empty(self) -> bool:
+        """No message waits (what :meth:`get_nowait` would answer None to)."""
+        return self._items is None
+
     def __len__(self) -> int:
         """Messages waiting (withdrawn ones do not count)."""
         items = self._items

@@ -2,15 +2,17 @@
 
 A concurrent actor (``max_concurrency`` N > 1) runs each request in one of at
 most N worker tasks. A worker is the serial loop again: it takes a message,
-handles it inside its own long-lived cancel scope (which an asker's
-cancellation cancels, as for a serial actor), and takes the next. No task and
-no cancel scope is made per request. The incarnation's own task is the first
-worker and always listens when idle; another worker is started when a message
-arrives while no worker listens (all are busy), up to N. An extra worker that
-finds the mailbox empty listens only if nobody else does, else it ends; the
-first worker, before it parks, wakes an idle extra one to end. So an idle
-concurrent actor is one parked task, a busy one at most N, and the mailbox is
-not read while N requests run (back-pressure).
+handles it inside its cancel scope (which an asker's cancellation cancels, as
+for a serial actor), and takes the next. No task is made per request, and a
+cancel scope only per busy spell: a worker enters one when it finds work and
+leaves it when the mailbox is empty, so a parked worker holds none. The
+incarnation's own task is the first worker and always listens when idle;
+another worker is started when a message arrives while no worker listens
+(all are busy), up to N. An extra worker that finds the mailbox empty listens
+only if nobody else does, else it ends; the first worker, before it parks,
+wakes an idle extra one to end. So an idle concurrent actor is one parked
+task, a busy one at most N, and the mailbox is not read while N requests run
+(back-pressure).
 
 A crash ends the incarnation: no worker takes another message once the
 incarnation's nursery is cancelled, so queued requests stay queued for the
@@ -104,20 +106,25 @@ async def work(cell: Cell[Any], pool: Pool, host: bool) -> None:
     dying = pool.nursery.cancel_scope
     try:
         while cell.stop_deadline is None:
+            if dying.cancel_called:
+                # A crash (or a kill) is ending the incarnation: leave what is queued
+                # to the next one.
+                await trio.lowlevel.checkpoint()
+            if mailbox.empty:
+                if not host and mailbox.parked:
+                    return  # another worker listens: this one ends
+                if host and mailbox.parked:
+                    mailbox.wake_one()  # an idle extra worker: let it end
+                # Parked outside any scope of ours: an idle worker holds no cancel scope.
+                await wait_task_rescheduled(mailbox.park_worker())
+                continue
             with trio.CancelScope() as scope:
                 while cell.stop_deadline is None:
                     if dying.cancel_called:
-                        # A crash (or a kill) is ending the incarnation: leave
-                        # what is queued to the next one.
                         await trio.lowlevel.checkpoint()
                     env = mailbox.get_nowait()
                     if env is None:
-                        if not host and mailbox.parked:
-                            return  # another worker listens: this one ends
-                        if host and mailbox.parked:
-                            mailbox.wake_one()  # an idle extra worker: let it end
-                        await wait_task_rescheduled(mailbox.park_worker())
-                        continue
+                        break  # idle: park without the scope
                     env.state = RUNNING
                     env.scope = scope
                     pool.in_flight += 1

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
+from types import MappingProxyType
 from typing import Any
 
 import attrs
@@ -43,19 +44,29 @@ class RuntimeBundle:
     hooks: TurnHooks = attrs.field(factory=lambda: TurnHooks())
     config: AgentConfig = attrs.field(factory=AgentConfig)
 
-    @property
-    def default_agent(self) -> str:
-        return next(iter(self.agents))
+    # Built once and shared by every session (read-only): a live session holds no copy.
+    _agents_view: Mapping[str, Agent] = attrs.field(init=False, eq=False, repr=False)
+    _ports: TurnPorts = attrs.field(init=False, eq=False, repr=False)
 
-    def ports(self) -> TurnPorts:
+    def __attrs_post_init__(self) -> None:
         registry = self.registry
         definitions = registry.definitions if registry is not None else list
-        return TurnPorts(
+        ports = TurnPorts(
             provider=self.provider,
             tools=self.tools,
             definitions=definitions,
             compactor=self.compactor,
         )
+        object.__setattr__(self, "_agents_view", MappingProxyType(dict(self.agents)))
+        object.__setattr__(self, "_ports", ports)
+
+    @property
+    def default_agent(self) -> str:
+        return next(iter(self.agents))
+
+    def ports(self) -> TurnPorts:
+        """The ports every session of this bundle shares (nothing mutates them)."""
+        return self._ports
 
 
 class AgentBuilder:
@@ -141,22 +152,45 @@ def session_spec(
     if default not in bundle.agents:
         raise AgentConfigError(f"unknown agent {default!r}")
 
-    def factory() -> Session:
-        return Session(
-            session,
-            agents=bundle.agents,
-            default_agent=default,
-            ports=bundle.ports(),
-            store=bundle.store,
-            config=bundle.config,
-            max_queued=max_queued,
-            history_tail=history_tail,
-            hooks=bundle.hooks,
-        )
-
+    factory = _SessionFactory(session, bundle, default, max_queued, history_tail)
     return ChildSpec(
         name=session_name(session), factory=factory, restart=restart, shutdown=shutdown
     )
+
+
+class _SessionFactory:
+    """Makes a session's actor (each restart a fresh one); a few slots, kept as long as
+    the session is live, so smaller than a closure."""
+
+    __slots__ = ("bundle", "default", "history_tail", "max_queued", "session")
+
+    def __init__(
+        self,
+        session: str,
+        bundle: RuntimeBundle,
+        default: str,
+        max_queued: int,
+        history_tail: int | None,
+    ) -> None:
+        self.session = session
+        self.bundle = bundle
+        self.default = default
+        self.max_queued = max_queued
+        self.history_tail = history_tail
+
+    def __call__(self) -> Session:
+        bundle = self.bundle
+        return Session(
+            self.session,
+            agents=bundle._agents_view,
+            default_agent=self.default,
+            ports=bundle.ports(),
+            store=bundle.store,
+            config=bundle.config,
+            max_queued=self.max_queued,
+            history_tail=self.history_tail,
+            hooks=bundle.hooks,
+        )
 
 
 def session_approver(system: ActorSystem) -> Any:

@@ -32,6 +32,7 @@ import json
 import logging
 import uuid
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
+from types import MappingProxyType
 from typing import Any, ClassVar, assert_never
 
 import attrs
@@ -100,7 +101,10 @@ class Session(Actor[SessionRequest]):
         if default_agent not in agents:
             raise AgentConfigError(f"unknown agent {default_agent!r}")
         self.session = session
-        self.agents = dict(agents)
+        # A read-only view is shared as is (the bundle's: no copy per session).
+        self.agents: Mapping[str, Agent] = (
+            agents if isinstance(agents, MappingProxyType) else MappingProxyType(dict(agents))
+        )
         self.agent_name = default_agent
         self.ports = ports
         self.store = store
@@ -115,10 +119,13 @@ class Session(Actor[SessionRequest]):
         self.turns = 0
         self.model_calls = 0
         self.version = 0
-        self._lock = trio.StrictFIFOLock()
+        # Turns one at a time, in arrival order; made when a turn comes, dropped when the
+        # last one leaves it (an idle session holds no lock).
+        self._lock: trio.StrictFIFOLock | None = None
         self._queued = 0
         self._running: _Running | None = None
-        self._pending_facts: tuple[dict[str, str], list[str]] = ({}, [])
+        # Facts set while a turn runs, committed with it (None: none; made on demand).
+        self._pending_facts: tuple[dict[str, str], list[str]] | None = None
         self._switch_notes: list[ChatMessage] = []
 
     async def on_start(self) -> None:
@@ -198,13 +205,27 @@ class Session(Actor[SessionRequest]):
     async def _queued_turn(self, text: str, turn_id: str, emit: Emit) -> am.TurnResult:
         self._queued += 1
         try:
-            await self._lock.acquire()
+            await self._acquire()
         finally:
             self._queued -= 1
         try:
             return await self._turn(text, turn_id or uuid.uuid4().hex, emit)
         finally:
-            self._lock.release()
+            self._release()
+
+    async def _acquire(self) -> None:
+        """Take the turn lock (made on demand); ends holding it or raises."""
+        if self._lock is None:
+            self._lock = trio.StrictFIFOLock()
+        await self._lock.acquire()
+
+    def _release(self) -> None:
+        """Give the turn lock to the next waiter, or drop it when nobody waits."""
+        lock = self._lock
+        assert lock is not None
+        lock.release()  # hands it straight to the next waiter, if any
+        if not lock.locked():
+            self._lock = None
 
     async def _turn(self, text: str, turn_id: str, emit: Emit) -> am.TurnResult:
         agent = self.agents[self.agent_name]
@@ -223,6 +244,8 @@ class Session(Actor[SessionRequest]):
             calls_before=self.model_calls,
             subagents={name: self.agents[name] for name in agent.subagents if name in self.agents},
             run_child=self._run_child,
+            # Nobody reads the events of a RunTurn: plain model calls, no stream to parse.
+            streamed=emit is not _drop,
         )
         blocked = await self.hooks.on_turn_start(context, text)
         if blocked is not None:
@@ -282,8 +305,8 @@ class Session(Actor[SessionRequest]):
     async def _commit(
         self, turn: Turn, status: am.TurnStatus, error: BaseException | None
     ) -> am.TurnResult:
-        facts_set, facts_removed = self._pending_facts
-        self._pending_facts = ({}, [])
+        facts_set, facts_removed = self._pending_facts or ({}, [])
+        self._pending_facts = None
         self.version = await self._store_commit(
             turn, self.version, status, facts_set, facts_removed
         )
@@ -324,6 +347,7 @@ class Session(Actor[SessionRequest]):
             history=[],
             system_prompt=system_prompt(agent, context),
             emit=_drop,
+            streamed=False,
         )
         version = await self.store.begin(
             child, turn.turn_id, snapshot.version, [UserMessage(task)], agent.name
@@ -419,18 +443,23 @@ class Session(Actor[SessionRequest]):
         return old
 
     async def _on_set_facts(self, msg: am.SetFacts) -> None:
-        if self._lock.locked():
+        if self._lock is not None and self._lock.locked():
             # A turn runs (or waits): the facts are committed with it, in one transaction.
+            if self._pending_facts is None:
+                self._pending_facts = ({}, [])
             pending_set, pending_removed = self._pending_facts
             for key in msg.remove:
                 pending_set.pop(key, None)
                 pending_removed.append(key)
             pending_set.update(msg.set)
         else:
-            async with self._lock:
+            await self._acquire()
+            try:
                 self.version = await self.store.set_facts(
                     self.session, self.version, dict(msg.set), list(msg.remove)
                 )
+            finally:
+                self._release()
         for key in msg.remove:
             self.facts.pop(key, None)
         self.facts.update(msg.set)

@@ -1,6 +1,7 @@
 """One turn, as messages to the runtime's actors.
 
-:class:`Turn` runs a single turn of a session: model call (streamed, compacted when over
+:class:`Turn` runs a single turn of a session: model call (streamed when someone reads
+the turn's events, else one plain call; compacted when over
 budget and once more after a context-length refusal) → the tool calls it asked for, in
 parallel through the ToolExecutor → again, up to ``max_tool_turns`` rounds → the answer
 (validated against the agent's output type, with re-asks) — emitting
@@ -112,6 +113,9 @@ class Turn:
     #: Agents offered as tools, by tool name, and how to run one.
     subagents: Mapping[str, Agent] = attrs.field(factory=dict)
     run_child: RunChild | None = None
+    #: Stream model calls (their deltas become events); False: one plain call each,
+    #: for turns whose events nobody reads (cheaper on the client).
+    streamed: bool = True
     _seen_calls: dict[str, int] = attrs.field(factory=dict)
 
     # -- the loop ------------------------------------------------------------------------
@@ -232,11 +236,21 @@ class Turn:
         while True:
             messages = await _peer("compactor", self._prompt(reactive))
             try:
-                return await _peer(self.ports.provider.name, self._stream(messages))
+                call = self._stream(messages) if self.streamed else self._chat(messages)
+                return await _peer(self.ports.provider.name, call)
             except ContextLengthError as error:
                 if reactive is not None or self.ports.compactor is None:
                     raise
                 reactive = error
+
+    async def _chat(self, messages: list[ChatMessage]) -> ChatResponse:
+        request = lm.Chat(self._request(messages), provider=self.agent.model.provider)
+        self.model_calls += 1
+        response: ChatResponse = await self.ports.provider.ask(request)
+        self.usage = self.usage + response.usage
+        if not response.usage.is_empty:
+            await self.emit(am.UsageReported(response.usage))
+        return response
 
     async def _stream(self, messages: list[ChatMessage]) -> ChatResponse:
         request = lm.ChatStream(self._request(messages), provider=self.agent.model.provider)
@@ -326,11 +340,17 @@ class Turn:
                 )
             )
 
-        async with trio.open_nursery() as nursery:
+        if not children:
+            # The usual batch: one ask, awaited here (no nursery, no task). An error of
+            # the executor's reaches the turn as it is (a failed turn, not a group).
             if runnable:
-                nursery.start_soon(execute)
-            for call_id, agent, task in children:
-                nursery.start_soon(child, call_id, agent, task)
+                await execute()
+        else:
+            async with trio.open_nursery() as nursery:
+                if runnable:
+                    nursery.start_soon(execute)
+                for call_id, agent, task in children:
+                    nursery.start_soon(child, call_id, agent, task)
         for call in calls:
             if call.id in answered:
                 continue

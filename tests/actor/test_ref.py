@@ -333,6 +333,21 @@ async def test_cancelling_one_concurrent_request_leaves_the_others(
     assert results == ["kept"]
 
 
+async def test_a_concurrent_request_after_a_cancelled_one_and_an_idle_spell_is_not_cancelled(
+    system: ActorSystem, autojump_clock: trio.testing.MockClock
+) -> None:
+    # A worker leaves its cancel scope when it parks and enters a fresh one on the next
+    # message: the cancellation of an earlier asker never reaches a later request.
+    ref = await system.spawn(lambda: Parallel([]), name="p")
+    for round_ in range(3):
+        with trio.move_on_after(1) as cancelled:
+            await ref.ask(Slow(2, "dropped"))
+        assert cancelled.cancelled_caught
+        await trio.sleep(5)  # the worker is idle (parked) in between
+        assert await ref.ask(Slow(2, f"kept{round_}")) == f"kept{round_}"
+        assert await ref.ask(Slow(0, "at once")) == "at once"
+
+
 async def test_messages_are_plain_structs(system: ActorSystem) -> None:
     """Tell-only messages need not derive from Request."""
 

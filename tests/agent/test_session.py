@@ -6,7 +6,7 @@ from typing import Any
 
 import trio
 
-from agcore_actors import ActorRef, ActorSystem
+from agcore_actors import Actor, ActorRef, ActorSystem
 from agcore_actors.agent import messages as am
 from agcore_actors.agent._config import Agent, AgentConfig
 from agcore_actors.agent._session import Session
@@ -18,11 +18,13 @@ from agcore_actors.llm import (
     ProviderRegistry,
     RetryConfig,
     ToolCall,
+    UserMessage,
     provider_actor,
 )
 from agcore_actors.testing import ScriptedProvider
 from agcore_actors.tools import ToolExecutor, ToolRegistry, function_tool
-from tests.agent.fakes import scripted
+from agcore_actors.tools import messages as tm
+from tests.agent.fakes import echo, scripted
 from tests.agent.stores import start_store, stored, transcript
 
 
@@ -94,6 +96,112 @@ async def test_a_tool_turn_answers_and_commits_a_valid_transcript(
     assert result.usage.input_tokens == 20
     log = await transcript(store, "s1")
     assert transcript_errors(log) == [] and len(log) == 4
+
+
+async def test_a_run_turn_calls_the_model_plainly_and_a_submitted_turn_streams(
+    system: ActorSystem, autojump_clock: trio.testing.MockClock
+) -> None:
+    provider, _, ref = await start(
+        system,
+        [[AssistantMessage(None, tool_calls=[call("c1", "add", '{"a": 2, "b": 3}')])],
+         [AssistantMessage("It is 5.")]],
+    )  # fmt: skip
+    plain: list[object] = []
+    chat = provider.chat
+
+    async def counted(client: Any, request: Any) -> Any:
+        plain.append(request)
+        return await chat(client, request)
+
+    provider.chat = counted  # type: ignore[method-assign]
+    result = await ref.ask(am.RunTurn(text="2+3?"))
+    assert result.status == "completed" and result.text == "It is 5."
+    assert result.model_calls == 2 and len(plain) == 2
+    events = await events_of(ref, "again")
+    assert len(plain) == 2, "a submitted turn's model call was not streamed"
+    assert [e.text for e in events if isinstance(e, am.TextDelta)] == ["It is 5."]
+
+
+class BrokenExecutor(Actor[tm.ToolExecutorMsg]):
+    """A tool executor with a bug: every batch raises."""
+
+    async def handle(self, msg: tm.ToolExecutorMsg) -> None:
+        raise RuntimeError("executor bug")
+
+
+async def test_a_failing_tool_executor_fails_the_turn_and_the_session_goes_on(
+    system: ActorSystem, autojump_clock: trio.testing.MockClock
+) -> None:
+    await start(
+        system,
+        [[AssistantMessage(None, tool_calls=[call("c1", "add", '{"a": 2, "b": 3}')])],
+         [AssistantMessage("Done.")]],
+    )  # fmt: skip
+    broken = await system.spawn(BrokenExecutor, name="broken-tools")
+    _, store = await start_store(system, "store2")
+    session = await system.spawn(
+        lambda: Session(
+            "s2",
+            agents={"helper": Agent(name="helper", instructions="Be brief.")},
+            default_agent="helper",
+            ports=TurnPorts(provider=system.lookup("llm"), tools=broken),
+            store=store,
+            config=AgentConfig(),
+        ),
+        name="session:s2",
+    )
+    failed = await session.ask(am.RunTurn(text="2+3?"))
+    assert failed.status == "failed" and failed.error_kind == "peer_failed"
+    assert "executor bug" in failed.error
+    info = await session.ask(am.GetSessionInfo())
+    assert info.turns == 1 and info.messages == 3  # committed; the same incarnation
+
+
+async def test_queued_turns_run_one_at_a_time_in_arrival_order_and_facts_go_with_them(
+    system: ActorSystem, autojump_clock: trio.testing.MockClock
+) -> None:
+    # The turn lock is made when a turn comes and dropped when the last one leaves it:
+    # order and the facts set mid-turn hold across that, and an idle session holds none.
+    registry = ProviderRegistry().register(echo(delay=1.0))
+    llm = await system.spawn(provider_actor(registry), name="llm")
+    store_ref, store = await start_store(system)
+    made: list[Session] = []
+
+    def factory() -> Session:
+        made.append(
+            Session(
+                "s1",
+                agents={"helper": Agent(name="helper", instructions="Be brief.")},
+                default_agent="helper",
+                ports=TurnPorts(provider=llm),
+                store=store,
+                config=AgentConfig(),
+            )
+        )
+        return made[-1]
+
+    ref = await system.spawn(factory, name="session:s1")
+    done: list[str] = []
+
+    async def run(text: str) -> None:
+        result = await ref.ask(am.RunTurn(text=text))
+        done.append(result.text)
+
+    for round_ in range(2):
+        done.clear()
+        async with trio.open_nursery() as nursery:
+            for i in range(4):
+                nursery.start_soon(run, f"r{round_}t{i}")
+                await trio.sleep(0.1)
+            await ref.ask(am.SetFacts(set={"round": str(round_)}))
+        assert done == [f"echo: r{round_}t{i}" for i in range(4)]
+        assert made[0]._lock is None  # idle: no lock held
+        log = await transcript(store_ref, "s1")
+        users = [m.content for m in log if isinstance(m, UserMessage)]
+        assert users[-4:] == [f"r{round_}t{i}" for i in range(4)]
+        snapshot = await stored(store_ref, "s1")
+        assert snapshot is not None and snapshot.facts == {"round": str(round_)}
+    assert len(made) == 1
 
 
 async def test_cancelling_a_turn_mid_tool_answers_every_call(

@@ -36,26 +36,27 @@ USAGE = {"prompt_tokens": 12, "completion_tokens": 7, "total_tokens": 19}
 
 
 def answer(*pieces: str, pause: float = 0.0) -> Reply:
-    """A streamed answer in ``pieces`` (``pause`` seconds before each after the first)."""
+    """An answer in ``pieces`` (``pause`` seconds before each after the first) to a
+    streamed call; the whole text as one chat completion to a plain one."""
     events: list[Piece] = []
     for index, piece in enumerate(pieces):
         if index and pause:
             events.append(pause)
         events.extend(sse(chunk({"content": piece}), done=False))
     events.extend(sse(chunk({}, finish="stop"), usage_chunk(USAGE)))
-    return sse_reply(*events)
+    plain = json_reply(completion("".join(pieces), usage=USAGE), delay=pause * (len(pieces) - 1))
+    return sse_reply(*events, plain=plain)
 
 
 def tool_call(name: str, arguments: dict[str, Any], call_id: str = "call_1") -> Reply:
-    """A streamed reply that calls one tool."""
-    call = {
-        "index": 0,
-        "id": call_id,
-        "type": "function",
-        "function": {"name": name, "arguments": json.dumps(arguments)},
-    }
+    """A reply that calls one tool, streamed or plain as the call asks."""
+    function = {"name": name, "arguments": json.dumps(arguments)}
+    call = {"index": 0, "id": call_id, "type": "function", "function": function}
+    plain_call = {"id": call_id, "type": "function", "function": function}
+    plain = completion(None, tool_calls=[plain_call], finish="tool_calls", usage=USAGE)
     return sse_reply(
-        *sse(chunk({"tool_calls": [call]}), chunk({}, finish="tool_calls"), usage_chunk(USAGE))
+        *sse(chunk({"tool_calls": [call]}), chunk({}, finish="tool_calls"), usage_chunk(USAGE)),
+        plain=json_reply(plain),
     )
 
 

@@ -9,6 +9,9 @@ connection break). Pauses watch the socket, so a client that hangs up is seen
 at once and recorded as a disconnect. Every request is recorded, unless the scenario
 says not to (a long soak would hoard them).
 
+A reply may carry a ``plain`` alternative, served to a request that does not ask for a
+stream, so one script answers ``Chat`` and ``ChatStream`` alike in the real wire shapes.
+
 A scenario may instead answer each request from its body with a *responder*
 (:meth:`FaultServer.respond`): the seeded fault schedule of
 ``tests/peers/fault_openai.py`` is one, run by that module as a server process of its own.
@@ -41,6 +44,15 @@ class Reply:
     cut: bool = False
     #: Seconds to wait before the status line.
     delay: float = 0.0
+    #: The answer instead of this one to a request that does not ask for a stream
+    #: (``"stream"`` absent or false): a scripted reply can serve both kinds of call.
+    plain: Reply | None = None
+
+    def for_request(self, body: Any) -> Reply:
+        """This reply, or its ``plain`` alternative for a request without ``"stream": true``."""
+        if self.plain is not None and not (isinstance(body, dict) and body.get("stream")):
+            return self.plain
+        return self
 
 
 @dataclass
@@ -125,7 +137,7 @@ class FaultServer:
             scenario.active += 1
             scenario.max_active = max(scenario.max_active, scenario.active)
             if scenario.responder is None:
-                return scenario, scenario.replies[index]
+                return scenario, scenario.replies[index].for_request(body)
         return scenario, scenario.responder(body)
 
     def _release(self, scenario: Scenario) -> None:

@@ -58,7 +58,9 @@ def _completion(body: dict[str, object]) -> bytes:
 def _chunks(body: dict[str, object]) -> bytes:
     text, calls = _reply(body)
     base = {"id": f"chatcmpl-{next(_ids)}", "object": "chat.completion.chunk", "model": "fake"}
-    events = [{**base, "choices": [{"index": 0, "delta": {"role": "assistant"}}]}]
+    events: list[dict[str, object]] = [
+        {**base, "choices": [{"index": 0, "delta": {"role": "assistant"}}]}
+    ]
     if calls:
         events.append({**base, "choices": [{"index": 0, "delta": {"tool_calls": calls}}]})
     else:

@@ -107,7 +107,7 @@ def run_one(python: Path, framework: str, base: str, *args: str) -> dict[str, An
 
 
 def median(runs: list[dict[str, Any]], key: str, per_turn: bool = False) -> float:
-    return statistics.median(r[key] / (r["turns"] if per_turn else 1) for r in runs)
+    return float(statistics.median(r[key] / (r["turns"] if per_turn else 1) for r in runs))
 
 
 def _cell(value: float | None, fmt: str) -> str:
@@ -135,14 +135,14 @@ def report(
     print("|---:|---|" + "---:|" * (len(names) + 2))
     for c in sizes:
         for mode in ("plain", "streamed"):
-            row = [cpu(n, c, mode) for n in names]
-            ours, floor = cpu("agcore", c, mode), cpu("raw", c, mode)
+            figures = [cpu(n, c, mode) for n in names]
+            agcore, floor = cpu("agcore", c, mode), cpu("raw", c, mode)
             best = min((v for n in peers if (v := cpu(n, c, mode)) is not None), default=None)
-            vs_peer = ours / best if ours is not None and best else None
-            vs_raw = ours / floor if ours is not None and floor else None
-            cells = " | ".join(_cell(v, ".2f") for v in row)
+            vs_peer = agcore / best if agcore is not None and best else None
+            vs_raw = agcore / floor if agcore is not None and floor else None
+            shown = " | ".join(_cell(v, ".2f") for v in figures)
             print(
-                f"| {c:,} | {mode} | {cells} | {_cell(vs_peer, '.3f')} | {_cell(vs_raw, '.2f')} |"
+                f"| {c:,} | {mode} | {shown} | {_cell(vs_peer, '.3f')} | {_cell(vs_raw, '.2f')} |"
             )
             if vs_peer is None:
                 missed.append(f"CPU vs peers at {c} {mode}: no peer measured")
@@ -180,10 +180,10 @@ def report(
         rows = [
             r for name in names for r in ([name, "agcore evicted"] if name == "agcore" else [name])
         ]
-        for n in rows:
-            if n in idle:
-                kept = idle[n].get("kept", "")
-                print(f"| {n} | {idle[n]['idle_per_session']:,.0f} | {kept} |")
+        for row in rows:
+            if row in idle:
+                kept = idle[row].get("kept", "")
+                print(f"| {row} | {idle[row]['idle_per_session']:,.0f} | {kept} |")
         best_idle = min((idle[n]["idle_per_session"] for n in peers if n in idle), default=None)
         for ours in ("agcore", "agcore evicted"):
             if (

@@ -429,7 +429,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         )
         print("|---|---|---|---|---|")
         per_commit: dict[int, tuple[float, float]] = {}
-        floors: list[tuple[float, float, float, float, float]] = []
+        floors: list[tuple[float, float, float, float, float, float]] = []
         cpu_group: list[float] = []  # at the largest size
         cpu_each: list[float] = []
         ratio = 0.0

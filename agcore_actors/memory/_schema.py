@@ -7,6 +7,7 @@ import sqlite3
 from collections.abc import Iterator
 from typing import Any
 
+from .._sqlite_codes import sqlite_failure
 from ._errors import (
     InvalidInput,
     StorageBusy,
@@ -62,17 +63,6 @@ MIGRATIONS: tuple[str, ...] = (
 SCHEMA_VERSION = len(MIGRATIONS)
 
 
-_BUSY = {sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED}
-_UNAVAILABLE = {
-    sqlite3.SQLITE_FULL,
-    sqlite3.SQLITE_READONLY,
-    sqlite3.SQLITE_IOERR,
-    sqlite3.SQLITE_CANTOPEN,
-    sqlite3.SQLITE_PERM,
-}
-_CORRUPT = {sqlite3.SQLITE_CORRUPT, sqlite3.SQLITE_NOTADB}
-
-
 def classify(exc: sqlite3.Error) -> StorageError:
     """The memory layer's error for one of SQLite's, by its primary result code:
 
@@ -81,15 +71,12 @@ def classify(exc: sqlite3.Error) -> StorageError:
     - corrupt, not a database: :class:`StorageCorrupt`;
     - anything else: :class:`StorageError`.
     """
-    code = getattr(exc, "sqlite_errorcode", None)
-    primary = None if code is None else code & 0xFF
-    name = getattr(exc, "sqlite_errorname", None) or type(exc).__name__
-    message = f"{name}: {exc}"
-    if primary in _BUSY:
+    kind, message = sqlite_failure(exc)
+    if kind == "busy":
         return StorageBusy(message)
-    if primary in _UNAVAILABLE:
+    if kind == "unavailable":
         return StorageUnavailable(message)
-    if primary in _CORRUPT:
+    if kind == "corrupt":
         return StorageCorrupt(message)
     return StorageError(message)
 

@@ -36,6 +36,7 @@ import contextlib
 import sqlite3
 from collections.abc import Iterator
 
+from .._sqlite_codes import sqlite_failure
 from ._errors import StoreBusy, StoreStorageError, StoreUnavailable
 
 #: Migration ``i`` takes the schema from version i to i + 1.
@@ -91,28 +92,15 @@ SCHEMA_VERSION = len(MIGRATIONS)
 _VERSION_KEY = "sessions_schema_version"
 
 
-_BUSY = {sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED}
-_UNAVAILABLE = {
-    sqlite3.SQLITE_FULL,
-    sqlite3.SQLITE_READONLY,
-    sqlite3.SQLITE_IOERR,
-    sqlite3.SQLITE_CANTOPEN,
-    sqlite3.SQLITE_PERM,
-}
-
-
 def classify(exc: sqlite3.Error) -> StoreStorageError:
     """The store's error for one of SQLite's, by its primary result code: busy or
     locked past the busy timeout → :class:`StoreBusy`; full, read-only, I/O error,
     cannot open, no permission → :class:`StoreUnavailable`; anything else (corrupt, not
     a database, misuse) → :class:`StoreStorageError`."""
-    code = getattr(exc, "sqlite_errorcode", None)
-    primary = None if code is None else code & 0xFF
-    name = getattr(exc, "sqlite_errorname", None) or type(exc).__name__
-    message = f"{name}: {exc}"
-    if primary in _BUSY:
+    kind, message = sqlite_failure(exc)
+    if kind == "busy":
         return StoreBusy(message)
-    if primary in _UNAVAILABLE:
+    if kind == "unavailable":
         return StoreUnavailable(message)
     return StoreStorageError(message)
 

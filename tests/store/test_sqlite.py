@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sqlite3
+from collections.abc import Callable
 from functools import partial
 from pathlib import Path
 
@@ -105,7 +106,8 @@ def test_an_operation_failing_after_it_wrote_leaves_no_trace_and_its_batch_commi
             begin("broken")  # a write, then an error that is not the asker's
             raise RuntimeError("after writing")
 
-        batch = [partial(begin, "a"), begin_then_fail, partial(begin, "b")]
+        batch: list[Callable[[], object]] = [partial(begin, "a"), begin_then_fail]
+        batch.append(partial(begin, "b"))
         backend.connection.set_trace_callback(statements.append)
         outcomes = backend.run_batch(batch, True)
         backend.connection.set_trace_callback(None)

@@ -6,9 +6,11 @@ SQLite backend behave alike by construction, and the stateful test checks both.
 
 Atomicity: :meth:`Backend.run_batch` runs a list of operations in one transaction,
 each as a unit: an operation that raises leaves no trace (``_ops`` raises the asker's
-errors before it writes anything; SQLite also wraps each in a savepoint), the others
-are kept. The batch is durable when ``run_batch`` returns. A storage failure fails the
-whole batch with :class:`StoreStorageError`.
+errors before it writes anything; SQLite also runs such a batch again with each
+operation in a savepoint), the others are kept. So an operation may run more than once
+and must depend only on the stored state and its own arguments. The batch is durable
+when ``run_batch`` returns. A storage failure fails the whole batch with
+:class:`StoreStorageError`.
 
 Threads: a backend is not thread-safe. The actor calls it from one thread at a time.
 """

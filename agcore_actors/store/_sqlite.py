@@ -6,9 +6,11 @@ acknowledged write survives a process crash, an OS crash and a power loss;
 ``"NORMAL"`` still survives the process being killed (the commit is in the OS's page
 cache) but may lose the last commits if the machine goes down.
 
-One batch, many requests: each operation runs inside a savepoint, so one that fails
-(a conflict in one session) is rolled back alone while the others commit together,
-with one fsync for all of them (group commit).
+One batch, many requests: the operations run in one transaction and commit together,
+with one fsync for all of them (group commit). If one fails (a conflict in one
+session), the transaction is rolled back and the batch runs again with each operation
+in a savepoint, so the failed one is undone alone and the others still commit; a batch
+in which nothing fails pays for no savepoints.
 
 Sharing a file with the memory store: both connections use WAL (readers never block
 the writer), start every write transaction with ``BEGIN IMMEDIATE`` (the write lock is
@@ -129,25 +131,15 @@ class SqliteSessionBackend:
 
     def run_batch(self, operations: Sequence[Operation], write: bool) -> list[outcome.Outcome[Any]]:
         conn = self._conn
-        results: list[outcome.Outcome[Any]] = []
         try:
-            conn.execute("BEGIN IMMEDIATE" if write else "BEGIN")
-            for op in operations:
-                if write:
-                    conn.execute("SAVEPOINT op")
-                try:
-                    value = op()
-                except sqlite3.Error:
-                    raise
-                except Exception as exc:
-                    if write:
-                        conn.execute("ROLLBACK TO op")
-                        conn.execute("RELEASE op")
-                    results.append(outcome.Error(exc))
-                else:
-                    if write:
-                        conn.execute("RELEASE op")
-                    results.append(outcome.Value(value))
+            results = self._apply(operations, write, isolated=False)
+            if results is None:
+                # An operation failed mid-batch: start again with each in a savepoint, so
+                # that its writes (if any) are undone alone. Operations are functions of
+                # the stored state, so the second run gives the same outcomes.
+                conn.execute("ROLLBACK")
+                results = self._apply(operations, write, isolated=True)
+                assert results is not None
             conn.execute("COMMIT")
         except BaseException as exc:
             if conn.in_transaction:
@@ -156,6 +148,35 @@ class SqliteSessionBackend:
             if isinstance(exc, sqlite3.Error):
                 raise classify(exc) from exc
             raise
+        return results
+
+    def _apply(
+        self, operations: Sequence[Operation], write: bool, *, isolated: bool
+    ) -> list[outcome.Outcome[Any]] | None:
+        """Begin a transaction and run ``operations`` in it; None if one of a write batch
+        failed and ``isolated`` is false (the transaction is then left open)."""
+        conn = self._conn
+        conn.execute("BEGIN IMMEDIATE" if write else "BEGIN")
+        savepoints = write and isolated
+        results: list[outcome.Outcome[Any]] = []
+        for op in operations:
+            if savepoints:
+                conn.execute("SAVEPOINT op")
+            try:
+                value = op()
+            except sqlite3.Error:
+                raise
+            except Exception as exc:
+                if write and not isolated:
+                    return None
+                if savepoints:
+                    conn.execute("ROLLBACK TO op")
+                    conn.execute("RELEASE op")
+                results.append(outcome.Error(exc))
+            else:
+                if savepoints:
+                    conn.execute("RELEASE op")
+                results.append(outcome.Value(value))
         return results
 
     # -- records ----------------------------------------------------------------------

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import sqlite3
+from collections.abc import Callable
+from functools import partial
 from pathlib import Path
 
 import pytest
@@ -14,6 +16,7 @@ from agcore_actors.memory import MemoryStoreConfig, memory_store_spec
 from agcore_actors.memory import messages as mm
 from agcore_actors.memory._schema import SCHEMA_VERSION as MEMORY_SCHEMA_VERSION
 from agcore_actors.store import SqliteSessions, StoreStorageError, session_store_spec
+from agcore_actors.store import _ops as ops
 from agcore_actors.store import messages as sm
 from agcore_actors.store.lowlevel import SCHEMA_VERSION, SqliteSessionBackend
 from tests.store.helpers import user
@@ -86,3 +89,41 @@ def test_the_schema_version_is_kept_in_store_meta_and_a_newer_file_is_refused(
 def test_a_bad_synchronous_setting_is_refused_where_it_is_written() -> None:
     with pytest.raises(ValueError, match="synchronous"):
         SqliteSessions("x.db", synchronous="OFF")  # type: ignore[arg-type]
+
+
+def test_an_operation_failing_after_it_wrote_leaves_no_trace_and_its_batch_commits(
+    tmp_path: Path,
+) -> None:
+    backend = SqliteSessionBackend(tmp_path / "s.db")
+    statements: list[str] = []
+    try:
+
+        def begin(session: str) -> object:
+            msg = sm.BeginTurn(session=session, turn="t", expected_version=0, messages=[user()])
+            return ops.begin(backend, msg, 1.0)
+
+        def begin_then_fail() -> object:
+            begin("broken")  # a write, then an error that is not the asker's
+            raise RuntimeError("after writing")
+
+        batch: list[Callable[[], object]] = [partial(begin, "a"), begin_then_fail]
+        batch.append(partial(begin, "b"))
+        backend.connection.set_trace_callback(statements.append)
+        outcomes = backend.run_batch(batch, True)
+        backend.connection.set_trace_callback(None)
+        assert outcomes[0].unwrap().version == outcomes[2].unwrap().version == 1
+        with pytest.raises(RuntimeError, match="after writing"):
+            outcomes[1].unwrap()
+        assert backend.record("broken") is None
+        assert backend.messages("broken", 0, 10) == []
+        # The others are applied exactly once, though the batch ran twice.
+        assert [len(backend.messages(s, 0, 10)) for s in ("a", "b")] == [1, 1]
+        assert statements.count("COMMIT") == 1  # still one transaction for the batch
+        # A batch in which nothing fails needs no savepoints.
+        statements.clear()
+        backend.connection.set_trace_callback(statements.append)
+        backend.run_batch([partial(begin, "c"), partial(begin, "d")], True)
+        assert not [s for s in statements if s.startswith("SAVEPOINT")]
+    finally:
+        backend.connection.set_trace_callback(None)
+        backend.close()

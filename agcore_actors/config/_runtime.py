@@ -17,6 +17,7 @@ start fails half-way.
 from __future__ import annotations
 
 import logging
+import typing
 from collections.abc import AsyncIterator, Iterable, Mapping
 from contextlib import AsyncExitStack, asynccontextmanager
 from pathlib import Path
@@ -126,10 +127,11 @@ def library_config(cls: type[T], table: object, renames: Mapping[str, str] | Non
     its fields (named as the field, or as ``renames`` says); a field that takes None for
     "no limit" gets None for the file's ``inf``."""
     renames = renames or {}
+    hints = typing.get_type_hints(cls)  # the fields' types, resolved (not their text)
     values: dict[str, Any] = {}
     for field in attrs.fields(cls):
         value = getattr(table, renames.get(field.name, field.name))
-        optional = "None" in str(field.type)
+        optional = type(None) in typing.get_args(hints[field.name])
         values[field.name] = no_limit(value) if optional and isinstance(value, float) else value
     return cls(**values)
 

@@ -21,7 +21,7 @@ import typing
 from collections.abc import AsyncIterator, Iterable, Mapping
 from contextlib import AsyncExitStack, asynccontextmanager
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import attrs
 
@@ -75,6 +75,9 @@ __all__ = [
     "remote_provider",
     "store_backend",
 ]
+
+if TYPE_CHECKING:  # the local package is imported only when a local model is used
+    from ..local import LocalModelConfig
 
 log = logging.getLogger("agcore_actors.config")
 T = TypeVar("T", bound=attrs.AttrsInstance)
@@ -179,7 +182,7 @@ def remote_provider(settings: Settings, name: str) -> Provider:
         ) from None
 
 
-def local_model_config(p: LocalProviderSettings) -> Any:
+def local_model_config(p: LocalProviderSettings) -> LocalModelConfig:
     """The embedded model's :class:`~agcore_actors.local.LocalModelConfig`."""
     from ..local import CatalogModel, GgufFile, LocalModelConfig
 

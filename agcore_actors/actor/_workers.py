@@ -8,11 +8,12 @@ cancel scope only per busy spell: a worker enters one when it finds work and
 leaves it when the mailbox is empty, so a parked worker holds none. The
 incarnation's own task is the first worker and always listens when idle;
 another worker is started when a message arrives while no worker listens
-(all are busy), up to N. An extra worker that finds the mailbox empty listens
-only if nobody else does, else it ends; the first worker, before it parks,
-wakes an idle extra one to end. So an idle concurrent actor is one parked
-task, a busy one at most N, and the mailbox is not read while N requests run
-(back-pressure).
+(all are busy), up to N. An extra worker that finds the mailbox empty while
+other requests still run lingers, parked, so the next message of a burst wakes
+it instead of starting a task; once no request runs, the extra workers end
+(the last one to go idle, or the first worker as it parks, wakes them to). So
+an idle concurrent actor is one parked task, a busy one at most N, and the
+mailbox is not read while N requests run (back-pressure).
 
 A crash ends the incarnation: no worker takes another message once the
 incarnation's nursery is cancelled, so queued requests stay queued for the
@@ -42,6 +43,7 @@ class Pool:
         "cell",
         "draining",
         "expected",
+        "host_idle",
         "in_flight",
         "limit",
         "nursery",
@@ -68,6 +70,8 @@ class Pool:
         self.tasks: list[Task] = []
         self.workers = 1  # the incarnation's own task
         self.in_flight = 0  # requests running now
+        # The incarnation's task is parked: an extra worker with nothing to do ends.
+        self.host_idle = False
         # The incarnation's task, waiting for the running requests of a stop.
         self.draining: Task | None = None
 
@@ -111,12 +115,24 @@ async def work(cell: Cell[Any], pool: Pool, host: bool) -> None:
                 # to the next one.
                 await trio.lowlevel.checkpoint()
             if mailbox.empty:
-                if not host and mailbox.parked:
-                    return  # another worker listens: this one ends
-                if host and mailbox.parked:
-                    mailbox.wake_one()  # an idle extra worker: let it end
+                # While other requests run, an idle worker lingers, parked: the next
+                # message of a burst wakes it instead of starting a new task. Once
+                # none runs, the extra workers end and only the first one listens.
+                idle = not pool.in_flight
+                if not host:
+                    if idle and pool.host_idle:
+                        mailbox.wake()  # the other lingering workers end too
+                        return
+                    await wait_task_rescheduled(mailbox.park_worker())
+                    continue
+                if idle and mailbox.parked:
+                    mailbox.wake()  # the lingering extra workers: let them end
+                pool.host_idle = True
                 # Parked outside any scope of ours: an idle worker holds no cancel scope.
-                await wait_task_rescheduled(mailbox.park_worker())
+                try:
+                    await wait_task_rescheduled(mailbox.park_worker())
+                finally:
+                    pool.host_idle = False
                 continue
             with trio.CancelScope() as scope:
                 while cell.stop_deadline is None:

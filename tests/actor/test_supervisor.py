@@ -2,99 +2,23 @@
 
 from __future__ import annotations
 
-import gc
-import logging
-import weakref
-
-import msgspec
 import pytest
 import trio
 import trio.testing
 
 from agcore_actors import (
     NO_BACKOFF,
-    Actor,
     ActorCrashed,
     ActorSystem,
     Backoff,
     ChildSpec,
     Intensity,
-    Request,
     Restart,
     Strategy,
     SupervisorGaveUp,
     SupervisorSpec,
 )
-from agcore_actors.actor import StartTimeout, WouldDeadlock
-
-
-class Crash(msgspec.Struct, frozen=True, tag=True):
-    pass
-
-
-class Quit(msgspec.Struct, frozen=True, tag=True):
-    pass
-
-
-class Hold(Request[None], frozen=True, tag=True):
-    seconds: float
-
-
-class Who(Request[str], frozen=True, tag=True):
-    pass
-
-
-Msg = Crash | Quit | Hold | Who
-
-
-class Node(Actor[Msg]):
-    def __init__(self, name: str, log: list[str], fail_start: int = 0) -> None:
-        self.name = name
-        self.log = log
-        self.fail_start = fail_start
-
-    async def on_start(self) -> None:
-        if self.ctx.restarts < self.fail_start:
-            self.log.append(f"failstart {self.name}")
-            raise RuntimeError(f"{self.name} cannot start")
-        self.log.append(f"start {self.name}")
-
-    async def handle(self, msg: Msg) -> str | None:
-        match msg:
-            case Crash():
-                raise RuntimeError(f"{self.name} crashed")
-            case Quit():
-                self.ctx.stop()
-            case Hold(seconds=seconds):
-                await trio.sleep(seconds)
-            case Who():
-                return f"{self.name}#{self.ctx.restarts}"
-        return None
-
-    async def on_stop(self, reason: BaseException | None) -> None:
-        self.log.append(f"stop {self.name}")
-
-
-def child(
-    name: str, log: list[str], restart: Restart = Restart.PERMANENT, fail_start: int = 0
-) -> ChildSpec[Msg]:
-    return ChildSpec(name, lambda: Node(name, log, fail_start), restart=restart)
-
-
-def team(log: list[str], strategy: Strategy, **kw: object) -> SupervisorSpec:
-    options: dict[str, object] = {"backoff": NO_BACKOFF, "restart": Restart.TEMPORARY}
-    options.update(kw)
-    return SupervisorSpec(
-        "team",
-        children=[child("a", log), child("b", log), child("c", log)],
-        strategy=strategy,
-        **options,  # type: ignore[arg-type]
-    )
-
-
-async def crash(system: ActorSystem, name: str) -> None:
-    await system.lookup(name).tell(Crash())
-    await trio.sleep(1)  # let the supervisor settle (virtual time)
+from tests.actor.supervision import Crash, Hold, Node, Quit, Who, child, crash, team
 
 
 async def test_one_for_one_restarts_only_the_failed_child(
@@ -363,156 +287,3 @@ async def test_give_up_reports_the_last_failure(autojump_clock: trio.testing.Moc
             await system.lookup("x").tell(Crash())
             await trio.sleep_forever()
     assert str(info.value.last) == "x crashed"
-
-
-# -- deadlocks refused as errors ------------------------------------------------------------
-
-
-class Spawner(Node):
-    """Spawns a sibling from on_start (under the supervisor that is starting it)."""
-
-    async def on_start(self) -> None:
-        await self.ctx_system.spawn(lambda: Node("sibling", self.log), name="sibling")
-
-    ctx_system: ActorSystem
-
-
-async def test_spawn_from_on_start_under_the_same_supervisor_is_refused(
-    system: ActorSystem, autojump_clock: trio.testing.MockClock
-) -> None:
-    log: list[str] = []
-
-    def make() -> Spawner:
-        spawner = Spawner("spawner", log)
-        spawner.ctx_system = system
-        return spawner
-
-    with trio.fail_after(100), pytest.raises(WouldDeadlock, match="on_start"):
-        await system.spawn(make, name="spawner")
-    assert "sibling" not in system.root.children()
-
-
-class StopSelf(Request[None], frozen=True, tag=True):
-    pass
-
-
-async def test_stopping_its_own_actor_from_a_handler_is_refused(
-    system: ActorSystem, autojump_clock: trio.testing.MockClock
-) -> None:
-    class Quitter(Actor[StopSelf]):
-        async def handle(self, msg: StopSelf) -> None:
-            await system.stop(self.ctx.name)
-
-    ref = await system.spawn(Quitter, name="q", shutdown=10)
-    start = trio.current_time()
-    with pytest.raises(WouldDeadlock, match=r"ctx\.stop\(\)"):
-        await ref.ask(StopSelf())
-    assert trio.current_time() == start  # no grace period stalled away
-
-
-# -- a start timeout per child ----------------------------------------------------------------
-
-
-class SlowStart(Node):
-    async def on_start(self) -> None:
-        if self.ctx.restarts == self.fail_start:
-            self.log.append(f"slow {self.name}")
-            await trio.sleep_forever()
-        self.log.append(f"start {self.name}")
-
-
-async def test_a_start_that_never_ends_fails_after_the_default_start_timeout(
-    system: ActorSystem, autojump_clock: trio.testing.MockClock
-) -> None:
-    log: list[str] = []
-    start = trio.current_time()
-    with trio.move_on_after(1000), pytest.raises(StartTimeout) as info:
-        await system.spawn(lambda: SlowStart("s", log), name="s")
-    assert trio.current_time() - start == info.value.seconds == 30
-    assert isinstance(info.value, TimeoutError)
-    assert log == ["slow s", "stop s"]
-    assert "s" not in system.root.children()
-
-
-async def test_a_slow_restart_does_not_keep_a_crashed_sibling_down(
-    system: ActorSystem, autojump_clock: trio.testing.MockClock
-) -> None:
-    log: list[str] = []
-    await system.start_supervisor(
-        SupervisorSpec(
-            "team",
-            children=[
-                ChildSpec("a", lambda: Node("a", log)),
-                ChildSpec("b", lambda: SlowStart("b", log, fail_start=1), start_timeout=2),
-            ],
-            intensity=Intensity(max_restarts=10, period=60),
-            backoff=NO_BACKOFF,
-        )
-    )
-    await system.lookup("b").tell(Crash())  # b's restart hangs in on_start
-    await trio.testing.wait_all_tasks_blocked()
-    crashed = trio.current_time()
-    await system.lookup("a").tell(Crash())
-    with trio.move_on_after(1000):
-        assert await system.lookup("a").ask(Who()) == "a#1"
-    assert trio.current_time() - crashed <= 2  # not until b's start returns (never)
-
-
-# -- stops take at most the grace -------------------------------------------------------------
-
-
-async def test_on_stop_runs_within_the_grace_that_is_left(
-    system: ActorSystem, autojump_clock: trio.testing.MockClock
-) -> None:
-    class SlowStop(Node):
-        async def on_stop(self, reason: BaseException | None) -> None:
-            try:
-                await trio.sleep(10)
-            finally:
-                self.log.append(f"stop {self.name}")
-
-    log: list[str] = []
-    ref = await system.spawn(lambda: SlowStop("x", log), name="x", shutdown=4)
-    await ref.tell(Hold(3))
-    await trio.testing.wait_all_tasks_blocked()
-    start = trio.current_time()
-    await system.stop("x")
-    # 3 s of message, then on_stop for the 1 s left of the 4 s grace: not a fresh 4 s.
-    assert trio.current_time() - start == 4
-
-
-class _Keep(logging.Handler):
-    """A handler that keeps every record, as buffering and error-reporting handlers do."""
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.records: list[logging.LogRecord] = []
-
-    def emit(self, record: logging.LogRecord) -> None:
-        self.records.append(record)
-
-
-async def test_a_logged_crash_does_not_keep_the_crashed_instance_alive() -> None:
-    instances: weakref.WeakSet[Node] = weakref.WeakSet()
-
-    def make() -> Node:
-        node = Node("a", [])
-        instances.add(node)
-        return node
-
-    keep = _Keep()
-    logger = logging.getLogger("agcore_actors.actor")
-    logger.addHandler(keep)
-    try:
-        async with ActorSystem(strict=True) as system:
-            await system.start_supervisor(
-                SupervisorSpec("team", children=[ChildSpec("a", make)], backoff=NO_BACKOFF)
-            )
-            ref = system.lookup("a")
-            ref.tell_nowait(Crash())
-            assert await ref.ask(Who()) == "a#1"
-            gc.collect()
-            assert len(instances) == 1  # only the running incarnation
-    finally:
-        logger.removeHandler(keep)
-    assert any("crashed" in record.getMessage() for record in keep.records)

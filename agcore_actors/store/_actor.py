@@ -32,7 +32,7 @@ from ._errors import (
     StoreBusy,
     StoreUnavailable,
 )
-from ._lane import Health, Lane
+from ._lane import Lane
 from ._memory import InMemorySessionBackend
 from ._migrate import migrate_memory_transcripts
 from ._sqlite import SqliteSessionBackend
@@ -141,13 +141,13 @@ class SessionStore(Actor[StoreMsg]):
 
     async def on_start(self) -> None:
         batch = self.config.max_batch
-        health = Health(self.ctx.set_degraded)
+        report = self.ctx.set_degraded
         backend = await self._open(self._open_backend)
-        self._writes = Lane(backend, threaded=self._threaded, max_batch=batch, health=health)
+        self._writes = Lane(backend, threaded=self._threaded, max_batch=batch, report=report)
         self._reads = self._writes
         if self._open_reader is not None:
             reader = await self._open(self._open_reader)
-            self._reads = Lane(reader, threaded=self._threaded, max_batch=batch, health=health)
+            self._reads = Lane(reader, threaded=self._threaded, max_batch=batch, report=report)
             self.ctx.nursery.start_soon(self._reads.serve)
         self.ctx.nursery.start_soon(self._writes.serve)
 

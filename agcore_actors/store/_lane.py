@@ -10,7 +10,7 @@ not be mid-batch then (an inline batch never yields), so the order is the same.
 
 Storage trouble: a transaction that fails with :class:`StoreBusy` or
 :class:`StoreUnavailable` gives each of its askers that error and the lane carries on;
-a :class:`StoreUnavailable` makes the lane's :class:`Health` degraded until a write
+a :class:`StoreUnavailable` is reported (the store degraded) until a write
 transaction succeeds. Any other failure of a transaction fails its askers with
 :class:`StoreStorageError` and ends the lane (the actor crashes).
 
@@ -55,35 +55,21 @@ def _ignore(reason: str | None) -> None:
     pass
 
 
-class Health:
-    """Whether the storage is usable; ``report`` is told each change (a reason, or None
-    once healthy again). Lanes on one store share one."""
-
-    def __init__(self, report: Callable[[str | None], None] = _ignore) -> None:
-        self._report = report
-        #: Why the store is degraded, or None.
-        self.degraded: str | None = None
-
-    def unavailable(self, exc: StoreUnavailable) -> None:
-        reason = f"storage unavailable: {exc}"
-        if reason != self.degraded:
-            self.degraded = reason
-            self._report(reason)
-
-    def wrote(self) -> None:
-        if self.degraded is not None:
-            self.degraded = None
-            self._report(None)
-
-
 class Lane:
     """Requests to one backend, batched (see the module doc)."""
 
     def __init__(
-        self, backend: Backend, *, threaded: bool, max_batch: int, health: Health | None = None
+        self,
+        backend: Backend,
+        *,
+        threaded: bool,
+        max_batch: int,
+        report: Callable[[str | None], None] = _ignore,
     ) -> None:
         self.backend = backend
-        self.health = health or Health()
+        #: Told why the storage is unavailable, and None after each write that succeeds
+        #: (the actor's ``set_degraded``; lanes on one store share it).
+        self._report = report
         self._threaded = threaded
         self._max_batch = max_batch
         self._queue: collections.deque[_Request] = collections.deque()
@@ -158,7 +144,7 @@ class Lane:
                 for request in batch:
                     reschedule(request.asker, outcome.Error(type(exc)(str(exc))))
                 if isinstance(exc, StoreUnavailable):
-                    self.health.unavailable(exc)
+                    self._report(f"storage unavailable: {exc}")
                 continue
             except BaseException as exc:
                 # The whole transaction failed: every request of it gets an error, then
@@ -168,7 +154,7 @@ class Lane:
                     reschedule(request.asker, outcome.Error(failed))
                 raise
             if write:
-                self.health.wrote()
+                self._report(None)
             for request, result in zip(batch, results, strict=True):
                 reschedule(request.asker, result)
             self.batches += 1

@@ -140,8 +140,6 @@ def defer_reply(ctx: ActorContext[Any]) -> DeferredReply:
     Raises:
         RuntimeError: not called from a serial actor's handler of an ask or a tell.
     """
-    from ._cell import Cell  # a cycle otherwise: the cell imports this module
-
-    if not isinstance(ctx, Cell):
+    if not isinstance(ctx, Deferrals):  # a plain class: no ABC check on this hot path
         raise RuntimeError("defer_reply takes the context the runtime gave the actor")
     return ctx.defer_reply()

@@ -171,15 +171,25 @@ class Lane:
         """Take what is queued, run it in one transaction, answer; for ever."""
         while True:
             await trio.lowlevel.checkpoint_if_cancelled()  # cancelled: stop between batches
-            batch = self._take()
-            if not batch:
+            if not self._queue:
                 self._wakeup = trio.Event()
                 await self._wakeup.wait()
                 self._wakeup = None
+                if self._threaded:
+                    await self._gather()
                 continue
-            await self._run(batch)
+            await self._run(self._take())
             if not self._threaded:
                 await trio.lowlevel.cancel_shielded_checkpoint()  # let the askers queue more
+
+    async def _gather(self) -> None:
+        """Woken from idle: let the requests arriving in the same burst join the first
+        batch (one more fsync otherwise). Yields while the queue still grows, at most
+        until it holds a full batch; costs a few task switches per idle spell."""
+        seen = 0
+        while seen < len(self._queue) < self._max_batch:
+            seen = len(self._queue)
+            await trio.lowlevel.cancel_shielded_checkpoint()
 
     async def drain(self) -> None:
         """Run what is queued now, batch after batch, until nothing is (for a graceful

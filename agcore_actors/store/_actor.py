@@ -224,7 +224,12 @@ class SessionStore(Actor[StoreMsg]):
         if len(lane) >= self.max_queued:
             await lane.room(self.max_queued)  # cancellable: nothing is queued yet
         work = functools.partial(op, lane.backend, msg, self._clock())
-        lane.queue(work, write=write, reply=defer_reply(self.ctx))
+        try:
+            reply = defer_reply(self.ctx)
+        except RuntimeError:
+            # Spawned concurrent (``max_concurrency`` > 1): this worker waits instead.
+            return await lane.submit(work, write=write)
+        lane.queue(work, write=write, reply=reply)
         return None
 
     @property

@@ -364,3 +364,13 @@ async def test_a_full_lane_stops_the_actor_reading_its_mailbox(tmp_path: Path) -
             assert row.mailbox_depth == 2 and row.in_flight == 4
             backend.gate.set()
     assert sum(backend.sizes) == 6
+
+
+async def test_a_store_spawned_concurrent_still_groups_its_writes(tmp_path: Path) -> None:
+    backend = Recording(tmp_path / "s.db")
+    factory = functools.partial(SessionStore, lambda: backend, threaded=True)
+    async with ActorSystem(strict=True) as system:
+        spec = ChildSpec(NAME, factory, mailbox_size=4096, max_concurrency=512)
+        store = await system.root.start_child(spec)
+        await many_turns(store, 200)
+    assert sum(backend.sizes) == 400 and len(backend.sizes) < 100, backend.sizes

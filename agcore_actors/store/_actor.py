@@ -69,14 +69,15 @@ class SessionStore(Actor[StoreMsg]):
         waiting for its outcome (the lane completes the request's deferred reply, see
         :func:`agcore_actors.actor.lowlevel.defer_reply`); at most
         :attr:`SessionStore.max_queued` wait in a lane, beyond which the actor stops
-        reading its mailbox (back-pressure). Requests are applied one at a time, in the
-        order they are taken, by a single writer task. When the writer takes a request it
-        also takes every request already queued (at most ``config.max_batch``) and applies
-        them all in **one transaction with one fsync** (group commit); each gets its reply
-        only once that transaction is durable. A request that fails (a conflict in one
-        session) is rolled back alone; the others in its batch still commit. While one
-        batch is being written the next one gathers, so 1,000 sessions committing at once
-        cost a handful of fsyncs, not 1,000.
+        reading its mailbox (back-pressure). (Spawned with ``max_concurrency`` > 1, each
+        request waits in a worker instead: the same batches.) Requests are applied one at
+        a time, in the order they are taken, by a single writer task. When the writer
+        takes a request it also takes every request already queued (at most
+        ``config.max_batch``) and applies them all in **one transaction with one fsync**
+        (group commit); each gets its reply only once that transaction is durable. A
+        request that fails (a conflict in one session) is rolled back alone; the others in
+        its batch still commit. While one batch is being written the next one gathers, so
+        1,000 sessions committing at once cost a handful of fsyncs, not 1,000.
 
         Reads (``LoadSession``, ``ListSessions``, ``ExportSession``) on SQLite go to a
         second connection, in a lane of their own batched the same way (one read

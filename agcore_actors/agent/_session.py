@@ -82,6 +82,8 @@ class Session(Actor[SessionRequest]):
 
     # One running turn, its queue, and room for control messages beside them.
     max_concurrency: ClassVar[int] = 16
+    # A host keeps thousands idle: an idle session holds no cancel scope.
+    idle_scope: ClassVar[bool] = False
     expected_errors = (AgcoreError,)
 
     def __init__(

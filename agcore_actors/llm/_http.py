@@ -20,6 +20,7 @@ Guarantees of :func:`sse_chunks`, the read loop both providers stream through:
 
 from __future__ import annotations
 
+import functools
 import math
 import re
 import time
@@ -193,6 +194,22 @@ def transport_error(provider: str, exc: BaseException, secrets: tuple[str, ...])
     return LlmConnectionError(provider, f"HTTP failure: {text}")
 
 
+@functools.lru_cache(maxsize=256)
+def _parsed_url(url_type: Callable[[str], Any], url: str) -> Any:
+    try:
+        return url_type(url)
+    except Exception:
+        return url  # the request raises its own (mapped) error
+
+
+def request_url(client: http.AsyncClient, url: str) -> Any:
+    """``url`` parsed once as the URL type of ``client`` 's stack (parsing a string URL
+    costs about as much as the rest of building a request); ``url`` itself if it does
+    not parse or the client has no ``base_url``."""
+    base = getattr(client, "base_url", None)
+    return url if base is None else _parsed_url(type(base), url)
+
+
 async def post(
     client: http.AsyncClient,
     url: str,
@@ -203,7 +220,7 @@ async def post(
 ) -> http.Response:
     """POST ``body``; a transport failure or a non-2xx status becomes its typed error."""
     try:
-        response = await client.post(url, content=body, headers=headers)
+        response = await client.post(request_url(client, url), content=body, headers=headers)
     except _HTTP_ERROR as exc:
         raise transport_error(provider, exc, secrets) from None
     if not response.is_success:
@@ -226,7 +243,7 @@ async def open_stream(
     attempt). Errors as :func:`post`, including transport failures while the block
     reads the stream. Leaving the block (or a cancellation) closes the response.
     """
-    request = client.build_request("POST", url, content=body, headers=headers)
+    request = client.build_request("POST", request_url(client, url), content=body, headers=headers)
     timeouts = request.extensions.get("timeout")
     if isinstance(timeouts, dict):
         timeouts["read"] = None

@@ -20,7 +20,6 @@ Guarantees of :func:`sse_chunks`, the read loop both providers stream through:
 
 from __future__ import annotations
 
-import functools
 import math
 import re
 import time
@@ -194,20 +193,29 @@ def transport_error(provider: str, exc: BaseException, secrets: tuple[str, ...])
     return LlmConnectionError(provider, f"HTTP failure: {text}")
 
 
-@functools.lru_cache(maxsize=256)
-def _parsed_url(url_type: Callable[[str], Any], url: str) -> Any:
-    try:
-        return url_type(url)
-    except Exception:
-        return url  # the request raises its own (mapped) error
+#: Parsed request URLs by (URL type, text); cleared when it reaches 256 entries.
+_URLS: dict[tuple[type[Any], str], Any] = {}
 
 
 def request_url(client: http.AsyncClient, url: str) -> Any:
     """``url`` parsed once as the URL type of ``client`` 's stack (parsing a string URL
     costs about as much as the rest of building a request); ``url`` itself if it does
-    not parse or the client has no ``base_url``."""
+    not parse (the request then raises its own, mapped, error) or the client has no
+    ``base_url``."""
     base = getattr(client, "base_url", None)
-    return url if base is None else _parsed_url(type(base), url)
+    if base is None:
+        return url
+    key = (type(base), url)
+    parsed = _URLS.get(key)
+    if parsed is None:
+        if len(_URLS) >= 256:
+            _URLS.clear()
+        try:
+            parsed = type(base)(url)
+        except Exception:
+            parsed = url
+        _URLS[key] = parsed
+    return parsed
 
 
 async def post(

@@ -25,10 +25,11 @@ next incarnation, as for serial actors.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 import trio
-from trio.lowlevel import Task, current_task, reschedule, wait_task_rescheduled
+from trio.lowlevel import Abort, Task, current_task, reschedule, wait_task_rescheduled
 
 from ._mailbox import RUNNING
 
@@ -103,15 +104,13 @@ class Pool:
             reschedule(task)
 
 
-async def _park_host(pool: Pool, mailbox: Mailbox) -> None:
-    """The first worker waits for the next message (it never ends idle)."""
+def _host_parks(pool: Pool, mailbox: Mailbox) -> Callable[[Any], Abort]:
+    """Ready the first worker (it never ends idle) to wait for the next message; the
+    wait's abort callback. (No coroutine of its own: an idle actor keeps no frame.)"""
     if not pool.in_flight and mailbox.parked:
         mailbox.wake()  # the lingering extra workers: let them end
     pool.host_idle = True
-    try:
-        await wait_task_rescheduled(mailbox.park_worker())
-    finally:
-        pool.host_idle = False
+    return mailbox.park_worker()
 
 
 async def work(cell: Cell[Any], pool: Pool, host: bool) -> None:
@@ -136,7 +135,10 @@ async def work(cell: Cell[Any], pool: Pool, host: bool) -> None:
                     await wait_task_rescheduled(mailbox.park_worker())
                     continue
                 # Parked outside any scope of ours (see Actor.idle_scope).
-                await _park_host(pool, mailbox)
+                try:
+                    await wait_task_rescheduled(_host_parks(pool, mailbox))
+                finally:
+                    pool.host_idle = False
                 continue
             if dying.cancel_called:
                 # A crash (or a kill) is ending the incarnation: leave what is queued
@@ -167,7 +169,10 @@ async def work(cell: Cell[Any], pool: Pool, host: bool) -> None:
                     if mailbox.empty:
                         if not keep:
                             break  # idle: park without the scope
-                        await _park_host(pool, mailbox)  # in the scope (see idle_scope)
+                        try:  # parked in the scope (see Actor.idle_scope)
+                            await wait_task_rescheduled(_host_parks(pool, mailbox))
+                        finally:
+                            pool.host_idle = False
                         if cell.stop_deadline is not None or mailbox.empty:
                             break
                     if dying.cancel_called:

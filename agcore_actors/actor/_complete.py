@@ -67,7 +67,13 @@ class Completion:
                 if strict:
                     event = roundtrip(event, self._name, event_type)
                 try:
-                    await sink.send(event)
+                    # A cancellation point always; a schedule point only when the
+                    # buffer is full (the reader takes what is queued in one go).
+                    await trio.lowlevel.checkpoint_if_cancelled()
+                    try:
+                        sink.send_nowait(event)
+                    except trio.WouldBlock:
+                        await sink.send(event)
                 except trio.BrokenResourceError:
                     return  # the reader left; it cancels us, or already has
 

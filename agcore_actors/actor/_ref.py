@@ -284,8 +284,14 @@ class EventStream(Generic[E]):
         return self
 
     async def __anext__(self) -> E:
+        # A cancellation point always; a schedule point only when it waits: events the
+        # handler already queued are read one after another, without a task switch each.
         try:
-            return await self._receive.receive()
+            await trio.lowlevel.checkpoint_if_cancelled()
+            try:
+                return self._receive.receive_nowait()
+            except trio.WouldBlock:
+                return await self._receive.receive()
         except trio.EndOfChannel:
             if self._env.error is not None:
                 raise self._env.error from None

@@ -5,7 +5,10 @@ most N worker tasks. A worker is the serial loop again: it takes a message,
 handles it inside its cancel scope (which an asker's cancellation cancels, as
 for a serial actor), and takes the next. No task is made per request, and a
 cancel scope only per busy spell: a worker enters one when it finds work and
-leaves it when the mailbox is empty, so a parked worker holds none. The
+leaves it when the mailbox is empty, so a parked worker holds none; except that
+the first worker of an actor with ``idle_scope`` (the default) parks inside its
+scope, as a serial actor does, and enters a fresh one only after an asker's
+cancellation (a scope costs about a third of an ask; see ``Actor.idle_scope``). The
 incarnation's own task is the first worker and always listens when idle;
 another worker is started when a message arrives while no worker listens
 (all are busy), up to N. An extra worker that finds the mailbox empty while
@@ -22,17 +25,18 @@ next incarnation, as for serial actors.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 import trio
-from trio.lowlevel import Task, current_task, reschedule, wait_task_rescheduled
+from trio.lowlevel import Abort, Task, current_task, reschedule, wait_task_rescheduled
 
 from ._mailbox import RUNNING
 
 if TYPE_CHECKING:
     from ._actor import Actor
     from ._cell import Cell
-    from ._mailbox import Envelope
+    from ._mailbox import Envelope, Mailbox
 
 
 class Pool:
@@ -100,52 +104,54 @@ class Pool:
             reschedule(task)
 
 
+def _host_parks(pool: Pool, mailbox: Mailbox) -> Callable[[Any], Abort]:
+    """Ready the first worker (it never ends idle) to wait for the next message; the
+    wait's abort callback. (No coroutine of its own: an idle actor keeps no frame.)"""
+    if not pool.in_flight and mailbox.parked:
+        mailbox.wake()  # the lingering extra workers: let them end
+    pool.host_idle = True
+    return mailbox.park_worker()
+
+
 async def work(cell: Cell[Any], pool: Pool, host: bool) -> None:
     """One worker's loop; ``host`` for the incarnation's own task (it never ends idle)."""
     task = current_task()
     pool.tasks.append(task)
     mailbox = cell.mailbox
-    actor = pool.actor
+    handle = pool.actor.handle
     expected = pool.expected
     dying = pool.nursery.cancel_scope
+    keep = host and pool.actor.idle_scope
     try:
         while cell.stop_deadline is None:
-            if dying.cancel_called:
-                # A crash (or a kill) is ending the incarnation: leave what is queued
-                # to the next one.
-                await trio.lowlevel.checkpoint()
             if mailbox.empty:
                 # While other requests run, an idle worker lingers, parked: the next
                 # message of a burst wakes it instead of starting a new task. Once
                 # none runs, the extra workers end and only the first one listens.
-                idle = not pool.in_flight
                 if not host:
-                    if idle and pool.host_idle:
+                    if not pool.in_flight and pool.host_idle:
                         mailbox.wake()  # the other lingering workers end too
                         return
                     await wait_task_rescheduled(mailbox.park_worker())
                     continue
-                if idle and mailbox.parked:
-                    mailbox.wake()  # the lingering extra workers: let them end
-                pool.host_idle = True
-                # Parked outside any scope of ours: an idle worker holds no cancel scope.
+                # Parked outside any scope of ours (see Actor.idle_scope).
                 try:
-                    await wait_task_rescheduled(mailbox.park_worker())
+                    await wait_task_rescheduled(_host_parks(pool, mailbox))
                 finally:
                     pool.host_idle = False
                 continue
+            if dying.cancel_called:
+                # A crash (or a kill) is ending the incarnation: leave what is queued
+                # to the next one.
+                await trio.lowlevel.checkpoint()
             with trio.CancelScope() as scope:
-                while cell.stop_deadline is None:
-                    if dying.cancel_called:
-                        await trio.lowlevel.checkpoint()
-                    env = mailbox.get_nowait()
-                    if env is None:
-                        break  # idle: park without the scope
+                env = mailbox.get_nowait()
+                while env is not None:
                     env.state = RUNNING
                     env.scope = scope
                     pool.in_flight += 1
                     try:
-                        result = await actor.handle(env.msg)
+                        result = await handle(env.msg)
                         if env.sink is not None:
                             await cell.pump(env, result)
                             result = None
@@ -158,6 +164,20 @@ async def work(cell: Cell[Any], pool: Pool, host: bool) -> None:
                     env = result = None  # hold nothing of this request while idle
                     if scope.cancel_called:
                         break  # an asker cancelled its request: take a fresh scope
+                    if cell.stop_deadline is not None:
+                        break
+                    if mailbox.empty:
+                        if not keep:
+                            break  # idle: park without the scope
+                        try:  # parked in the scope (see Actor.idle_scope)
+                            await wait_task_rescheduled(_host_parks(pool, mailbox))
+                        finally:
+                            pool.host_idle = False
+                        if cell.stop_deadline is not None or mailbox.empty:
+                            break
+                    if dying.cancel_called:
+                        await trio.lowlevel.checkpoint()
+                    env = mailbox.get_nowait()
         if not pool.in_flight:
             pool.wake_host()
     finally:

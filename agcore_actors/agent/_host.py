@@ -223,7 +223,12 @@ class SessionHost:
 
     @asynccontextmanager
     async def _turn_slot(self, session: str) -> AsyncIterator[ActorRef[Any]]:
-        async with self._turns:
+        turns = self._turns
+        try:
+            turns.acquire_nowait()  # a free slot: no schedule point here (the ask has one)
+        except trio.WouldBlock:
+            await turns.acquire()
+        try:
             live = await self._activate(session)
             live.busy += 1
             self._busy += 1
@@ -246,6 +251,8 @@ class SessionHost:
                     self._live.move_to_end(session)
                 if len(self._live) > self.config.max_live:
                     self._over_cap.set()  # over the cap while all were busy: shrink now
+        finally:
+            turns.release()
 
     async def cancel(self, session: str, mode: am.CancelMode = "immediate") -> bool:
         """Cancel the running turn of a live session; False if none runs."""

@@ -82,6 +82,8 @@ class Session(Actor[SessionRequest]):
 
     # One running turn, its queue, and room for control messages beside them.
     max_concurrency: ClassVar[int] = 16
+    # A host keeps thousands idle: an idle session holds no cancel scope.
+    idle_scope: ClassVar[bool] = False
     expected_errors = (AgcoreError,)
 
     def __init__(
@@ -374,7 +376,9 @@ class Session(Actor[SessionRequest]):
     ) -> int:
         """Close ``turn``'s open calls and commit it, shielded from cancellation."""
         turn.close(status)
-        with trio.CancelScope(shield=True), trio.fail_after(self.commit_timeout):
+        # One scope, shielded and with the commit's own deadline (as fail_after in a shield).
+        deadline = trio.current_time() + self.commit_timeout
+        with trio.CancelScope(shield=True, deadline=deadline) as scope:
             version = await self.store.commit(
                 turn.session,
                 turn.turn_id,
@@ -386,6 +390,8 @@ class Session(Actor[SessionRequest]):
                 facts_set=facts_set,
                 facts_removed=facts_removed,
             )
+        if scope.cancelled_caught:
+            raise trio.TooSlowError
         return version
 
     # -- control -------------------------------------------------------------------------

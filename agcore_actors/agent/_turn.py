@@ -205,11 +205,14 @@ class Turn:
             offered.append(ModelTool(FunctionDefinition(name, description, _TASK_SCHEMA)))
         return offered
 
+    def _messages(self) -> list[ChatMessage]:
+        """The whole prompt: system prompt, history, this turn so far."""
+        if self.system_prompt:
+            return [SystemMessage(self.system_prompt), *self.history, *self.messages]
+        return [*self.history, *self.messages]
+
     async def _prompt(self, reactive: ContextLengthError | None) -> list[ChatMessage]:
-        system: list[ChatMessage] = (
-            [SystemMessage(self.system_prompt)] if self.system_prompt else []
-        )
-        messages = system + self.history + self.messages
+        messages = self._messages()
         compactor = self.ports.compactor
         if compactor is None:
             return messages
@@ -234,7 +237,10 @@ class Turn:
     async def _model_call(self) -> ChatResponse:
         reactive: ContextLengthError | None = None
         while True:
-            messages = await _peer("compactor", self._prompt(reactive))
+            if self.ports.compactor is None:
+                messages = self._messages()  # no ask to make: no coroutine either
+            else:
+                messages = await _peer("compactor", self._prompt(reactive))
             try:
                 call = self._stream(messages) if self.streamed else self._chat(messages)
                 return await _peer(self.ports.provider.name, call)

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import functools
 import random
-from collections.abc import AsyncGenerator, Callable
+from collections.abc import AsyncGenerator, Callable, Coroutine
 from typing import TYPE_CHECKING, Any, assert_never
 
 import attrs
@@ -141,10 +141,11 @@ class ProviderActor(Actor[ProviderMsg]):
                 assert_never(msg)
         return None
 
-    async def _on_chat(self, msg: Chat) -> ChatResponse:
+    def _on_chat(self, msg: Chat) -> Coroutine[Any, Any, ChatResponse]:
+        # The call's own coroutine, awaited by handle (no frame of ours on every resume).
         assert self.client is not None
         name, provider = self.registry.resolve(msg.provider)
-        return await self.caller.chat(name, provider, self.client, msg.request)
+        return self.caller.chat(name, provider, self.client, msg.request)
 
     def _on_chat_stream(self, msg: ChatStream) -> AsyncGenerator[StreamEvent, None]:
         # The runtime iterates (and closes) the generator inside this request.

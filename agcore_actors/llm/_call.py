@@ -139,10 +139,11 @@ class Caller:
         deadline = self._deadline()
         retries = 0
         while True:
-            await self._pre_request(name, request)
+            if self.hooks:
+                await self._pre_request(name, request)
             step_deadline = _limit(trio.current_time(), self.timeouts.attempt, deadline)
             try:
-                with trio.move_on_at(step_deadline) as scope:
+                with trio.CancelScope(deadline=step_deadline) as scope:
                     response = await provider.chat(client, request)
                 if scope.cancelled_caught:
                     raise self._timeout(name, step_deadline, deadline)

@@ -193,6 +193,31 @@ def transport_error(provider: str, exc: BaseException, secrets: tuple[str, ...])
     return LlmConnectionError(provider, f"HTTP failure: {text}")
 
 
+#: Parsed request URLs by (URL type, text); cleared when it reaches 256 entries.
+_URLS: dict[tuple[type[Any], str], Any] = {}
+
+
+def request_url(client: http.AsyncClient, url: str) -> Any:
+    """``url`` parsed once as the URL type of ``client`` 's stack (parsing a string URL
+    costs about as much as the rest of building a request); ``url`` itself if it does
+    not parse (the request then raises its own, mapped, error) or the client has no
+    ``base_url``."""
+    base = getattr(client, "base_url", None)
+    if base is None:
+        return url
+    key = (type(base), url)
+    parsed = _URLS.get(key)
+    if parsed is None:
+        if len(_URLS) >= 256:
+            _URLS.clear()
+        try:
+            parsed = type(base)(url)
+        except Exception:
+            parsed = url
+        _URLS[key] = parsed
+    return parsed
+
+
 async def post(
     client: http.AsyncClient,
     url: str,
@@ -203,7 +228,7 @@ async def post(
 ) -> http.Response:
     """POST ``body``; a transport failure or a non-2xx status becomes its typed error."""
     try:
-        response = await client.post(url, content=body, headers=headers)
+        response = await client.post(request_url(client, url), content=body, headers=headers)
     except _HTTP_ERROR as exc:
         raise transport_error(provider, exc, secrets) from None
     if not response.is_success:
@@ -226,7 +251,7 @@ async def open_stream(
     attempt). Errors as :func:`post`, including transport failures while the block
     reads the stream. Leaving the block (or a cancellation) closes the response.
     """
-    request = client.build_request("POST", url, content=body, headers=headers)
+    request = client.build_request("POST", request_url(client, url), content=body, headers=headers)
     timeouts = request.extensions.get("timeout")
     if isinstance(timeouts, dict):
         timeouts["read"] = None

@@ -216,3 +216,22 @@ async def test_queued_stream_fails_when_the_actor_stops(
             async for _ in events:
                 pass
     assert len(outcome) == 1
+
+
+async def test_a_cancelled_reader_reads_no_more_even_with_events_queued(
+    system: ActorSystem,
+) -> None:
+    # Queued events are read without a task switch each, but every read is still a
+    # cancellation point.
+    log: list[str] = []
+    ref = await system.spawn(lambda: Counter(log), name="c")
+    got: list[int] = []
+    with trio.CancelScope() as scope:
+        async with ref.stream(Count(5)) as events:
+            async for tick in events:
+                got.append(tick.n)
+                await trio.testing.wait_all_tasks_blocked()  # the rest is queued now
+                scope.cancel()
+    assert scope.cancelled_caught
+    assert got == [0]
+    assert await ref.ask(Ping()) == "pong"

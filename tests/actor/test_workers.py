@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import pytest
 import trio
 import trio.testing
 from trio.lowlevel import Task, current_task
@@ -70,3 +71,55 @@ async def test_an_idle_concurrent_actor_is_one_parked_task(
                     burst.start_soon(ref.ask, Nap(seconds))
             await trio.testing.wait_all_tasks_blocked()
             assert len(ref._cell.pool.tasks) == 1  # type: ignore[union-attr]
+
+
+class Stubborn(Request[None], frozen=True, tag=True):
+    """Sleep ``seconds`` shielded: the handler returns normally even when cancelled."""
+
+    seconds: float = 2.0
+
+
+class Finisher(Actor[Stubborn | Nap]):
+    async def handle(self, msg: Stubborn | Nap) -> None:
+        if isinstance(msg, Stubborn):
+            with trio.CancelScope(shield=True):
+                await trio.sleep(msg.seconds)
+        else:
+            await trio.sleep(msg.seconds)
+
+
+class FinisherWithoutIdleScope(Finisher):
+    idle_scope = False
+
+
+@pytest.mark.parametrize("actor_class", [Finisher, FinisherWithoutIdleScope])
+async def test_a_cancelled_request_never_reaches_the_next_one_queued_or_after_idling(
+    autojump_clock: trio.testing.MockClock, actor_class: type[Finisher]
+) -> None:
+    # The first worker parks inside its cancel scope (idle_scope) or outside any: either
+    # way a scope an asker's cancellation cancelled is never used again, even when the
+    # handler returned normally (it shields itself from that cancellation here).
+    async with ActorSystem() as system:
+        ref = await system.spawn(actor_class, name="f", max_concurrency=2)
+        finished: list[str] = []
+
+        async def ask(label: str, msg: Stubborn | Nap, delay: float) -> None:
+            await trio.sleep(delay)
+            with trio.fail_after(10):
+                await ref.ask(msg)
+            finished.append(label)
+
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(ask, "busy", Nap(4), 0.1)  # holds the other worker
+            nursery.start_soon(ask, "queued", Nap(2), 0.5)  # waits for a free worker
+            with trio.move_on_after(1) as cancelled:
+                await ref.ask(Stubborn(2))  # its asker leaves at 1, the handler ends at 2
+            assert cancelled.cancelled_caught
+        assert sorted(finished) == ["busy", "queued"]
+        await trio.sleep(5)  # idle
+        with trio.move_on_after(1):
+            await ref.ask(Stubborn(2))
+        with trio.fail_after(3):
+            await ref.ask(Nap(2))  # after an idle spell: not cancelled either
+        await trio.testing.wait_all_tasks_blocked()
+        assert len(ref._cell.pool.tasks) == 1  # type: ignore[union-attr]

@@ -76,3 +76,17 @@ async def test_headers_may_take_longer_than_idle_when_the_attempt_allows(
     url, _ = fault_server.script(sse_reply(*body, delay=0.6))
     final = (await stream(openai(url), timeouts=Timeouts(attempt=3, idle=0.3, call=10)))[-1]
     assert isinstance(final, Finish) and final.response.text == "late"
+
+
+def test_a_request_url_is_parsed_once_per_stack_and_a_bad_one_is_left_to_the_request() -> None:
+    import httpx2
+
+    from agcore_actors.llm._http import request_url
+
+    client = httpx2.AsyncClient()
+    url = "http://127.0.0.1:9/v1/chat/completions"
+    parsed = request_url(client, url)
+    assert isinstance(parsed, httpx2.URL) and str(parsed) == url
+    assert request_url(client, url) is parsed  # not parsed again
+    assert request_url(client, "http://[::1") == "http://[::1"  # the request raises
+    assert request_url(object(), url) == url  # type: ignore[arg-type]  # no base_url

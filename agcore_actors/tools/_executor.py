@@ -97,8 +97,7 @@ class ToolExecutor(Actor[ToolExecutorMsg]):
         denied, failure, timeout, cancellation. Each call runs under its own timeout
         (the tool's ``timeout``, else ``config.default_timeout``); approval, when a tool
         needs it, is waited for first under ``config.approval_timeout`` and does not
-        count against the tool's. Batches run concurrently (up to 64 at once). A batch
-        of one call runs in the request's own task; a larger one starts a task per call.
+        count against the tool's. Batches run concurrently (up to 64 at once).
 
     Cancellation:
         ``CancelBatch`` cancels the running calls of a batch, which still replies (its
@@ -168,13 +167,9 @@ class ToolExecutor(Actor[ToolExecutorMsg]):
         try:
             with trio.CancelScope() as batch_scope:
                 self._running[msg.batch_id] = batch_scope
-                if len(msg.calls) == 1:
-                    # The usual batch: its one call runs here, without a nursery and task.
-                    await self._run_call(msg, 0, msg.calls[0], results)
-                else:
-                    async with trio.open_nursery() as nursery:
-                        for index, call in enumerate(msg.calls):
-                            nursery.start_soon(self._run_call, msg, index, call, results)
+                async with trio.open_nursery() as nursery:
+                    for index, call in enumerate(msg.calls):
+                        nursery.start_soon(self._run_call, msg, index, call, results)
         finally:
             # Runs on cancellation of the asker too: no await here.
             self._running.pop(msg.batch_id, None)

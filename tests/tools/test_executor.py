@@ -4,6 +4,7 @@ events, result cap, batch ids."""
 from __future__ import annotations
 
 import argparse
+import contextvars
 import sys
 import threading
 from typing import Any
@@ -368,3 +369,25 @@ async def test_an_unencodable_value_is_that_calls_error(strict: bool) -> None:
     assert opaque.status is ToolStatus.ERROR and opaque.recoverable
     assert "not JSON" in opaque.content and opaque.value is None
     assert (ok.status, ok.value) == (ToolStatus.OK, {"result": 1})
+
+
+_who: contextvars.ContextVar[str] = contextvars.ContextVar("who", default="nobody")
+
+
+@function_tool
+async def remember(name: str) -> str:
+    """Say who was set before, then set a context variable, as logging libraries do."""
+    before = _who.get()
+    _who.set(name)
+    return before
+
+
+async def test_a_tool_s_context_variables_never_reach_another_call(system: ActorSystem) -> None:
+    # A tool's contextvars.set (a request id, a user bound into the logging context) stays
+    # in its own call: the next batch, maybe another session's, starts from a clean context.
+    ref = await system.spawn(lambda: ToolExecutor(ToolRegistry([remember])), name="tools")
+    for i, name in enumerate(["alice", "bob"]):
+        call = ToolCall(id=f"c{i}", name="remember", arguments=f'{{"name": "{name}"}}')
+        (result,) = (await ref.ask(ExecuteTools(batch_id=f"b{i}", calls=[call]))).results
+        assert result.status is ToolStatus.OK
+        assert result.content == "nobody"

@@ -67,14 +67,22 @@ async def stream(
 
 
 async def stream_until_error(
-    provider: Provider, request: ChatRequest | None = None, **kw: Any
+    provider: Provider,
+    request: ChatRequest | None = None,
+    *,
+    stamps: list[float] | None = None,
+    **kw: Any,
 ) -> tuple[list[StreamEvent], BaseException]:
+    """The events of a stream that must fail, and its error; ``stamps`` gets the trio
+    time at which each event arrived."""
     events: list[StreamEvent] = []
     try:
         async with http_client() as client:
             gen = caller(**kw).stream(provider.name, provider, client, request or hello())
             async for event in gen:
                 events.append(event)
+                if stamps is not None:
+                    stamps.append(trio.current_time())
     except Exception as exc:
         return events, exc
     raise AssertionError(f"no error; events: {events}")

@@ -118,6 +118,9 @@ class Actor(abc.ABC, Generic[M]):
     #: Give a serial actor a nursery (``ctx.nursery``) for background tasks. The
     #: default for the ``background_tasks`` spawn / ``ChildSpec`` option.
     background_tasks: ClassVar[bool] = False
+    #: Let an idle concurrent actor hold no task: see :mod:`agcore_actors.actor._dormant`.
+    #: Ignored for serial actors and for classes that override ``on_stop``.
+    hibernate: ClassVar[bool] = False
 
     __slots__ = ("ctx",)
 

@@ -46,6 +46,7 @@ class Pool:
         "host_idle",
         "in_flight",
         "limit",
+        "may_sleep",
         "nursery",
         "orphans",
         "tasks",
@@ -74,6 +75,8 @@ class Pool:
         self.host_idle = False
         # The incarnation's task, waiting for the running requests of a stop.
         self.draining: Task | None = None
+        # Idle with nothing left in the nursery: end the task, dormant (see _dormant).
+        self.may_sleep = False
 
     def __call__(self) -> None:
         """A message arrived and every worker is busy: start another, if the limit allows.
@@ -100,8 +103,9 @@ class Pool:
             reschedule(task)
 
 
-async def work(cell: Cell[Any], pool: Pool, host: bool) -> None:
-    """One worker's loop; ``host`` for the incarnation's own task (it never ends idle)."""
+async def work(cell: Cell[Any], pool: Pool, host: bool) -> bool:
+    """One worker's loop; ``host`` for the incarnation's own task (it never ends idle,
+    unless the actor may go dormant: then it returns True, see _dormant)."""
     task = current_task()
     pool.tasks.append(task)
     mailbox = cell.mailbox
@@ -122,11 +126,13 @@ async def work(cell: Cell[Any], pool: Pool, host: bool) -> None:
                 if not host:
                     if idle and pool.host_idle:
                         mailbox.wake()  # the other lingering workers end too
-                        return
+                        return False
                     await wait_task_rescheduled(mailbox.park_worker())
                     continue
                 if idle and mailbox.parked:
                     mailbox.wake()  # the lingering extra workers: let them end
+                if idle and pool.may_sleep and not pool.nursery.child_tasks:
+                    return True  # dormant: no checkpoint since the mailbox was empty
                 pool.host_idle = True
                 # Parked outside any scope of ours: an idle worker holds no cancel scope.
                 try:
@@ -164,3 +170,4 @@ async def work(cell: Cell[Any], pool: Pool, host: bool) -> None:
         pool.tasks.remove(task)
         if not host:
             pool.workers -= 1
+    return False

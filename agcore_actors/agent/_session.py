@@ -86,6 +86,9 @@ class Session(Actor[SessionRequest]):
 
     # One running turn, its queue, and room for control messages beside them.
     max_concurrency: ClassVar[int] = 16
+    # Between turns a live session holds no task, nursery or worker pool (about half of
+    # its memory); the next message starts one again (about 20 µs).
+    hibernate: ClassVar[bool] = True
     expected_errors = (AgcoreError,)
 
     # Many sessions stay live and idle at once: no per-instance __dict__ (still

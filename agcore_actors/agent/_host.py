@@ -14,8 +14,8 @@ One way out:
     *persist* what is not durable yet (nothing, between turns: a turn is committed
     before it reports its end, and facts when they are set), *close* the actor (its
     ``on_stop`` runs), *drop* every reference the host holds. An idle session costs its
-    actor and a bounded transcript tail while live, and nothing but its stored rows once
-    deactivated.
+    dormant actor (no task between turns: ``Session.hibernate``) and a bounded transcript
+    tail while live, and nothing but its stored rows once deactivated.
 
 Crashes:
     A session whose actor crashes is deactivated and starts again from the store on its

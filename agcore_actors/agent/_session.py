@@ -18,6 +18,11 @@ Cancellation:
     ``CancelTurn("after_turn")`` lets the current model call or tool batch finish and
     stops before the next one.
 
+Memory:
+    Between turns a live session holds no task, nursery or worker pool (it is dormant,
+    see :mod:`agcore_actors.actor._dormant`): its state, transcript tail included, stays;
+    the next message starts a task again.
+
 Errors:
     A typed error of the layers below (LLM, tools, store conflicts, limits) fails the
     turn: it is committed as ``failed`` and reported in :class:`TurnFailed` (or raised

@@ -15,7 +15,7 @@ One run measures, through a SessionStore actor on a SQLite file (WAL,
   per-repetition ratios, so a machine whose load drifts does not favour either.
 - the floors that bound the ratio: one durable transaction that changes one row, the
   rows of one commit written in a batch of 256 straight into the backend (no actor), and
-  one ask to a trivial actor (1,000 at once). Group commit saves the first per commit;
+  one ask to a trivial serial actor (1,000 at once). Group commit saves the first per commit;
   it cannot save the other two, so the ratio cannot exceed
   (one transaction each) / (rows + ask). Beside them: the process's CPU µs per commit in
   each mode (wall time on a shared machine says more about the neighbours), and the
@@ -46,7 +46,7 @@ import tempfile
 import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import Any
 
 import trio
 
@@ -271,9 +271,7 @@ class Ping(Request[int], frozen=True):
 
 
 class Echo(Actor[Ping]):
-    """A trivial concurrent actor: the runtime's own cost of an ask."""
-
-    max_concurrency: ClassVar[int] = 4096
+    """A trivial serial actor (as the store is): the runtime's own cost of an ask."""
 
     async def handle(self, msg: Ping) -> int:
         return msg.n
@@ -474,7 +472,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         f"| pages (WAL frames) one commit writes: in a batch of 256 / alone "
         f"| {pages_grouped:.1f} / {pages_alone:.1f} |"
     )
-    print(f"| one ask to a trivial actor, {most:,} at once | {ask:,.0f} |")
+    print(f"| one ask to a trivial serial actor, {most:,} at once | {ask:,.0f} |")
     cg, ce = statistics.median(cpu_group), statistics.median(cpu_each)
     print(f"| CommitTurn with group commit (measured above) | {grouped:,.0f} (CPU {cg:,.0f}) |")
     print(

@@ -41,10 +41,10 @@ from trio.lowlevel import Abort, Task, current_task, wait_task_rescheduled
 from ._accept import Accepted, accepted
 from ._actor import Actor, ActorContext
 from ._cancel import interrupt_in, is_cancellation, unwrap_group
-from ._complete import Completion
+from ._deferred import Deferrals, DeferredReply
 from ._dormant import Wake, may_sleep
 from ._errors import ActorCrashed, ActorStopped
-from ._mailbox import ABANDONED, DONE, QUEUED, RUNNING, Envelope, Mailbox
+from ._mailbox import ABANDONED, DEFERRED, DONE, QUEUED, RUNNING, Envelope, Mailbox
 from ._node import ActorInfo, Link, State
 from ._ref import ActorRef
 from ._runtime import Runtime, log
@@ -56,7 +56,7 @@ M = TypeVar("M")
 _BURST = 64
 
 
-class Cell(Completion, ActorContext[M], Generic[M]):
+class Cell(Deferrals, ActorContext[M], Generic[M]):
     """Mailbox, ref and life cycle of one actor across its incarnations."""
 
     __slots__ = (
@@ -118,6 +118,8 @@ class Cell(Completion, ActorContext[M], Generic[M]):
         self.interrupt: BaseException | None = None
         # The running request of a serial actor.
         self._current: Envelope | None = None
+        # Requests whose handlers took their replies (see _deferred); None while none.
+        self._deferred: dict[Envelope, DeferredReply] | None = None
         # The serial loop's scope, which askers cancel (see module doc). With
         # no nursery, it is also the incarnation's kill switch.
         self._loop_scope: trio.CancelScope | None = None
@@ -171,6 +173,8 @@ class Cell(Completion, ActorContext[M], Generic[M]):
             env.asker = None
             self.mailbox.withdraw(env)
             return Abort.SUCCEEDED
+        if env.state == DEFERRED:
+            return self.abort_deferred(env, raise_cancel)
         # Running: cancel the handler; the asker wakes once it has unwound.
         env.raise_cancel = raise_cancel
         if env.scope is not None:
@@ -342,6 +346,9 @@ class Cell(Completion, ActorContext[M], Generic[M]):
                 runtime.interrupt(fatal)
             finally:
                 runtime.on_stops.discard(scope)
+        left = self.left_deferred()
+        if left:
+            self._answer_cut_short(reason, left)  # what on_stop left is cut short too
         self.task = None
         link.exited(reason)
         if cancelled is not None:
@@ -404,9 +411,12 @@ class Cell(Completion, ActorContext[M], Generic[M]):
                                 await self.pump(env, result)
                                 result = None
                         except BaseException as exc:
+                            if env.state == DEFERRED:
+                                self.undefer(env)  # the error answers it
                             self.fail(env, exc, expected)
                         else:
-                            self.reply(env, result)
+                            if env.state != DEFERRED:
+                                self.reply(env, result)
                         # Hold nothing of this request while idle.
                         self._current = env = result = None
                         if scope.cancel_called:
@@ -435,6 +445,7 @@ class Cell(Completion, ActorContext[M], Generic[M]):
     def snapshot(self, parent: str | None, into: list[ActorInfo]) -> None:
         pool = self.pool
         in_flight = pool.in_flight if pool is not None else int(self._current is not None)
+        in_flight += len(self._deferred or ())
         into.append(
             ActorInfo(
                 name=self._name,

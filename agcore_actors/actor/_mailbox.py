@@ -33,6 +33,7 @@ QUEUED: Final = 0
 RUNNING: Final = 1
 DONE: Final = 2
 ABANDONED: Final = 3  # the asker was cancelled before the request started
+DEFERRED: Final = 4  # the handler took its reply, to give it later (see _deferred)
 
 
 class Envelope:

@@ -13,6 +13,7 @@ runs (semantics, cancellation, errors, time).
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import time
 from collections.abc import Callable
@@ -21,6 +22,7 @@ from typing import ClassVar, TypeVar, assert_never
 import trio
 
 from ..actor import Actor, ChildSpec
+from ..actor.lowlevel import defer_reply
 from . import _ops
 from ._backend import Backend
 from ._config import InMemorySessions, SessionBackendConfig, SessionStoreConfig, SqliteSessions
@@ -63,21 +65,25 @@ class SessionStore(Actor[StoreMsg]):
     """The session store: one protocol over a backend, written by a single writer.
 
     Semantics
-        Requests are taken concurrently (the actor is concurrent, up to
-        :attr:`SessionStore.max_concurrency` in flight) and applied one at a time, in the
-        order they are taken, by a single writer task. When the writer takes a request it
-        also takes every request already queued (at most ``config.max_batch``) and applies
-        them all in **one transaction with one fsync** (group commit); each gets its reply
-        only once that transaction is durable. A request that fails (a conflict in one
-        session) is rolled back alone; the others in its batch still commit. While one
-        batch is being written the next one gathers, so 1,000 sessions committing at once
-        cost a handful of fsyncs, not 1,000.
+        The actor reads its mailbox in order and hands each request to a lane without
+        waiting for its outcome (the lane completes the request's deferred reply, see
+        :func:`agcore_actors.actor.lowlevel.defer_reply`); at most
+        :attr:`SessionStore.max_queued` wait in a lane, beyond which the actor stops
+        reading its mailbox (back-pressure). (Spawned with ``max_concurrency`` > 1, each
+        request waits in a worker instead: the same batches.) Requests are applied one at
+        a time, in the order they are taken, by a single writer task. When the writer
+        takes a request it also takes every request already queued (at most
+        ``config.max_batch``) and applies them all in **one transaction with one fsync**
+        (group commit); each gets its reply only once that transaction is durable. A
+        request that fails (a conflict in one session) is rolled back alone; the others in
+        its batch still commit. While one batch is being written the next one gathers, so
+        1,000 sessions committing at once cost a handful of fsyncs, not 1,000.
 
         Reads (``LoadSession``, ``ListSessions``, ``ExportSession``) on SQLite go to a
         second connection, in a lane of their own batched the same way (one read
         transaction per batch), so they never wait behind a write's fsync. A read sees
         every write answered before it was sent, and never part of a write. (In memory,
-        one lane serves both.)
+        each request runs at once, in the handler: there is no fsync to share.)
 
         Requests in flight at the same moment have no order between them: wait for a
         reply before sending a request that depends on it.
@@ -86,7 +92,10 @@ class SessionStore(Actor[StoreMsg]):
         An asker cancelled before the writer took its request withdraws it: it is never
         applied. Once taken, the request is applied and made durable, and the asker's
         cancellation completes right after (never half-applied). The SQLite backend runs in
-        a worker thread that is never interrupted mid-transaction.
+        a worker thread that is never interrupted mid-transaction. A graceful stop applies
+        what the lanes still hold before closing; any other end (a crash, a kill) leaves
+        what was not taken unapplied, and its askers get :class:`ActorCrashed` or
+        :class:`ActorStopped`.
 
     Errors
         :class:`Conflict`, :class:`SessionNotFound`, :class:`InvalidTranscript` and
@@ -106,8 +115,10 @@ class SessionStore(Actor[StoreMsg]):
         seconds, so stored times mean the same after a restart).
     """
 
-    #: Requests in flight at once (each waits for its batch); more wait in the mailbox.
-    max_concurrency: ClassVar[int] = 4096
+    #: Requests waiting in one lane at once; more wait in the mailbox.
+    max_queued: ClassVar[int] = 4096
+    #: The lanes' tasks run in the incarnation's nursery; the actor itself is serial.
+    background_tasks: ClassVar[bool] = True
     expected_errors = (
         Conflict,
         SessionNotFound,
@@ -160,9 +171,16 @@ class SessionStore(Actor[StoreMsg]):
         lanes = {id(lane): lane for lane in (self._reads, self._writes) if lane is not None}
         self._reads = self._writes = None
         for lane in lanes.values():
+            if reason is None:
+                # A graceful stop: what is queued is applied (a failure answers its
+                # batch; what is then left gets the stop's error from the runtime).
+                with contextlib.suppress(Exception):
+                    await lane.drain()
             await lane.call(lane.backend.close)
 
-    async def handle(self, msg: StoreMsg) -> StoreReply:
+    async def handle(self, msg: StoreMsg) -> StoreReply | None:
+        """The reply when the request ran at once (in memory), else None: a lane
+        completes the request's deferred reply once its batch is durable."""
         match msg:
             case BeginTurn():
                 return await self._write(_ops.begin, msg)
@@ -189,17 +207,31 @@ class SessionStore(Actor[StoreMsg]):
             case _:
                 assert_never(msg)
 
-    async def _write(self, op: Callable[[Backend, M, float], R], msg: M) -> R:
-        lane = self._writes
-        assert lane is not None, "the lanes run between on_start and on_stop"
-        work = functools.partial(op, lane.backend, msg, self._clock())
-        return await lane.submit(work, write=True)
+    async def _write(self, op: Callable[[Backend, M, float], R], msg: M) -> R | None:
+        assert self._writes is not None, "the lanes run between on_start and on_stop"
+        return await self._submit(self._writes, op, msg, True)
 
-    async def _read(self, op: Callable[[Backend, M, float], R], msg: M) -> R:
-        lane = self._reads
-        assert lane is not None, "the lanes run between on_start and on_stop"
+    async def _read(self, op: Callable[[Backend, M, float], R], msg: M) -> R | None:
+        assert self._reads is not None, "the lanes run between on_start and on_stop"
+        return await self._submit(self._reads, op, msg, False)
+
+    async def _submit(
+        self, lane: Lane, op: Callable[[Backend, M, float], R], msg: M, write: bool
+    ) -> R | None:
+        if not lane.threaded:
+            # In memory: run it here, now (the lane runs it inline: nothing is queued).
+            work = functools.partial(op, lane.backend, msg, self._clock())
+            return await lane.submit(work, write=write)
+        if len(lane) >= self.max_queued:
+            await lane.room(self.max_queued)  # cancellable: nothing is queued yet
         work = functools.partial(op, lane.backend, msg, self._clock())
-        return await lane.submit(work, write=False)
+        try:
+            reply = defer_reply(self.ctx)
+        except RuntimeError:
+            # Spawned concurrent (``max_concurrency`` > 1): this worker waits instead.
+            return await lane.submit(work, write=write)
+        lane.queue(work, write=write, reply=reply)
+        return None
 
     @property
     def lanes(self) -> tuple[Lane, ...]:
@@ -238,6 +270,8 @@ def _open_sqlite(config: SqliteSessions, *, migrate: bool) -> Backend:
         busy_timeout=config.busy_timeout,
         cache_mib=config.cache_mib,
         checkpoint_pages=config.checkpoint_pages,
+        # The reader's cache would be emptied by nearly every write of the writer.
+        record_cache=16_384 if migrate else 0,
     )
     if migrate and config.migrate_from is not None:
         try:

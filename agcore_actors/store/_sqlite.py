@@ -10,7 +10,10 @@ One batch, many requests: the operations run in one transaction and commit toget
 with one fsync for all of them (group commit). If one fails (a conflict in one
 session), the transaction is rolled back and the batch runs again with each operation
 in a savepoint, so the failed one is undone alone and the others still commit; a batch
-in which nothing fails pays for no savepoints.
+in which nothing fails pays for no savepoints. Within a batch, rows are written per
+statement with one ``executemany`` for the whole batch, and a session's record is
+read from a cache kept valid by ``PRAGMA data_version`` (see
+:mod:`._sqlite_batch`): what the operations see is what row-by-row writes would show.
 
 Sharing a file with the memory store: both connections use WAL (readers never block
 the writer), start every write transaction with ``BEGIN IMMEDIATE`` (the write lock is
@@ -38,6 +41,7 @@ from ..llm import Message, Usage
 from ._backend import Operation, decode_message, decode_messages, encode_message, encode_messages
 from ._errors import InvalidRequest, StoreStorageError
 from ._schema import classify, migrate, storage_errors
+from ._sqlite_batch import RecordCache, WriteBuffer
 from .messages import LogEntry, SessionRecord, SessionStatus
 
 _ROLE: dict[type, str] = {cls: cls.__struct_config__.tag for cls in get_args(Message)}
@@ -47,6 +51,17 @@ _COLUMNS = (
     "created_at, updated_at, version"
 )
 _SET = ", ".join(f"{c.strip()} = ?" for c in _COLUMNS.split(",")[1:])
+_INSERT_SESSION = f"INSERT INTO sessions ({_COLUMNS}, summary) VALUES ({', '.join('?' * 17)})"
+_UPDATE_SESSION = f"UPDATE sessions SET {_SET} WHERE id = ?"
+_UPDATE_SESSION_SUMMARY = f"UPDATE sessions SET {_SET}, summary = ? WHERE id = ?"
+_INSERT_MESSAGE = (
+    "INSERT INTO messages (session, idx, turn, role, body, created_at) VALUES (?, ?, ?, ?, ?, ?)"
+)
+_DELETE_FACT = "DELETE FROM facts WHERE session = ? AND key = ?"
+_UPSERT_FACT = (
+    "INSERT INTO facts (session, key, value) VALUES (?, ?, ?) "
+    "ON CONFLICT (session, key) DO UPDATE SET value = excluded.value"
+)
 _pending_decoder = msgspec.json.Decoder(list[str])
 _encoder = msgspec.json.Encoder()
 
@@ -103,10 +118,14 @@ class SqliteSessionBackend:
         busy_timeout: float = 10.0,
         cache_mib: int = 32,
         checkpoint_pages: int = 10_000,
+        record_cache: int = 16_384,
     ) -> None:
+        """``record_cache``: session records kept between transactions (0: none)."""
         if synchronous not in ("FULL", "NORMAL"):
             raise InvalidRequest(f"synchronous must be FULL or NORMAL, not {synchronous!r}")
         self.path = Path(path)
+        self._buffer = WriteBuffer()
+        self._cache = RecordCache(record_cache)
         with storage_errors():
             self._conn = sqlite3.connect(
                 self.path, isolation_level=None, check_same_thread=False, timeout=busy_timeout
@@ -137,18 +156,28 @@ class SqliteSessionBackend:
                 # An operation failed mid-batch: start again with each in a savepoint, so
                 # that its writes (if any) are undone alone. Operations are functions of
                 # the stored state, so the second run gives the same outcomes.
-                conn.execute("ROLLBACK")
+                self._rollback()
                 results = self._apply(operations, write, isolated=True)
                 assert results is not None
             conn.execute("COMMIT")
         except BaseException as exc:
             if conn.in_transaction:
                 with contextlib.suppress(sqlite3.Error):
-                    conn.execute("ROLLBACK")
+                    self._rollback()
+            self._buffer.discard()
+            self._cache.clear()  # in case the rollback failed
             if isinstance(exc, sqlite3.Error):
                 raise classify(exc) from exc
             raise
+        finally:
+            self._buffer.active = False
+        self._cache.committed()
         return results
+
+    def _rollback(self) -> None:
+        self._buffer.discard()
+        self._cache.clear()
+        self._conn.execute("ROLLBACK")
 
     def _apply(
         self, operations: Sequence[Operation], write: bool, *, isolated: bool
@@ -157,7 +186,11 @@ class SqliteSessionBackend:
         failed and ``isolated`` is false (the transaction is then left open)."""
         conn = self._conn
         conn.execute("BEGIN IMMEDIATE" if write else "BEGIN")
+        self._cache.begin(conn)
         savepoints = write and isolated
+        # Isolated, each operation writes straight through its savepoint, and the
+        # cache is left alone (its records are dropped as they are written).
+        self._buffer.active = not savepoints
         results: list[outcome.Outcome[Any]] = []
         for op in operations:
             if savepoints:
@@ -177,79 +210,99 @@ class SqliteSessionBackend:
                 if savepoints:
                     conn.execute("RELEASE op")
                 results.append(outcome.Value(value))
+        self._buffer.flush(conn)
         return results
+
+    def _flush(self) -> sqlite3.Connection:
+        """The connection, once the buffered writes are in it (before any other read or
+        write of the tables)."""
+        conn = self._conn
+        self._buffer.flush(conn)
+        return conn
+
+    def _write(self, table: str, sql: str, rows: list[tuple[Any, ...]]) -> None:
+        if self._buffer.active:
+            self._buffer.add(table, sql, rows)
+        elif len(rows) == 1:
+            self._conn.execute(sql, rows[0])
+        else:
+            self._conn.executemany(sql, rows)
 
     # -- records ----------------------------------------------------------------------
 
     def record(self, session: str) -> SessionRecord | None:
+        cached = self._buffer.active  # the cache is valid inside a batch only
+        if cached:
+            found = self._cache.get(session)
+            if found is not None:
+                return found
+        # No flush needed: a buffered record is in the cache (see _sqlite_batch).
         row = self._conn.execute(
             f"SELECT {_COLUMNS} FROM sessions WHERE id = ?", (session,)
         ).fetchone()
-        return None if row is None else _record(row)
+        if row is None:
+            return None
+        record = _record(row)
+        if cached:
+            self._cache.put(record)
+        return record
 
     def summary(self, session: str) -> list[Message]:
-        row = self._conn.execute("SELECT summary FROM sessions WHERE id = ?", (session,)).fetchone()
+        row = (
+            self._flush()
+            .execute("SELECT summary FROM sessions WHERE id = ?", (session,))
+            .fetchone()
+        )
         return [] if row is None or row[0] is None else decode_messages(row[0])
 
     def put_record(
         self, record: SessionRecord, *, new: bool, summary: Sequence[Message] | None = None
     ) -> None:
+        if self._buffer.active:
+            self._cache.put(record)
+        else:
+            self._cache.drop(record.id)
         text = None if not summary else encode_messages(summary).decode()
         if new:
-            self._conn.execute(
-                f"INSERT INTO sessions ({_COLUMNS}, summary) VALUES ({', '.join('?' * 17)})",
-                (record.id, *_values(record), text),
-            )
+            self._write("sessions", _INSERT_SESSION, [(record.id, *_values(record), text)])
         elif summary is None:
-            self._conn.execute(
-                f"UPDATE sessions SET {_SET} WHERE id = ?", (*_values(record), record.id)
-            )
+            self._write("sessions", _UPDATE_SESSION, [(*_values(record), record.id)])
         else:
-            self._conn.execute(
-                f"UPDATE sessions SET {_SET}, summary = ? WHERE id = ?",
-                (*_values(record), text, record.id),
-            )
+            self._write("sessions", _UPDATE_SESSION_SUMMARY, [(*_values(record), text, record.id)])
 
     # -- the log and the facts --------------------------------------------------------
 
     def append(self, session: str, entries: Sequence[LogEntry]) -> None:
-        self._conn.executemany(
-            "INSERT INTO messages (session, idx, turn, role, body, created_at) "
-            "VALUES (?, ?, ?, ?, ?, ?)",
-            [
-                (
-                    session,
-                    e.index,
-                    e.turn,
-                    _ROLE[type(e.message)],
-                    encode_message(e.message).decode(),
-                    e.created_at,
-                )
-                for e in entries
-            ],
-        )
+        if not entries:
+            return
+        rows = [
+            (
+                session,
+                e.index,
+                e.turn,
+                _ROLE[type(e.message)],
+                encode_message(e.message).decode(),
+                e.created_at,
+            )
+            for e in entries
+        ]
+        self._write("messages", _INSERT_MESSAGE, rows)
 
     def update_facts(self, session: str, removed: Sequence[str], values: dict[str, str]) -> None:
         if removed:
-            self._conn.executemany(
-                "DELETE FROM facts WHERE session = ? AND key = ?", [(session, k) for k in removed]
-            )
+            self._write("facts", _DELETE_FACT, [(session, k) for k in removed])
         if values:
-            self._conn.executemany(
-                "INSERT INTO facts (session, key, value) VALUES (?, ?, ?) "
-                "ON CONFLICT (session, key) DO UPDATE SET value = excluded.value",
-                [(session, k, v) for k, v in values.items()],
-            )
+            self._write("facts", _UPSERT_FACT, [(session, k, v) for k, v in values.items()])
 
     def facts(self, session: str) -> dict[str, str]:
         return dict(
-            self._conn.execute(
-                "SELECT key, value FROM facts WHERE session = ? ORDER BY key", (session,)
-            ).fetchall()
+            self._flush()
+            .execute("SELECT key, value FROM facts WHERE session = ? ORDER BY key", (session,))
+            .fetchall()
         )
 
     def entries(self, session: str, start: int, stop: int) -> list[LogEntry]:
-        rows = self._conn.execute(
+        rows = self._flush().execute(
             "SELECT idx, turn, created_at, body FROM messages "
             "WHERE session = ? AND idx >= ? AND idx < ? ORDER BY idx",
             (session, start, stop),
@@ -260,24 +313,30 @@ class SqliteSessionBackend:
         ]
 
     def messages(self, session: str, start: int, stop: int) -> list[Message]:
-        rows = self._conn.execute(
+        rows = self._flush().execute(
             "SELECT body FROM messages WHERE session = ? AND idx >= ? AND idx < ? ORDER BY idx",
             (session, start, stop),
         )
         return [decode_message(body) for (body,) in rows]
 
     def is_tool(self, session: str, index: int) -> bool:
-        row = self._conn.execute(
-            "SELECT role FROM messages WHERE session = ? AND idx = ?", (session, index)
-        ).fetchone()
+        row = (
+            self._flush()
+            .execute("SELECT role FROM messages WHERE session = ? AND idx = ?", (session, index))
+            .fetchone()
+        )
         return row is not None and row[0] == "tool"
 
     def group_start(self, session: str, index: int) -> int:
-        row = self._conn.execute(
-            "SELECT idx FROM messages WHERE session = ? AND idx <= ? AND role != 'tool' "
-            "ORDER BY idx DESC LIMIT 1",
-            (session, index),
-        ).fetchone()
+        row = (
+            self._flush()
+            .execute(
+                "SELECT idx FROM messages WHERE session = ? AND idx <= ? AND role != 'tool' "
+                "ORDER BY idx DESC LIMIT 1",
+                (session, index),
+            )
+            .fetchone()
+        )
         return 0 if row is None else int(row[0])
 
     # -- whole sessions ---------------------------------------------------------------
@@ -305,20 +364,22 @@ class SqliteSessionBackend:
             where.append("(updated_at, id) > (?, ?)")
             args.extend(after)
         clause = f"WHERE {' AND '.join(where)} " if where else ""
-        rows = self._conn.execute(
+        rows = self._flush().execute(
             f"SELECT {_COLUMNS} FROM sessions {clause}ORDER BY updated_at, id LIMIT ?",
             (*args, limit),
         )
         return [_record(row) for row in rows]
 
     def delete(self, sessions: Sequence[str]) -> list[str]:
+        conn = self._flush()
         gone: list[str] = []
         for session in sessions:
-            if self._conn.execute(
+            self._cache.drop(session)
+            if conn.execute(
                 "DELETE FROM sessions WHERE id = ? RETURNING id", (session,)
             ).fetchone():
-                self._conn.execute("DELETE FROM messages WHERE session = ?", (session,))
-                self._conn.execute("DELETE FROM facts WHERE session = ?", (session,))
+                conn.execute("DELETE FROM messages WHERE session = ?", (session,))
+                conn.execute("DELETE FROM facts WHERE session = ?", (session,))
                 gone.append(session)
         return gone
 

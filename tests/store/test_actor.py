@@ -6,13 +6,13 @@ import functools
 import threading
 from collections.abc import Iterable
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 import outcome
 import pytest
 import trio
 
-from agcore_actors import ActorRef, ActorSystem, ChildSpec
+from agcore_actors import ActorCrashed, ActorRef, ActorSystem, ChildSpec
 from agcore_actors.llm import Usage, assistant
 from agcore_actors.store import (
     Conflict,
@@ -285,3 +285,92 @@ async def test_a_read_never_waits_behind_a_write_in_progress(tmp_path: Path) -> 
             writer.gate.set()
         loaded = await store.ask(sm.LoadSession("a"))
         assert loaded.record.version == 2  # once answered, it is
+
+
+async def test_a_graceful_stop_applies_what_the_lanes_still_hold(tmp_path: Path) -> None:
+    backend = Recording(tmp_path / "s.db")
+    results: dict[str, object] = {}
+
+    async def update(session: str) -> None:
+        results[session] = await store.ask(sm.UpdateSession(session=session, expected_version=0))
+
+    async with ActorSystem(strict=True) as system:
+        store = await system.root.start_child(recording_spec(backend))
+        backend.gate.clear()
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(update, "taken")
+            await trio.to_thread.run_sync(backend.entered.wait)
+            for session in ("q1", "q2", "q3"):
+                nursery.start_soon(update, session)
+            await trio.sleep(0.05)  # queued in the write lane, behind the held batch
+            nursery.start_soon(system.stop, NAME)
+            await trio.sleep(0.05)
+            backend.gate.set()
+    assert sorted(results) == ["q1", "q2", "q3", "taken"]
+    assert all(isinstance(r, sm.SessionRecord) for r in results.values())
+    assert backend.sizes == [1, 3]  # the rest in one batch, while stopping
+
+
+async def test_requests_queued_behind_a_failed_transaction_get_actor_crashed_unapplied(
+    tmp_path: Path,
+) -> None:
+    backend = Recording(tmp_path / "s.db")
+    backend.fail_next = True
+    results: dict[str, object] = {}
+
+    async def update(session: str) -> None:
+        try:
+            results[session] = await store.ask(
+                sm.UpdateSession(session=session, expected_version=0)
+            )
+        except Exception as exc:
+            results[session] = type(exc)
+
+    async with ActorSystem(strict=True) as system:
+        store = await system.root.start_child(recording_spec(backend))
+        backend.gate.clear()
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(update, "failed")
+            await trio.to_thread.run_sync(backend.entered.wait)
+            nursery.start_soon(update, "queued")
+            await trio.sleep(0.05)
+            backend.gate.set()
+    assert results == {"failed": StoreStorageError, "queued": ActorCrashed}
+    check = SqliteSessionBackend(tmp_path / "s.db")
+    try:
+        assert check.record("queued") is None
+    finally:
+        check.close()
+
+
+class Narrow(SessionStore):
+    max_queued: ClassVar[int] = 2
+
+
+async def test_a_full_lane_stops_the_actor_reading_its_mailbox(tmp_path: Path) -> None:
+    backend = Recording(tmp_path / "s.db")
+    factory = functools.partial(Narrow, lambda: backend, threaded=True)
+    async with ActorSystem(strict=True) as system:
+        store = await system.root.start_child(ChildSpec(NAME, factory, mailbox_size=100))
+        backend.gate.clear()
+        async with trio.open_nursery() as nursery:
+            for n in range(6):
+                nursery.start_soon(store.ask, sm.UpdateSession(session=f"s{n}", expected_version=0))
+                if n == 0:
+                    await trio.to_thread.run_sync(backend.entered.wait)
+            await trio.sleep(0.05)
+            (row,) = [r for r in system.snapshot() if r.name == NAME]
+            # One taken, two queued in the lane, one waiting for room: two left unread.
+            assert row.mailbox_depth == 2 and row.in_flight == 4
+            backend.gate.set()
+    assert sum(backend.sizes) == 6
+
+
+async def test_a_store_spawned_concurrent_still_groups_its_writes(tmp_path: Path) -> None:
+    backend = Recording(tmp_path / "s.db")
+    factory = functools.partial(SessionStore, lambda: backend, threaded=True)
+    async with ActorSystem(strict=True) as system:
+        spec = ChildSpec(NAME, factory, mailbox_size=4096, max_concurrency=512)
+        store = await system.root.start_child(spec)
+        await many_turns(store, 200)
+    assert sum(backend.sizes) == 400 and len(backend.sizes) < 100, backend.sizes

@@ -25,7 +25,7 @@ def test_quick_run_prints_the_tables(
         "| concurrent sessions | group commit (max_batch=256) | one transaction each",
         "| 1 | ",
         "| 100 | ",
-        "| one ask to a trivial actor",
+        "| one ask to a trivial serial actor",
         "| pages (WAL frames) one commit writes",
         "### Goals",
     ]:

@@ -15,7 +15,13 @@ from agcore_actors.llm import assistant
 from agcore_actors.memory import MemoryStoreConfig, memory_store_spec
 from agcore_actors.memory import messages as mm
 from agcore_actors.memory._schema import SCHEMA_VERSION as MEMORY_SCHEMA_VERSION
-from agcore_actors.store import SqliteSessions, StoreStorageError, session_store_spec
+from agcore_actors.store import (
+    Conflict,
+    SessionNotFound,
+    SqliteSessions,
+    StoreStorageError,
+    session_store_spec,
+)
 from agcore_actors.store import _ops as ops
 from agcore_actors.store import messages as sm
 from agcore_actors.store.lowlevel import SCHEMA_VERSION, SqliteSessionBackend
@@ -126,4 +132,87 @@ def test_an_operation_failing_after_it_wrote_leaves_no_trace_and_its_batch_commi
         assert not [s for s in statements if s.startswith("SAVEPOINT")]
     finally:
         backend.connection.set_trace_callback(None)
+        backend.close()
+
+
+def _run(
+    backend: SqliteSessionBackend, op: Callable[..., sm.SessionRecord], msg: object
+) -> sm.SessionRecord:
+    (done,) = backend.run_batch([partial(op, backend, msg, 1.0)], True)
+    record: sm.SessionRecord = done.unwrap()
+    return record
+
+
+def _begin(session: str, version: int) -> sm.BeginTurn:
+    return sm.BeginTurn(session=session, turn="t", expected_version=version, messages=[user()])
+
+
+def _commit(session: str, version: int) -> sm.CommitTurn:
+    return sm.CommitTurn(session=session, turn="t", expected_version=version, messages=[])
+
+
+def test_a_record_cached_by_one_connection_is_not_used_after_another_wrote_it(
+    tmp_path: Path,
+) -> None:
+    first = SqliteSessionBackend(tmp_path / "s.db")
+    second = SqliteSessionBackend(tmp_path / "s.db")  # another process, e.g. the CLI
+    try:
+        _run(first, ops.begin, _begin("s", 0))  # cached by ``first`` at version 1
+        _run(second, ops.commit, _commit("s", 1))  # version 2, behind ``first``'s back
+        # A stale record would accept this and overwrite version 2 (a lost update).
+        with pytest.raises(Conflict):
+            _run(first, ops.commit, _commit("s", 1))
+        assert _run(first, ops.begin, _begin("s", 2)).version == 3
+    finally:
+        first.close()
+        second.close()
+
+
+def test_a_record_written_by_a_rolled_back_batch_is_not_cached(tmp_path: Path) -> None:
+    backend = SqliteSessionBackend(tmp_path / "s.db")
+    try:
+
+        def begin_then_fail() -> object:
+            ops.begin(backend, _begin("s", 0), 1.0)
+            raise RuntimeError("after writing")
+
+        (failed,) = backend.run_batch([begin_then_fail], True)
+        with pytest.raises(RuntimeError):
+            failed.unwrap()
+        # A cached record of the undone write would accept this commit.
+        with pytest.raises(SessionNotFound):
+            _run(backend, ops.commit, _commit("s", 1))
+        assert backend.record("s") is None
+    finally:
+        backend.close()
+
+
+def test_writes_buffered_in_a_batch_are_seen_by_later_reads_of_the_same_batch(
+    tmp_path: Path,
+) -> None:
+    backend = SqliteSessionBackend(tmp_path / "s.db")
+    try:
+        batch: list[Callable[[], object]] = [
+            partial(ops.begin, backend, _begin("s", 0), 1.0),
+            lambda: backend.messages("s", 0, 10),
+            lambda: backend.facts("s"),
+            partial(
+                ops.update,
+                backend,
+                sm.UpdateSession(session="s", expected_version=1, facts_set={"k": "v"}),
+                1.0,
+            ),
+            lambda: backend.facts("s"),
+            partial(
+                ops.update,
+                backend,
+                sm.UpdateSession(session="s", expected_version=2, facts_removed=["k"]),
+                1.0,
+            ),
+            lambda: backend.facts("s"),
+        ]
+        got = [o.unwrap() for o in backend.run_batch(batch, True)]
+        assert got[1] == [user()] and got[2] == {} and got[4] == {"k": "v"} and got[6] == {}
+        assert backend.facts("s") == {}
+    finally:
         backend.close()

@@ -36,6 +36,9 @@ Semantics the runtime guarantees:
   exception goes to the asker *and* crashes the instance: ``on_stop`` runs,
   and the supervisor decides whether a fresh instance (from the factory)
   takes over the same mailbox.
+- A concurrent actor whose class sets ``hibernate = True`` (and keeps the
+  default ``on_stop``) holds no task while idle: the next message starts one
+  again for the same instance (see :mod:`._dormant`).
 - When an asker is cancelled (or its ask times out) while its request runs,
   the handler is cancelled. The asker's cancellation completes only once the
   handler has unwound, so a cancelled ask leaves nothing running.
@@ -124,6 +127,9 @@ class Actor(abc.ABC, Generic[M]):
     #: exist by the thousand and sit idle (sessions); leave it on for the few that
     #: are asked all the time (a provider, a tool executor, a store).
     idle_scope: ClassVar[bool] = True
+    #: Let an idle concurrent actor hold no task: see :mod:`agcore_actors.actor._dormant`.
+    #: Ignored for serial actors and for classes that override ``on_stop``.
+    hibernate: ClassVar[bool] = False
 
     __slots__ = ("ctx",)
 

@@ -25,7 +25,8 @@ crash: they end the whole system, through its ordered shutdown.
 Memory design: an idle serial actor is one task parked in
 :meth:`_serve_serial` (its root coroutine, one frame) plus this cell, its
 mailbox, ref and one cancel scope; the loop drops its last message and reply
-before it parks.
+before it parks. An idle concurrent actor that may hibernate holds no task at
+all (see :mod:`._dormant`).
 """
 
 from __future__ import annotations
@@ -41,6 +42,7 @@ from ._accept import Accepted, accepted
 from ._actor import Actor, ActorContext
 from ._cancel import interrupt_in, is_cancellation, unwrap_group
 from ._deferred import Deferrals, DeferredReply
+from ._dormant import Wake, may_sleep
 from ._errors import ActorCrashed, ActorStopped
 from ._mailbox import ABANDONED, DEFERRED, DONE, QUEUED, RUNNING, Envelope, Mailbox
 from ._node import ActorInfo, Link, State
@@ -60,6 +62,7 @@ class Cell(Deferrals, ActorContext[M], Generic[M]):
     __slots__ = (
         "_current",
         "_degraded",
+        "_dormant",
         "_killed",
         "_loop_scope",
         "_name",
@@ -125,6 +128,8 @@ class Cell(Deferrals, ActorContext[M], Generic[M]):
         self.task: Task | None = None
         # The workers of a concurrent incarnation (None for serial actors).
         self.pool: Pool | None = None
+        # Set while the incarnation is dormant (it has no task; see _dormant).
+        self._dormant: Wake | None = None
 
     # -- ActorContext --------------------------------------------------------------
 
@@ -192,6 +197,8 @@ class Cell(Deferrals, ActorContext[M], Generic[M]):
     def request_stop(self) -> None:
         if self.stop_deadline is None:
             self.stop_deadline = trio.current_time() + self.shutdown
+        if self._dormant is not None:
+            self._dormant()  # a dormant incarnation needs its task to stop
         self.mailbox.wake()
         if self.pool is not None:
             self.pool.wake_host()
@@ -228,6 +235,8 @@ class Cell(Deferrals, ActorContext[M], Generic[M]):
         self.interrupt = None
         self._degraded = None
         self.state = State.STARTING
+        if self._dormant is not None:  # left dormant by a cancelled supervisor
+            self.wake_from(self._dormant)
         actor = self.factory()
         actor.ctx = self
         self.accepts = accepted(type(actor))
@@ -237,26 +246,33 @@ class Cell(Deferrals, ActorContext[M], Generic[M]):
         if background is None:
             background = actor.background_tasks
         if limit > 1 or background:
-            nursery.start_soon(self._run_hosted, actor, link, limit, name=self._name)
+            nursery.start_soon(self.run_hosted, actor, link, limit, nursery, name=self._name)
         else:
             nursery.start_soon(self._serve_serial, actor, link, True, name=self._name)
 
-    async def _run_hosted(self, actor: Actor[M], link: Link, limit: int) -> None:
-        """An incarnation with its own nursery (concurrent or background tasks)."""
+    async def run_hosted(
+        self, actor: Actor[M], link: Link, limit: int, home: trio.Nursery, woken: bool = False
+    ) -> None:
+        """An incarnation with its own nursery (concurrent or background tasks), in
+        ``home`` (its supervisor's nursery); ``woken`` when a dormant one runs again."""
         self.task = current_task()
         reason: BaseException | None = None
         orphans: list[Envelope] = []
+        sleep = False
         try:
             async with trio.open_nursery() as nursery:
                 self._nursery = nursery
-                await actor.on_start()
-                self._started(link)
+                if not woken:
+                    await actor.on_start()
+                    self._started(link)
                 if limit > 1:
                     # The incarnation's task is the first worker (one frame below this one).
                     pool = self.pool = Pool(self, actor, nursery, limit, orphans)
+                    pool.may_sleep = may_sleep(actor)
                     self.mailbox.on_miss(pool)
-                    await work(self, pool, True)
-                    await pool.drain()  # a graceful stop lets running requests finish
+                    sleep = await work(self, pool, True)
+                    if not sleep:
+                        await pool.drain()  # a graceful stop lets running requests finish
                 else:
                     await self._serve_serial(actor, link, False)
                 nursery.cancel_scope.cancel()  # background tasks end with us
@@ -266,7 +282,23 @@ class Cell(Deferrals, ActorContext[M], Generic[M]):
         if self.pool is not None:
             self.mailbox.on_miss(None)
             self.pool = None
+        if sleep and reason is None and self.stop_deadline is None:
+            # Dormant: no task until a message (or a stop) arrives, see _dormant.
+            self.task = None
+            wake = self._dormant = Wake(self, actor, link, limit, home)
+            self.mailbox.on_miss(wake)
+            if not self.mailbox.empty:
+                wake()  # arrived while the nursery closed
+            return
         await self._finish(actor, link, reason, orphans)
+
+    def wake_from(self, wake: Wake) -> bool:
+        """Leave the dormant state ``wake`` describes; False if it is not the current one."""
+        if self._dormant is not wake:
+            return False
+        self._dormant = None
+        self.mailbox.on_miss(None)
+        return True
 
     def _started(self, link: Link) -> None:
         self.state = State.RUNNING

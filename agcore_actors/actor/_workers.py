@@ -50,6 +50,7 @@ class Pool:
         "host_idle",
         "in_flight",
         "limit",
+        "may_sleep",
         "nursery",
         "orphans",
         "tasks",
@@ -78,6 +79,8 @@ class Pool:
         self.host_idle = False
         # The incarnation's task, waiting for the running requests of a stop.
         self.draining: Task | None = None
+        # Idle with nothing left in the nursery: end the task, dormant (see _dormant).
+        self.may_sleep = False
 
     def __call__(self) -> None:
         """A message arrived and every worker is busy: start another, if the limit allows.
@@ -113,15 +116,17 @@ def _host_parks(pool: Pool, mailbox: Mailbox) -> Callable[[Any], Abort]:
     return mailbox.park_worker()
 
 
-async def work(cell: Cell[Any], pool: Pool, host: bool) -> None:
-    """One worker's loop; ``host`` for the incarnation's own task (it never ends idle)."""
+async def work(cell: Cell[Any], pool: Pool, host: bool) -> bool:
+    """One worker's loop; ``host`` for the incarnation's own task (it never ends idle,
+    unless the actor may go dormant: then it returns True, see _dormant)."""
     task = current_task()
     pool.tasks.append(task)
     mailbox = cell.mailbox
     handle = pool.actor.handle
     expected = pool.expected
     dying = pool.nursery.cancel_scope
-    keep = host and pool.actor.idle_scope
+    # A hibernating actor parks in the outer loop, where it may go dormant instead.
+    keep = host and pool.actor.idle_scope and not pool.may_sleep
     try:
         while cell.stop_deadline is None:
             if mailbox.empty:
@@ -131,9 +136,13 @@ async def work(cell: Cell[Any], pool: Pool, host: bool) -> None:
                 if not host:
                     if not pool.in_flight and pool.host_idle:
                         mailbox.wake()  # the other lingering workers end too
-                        return
+                        return False
                     await wait_task_rescheduled(mailbox.park_worker())
                     continue
+                if not pool.in_flight and pool.may_sleep and not pool.nursery.child_tasks:
+                    if mailbox.parked:
+                        mailbox.wake()  # the lingering extra workers: let them end
+                    return True  # dormant: no checkpoint since the mailbox was empty
                 # Parked outside any scope of ours (see Actor.idle_scope).
                 try:
                     await wait_task_rescheduled(_host_parks(pool, mailbox))
@@ -184,3 +193,4 @@ async def work(cell: Cell[Any], pool: Pool, host: bool) -> None:
         pool.tasks.remove(task)
         if not host:
             pool.workers -= 1
+    return False

@@ -14,8 +14,8 @@ One way out:
     *persist* what is not durable yet (nothing, between turns: a turn is committed
     before it reports its end, and facts when they are set), *close* the actor (its
     ``on_stop`` runs), *drop* every reference the host holds. An idle session costs its
-    actor and a bounded transcript tail while live, and nothing but its stored rows once
-    deactivated.
+    dormant actor (no task between turns: ``Session.hibernate``) and a bounded transcript
+    tail while live, and nothing but its stored rows once deactivated.
 
 Crashes:
     A session whose actor crashes is deactivated and starts again from the store on its
@@ -134,7 +134,10 @@ class SessionHost:
         self.bundle = bundle
         self.config = config or HostConfig()
         self.name = name
-        self._live: collections.OrderedDict[str, _Live] = collections.OrderedDict()
+        # Least recently used first: a plain dict keeps insertion order, and a session
+        # used again is moved to the end by re-inserting it (an OrderedDict would cost
+        # ~45 B more per live session).
+        self._live: dict[str, _Live] = {}
         self._crashes: dict[str, list[float]] = {}
         self._parked: set[str] = set()
         self._activating: dict[str, trio.Event] = {}
@@ -248,7 +251,7 @@ class SessionHost:
                     self._idle.set()
                 live.last_used = trio.current_time()
                 if self._live.get(session) is live:
-                    self._live.move_to_end(session)
+                    self._live[session] = self._live.pop(session)  # most recent last
                 if len(self._live) > self.config.max_live:
                     self._over_cap.set()  # over the cap while all were busy: shrink now
         finally:
@@ -290,7 +293,7 @@ class SessionHost:
         while True:
             live = self._live.get(session)
             if live is not None:
-                self._live.move_to_end(session)
+                self._live[session] = self._live.pop(session)  # most recent last
                 return live
             pending = self._activating.get(session) or self._closing.get(session)
             if pending is None:

@@ -18,6 +18,11 @@ Cancellation:
     ``CancelTurn("after_turn")`` lets the current model call or tool batch finish and
     stops before the next one.
 
+Memory:
+    Between turns a live session holds no task, nursery or worker pool (it is dormant,
+    see :mod:`agcore_actors.actor._dormant`): its state, transcript tail included, stays;
+    the next message starts a task again.
+
 Errors:
     A typed error of the layers below (LLM, tools, store conflicts, limits) fails the
     turn: it is committed as ``failed`` and reported in :class:`TurnFailed` (or raised
@@ -33,7 +38,7 @@ import logging
 import uuid
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from types import MappingProxyType
-from typing import Any, ClassVar, assert_never
+from typing import Any, ClassVar, Final, assert_never
 
 import attrs
 import trio
@@ -69,6 +74,10 @@ async def _drop(_: am.TurnEvent) -> None:
     return None
 
 
+#: The facts of a session that has none (shared: an idle session holds no empty dict).
+_NO_FACTS: Final[Mapping[str, str]] = MappingProxyType({})
+
+
 @attrs.define
 class _Running:
     turn: Turn
@@ -84,7 +93,37 @@ class Session(Actor[SessionRequest]):
     max_concurrency: ClassVar[int] = 16
     # A host keeps thousands idle: an idle session holds no cancel scope.
     idle_scope: ClassVar[bool] = False
+    # Between turns a live session holds no task, nursery or worker pool (about half of
+    # its memory); the next message starts one again (about 20 µs).
+    hibernate: ClassVar[bool] = True
     expected_errors = (AgcoreError,)
+
+    # Many sessions stay live and idle at once: no per-instance __dict__ (still
+    # weak-referenceable, as before).
+    __slots__ = (
+        "__weakref__",
+        "_lock",
+        "_pending_facts",
+        "_queued",
+        "_running",
+        "_switch_notes",
+        "agent_name",
+        "agents",
+        "commit_timeout",
+        "config",
+        "facts",
+        "history",
+        "history_tail",
+        "hooks",
+        "max_queued",
+        "model_calls",
+        "ports",
+        "session",
+        "store",
+        "turns",
+        "usage",
+        "version",
+    )
 
     def __init__(
         self,
@@ -116,7 +155,8 @@ class Session(Actor[SessionRequest]):
         self.commit_timeout = commit_timeout
         self.hooks = hooks or TurnHooks()
         self.history: list[ChatMessage] = []
-        self.facts: dict[str, str] = {}
+        # Replaced, never changed in place (a shared empty mapping while there are none).
+        self.facts: Mapping[str, str] = _NO_FACTS
         self.usage = Usage()
         self.turns = 0
         self.model_calls = 0
@@ -128,13 +168,15 @@ class Session(Actor[SessionRequest]):
         self._running: _Running | None = None
         # Facts set while a turn runs, committed with it (None: none; made on demand).
         self._pending_facts: tuple[dict[str, str], list[str]] | None = None
-        self._switch_notes: list[ChatMessage] = []
+        # Notes of agent switches, sent and stored with the next turn (a tuple: () costs
+        # nothing while idle).
+        self._switch_notes: tuple[ChatMessage, ...] = ()
 
     async def on_start(self) -> None:
         snapshot = await self.store.load(self.session, self.history_tail)
         self.version = snapshot.version
         self.history = list(snapshot.history)
-        self.facts = dict(snapshot.facts)
+        self.facts = dict(snapshot.facts) if snapshot.facts else _NO_FACTS
         self.usage = snapshot.usage
         self.turns = snapshot.turns
         if snapshot.agent in self.agents:
@@ -266,7 +308,7 @@ class Session(Actor[SessionRequest]):
             self.session, turn_id, self.version, opening, agent.name
         )
         self.history.extend(self._switch_notes)
-        self._switch_notes = []
+        self._switch_notes = ()
         await emit(am.TurnStarted(session=self.session, turn=turn_id, agent=agent.name))
         status: am.TurnStatus = "completed"
         error: BaseException | None = None
@@ -445,7 +487,7 @@ class Session(Actor[SessionRequest]):
         if old != msg.agent:
             # The history stays; a note in it tells the model (and readers) who answers now.
             note = f"[The conversation is now handled by agent {msg.agent!r} (was {old!r}).]"
-            self._switch_notes.append(SystemMessage(note))
+            self._switch_notes = (*self._switch_notes, SystemMessage(note))
         return old
 
     async def _on_set_facts(self, msg: am.SetFacts) -> None:
@@ -466,9 +508,10 @@ class Session(Actor[SessionRequest]):
                 )
             finally:
                 self._release()
-        for key in msg.remove:
-            self.facts.pop(key, None)
-        self.facts.update(msg.set)
+        removed = set(msg.remove)
+        facts = {key: value for key, value in self.facts.items() if key not in removed}
+        facts.update(msg.set)
+        self.facts = facts or _NO_FACTS
 
     def _on_info(self) -> am.SessionInfo:
         running = self._running

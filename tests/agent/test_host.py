@@ -201,3 +201,23 @@ async def test_a_host_pushed_over_its_cap_by_busy_sessions_shrinks_back_as_turns
         await trio.testing.wait_all_tasks_blocked()
         assert len(host.live_sessions) == 1
         assert host.snapshot().evicted_cap == 2
+
+
+async def test_a_live_idle_session_holds_no_task_and_wakes_with_its_state(
+    system: ActorSystem, autojump_clock: trio.testing.MockClock
+) -> None:
+    host, _, provider = await make_host(system, [[AssistantMessage("ok")]])
+    async with host:
+        await host.run("a", "one")
+        await trio.testing.wait_all_tasks_blocked()
+        cell = system.lookup("session:a")._cell
+        assert host.is_live("a") and cell.task is None and cell.pool is None
+        info = await host.ask("a", am.GetSessionInfo())
+        assert info.turns == 1 and info.messages == 2
+        async with host.submit("a", "two") as events:
+            kinds = [type(event).__name__ async for event in events]
+        assert kinds[-1] == "TurnCompleted"
+        await trio.testing.wait_all_tasks_blocked()
+        assert cell.task is None
+        sent = provider.requests[-1].messages
+        assert [m.content for m in sent] == ["one", "ok", "two"]

@@ -1,0 +1,75 @@
+"""Dormant incarnations: an idle concurrent actor that holds no task.
+
+An actor class with ``hibernate = True`` and ``max_concurrency`` > 1 goes *dormant*
+whenever it is idle — no request runs, no worker and no background task is left in
+its nursery, the mailbox is empty — instead of parking its incarnation's task. Its
+task then ends and its nursery closes; the instance, with all its state, the cell,
+mailbox and ref stay. The next message, or a stop request, starts a fresh task for the
+same instance in its supervisor's nursery (``on_start`` does not run again).
+
+Semantics:
+    Nothing changes for senders: a message to a dormant actor is queued and handled as
+    if the actor had been parked (order kept, back-pressure kept); asks, streams and
+    cancellation behave the same. Going dormant and waking are decided without a
+    checkpoint in between, so a message that arrives at any point is served.
+    ``ctx.nursery`` is a fresh nursery per wake-up (one per busy spell).
+
+Stopping:
+    A stop request wakes a dormant actor, which then stops normally (requests queued
+    behind the stop stay queued, as for a parked actor). Classes that override
+    ``on_stop`` never go dormant: when its supervisor is cancelled from outside (no
+    ordered shutdown), a dormant actor has no task to be cancelled, so it could not run
+    ``on_stop``; with the default ``on_stop`` there is nothing to miss, and the
+    supervisor closes the cell as it closes every child.
+
+Cost:
+    Per wake-up one task, one nursery and one worker pool (about 20 µs of CPU here);
+    while dormant, about 3.9 KB less per actor than a parked concurrent incarnation
+    (its task, coroutine frames, nursery and pool).
+"""
+
+from __future__ import annotations
+
+import contextlib
+from typing import TYPE_CHECKING, Any
+
+import trio
+
+from ._actor import Actor
+
+if TYPE_CHECKING:
+    from ._cell import Cell
+    from ._node import Link
+
+
+def may_sleep(actor: Actor[Any]) -> bool:
+    """Whether ``actor`` goes dormant when idle (see the module docstring)."""
+    return actor.hibernate and type(actor).on_stop is Actor.on_stop
+
+
+class Wake:
+    """A dormant incarnation: what it needs to run again, and the mailbox's miss hook
+    that starts its task (no closure per sleep)."""
+
+    __slots__ = ("actor", "cell", "home", "limit", "link")
+
+    def __init__(
+        self, cell: Cell[Any], actor: Actor[Any], link: Link, limit: int, home: trio.Nursery
+    ) -> None:
+        self.cell = cell
+        self.actor = actor
+        self.link = link
+        self.limit = limit
+        self.home = home
+
+    def __call__(self) -> None:
+        """A message or a stop request arrived: start the incarnation's task again (once)."""
+        cell = self.cell
+        if not cell.wake_from(self):
+            return
+        # The supervisor's nursery may be gone (cancelled from outside): then what is
+        # queued waits for the next incarnation, or fails when the cell is closed.
+        with contextlib.suppress(RuntimeError):
+            self.home.start_soon(
+                cell.run_hosted, self.actor, self.link, self.limit, self.home, True, name=cell.name
+            )

@@ -1,0 +1,247 @@
+"""Dormant incarnations: an idle concurrent actor with ``hibernate`` holds no task, and
+nothing changes for its senders, its supervisor or its stop."""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Awaitable, Callable
+from typing import Any, ClassVar
+
+import pytest
+import trio
+import trio.testing
+
+from agcore_actors import Actor, ActorSystem, Request
+from agcore_actors.actor import ActorRef, ActorStopped
+
+
+class Add(Request[int], frozen=True, tag=True):
+    """Add ``n`` to the count; the new count."""
+
+    n: int = 1
+
+
+class Hold(Request[None], frozen=True, tag=True):
+    """Run until the actor's ``release`` event is set."""
+
+
+class Crash(Request[None], frozen=True, tag=True):
+    """Raise an unexpected error (a crash)."""
+
+
+class Spawn(Request[None], frozen=True, tag=True):
+    """Start a background task that runs until ``release`` is set."""
+
+
+Msg = Add | Hold | Crash | Spawn
+
+
+class Counter(Actor[Msg]):
+    max_concurrency: ClassVar[int] = 4
+    hibernate: ClassVar[bool] = True
+
+    def __init__(self, release: trio.Event, starts: list[int]) -> None:
+        self.release = release
+        self.starts = starts
+        self.count = 0
+
+    async def on_start(self) -> None:
+        self.starts.append(1)
+
+    async def handle(self, msg: Msg) -> int | None:
+        match msg:
+            case Add(n=n):
+                self.count += n
+                return self.count
+            case Hold():
+                await self.release.wait()
+            case Crash():
+                raise RuntimeError("boom")
+            case Spawn():
+                self.ctx.nursery.start_soon(self.release.wait)
+        return None
+
+
+class Awake(Counter):
+    hibernate: ClassVar[bool] = False
+
+
+class CounterWithStop(Counter):
+    async def on_stop(self, reason: BaseException | None) -> None:
+        self.starts.append(-1)
+
+
+def dormant(ref: ActorRef[Any]) -> bool:
+    cell = ref._cell
+    return cell.task is None and cell._dormant is not None
+
+
+async def spawn_counter(
+    system: ActorSystem, starts: list[int], release: trio.Event | None = None
+) -> ActorRef[Msg]:
+    event = release if release is not None else trio.Event()
+    return await system.spawn(lambda: Counter(event, starts), name="c")
+
+
+async def test_an_idle_actor_that_may_hibernate_holds_no_task_and_keeps_its_state(
+    autojump_clock: trio.testing.MockClock,
+) -> None:
+    starts: list[int] = []
+    async with ActorSystem(strict=True) as system:
+        ref = await spawn_counter(system, starts)
+        await trio.testing.wait_all_tasks_blocked()
+        assert dormant(ref)
+        for expected in range(1, 6):
+            assert await ref.ask(Add()) == expected
+            await trio.testing.wait_all_tasks_blocked()
+            assert dormant(ref)
+    assert starts == [1]  # woken, never started again
+
+
+async def test_an_actor_without_hibernate_or_with_its_own_on_stop_stays_parked(
+    autojump_clock: trio.testing.MockClock,
+) -> None:
+    starts: list[int] = []
+    release = trio.Event()
+    async with ActorSystem(strict=True) as system:
+        awake = await system.spawn(lambda: Awake(release, starts), name="a")
+        stopping = await system.spawn(lambda: CounterWithStop(release, starts), name="s")
+        for ref in (awake, stopping):
+            await ref.ask(Add())
+        await trio.testing.wait_all_tasks_blocked()
+        for ref in (awake, stopping):
+            assert not dormant(ref) and ref._cell.task is not None
+    assert starts[-1] == -1  # on_stop ran
+
+
+async def race_the_sleep(
+    system: ActorSystem, name: str, delay: int, action: Callable[[ActorRef[Msg]], Awaitable[Any]]
+) -> ActorRef[Msg]:
+    """Spawn a Counter, let a Hold run, and run ``action`` ``delay`` checkpoints after
+    the Hold is released: just before, while or after the actor goes dormant."""
+    release = trio.Event()
+    ref = await system.spawn(functools.partial(Counter, release, []), name=name)
+
+    async def racer() -> None:
+        await release.wait()
+        for _ in range(delay):
+            await trio.lowlevel.checkpoint()
+        await action(ref)
+
+    with trio.fail_after(1):
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(racer)
+            await trio.testing.wait_all_tasks_blocked()
+            nursery.start_soon(ref.ask, Hold())
+            await trio.sleep(0.5)
+            release.set()
+    return ref
+
+
+async def test_messages_racing_the_sleep_are_all_served(
+    autojump_clock: trio.testing.MockClock,
+) -> None:
+    async with ActorSystem(strict=True) as system:
+        for delay in range(12):
+            replies: list[int] = []
+
+            async def add(ref: ActorRef[Msg], replies: list[int] = replies) -> None:
+                replies.append(await ref.ask(Add(10)))
+
+            ref = await race_the_sleep(system, f"c{delay}", delay, add)
+            assert replies == [10]
+            await trio.testing.wait_all_tasks_blocked()
+            assert dormant(ref)
+
+
+async def test_a_stop_while_dormant_stops_it_normally(
+    autojump_clock: trio.testing.MockClock,
+) -> None:
+    starts: list[int] = []
+    async with ActorSystem(strict=True) as system:
+        ref = await spawn_counter(system, starts)
+        await ref.ask(Add())
+        await trio.testing.wait_all_tasks_blocked()
+        assert dormant(ref)
+        with trio.fail_after(1):
+            await system.stop("c")
+        with pytest.raises(ActorStopped):
+            await ref.ask(Add())
+        assert "c" not in [info.name for info in system.snapshot()]
+
+
+async def test_a_stop_racing_the_sleep_stops_it(
+    autojump_clock: trio.testing.MockClock,
+) -> None:
+    async with ActorSystem(strict=True) as system:
+        for delay in range(12):
+
+            async def stop(ref: ActorRef[Msg], name: str = f"c{delay}") -> None:
+                await system.stop(name)
+
+            ref = await race_the_sleep(system, f"c{delay}", delay, stop)
+            with pytest.raises(ActorStopped):
+                await ref.ask(Add())
+
+
+async def test_a_cancelled_asker_cancels_a_woken_handler_and_it_sleeps_again(
+    autojump_clock: trio.testing.MockClock,
+) -> None:
+    starts: list[int] = []
+    async with ActorSystem(strict=True) as system:
+        ref = await spawn_counter(system, starts)
+        await trio.testing.wait_all_tasks_blocked()
+        assert dormant(ref)
+        with trio.move_on_after(1) as timer:
+            await ref.ask(Hold())  # never released: the asker gives up
+        assert timer.cancelled_caught
+        await trio.testing.wait_all_tasks_blocked()
+        assert dormant(ref)
+        assert await ref.ask(Add()) == 1
+
+
+async def test_a_crash_after_waking_is_supervised_like_any_crash(
+    autojump_clock: trio.testing.MockClock,
+) -> None:
+    starts: list[int] = []
+    async with ActorSystem(strict=True) as system:
+        ref = await spawn_counter(system, starts)
+        assert await ref.ask(Add(5)) == 5
+        await trio.testing.wait_all_tasks_blocked()
+        with pytest.raises(RuntimeError, match="boom"):  # the asker gets the crash
+            await ref.ask(Crash())
+        # The supervisor restarted it: a fresh instance, started again, dormant again.
+        assert await ref.ask(Add()) == 1
+        await trio.testing.wait_all_tasks_blocked()
+        assert starts == [1, 1] and dormant(ref)
+
+
+async def test_a_background_task_keeps_it_awake_until_the_task_ends(
+    autojump_clock: trio.testing.MockClock,
+) -> None:
+    starts: list[int] = []
+    release = trio.Event()
+    async with ActorSystem(strict=True) as system:
+        ref = await spawn_counter(system, starts, release)
+        await ref.ask(Spawn())
+        await trio.testing.wait_all_tasks_blocked()
+        assert not dormant(ref)
+        release.set()
+        await trio.testing.wait_all_tasks_blocked()
+        assert await ref.ask(Add()) == 1  # the next idle spell finds the nursery empty
+        await trio.testing.wait_all_tasks_blocked()
+        assert dormant(ref)
+
+
+async def test_a_system_cancelled_from_outside_ends_with_dormant_actors(
+    autojump_clock: trio.testing.MockClock,
+) -> None:
+    starts: list[int] = []
+    with trio.move_on_after(5) as outer:
+        async with ActorSystem(strict=True) as system:
+            ref = await spawn_counter(system, starts)
+            await ref.ask(Add())
+            await trio.testing.wait_all_tasks_blocked()
+            assert dormant(ref)
+            await trio.sleep_forever()
+    assert outer.cancelled_caught

@@ -7,7 +7,7 @@ from typing import Literal
 import attrs
 
 from .._validators import at_least_one, non_empty, positive
-from ._schema import DEFAULT_PAGE_SIZE
+from ._schema import DEFAULT_CHECKPOINT_PAGES, DEFAULT_PAGE_SIZE
 
 __all__ = ["InMemorySessions", "SessionBackendConfig", "SessionStoreConfig", "SqliteSessions"]
 
@@ -41,8 +41,11 @@ class SqliteSessions:
     #: The connection's page cache, in MiB.
     cache_mib: int = attrs.field(default=32, validator=at_least_one)
     #: WAL pages written before a commit also checkpoints them into the database (SQLite's
-    #: default is 1,000): fewer, larger checkpoints, so fewer commits pay for one.
-    checkpoint_pages: int = attrs.field(default=10_000, validator=at_least_one)
+    #: default is 1,000). More pages: fewer checkpoints, and a page that commits keep
+    #: changing (an active session's leaf, an index's tail) is copied once per checkpoint
+    #: however often it changed; the WAL file grows to about this many pages (40 MiB at
+    #: the default page size) and a reader's page lookup in it costs a little more.
+    checkpoint_pages: int = attrs.field(default=DEFAULT_CHECKPOINT_PAGES, validator=at_least_one)
     #: The page size of a file the store creates (a power of two, 512 to 65,536); an
     #: existing file keeps its own. 2,048 rather than SQLite's 4,096: a commit dirties a
     #: few pages at random places and each is written whole, to the WAL and again at a

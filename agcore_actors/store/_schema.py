@@ -43,6 +43,8 @@ from ._errors import InvalidRequest, StoreBusy, StoreStorageError, StoreUnavaila
 
 #: The page size of a file the store creates (see :func:`connect`).
 DEFAULT_PAGE_SIZE = 2048
+#: WAL pages after which a commit checkpoints (see ``SqliteSessions.checkpoint_pages``).
+DEFAULT_CHECKPOINT_PAGES = 20_000
 
 #: Migration ``i`` takes the schema from version i to i + 1.
 MIGRATIONS: tuple[str, ...] = (
@@ -183,7 +185,7 @@ def connect(
     synchronous: Literal["FULL", "NORMAL"],
     busy_timeout: float,
     cache_mib: int,
-    checkpoint_pages: int,
+    checkpoint_pages: int = DEFAULT_CHECKPOINT_PAGES,
     page_size: int = DEFAULT_PAGE_SIZE,
 ) -> sqlite3.Connection:
     """The file at ``path`` (created if missing), in WAL mode, its schema migrated.

@@ -39,7 +39,13 @@ import outcome
 
 from ..llm import Message, Usage
 from ._backend import Operation, decode_message, decode_messages, encode_message, encode_messages
-from ._schema import DEFAULT_PAGE_SIZE, classify, connect, storage_errors
+from ._schema import (
+    DEFAULT_CHECKPOINT_PAGES,
+    DEFAULT_PAGE_SIZE,
+    classify,
+    connect,
+    storage_errors,
+)
 from ._sqlite_batch import RecordCache, WriteBuffer
 from .messages import LogEntry, SessionRecord, SessionStatus
 
@@ -116,7 +122,7 @@ class SqliteSessionBackend:
         synchronous: Literal["FULL", "NORMAL"] = "FULL",
         busy_timeout: float = 10.0,
         cache_mib: int = 32,
-        checkpoint_pages: int = 10_000,
+        checkpoint_pages: int = DEFAULT_CHECKPOINT_PAGES,
         page_size: int = DEFAULT_PAGE_SIZE,
         record_cache: int = 16_384,
     ) -> None:

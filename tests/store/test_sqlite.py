@@ -255,3 +255,21 @@ def test_writes_buffered_in_a_batch_are_seen_by_later_reads_of_the_same_batch(
         assert backend.facts("s") == {}
     finally:
         backend.close()
+
+
+def test_the_wal_stays_within_checkpoint_pages_and_one_transaction_under_continuous_writes(
+    tmp_path: Path,
+) -> None:
+    path = tmp_path / "s.db"
+    backend = SqliteSessionBackend(path, checkpoint_pages=64)
+    wal = Path(f"{path}-wal")
+    frame = 2048 + 24
+    largest = 0
+    try:
+        for n in range(300):  # each a transaction of a few pages: ~1,000 frames in all
+            _run(backend, ops.begin, _begin(f"s{n}", 0))
+            _run(backend, ops.commit, _commit(f"s{n}", 1))
+            largest = max(largest, wal.stat().st_size // frame)
+    finally:
+        backend.close()
+    assert 32 <= largest <= 64 + 16

@@ -270,6 +270,7 @@ def _open_sqlite(config: SqliteSessions, *, migrate: bool) -> Backend:
         busy_timeout=config.busy_timeout,
         cache_mib=config.cache_mib,
         checkpoint_pages=config.checkpoint_pages,
+        page_size=config.page_size,
         # The reader's cache would be emptied by nearly every write of the writer.
         record_cache=16_384 if migrate else 0,
     )

@@ -7,6 +7,7 @@ from typing import Literal
 import attrs
 
 from .._validators import at_least_one, non_empty, positive
+from ._schema import DEFAULT_CHECKPOINT_PAGES, DEFAULT_PAGE_SIZE
 
 __all__ = ["InMemorySessions", "SessionBackendConfig", "SessionStoreConfig", "SqliteSessions"]
 
@@ -14,6 +15,11 @@ __all__ = ["InMemorySessions", "SessionBackendConfig", "SessionStoreConfig", "Sq
 def _synchronous(_: object, attribute: attrs.Attribute[str], value: str) -> None:
     if value not in ("FULL", "NORMAL"):
         raise ValueError(f"{attribute.name} must be 'FULL' or 'NORMAL', not {value!r}")
+
+
+def _page_size(_: object, attribute: attrs.Attribute[int], value: int) -> None:
+    if not 512 <= value <= 65_536 or value & (value - 1):
+        raise ValueError(f"{attribute.name} must be a power of two from 512 to 65536, not {value}")
 
 
 @attrs.frozen
@@ -35,8 +41,16 @@ class SqliteSessions:
     #: The connection's page cache, in MiB.
     cache_mib: int = attrs.field(default=32, validator=at_least_one)
     #: WAL pages written before a commit also checkpoints them into the database (SQLite's
-    #: default is 1,000): fewer, larger checkpoints, so fewer commits pay for one.
-    checkpoint_pages: int = attrs.field(default=10_000, validator=at_least_one)
+    #: default is 1,000). More pages: fewer checkpoints, and a page that commits keep
+    #: changing (an active session's leaf, an index's tail) is copied once per checkpoint
+    #: however often it changed; the WAL file grows to about this many pages (40 MiB at
+    #: the default page size) and a reader's page lookup in it costs a little more.
+    checkpoint_pages: int = attrs.field(default=DEFAULT_CHECKPOINT_PAGES, validator=at_least_one)
+    #: The page size of a file the store creates (a power of two, 512 to 65,536); an
+    #: existing file keeps its own. 2,048 rather than SQLite's 4,096: a commit dirties a
+    #: few pages at random places and each is written whole, to the WAL and again at a
+    #: checkpoint, so smaller pages mean fewer bytes per commit.
+    page_size: int = attrs.field(default=DEFAULT_PAGE_SIZE, validator=_page_size)
     #: A memory store file whose transcripts (``conv:`` items) and session facts are
     #: copied into the session tables on the first open; None: no migration.
     migrate_from: str | None = None

@@ -35,9 +35,16 @@ from __future__ import annotations
 import contextlib
 import sqlite3
 from collections.abc import Iterator
+from pathlib import Path
+from typing import Literal
 
 from .._sqlite_codes import sqlite_failure
-from ._errors import StoreBusy, StoreStorageError, StoreUnavailable
+from ._errors import InvalidRequest, StoreBusy, StoreStorageError, StoreUnavailable
+
+#: The page size of a file the store creates (see :func:`connect`).
+DEFAULT_PAGE_SIZE = 2048
+#: WAL pages after which a commit checkpoints (see ``SqliteSessions.checkpoint_pages``).
+DEFAULT_CHECKPOINT_PAGES = 20_000
 
 #: Migration ``i`` takes the schema from version i to i + 1.
 MIGRATIONS: tuple[str, ...] = (
@@ -164,3 +171,52 @@ def migrate(conn: sqlite3.Connection) -> int:
         conn.execute("ROLLBACK")
         raise
     return found
+
+
+def check_page_size(page_size: int) -> None:
+    """Refuse a page size SQLite would ignore (a power of two, 512 to 65,536)."""
+    if not 512 <= page_size <= 65_536 or page_size & (page_size - 1):
+        raise InvalidRequest(f"page_size must be a power of two from 512 to 65536, not {page_size}")
+
+
+def connect(
+    path: str | Path,
+    *,
+    synchronous: Literal["FULL", "NORMAL"],
+    busy_timeout: float,
+    cache_mib: int,
+    checkpoint_pages: int = DEFAULT_CHECKPOINT_PAGES,
+    page_size: int = DEFAULT_PAGE_SIZE,
+) -> sqlite3.Connection:
+    """The file at ``path`` (created if missing), in WAL mode, its schema migrated.
+
+    ``page_size`` applies to a file this creates; an existing one keeps its own (for
+    instance a memory store's file, or one made before the option existed). Why 2,048,
+    not SQLite's 4,096: a turn's commit dirties a few leaf pages at random places (its
+    session's row, that row's ``sessions_idle`` entry, its messages, its facts), and
+    each goes whole into the WAL and again into the database at a checkpoint, so the
+    bytes a commit writes follow the page size (about 12 KiB at 2,048 against 21 at
+    4,096), while a ``LoadSession`` tail of 50 messages reads a few more pages.
+    """
+    if synchronous not in ("FULL", "NORMAL"):
+        raise InvalidRequest(f"synchronous must be FULL or NORMAL, not {synchronous!r}")
+    check_page_size(page_size)
+    with storage_errors():
+        conn = sqlite3.connect(
+            path, isolation_level=None, check_same_thread=False, timeout=busy_timeout
+        )
+        try:
+            # PRAGMAs take no parameters; these are checked ints. The page size first:
+            # it counts only before the file's first page is written.
+            conn.execute(f"PRAGMA page_size = {int(page_size)}")
+            mode = conn.execute("PRAGMA journal_mode = WAL").fetchone()[0]
+            if str(mode).lower() != "wal":
+                raise StoreStorageError(f"cannot use WAL journal mode here (got {mode!r})")
+            conn.execute(f"PRAGMA synchronous = {synchronous}")
+            conn.execute(f"PRAGMA cache_size = {-1024 * int(cache_mib)}")
+            conn.execute(f"PRAGMA wal_autocheckpoint = {int(checkpoint_pages)}")
+            migrate(conn)
+        except BaseException:
+            conn.close()
+            raise
+    return conn

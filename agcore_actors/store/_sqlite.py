@@ -39,8 +39,13 @@ import outcome
 
 from ..llm import Message, Usage
 from ._backend import Operation, decode_message, decode_messages, encode_message, encode_messages
-from ._errors import InvalidRequest, StoreStorageError
-from ._schema import classify, migrate, storage_errors
+from ._schema import (
+    DEFAULT_CHECKPOINT_PAGES,
+    DEFAULT_PAGE_SIZE,
+    classify,
+    connect,
+    storage_errors,
+)
 from ._sqlite_batch import RecordCache, WriteBuffer
 from .messages import LogEntry, SessionRecord, SessionStatus
 
@@ -117,31 +122,23 @@ class SqliteSessionBackend:
         synchronous: Literal["FULL", "NORMAL"] = "FULL",
         busy_timeout: float = 10.0,
         cache_mib: int = 32,
-        checkpoint_pages: int = 10_000,
+        checkpoint_pages: int = DEFAULT_CHECKPOINT_PAGES,
+        page_size: int = DEFAULT_PAGE_SIZE,
         record_cache: int = 16_384,
     ) -> None:
-        """``record_cache``: session records kept between transactions (0: none)."""
-        if synchronous not in ("FULL", "NORMAL"):
-            raise InvalidRequest(f"synchronous must be FULL or NORMAL, not {synchronous!r}")
+        """``record_cache``: session records kept between transactions (0: none); the
+        other settings are :func:`._schema.connect`'s."""
         self.path = Path(path)
         self._buffer = WriteBuffer()
         self._cache = RecordCache(record_cache)
-        with storage_errors():
-            self._conn = sqlite3.connect(
-                self.path, isolation_level=None, check_same_thread=False, timeout=busy_timeout
-            )
-            try:
-                mode = self._conn.execute("PRAGMA journal_mode = WAL").fetchone()[0]
-                if str(mode).lower() != "wal":
-                    raise StoreStorageError(f"cannot use WAL journal mode here (got {mode!r})")
-                self._conn.execute(f"PRAGMA synchronous = {synchronous}")
-                # PRAGMAs take no parameters; these are checked ints.
-                self._conn.execute(f"PRAGMA cache_size = {-1024 * int(cache_mib)}")
-                self._conn.execute(f"PRAGMA wal_autocheckpoint = {int(checkpoint_pages)}")
-                migrate(self._conn)
-            except BaseException:
-                self._conn.close()
-                raise
+        self._conn = connect(
+            self.path,
+            synchronous=synchronous,
+            busy_timeout=busy_timeout,
+            cache_mib=cache_mib,
+            checkpoint_pages=checkpoint_pages,
+            page_size=page_size,
+        )
 
     @property
     def connection(self) -> sqlite3.Connection:

@@ -97,6 +97,45 @@ def test_a_bad_synchronous_setting_is_refused_where_it_is_written() -> None:
         SqliteSessions("x.db", synchronous="OFF")  # type: ignore[arg-type]
 
 
+def _page_size(path: Path) -> int:
+    conn = sqlite3.connect(path)
+    try:
+        return int(conn.execute("PRAGMA page_size").fetchone()[0])
+    finally:
+        conn.close()
+
+
+def test_a_file_the_store_creates_gets_its_page_size_and_an_existing_file_keeps_its_own(
+    tmp_path: Path,
+) -> None:
+    SqliteSessionBackend(tmp_path / "default.db").close()
+    assert _page_size(tmp_path / "default.db") == 2048
+    SqliteSessionBackend(tmp_path / "big.db", page_size=8192).close()
+    assert _page_size(tmp_path / "big.db") == 8192
+    existing = tmp_path / "existing.db"
+    conn = sqlite3.connect(existing)
+    conn.execute("CREATE TABLE other (x)")  # a file made elsewhere, at SQLite's 4,096
+    conn.close()
+    backend = SqliteSessionBackend(existing, page_size=1024)
+    try:
+        record = backend.run_batch([partial(ops.begin, backend, _begin("s", 0), 1.0)], True)
+        assert record[0].unwrap().version == 1
+    finally:
+        backend.close()
+    assert _page_size(existing) == 4096
+
+
+@pytest.mark.parametrize("size", [0, 256, 3000, 131_072])
+def test_a_page_size_sqlite_would_ignore_is_refused_where_it_is_written(
+    tmp_path: Path, size: int
+) -> None:
+    with pytest.raises(ValueError, match="page_size"):
+        SqliteSessions("x.db", page_size=size)
+    with pytest.raises(ValueError, match="page_size"):
+        SqliteSessionBackend(tmp_path / "s.db", page_size=size)
+    assert not (tmp_path / "s.db").exists()
+
+
 def test_an_operation_failing_after_it_wrote_leaves_no_trace_and_its_batch_commits(
     tmp_path: Path,
 ) -> None:
@@ -216,3 +255,21 @@ def test_writes_buffered_in_a_batch_are_seen_by_later_reads_of_the_same_batch(
         assert backend.facts("s") == {}
     finally:
         backend.close()
+
+
+def test_the_wal_stays_within_checkpoint_pages_and_one_transaction_under_continuous_writes(
+    tmp_path: Path,
+) -> None:
+    path = tmp_path / "s.db"
+    backend = SqliteSessionBackend(path, checkpoint_pages=64)
+    wal = Path(f"{path}-wal")
+    frame = 2048 + 24
+    largest = 0
+    try:
+        for n in range(300):  # each a transaction of a few pages: ~1,000 frames in all
+            _run(backend, ops.begin, _begin(f"s{n}", 0))
+            _run(backend, ops.commit, _commit(f"s{n}", 1))
+            largest = max(largest, wal.stat().st_size // frame)
+    finally:
+        backend.close()
+    assert 32 <= largest <= 64 + 16

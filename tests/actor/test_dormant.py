@@ -76,6 +76,12 @@ def dormant(ref: ActorRef[Any]) -> bool:
     return cell.task is None and cell._dormant is not None
 
 
+async def settles_dormant(ref: ActorRef[Any]) -> bool:
+    """Once every task is blocked: whether ``ref``'s actor is dormant."""
+    await trio.testing.wait_all_tasks_blocked()
+    return dormant(ref)
+
+
 async def spawn_counter(
     system: ActorSystem, starts: list[int], release: trio.Event | None = None
 ) -> ActorRef[Msg]:
@@ -89,12 +95,10 @@ async def test_an_idle_actor_that_may_hibernate_holds_no_task_and_keeps_its_stat
     starts: list[int] = []
     async with ActorSystem(strict=True) as system:
         ref = await spawn_counter(system, starts)
-        await trio.testing.wait_all_tasks_blocked()
-        assert dormant(ref)
+        assert await settles_dormant(ref)
         for expected in range(1, 6):
             assert await ref.ask(Add()) == expected
-            await trio.testing.wait_all_tasks_blocked()
-            assert dormant(ref)
+            assert await settles_dormant(ref)
     assert starts == [1]  # woken, never started again
 
 
@@ -150,8 +154,7 @@ async def test_messages_racing_the_sleep_are_all_served(
 
             ref = await race_the_sleep(system, f"c{delay}", delay, add)
             assert replies == [10]
-            await trio.testing.wait_all_tasks_blocked()
-            assert dormant(ref)
+            assert await settles_dormant(ref)
 
 
 async def test_a_stop_while_dormant_stops_it_normally(
@@ -161,8 +164,7 @@ async def test_a_stop_while_dormant_stops_it_normally(
     async with ActorSystem(strict=True) as system:
         ref = await spawn_counter(system, starts)
         await ref.ask(Add())
-        await trio.testing.wait_all_tasks_blocked()
-        assert dormant(ref)
+        assert await settles_dormant(ref)
         with trio.fail_after(1):
             await system.stop("c")
         with pytest.raises(ActorStopped):
@@ -190,13 +192,11 @@ async def test_a_cancelled_asker_cancels_a_woken_handler_and_it_sleeps_again(
     starts: list[int] = []
     async with ActorSystem(strict=True) as system:
         ref = await spawn_counter(system, starts)
-        await trio.testing.wait_all_tasks_blocked()
-        assert dormant(ref)
+        assert await settles_dormant(ref)
         with trio.move_on_after(1) as timer:
             await ref.ask(Hold())  # never released: the asker gives up
         assert timer.cancelled_caught
-        await trio.testing.wait_all_tasks_blocked()
-        assert dormant(ref)
+        assert await settles_dormant(ref)
         assert await ref.ask(Add()) == 1
 
 
@@ -229,8 +229,7 @@ async def test_a_background_task_keeps_it_awake_until_the_task_ends(
         release.set()
         await trio.testing.wait_all_tasks_blocked()
         assert await ref.ask(Add()) == 1  # the next idle spell finds the nursery empty
-        await trio.testing.wait_all_tasks_blocked()
-        assert dormant(ref)
+        assert await settles_dormant(ref)
 
 
 async def test_a_system_cancelled_from_outside_ends_with_dormant_actors(
@@ -241,7 +240,6 @@ async def test_a_system_cancelled_from_outside_ends_with_dormant_actors(
         async with ActorSystem(strict=True) as system:
             ref = await spawn_counter(system, starts)
             await ref.ask(Add())
-            await trio.testing.wait_all_tasks_blocked()
-            assert dormant(ref)
+            assert await settles_dormant(ref)
             await trio.sleep_forever()
     assert outer.cancelled_caught

@@ -49,11 +49,13 @@ from ..llm import Message as ChatMessage
 from ..llm import SystemMessage, Usage, UserMessage
 from ..tools import ApprovalDecision, ApprovalRequest
 from . import messages as am
+from ._child import commit_turn, drop_events, run_child_session
 from ._config import Agent, AgentConfig, PromptContext
 from ._errors import AgentConfigError, HookBlocked, SessionBusy, TurnTimeout
 from ._hooks import TurnHooks
 from ._prompt import system_prompt
 from ._store_port import TurnStore
+from ._transcript import valid_tail
 from ._turn import Turn, TurnPorts
 
 _log = logging.getLogger("agcore_actors.agent")
@@ -68,10 +70,6 @@ def _final_event(result: am.TurnResult) -> am.TurnEvent:
     if result.status == "cancelled":
         return am.TurnCancelled(result)
     return am.TurnFailed(result)
-
-
-async def _drop(_: am.TurnEvent) -> None:
-    return None
 
 
 #: The facts of a session that has none (shared: an idle session holds no empty dict).
@@ -212,7 +210,7 @@ class Session(Actor[SessionRequest]):
 
     async def _on_run(self, msg: am.RunTurn) -> am.TurnResult:
         self._admit()
-        return await self._queued_turn(msg.text, msg.turn, _drop)
+        return await self._queued_turn(msg.text, msg.turn, drop_events)
 
     async def _on_submit(self, msg: am.SubmitTurn) -> AsyncIterator[am.TurnEvent]:
         self._admit()
@@ -289,7 +287,7 @@ class Session(Actor[SessionRequest]):
             subagents={name: self.agents[name] for name in agent.subagents if name in self.agents},
             run_child=self._run_child,
             # Nobody reads the events of a RunTurn: plain model calls, no stream to parse.
-            streamed=emit is not _drop,
+            streamed=emit is not drop_events,
         )
         blocked = await self.hooks.on_turn_start(context, text)
         if blocked is not None:
@@ -356,7 +354,7 @@ class Session(Actor[SessionRequest]):
         )
         self.history.extend(turn.messages)
         if self.history_tail is not None and len(self.history) > self.history_tail:
-            self.history = _valid_tail(self.history, self.history_tail)
+            self.history = valid_tail(self.history, self.history_tail)
         self.usage = self.usage + turn.usage
         self.model_calls += turn.model_calls
         self.turns += 1
@@ -377,36 +375,17 @@ class Session(Actor[SessionRequest]):
     async def _run_child(
         self, agent: Agent, call_id: str, task: str
     ) -> tuple[am.ToolCallStatus, str, Usage]:
-        """Run ``agent`` on ``task`` as a child session of this one, inside the calling
-        turn's task tree; its transcript is stored as session ``<this>/<call_id>``."""
-        child = f"{self.session}/{call_id}"
-        snapshot = await self.store.load(child, 0)
-        context = PromptContext(session=child, agent=agent.name, turn=0, facts={})
-        turn = Turn(
-            session=child,
-            turn_id=uuid.uuid4().hex,
-            agent=agent,
+        """Run ``agent`` on ``task`` as a child session of this one (see _child)."""
+        return await run_child_session(
+            self.session,
+            agent,
+            call_id,
+            task,
+            store=self.store,
             config=self.config,
             ports=self.ports,
-            history=[],
-            system_prompt=system_prompt(agent, context),
-            emit=_drop,
-            streamed=False,
+            commit=self._store_commit,
         )
-        version = await self.store.begin(
-            child, turn.turn_id, snapshot.version, [UserMessage(task)], agent.name
-        )
-        status: am.ToolCallStatus = "ok"
-        try:
-            await turn.run(task)
-            content = turn.text
-        except AgcoreError as exc:
-            status, content = "error", f"Error: {exc.kind}: {exc}"
-        except BaseException:
-            await self._store_commit(turn, version, "cancelled", {}, [])
-            raise
-        await self._store_commit(turn, version, "completed" if status == "ok" else "failed", {}, [])
-        return status, content, turn.usage
 
     async def _store_commit(
         self,
@@ -417,24 +396,9 @@ class Session(Actor[SessionRequest]):
         facts_removed: list[str],
     ) -> int:
         """Close ``turn``'s open calls and commit it, shielded from cancellation."""
-        turn.close(status)
-        # One scope, shielded and with the commit's own deadline (as fail_after in a shield).
-        deadline = trio.current_time() + self.commit_timeout
-        with trio.CancelScope(shield=True, deadline=deadline) as scope:
-            version = await self.store.commit(
-                turn.session,
-                turn.turn_id,
-                version,
-                messages=turn.messages[1:],  # the user's message is stored by begin
-                usage=turn.usage,
-                agent=turn.agent.name,
-                status=status,
-                facts_set=facts_set,
-                facts_removed=facts_removed,
-            )
-        if scope.cancelled_caught:
-            raise trio.TooSlowError
-        return version
+        return await commit_turn(
+            self.store, self.commit_timeout, turn, version, status, facts_set, facts_removed
+        )
 
     # -- control -------------------------------------------------------------------------
 
@@ -525,12 +489,3 @@ class Session(Actor[SessionRequest]):
             usage=self.usage,
             facts=dict(self.facts),
         )
-
-
-def _valid_tail(history: list[ChatMessage], keep: int) -> list[ChatMessage]:
-    """The last ``keep`` messages or a few more, starting at a user message so that no
-    tool result is cut from its call."""
-    start = max(0, len(history) - keep)
-    while start > 0 and not isinstance(history[start], UserMessage):
-        start -= 1
-    return history[start:]

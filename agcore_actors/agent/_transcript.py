@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from ..llm import AssistantMessage, ToolMessage
+from ..llm import AssistantMessage, ToolMessage, UserMessage
 from ..llm import Message as ChatMessage
 
 __all__ = ["synthetic_results", "transcript_errors", "unanswered_calls"]
@@ -78,3 +78,12 @@ def transcript_errors(messages: Sequence[ChatMessage]) -> list[str]:
                 open_calls[call.id] = call.function.name
     close(len(messages))
     return errors
+
+
+def valid_tail(history: list[ChatMessage], keep: int) -> list[ChatMessage]:
+    """The last ``keep`` messages or a few more, starting at a user message so that no
+    tool result is cut from its call."""
+    start = max(0, len(history) - keep)
+    while start > 0 and not isinstance(history[start], UserMessage):
+        start -= 1
+    return history[start:]

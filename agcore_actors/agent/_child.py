@@ -1,0 +1,108 @@
+"""Committing a turn, and running a subagent as a child session of the calling turn.
+
+:func:`commit_turn` is the one way a session ends a turn in its store: the turn's open
+calls are closed (synthetic results), then the commit runs shielded from cancellation
+under its own deadline, so a cancelled turn is still committed whole or the commit
+raises :class:`trio.TooSlowError`.
+
+:func:`run_child_session` runs an agent on a task as session ``<parent>/<call id>``,
+inside the calling turn's task tree: its transcript is stored like any session's, its
+failure is the tool call's error (never the parent turn's), and a cancellation of the
+parent commits the child as ``cancelled`` before it completes.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Awaitable, Callable
+
+import trio
+
+from .._errors import AgcoreError
+from ..llm import Usage, UserMessage
+from . import messages as am
+from ._config import Agent, AgentConfig, PromptContext
+from ._prompt import system_prompt
+from ._store_port import TurnStore
+from ._turn import Turn, TurnPorts
+
+#: ``(turn, expected version, status, facts set, facts removed) -> new version``.
+Commit = Callable[[Turn, int, am.TurnStatus, dict[str, str], list[str]], Awaitable[int]]
+
+
+async def commit_turn(
+    store: TurnStore,
+    timeout: float,
+    turn: Turn,
+    version: int,
+    status: am.TurnStatus,
+    facts_set: dict[str, str],
+    facts_removed: list[str],
+) -> int:
+    """Close ``turn``'s open calls and commit it, shielded from cancellation, within
+    ``timeout`` seconds (else :class:`trio.TooSlowError`); the session's new version."""
+    turn.close(status)
+    # One scope, shielded and with the commit's own deadline (as fail_after in a shield).
+    with trio.CancelScope(shield=True, deadline=trio.current_time() + timeout) as scope:
+        version = await store.commit(
+            turn.session,
+            turn.turn_id,
+            version,
+            messages=turn.messages[1:],  # the user's message is stored by begin
+            usage=turn.usage,
+            agent=turn.agent.name,
+            status=status,
+            facts_set=facts_set,
+            facts_removed=facts_removed,
+        )
+    if scope.cancelled_caught:
+        raise trio.TooSlowError
+    return version
+
+
+async def drop_events(_: am.TurnEvent) -> None:
+    """A turn's event sink that nobody reads (a child session, a ``RunTurn``)."""
+    return None
+
+
+async def run_child_session(
+    parent: str,
+    agent: Agent,
+    call_id: str,
+    task: str,
+    *,
+    store: TurnStore,
+    config: AgentConfig,
+    ports: TurnPorts,
+    commit: Commit,
+) -> tuple[am.ToolCallStatus, str, Usage]:
+    """Run ``agent`` on ``task`` as session ``<parent>/<call_id>`` (see the module doc):
+    the call's status, its content and the child's usage."""
+    child = f"{parent}/{call_id}"
+    snapshot = await store.load(child, 0)
+    context = PromptContext(session=child, agent=agent.name, turn=0, facts={})
+    turn = Turn(
+        session=child,
+        turn_id=uuid.uuid4().hex,
+        agent=agent,
+        config=config,
+        ports=ports,
+        history=[],
+        system_prompt=system_prompt(agent, context),
+        emit=drop_events,
+        streamed=False,
+    )
+    version = await store.begin(
+        child, turn.turn_id, snapshot.version, [UserMessage(task)], agent.name
+    )
+    status: am.ToolCallStatus = "ok"
+    try:
+        await turn.run(task)
+        content = turn.text
+    except AgcoreError as exc:
+        status, content = "error", f"Error: {exc.kind}: {exc}"
+    except BaseException:
+        await commit(turn, version, "cancelled", {}, [])
+        raise
+    await commit(turn, version, "completed" if status == "ok" else "failed", {}, [])
+    return status, content, turn.usage

@@ -107,8 +107,9 @@ class _Waiters:
         self.senders: deque[Task] | None = None
         # Slots freed for woken senders that have not run yet: nobody else may take them.
         self.reserved = 0
-        # Receivers parked besides ``Mailbox._receiver`` (workers of a concurrent actor).
-        self.receivers: list[Task] = []
+        # Receivers parked besides ``Mailbox._receiver`` (workers of a concurrent actor;
+        # made when a second one parks: a dormant or one-worker actor never needs it).
+        self.receivers: list[Task] | None = None
         # Called when a message arrives and no receiver is parked (a concurrent
         # actor starts a worker there).
         self.on_miss: Callable[[], None] | None = None
@@ -318,12 +319,15 @@ class Mailbox:
             waiters = self._waiters
             if waiters is None:
                 waiters = self._waiters = _Waiters()
-            waiters.receivers.append(task)
+            if waiters.receivers is None:
+                waiters.receivers = [task]
+            else:
+                waiters.receivers.append(task)
 
         def abort(_: Any) -> Abort:
             if self._receiver is task:
                 self._next_receiver()
-            elif self._waiters is not None:
+            elif self._waiters is not None and self._waiters.receivers:
                 with contextlib.suppress(ValueError):
                     self._waiters.receivers.remove(task)
             return Abort.SUCCEEDED
@@ -336,7 +340,7 @@ class Mailbox:
         if self._receiver is None:
             return 0
         waiters = self._waiters
-        return 1 + (0 if waiters is None else len(waiters.receivers))
+        return 1 + (0 if waiters is None or waiters.receivers is None else len(waiters.receivers))
 
     def _next_receiver(self) -> None:
         waiters = self._waiters

@@ -20,8 +20,11 @@ Cancellation:
 
 Memory:
     Between turns a live session holds no task, nursery or worker pool (it is dormant,
-    see :mod:`agcore_actors.actor._dormant`): its state, transcript tail included, stays;
-    the next message starts a task again.
+    see :mod:`agcore_actors.actor._dormant`) and no decoded transcript: only its counters,
+    facts and how many messages its tail had. The next turn reloads exactly that tail
+    from the store (the same messages, so the prompt is what it would have been) before
+    anything else; if the store cannot answer, the turn fails as a store error would at
+    its start, and nothing is written.
 
 Errors:
     A typed error of the layers below (LLM, tools, store conflicts, limits) fails the
@@ -100,9 +103,11 @@ class Session(Actor[SessionRequest]):
     # weak-referenceable, as before).
     __slots__ = (
         "__weakref__",
+        "_history_size",
         "_lock",
         "_pending_facts",
         "_queued",
+        "_reloadable",
         "_running",
         "_switch_notes",
         "agent_name",
@@ -152,7 +157,13 @@ class Session(Actor[SessionRequest]):
         self.history_tail = history_tail
         self.commit_timeout = commit_timeout
         self.hooks = hooks or TurnHooks()
-        self.history: list[ChatMessage] = []
+        # The transcript tail the next prompt starts with; None while idle, when it is the
+        # last ``_history_size`` messages of the stored log (reloaded by the next turn).
+        self.history: list[ChatMessage] | None = []
+        self._history_size = 0
+        # False when the tail opens with a compaction summary: it is then kept while idle
+        # (a reload by count would not give the same messages).
+        self._reloadable = True
         # Replaced, never changed in place (a shared empty mapping while there are none).
         self.facts: Mapping[str, str] = _NO_FACTS
         self.usage = Usage()
@@ -174,6 +185,7 @@ class Session(Actor[SessionRequest]):
         snapshot = await self.store.load(self.session, self.history_tail)
         self.version = snapshot.version
         self.history = list(snapshot.history)
+        self._reloadable = not snapshot.summarized
         self.facts = dict(snapshot.facts) if snapshot.facts else _NO_FACTS
         self.usage = snapshot.usage
         self.turns = snapshot.turns
@@ -262,14 +274,32 @@ class Session(Actor[SessionRequest]):
         await self._lock.acquire()
 
     def _release(self) -> None:
-        """Give the turn lock to the next waiter, or drop it when nobody waits."""
+        """Give the turn lock to the next waiter, or drop it when nobody waits (the
+        session is idle: its decoded tail goes too, see the module docstring)."""
         lock = self._lock
         assert lock is not None
         lock.release()  # hands it straight to the next waiter, if any
         if not lock.locked():
             self._lock = None
+            if self._reloadable and self.history is not None:
+                self._history_size = len(self.history)
+                self.history = None
+
+    async def _held_history(self) -> list[ChatMessage]:
+        """The tail the next prompt starts with, reloaded if it was dropped while idle
+        (called holding the turn lock)."""
+        history = self.history
+        if history is None:
+            if self._history_size:
+                loaded = await self.store.load(self.session, self._history_size)
+                history = list(loaded.history)
+            else:
+                history = []
+            self.history = history
+        return history
 
     async def _turn(self, text: str, turn_id: str, emit: Emit) -> am.TurnResult:
+        history = await self._held_history()
         agent = self.agents[self.agent_name]
         context = PromptContext(
             session=self.session, agent=agent.name, turn=self.turns, facts=dict(self.facts)
@@ -280,7 +310,7 @@ class Session(Actor[SessionRequest]):
             agent=agent,
             config=self.config,
             ports=self.ports,
-            history=[*self.history, *self._switch_notes],
+            history=[*history, *self._switch_notes],
             system_prompt=system_prompt(agent, context),
             emit=emit,
             calls_before=self.model_calls,
@@ -305,7 +335,7 @@ class Session(Actor[SessionRequest]):
         self.version = await self.store.begin(
             self.session, turn_id, self.version, opening, agent.name
         )
-        self.history.extend(self._switch_notes)
+        history.extend(self._switch_notes)
         self._switch_notes = ()
         await emit(am.TurnStarted(session=self.session, turn=turn_id, agent=agent.name))
         status: am.TurnStatus = "completed"
@@ -352,9 +382,11 @@ class Session(Actor[SessionRequest]):
         self.version = await self._store_commit(
             turn, self.version, status, facts_set, facts_removed
         )
-        self.history.extend(turn.messages)
-        if self.history_tail is not None and len(self.history) > self.history_tail:
-            self.history = valid_tail(self.history, self.history_tail)
+        history = self.history
+        assert history is not None  # loaded by the turn; dropped only when idle
+        history.extend(turn.messages)
+        if self.history_tail is not None and len(history) > self.history_tail:
+            self.history = valid_tail(history, self.history_tail)
         self.usage = self.usage + turn.usage
         self.model_calls += turn.model_calls
         self.turns += 1
@@ -485,7 +517,7 @@ class Session(Actor[SessionRequest]):
             running_turn=running.turn.turn_id if running is not None else None,
             queued_turns=self._queued,
             turns=self.turns,
-            messages=len(self.history),
+            messages=self._history_size if self.history is None else len(self.history),
             usage=self.usage,
             facts=dict(self.facts),
         )

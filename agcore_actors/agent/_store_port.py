@@ -35,6 +35,8 @@ class SessionState(msgspec.Struct, frozen=True, kw_only=True):
     turns: int = 0
     #: A turn that was open when the session was loaded and has just been repaired.
     repaired_turn: str | None = None
+    #: ``history`` opens with the summary of a compaction (not a suffix of the log).
+    summarized: bool = False
 
 
 class TurnStore(Protocol):
@@ -107,6 +109,7 @@ class StoreTurns:
             usage=record.usage,
             turns=record.turns,
             repaired_turn=repaired,
+            summarized=bool(loaded.summary),
         )
 
     async def begin(

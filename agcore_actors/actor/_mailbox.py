@@ -100,7 +100,7 @@ class _Waiters:
     case, pays one empty slot for all of it.
     """
 
-    __slots__ = ("on_miss", "receivers", "reserved", "senders")
+    __slots__ = ("receivers", "reserved", "senders")
 
     def __init__(self) -> None:
         # Blocked senders, first come first served (made on first block).
@@ -110,9 +110,6 @@ class _Waiters:
         # Receivers parked besides ``Mailbox._receiver`` (workers of a concurrent actor;
         # made when a second one parks: a dormant or one-worker actor never needs it).
         self.receivers: list[Task] | None = None
-        # Called when a message arrives and no receiver is parked (a concurrent
-        # actor starts a worker there).
-        self.on_miss: Callable[[], None] | None = None
 
 
 class Mailbox:
@@ -126,7 +123,16 @@ class Mailbox:
     # mailbox is empty: an empty deque keeps a 64-slot block and even an empty
     # list costs 56 bytes, and idle actors are the common case in a session
     # host. Allocating a short list per busy spell costs far less than a hop.
-    __slots__ = ("_closed", "_head", "_items", "_receiver", "_waiters", "capacity", "owner")
+    __slots__ = (
+        "_closed",
+        "_head",
+        "_items",
+        "_on_miss",
+        "_receiver",
+        "_waiters",
+        "capacity",
+        "owner",
+    )
 
     def __init__(self, owner: str, capacity: int) -> None:
         if capacity < 1:
@@ -137,6 +143,10 @@ class Mailbox:
         self._head = 0
         self._receiver: Task | None = None
         self._waiters: _Waiters | None = None  # created on first need
+        # Called when a message arrives and no receiver is parked (a concurrent actor
+        # starts a worker there, a dormant one its task): its own slot, so that neither
+        # needs a _Waiters.
+        self._on_miss: Callable[[], None] | None = None
         self._closed = False
 
     @property
@@ -184,8 +194,8 @@ class Mailbox:
                 reschedule(receiver)
             else:
                 self._wake_receiver(receiver)
-        elif waiters is not None and waiters.on_miss is not None:
-            waiters.on_miss()
+        elif self._on_miss is not None:
+            self._on_miss()
         return True
 
     def put_nowait(self, env: Envelope) -> None:
@@ -230,15 +240,12 @@ class Mailbox:
         receiver = self._receiver
         if receiver is not None:
             self._wake_receiver(receiver)
-        elif self._waiters is not None and self._waiters.on_miss is not None:
-            self._waiters.on_miss()
+        elif self._on_miss is not None:
+            self._on_miss()
 
     def on_miss(self, hook: Callable[[], None] | None) -> None:
         """Call ``hook`` whenever a message arrives while no receiver is parked."""
-        waiters = self._waiters
-        if waiters is None:
-            waiters = self._waiters = _Waiters()
-        waiters.on_miss = hook
+        self._on_miss = hook
 
     def wake_one(self) -> None:
         """Wake one parked receiver without a message (it finds the mailbox empty)."""

@@ -18,7 +18,7 @@ from ._config import Agent, AgentConfig
 from ._errors import AgentConfigError
 from ._hooks import TurnHooks
 from ._retrieve import retrieve_tool
-from ._session import Session
+from ._session import Session, SessionSettings
 from ._store_port import TurnStore
 from ._turn import TurnPorts
 
@@ -47,6 +47,10 @@ class RuntimeBundle:
     # Built once and shared by every session (read-only): a live session holds no copy.
     _agents_view: Mapping[str, Agent] = attrs.field(init=False, eq=False, repr=False)
     _ports: TurnPorts = attrs.field(init=False, eq=False, repr=False)
+    # Session settings by (max_queued, history_tail): one object for all their sessions.
+    _settings: dict[tuple[int, int | None], SessionSettings] = attrs.field(
+        init=False, eq=False, repr=False, factory=dict
+    )
 
     def __attrs_post_init__(self) -> None:
         registry = self.registry
@@ -67,6 +71,22 @@ class RuntimeBundle:
     def ports(self) -> TurnPorts:
         """The ports every session of this bundle shares (nothing mutates them)."""
         return self._ports
+
+    def session_settings(self, max_queued: int, history_tail: int | None) -> SessionSettings:
+        """The settings shared by this bundle's sessions with these limits."""
+        key = (max_queued, history_tail)
+        found = self._settings.get(key)
+        if found is None:
+            found = self._settings[key] = SessionSettings(
+                agents=self._agents_view,
+                ports=self._ports,
+                store=self.store,
+                config=self.config,
+                max_queued=max_queued,
+                history_tail=history_tail,
+                hooks=self.hooks,
+            )
+        return found
 
 
 class AgentBuilder:
@@ -152,7 +172,7 @@ def session_spec(
     if default not in bundle.agents:
         raise AgentConfigError(f"unknown agent {default!r}")
 
-    factory = _SessionFactory(session, bundle, default, max_queued, history_tail)
+    factory = _SessionFactory(session, bundle.session_settings(max_queued, history_tail), default)
     return ChildSpec(
         name=session_name(session), factory=factory, restart=restart, shutdown=shutdown
     )
@@ -162,35 +182,15 @@ class _SessionFactory:
     """Makes a session's actor (each restart a fresh one); a few slots, kept as long as
     the session is live, so smaller than a closure."""
 
-    __slots__ = ("bundle", "default", "history_tail", "max_queued", "session")
+    __slots__ = ("default", "session", "settings")
 
-    def __init__(
-        self,
-        session: str,
-        bundle: RuntimeBundle,
-        default: str,
-        max_queued: int,
-        history_tail: int | None,
-    ) -> None:
+    def __init__(self, session: str, settings: SessionSettings, default: str) -> None:
         self.session = session
-        self.bundle = bundle
+        self.settings = settings
         self.default = default
-        self.max_queued = max_queued
-        self.history_tail = history_tail
 
     def __call__(self) -> Session:
-        bundle = self.bundle
-        return Session(
-            self.session,
-            agents=bundle._agents_view,
-            default_agent=self.default,
-            ports=bundle.ports(),
-            store=bundle.store,
-            config=bundle.config,
-            max_queued=self.max_queued,
-            history_tail=self.history_tail,
-            hooks=bundle.hooks,
-        )
+        return Session.sharing(self.session, self.settings, self.default)
 
 
 def session_approver(system: ActorSystem) -> Any:

@@ -79,6 +79,20 @@ def _final_event(result: am.TurnResult) -> am.TurnEvent:
 _NO_FACTS: Final[Mapping[str, str]] = MappingProxyType({})
 
 
+@attrs.frozen
+class SessionSettings:
+    """What every session of a host shares (one object, not eight slots per session)."""
+
+    agents: Mapping[str, Agent]
+    ports: TurnPorts
+    store: TurnStore
+    config: AgentConfig
+    max_queued: int = 4
+    history_tail: int | None = 200
+    commit_timeout: float = 30.0
+    hooks: TurnHooks = attrs.field(factory=TurnHooks)
+
+
 @attrs.define
 class _Running:
     turn: Turn
@@ -111,18 +125,11 @@ class Session(Actor[SessionRequest]):
         "_running",
         "_switch_notes",
         "agent_name",
-        "agents",
-        "commit_timeout",
-        "config",
         "facts",
         "history",
-        "history_tail",
-        "hooks",
-        "max_queued",
         "model_calls",
-        "ports",
         "session",
-        "store",
+        "settings",
         "turns",
         "usage",
         "version",
@@ -142,21 +149,34 @@ class Session(Actor[SessionRequest]):
         commit_timeout: float = 30.0,
         hooks: TurnHooks | None = None,
     ) -> None:
-        if default_agent not in agents:
+        settings = SessionSettings(
+            # A read-only view is shared as is (the bundle's: no copy per session).
+            agents=agents
+            if isinstance(agents, MappingProxyType)
+            else MappingProxyType(dict(agents)),
+            ports=ports,
+            store=store,
+            config=config,
+            max_queued=max_queued,
+            history_tail=history_tail,
+            commit_timeout=commit_timeout,
+            hooks=hooks or TurnHooks(),
+        )
+        self._setup(session, settings, default_agent)
+
+    @classmethod
+    def sharing(cls, session: str, settings: SessionSettings, default_agent: str) -> Session:
+        """A session that shares ``settings`` with others (as a host's sessions do)."""
+        self = cls.__new__(cls)
+        self._setup(session, settings, default_agent)
+        return self
+
+    def _setup(self, session: str, settings: SessionSettings, default_agent: str) -> None:
+        if default_agent not in settings.agents:
             raise AgentConfigError(f"unknown agent {default_agent!r}")
         self.session = session
-        # A read-only view is shared as is (the bundle's: no copy per session).
-        self.agents: Mapping[str, Agent] = (
-            agents if isinstance(agents, MappingProxyType) else MappingProxyType(dict(agents))
-        )
+        self.settings = settings
         self.agent_name = default_agent
-        self.ports = ports
-        self.store = store
-        self.config = config
-        self.max_queued = max_queued
-        self.history_tail = history_tail
-        self.commit_timeout = commit_timeout
-        self.hooks = hooks or TurnHooks()
         # The transcript tail the next prompt starts with; None while idle, when it is the
         # last ``_history_size`` messages of the stored log (reloaded by the next turn).
         self.history: list[ChatMessage] | None = []
@@ -182,14 +202,14 @@ class Session(Actor[SessionRequest]):
         self._switch_notes: tuple[ChatMessage, ...] = ()
 
     async def on_start(self) -> None:
-        snapshot = await self.store.load(self.session, self.history_tail)
+        snapshot = await self.settings.store.load(self.session, self.settings.history_tail)
         self.version = snapshot.version
         self.history = list(snapshot.history)
         self._reloadable = not snapshot.summarized
         self.facts = dict(snapshot.facts) if snapshot.facts else _NO_FACTS
         self.usage = snapshot.usage
         self.turns = snapshot.turns
-        if snapshot.agent in self.agents:
+        if snapshot.agent in self.settings.agents:
             self.agent_name = snapshot.agent
 
     async def handle(self, msg: SessionRequest) -> Any:
@@ -217,7 +237,7 @@ class Session(Actor[SessionRequest]):
 
     def _admit(self) -> None:
         busy = self._queued + (1 if self._running is not None else 0)
-        if busy > self.max_queued:
+        if busy > self.settings.max_queued:
             raise SessionBusy(self.session, self._queued)
 
     async def _on_run(self, msg: am.RunTurn) -> am.TurnResult:
@@ -291,7 +311,7 @@ class Session(Actor[SessionRequest]):
         history = self.history
         if history is None:
             if self._history_size:
-                loaded = await self.store.load(self.session, self._history_size)
+                loaded = await self.settings.store.load(self.session, self._history_size)
                 history = list(loaded.history)
             else:
                 history = []
@@ -300,7 +320,7 @@ class Session(Actor[SessionRequest]):
 
     async def _turn(self, text: str, turn_id: str, emit: Emit) -> am.TurnResult:
         history = await self._held_history()
-        agent = self.agents[self.agent_name]
+        agent = self.settings.agents[self.agent_name]
         context = PromptContext(
             session=self.session, agent=agent.name, turn=self.turns, facts=dict(self.facts)
         )
@@ -308,18 +328,22 @@ class Session(Actor[SessionRequest]):
             session=self.session,
             turn_id=turn_id,
             agent=agent,
-            config=self.config,
-            ports=self.ports,
+            config=self.settings.config,
+            ports=self.settings.ports,
             history=[*history, *self._switch_notes],
             system_prompt=system_prompt(agent, context),
             emit=emit,
             calls_before=self.model_calls,
-            subagents={name: self.agents[name] for name in agent.subagents if name in self.agents},
+            subagents={
+                name: self.settings.agents[name]
+                for name in agent.subagents
+                if name in self.settings.agents
+            },
             run_child=self._run_child,
             # Nobody reads the events of a RunTurn: plain model calls, no stream to parse.
             streamed=emit is not drop_events,
         )
-        blocked = await self.hooks.on_turn_start(context, text)
+        blocked = await self.settings.hooks.on_turn_start(context, text)
         if blocked is not None:
             refused = HookBlocked(blocked)
             result = am.TurnResult(
@@ -332,7 +356,7 @@ class Session(Actor[SessionRequest]):
             await emit(am.TurnFailed(result))
             return result
         opening: list[ChatMessage] = [*self._switch_notes, UserMessage(text)]
-        self.version = await self.store.begin(
+        self.version = await self.settings.store.begin(
             self.session, turn_id, self.version, opening, agent.name
         )
         history.extend(self._switch_notes)
@@ -344,7 +368,7 @@ class Session(Actor[SessionRequest]):
         self._running = _Running(turn, scope, emit)
         try:
             with scope:
-                deadline = self.config.turn_timeout
+                deadline = self.settings.config.turn_timeout
                 with trio.move_on_after(
                     deadline if deadline is not None else float("inf")
                 ) as timer:
@@ -368,7 +392,7 @@ class Session(Actor[SessionRequest]):
         result = await self._commit(turn, status, error)
         await emit(_final_event(result))
         try:
-            await self.hooks.on_turn_end(result)
+            await self.settings.hooks.on_turn_end(result)
         except Exception:
             # The turn is committed; a failing observer must not turn it into a failure.
             _log.exception("session %r: on_turn_end hook failed", self.session)
@@ -385,8 +409,8 @@ class Session(Actor[SessionRequest]):
         history = self.history
         assert history is not None  # loaded by the turn; dropped only when idle
         history.extend(turn.messages)
-        if self.history_tail is not None and len(history) > self.history_tail:
-            self.history = valid_tail(history, self.history_tail)
+        if self.settings.history_tail is not None and len(history) > self.settings.history_tail:
+            self.history = valid_tail(history, self.settings.history_tail)
         self.usage = self.usage + turn.usage
         self.model_calls += turn.model_calls
         self.turns += 1
@@ -413,9 +437,9 @@ class Session(Actor[SessionRequest]):
             agent,
             call_id,
             task,
-            store=self.store,
-            config=self.config,
-            ports=self.ports,
+            store=self.settings.store,
+            config=self.settings.config,
+            ports=self.settings.ports,
             commit=self._store_commit,
         )
 
@@ -429,7 +453,13 @@ class Session(Actor[SessionRequest]):
     ) -> int:
         """Close ``turn``'s open calls and commit it, shielded from cancellation."""
         return await commit_turn(
-            self.store, self.commit_timeout, turn, version, status, facts_set, facts_removed
+            self.settings.store,
+            self.settings.commit_timeout,
+            turn,
+            version,
+            status,
+            facts_set,
+            facts_removed,
         )
 
     # -- control -------------------------------------------------------------------------
@@ -457,10 +487,10 @@ class Session(Actor[SessionRequest]):
                     call_id=request.call_id,
                     name=request.tool,
                     arguments=json.dumps(request.arguments, ensure_ascii=False),
-                    timeout=self.config.approval_timeout,
+                    timeout=self.settings.config.approval_timeout,
                 )
             )
-            with trio.move_on_after(self.config.approval_timeout):
+            with trio.move_on_after(self.settings.config.approval_timeout):
                 await event.wait()
         finally:
             running.approvals.pop(request.call_id, None)
@@ -477,7 +507,7 @@ class Session(Actor[SessionRequest]):
         return True
 
     def _on_switch(self, msg: am.SwitchAgent) -> str:
-        if msg.agent not in self.agents:
+        if msg.agent not in self.settings.agents:
             raise AgentConfigError(f"unknown agent {msg.agent!r}")
         old, self.agent_name = self.agent_name, msg.agent
         if old != msg.agent:
@@ -499,7 +529,7 @@ class Session(Actor[SessionRequest]):
         else:
             await self._acquire()
             try:
-                self.version = await self.store.set_facts(
+                self.version = await self.settings.store.set_facts(
                     self.session, self.version, dict(msg.set), list(msg.remove)
                 )
             finally:

@@ -31,7 +31,7 @@ def _count(value: int) -> int:
     return max(0, min(value, MAX_COUNT))
 
 
-class Usage(msgspec.Struct, frozen=True):
+class Usage(msgspec.Struct, frozen=True, gc=False):
     """Tokens of one reply (or a sum of replies) in the canonical convention above."""
 
     input_tokens: int = 0

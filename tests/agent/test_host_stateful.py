@@ -43,11 +43,11 @@ CONFIG = HostConfig(idle_ttl=30.0, max_live=3, crash_limit=2, crash_window=1000.
 #: Every Session the runtime makes, held weakly: what is still in here after a
 #: collection is still referenced from somewhere.
 SESSION_OBJECTS: weakref.WeakSet[Session] = weakref.WeakSet()
-_original_init = Session.__init__
+_original_setup = Session._setup
 
 
-def _tracked_init(self: Session, *args: Any, **kwargs: Any) -> None:
-    _original_init(self, *args, **kwargs)
+def _tracked_setup(self: Session, *args: Any, **kwargs: Any) -> None:
+    _original_setup(self, *args, **kwargs)
     SESSION_OBJECTS.add(self)
 
 
@@ -72,7 +72,7 @@ async def _hold(
 class HostMachine(RuleBasedStateMachine):
     def __init__(self) -> None:
         super().__init__()
-        Session.__init__ = _tracked_init  # type: ignore[method-assign]
+        Session._setup = _tracked_setup  # type: ignore[method-assign]
         self.driver = TrioDriver(clock=virtual_clock(), timeout=20)
         try:
             self._setup()
@@ -115,7 +115,7 @@ class HostMachine(RuleBasedStateMachine):
         try:
             self._stop_host()
         finally:
-            Session.__init__ = _original_init  # type: ignore[method-assign]
+            Session._setup = _original_setup  # type: ignore[method-assign]
             self.driver.close()
 
     @rule(session=st.sampled_from(SESSIONS), text=st.sampled_from(["hi", "what?", "CRASH"]))

@@ -31,6 +31,7 @@ all (see :mod:`._dormant`).
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Callable
 from typing import Any, Generic, TypeVar
 
@@ -42,7 +43,7 @@ from ._accept import Accepted, accepted
 from ._actor import Actor, ActorContext
 from ._cancel import interrupt_in, is_cancellation, unwrap_group
 from ._deferred import Deferrals, DeferredReply
-from ._dormant import Wake, may_sleep
+from ._dormant import may_sleep
 from ._errors import ActorCrashed, ActorStopped
 from ._mailbox import ABANDONED, DEFERRED, DONE, QUEUED, RUNNING, Envelope, Mailbox
 from ._node import ActorInfo, Link, State
@@ -63,7 +64,9 @@ class Cell(Deferrals, ActorContext[M], Generic[M]):
         "_current",
         "_degraded",
         "_dormant",
+        "_home",
         "_killed",
+        "_link",
         "_loop_scope",
         "_name",
         "_nursery",
@@ -128,8 +131,12 @@ class Cell(Deferrals, ActorContext[M], Generic[M]):
         self.task: Task | None = None
         # The workers of a concurrent incarnation (None for serial actors).
         self.pool: Pool | None = None
-        # Set while the incarnation is dormant (it has no task; see _dormant).
-        self._dormant: Wake | None = None
+        # The dormant instance (it has no task; see _dormant), and where its task runs
+        # again: the supervisor's nursery and link of the incarnation (set by start).
+        # The cell itself is the mailbox's miss hook while dormant (no object per sleep).
+        self._dormant: Actor[M] | None = None
+        self._home: trio.Nursery | None = None
+        self._link: Link | None = None
 
     # -- ActorContext --------------------------------------------------------------
 
@@ -198,7 +205,7 @@ class Cell(Deferrals, ActorContext[M], Generic[M]):
         if self.stop_deadline is None:
             self.stop_deadline = trio.current_time() + self.shutdown
         if self._dormant is not None:
-            self._dormant()  # a dormant incarnation needs its task to stop
+            self()  # a dormant incarnation needs its task to stop
         self.mailbox.wake()
         if self.pool is not None:
             self.pool.wake_host()
@@ -217,6 +224,7 @@ class Cell(Deferrals, ActorContext[M], Generic[M]):
         """Stop for good: queued asks fail, queued tells become dead letters."""
         self.state = State.STOPPED
         self.runtime.unregister(self)
+        self._home = self._link = None
         for env in self.mailbox.close():
             if env.state != QUEUED:
                 continue
@@ -235,20 +243,24 @@ class Cell(Deferrals, ActorContext[M], Generic[M]):
         self.interrupt = None
         self._degraded = None
         self.state = State.STARTING
-        if self._dormant is not None:  # left dormant by a cancelled supervisor
-            self.wake_from(self._dormant)
+        self._leave_dormant()  # if a cancelled supervisor left it dormant
+        self._home, self._link = nursery, link
         actor = self.factory()
         actor.ctx = self
         self.accepts = accepted(type(actor))
-        limit, background = self._options or (None, None)
-        if limit is None:
-            limit = actor.max_concurrency
+        limit = self._limit(actor)
+        background = self._options[1] if self._options is not None else None
         if background is None:
             background = actor.background_tasks
         if limit > 1 or background:
             nursery.start_soon(self.run_hosted, actor, link, limit, nursery, name=self._name)
         else:
             nursery.start_soon(self._serve_serial, actor, link, True, name=self._name)
+
+    def _limit(self, actor: Actor[M]) -> int:
+        """Requests the incarnation serves at once: the spawn option, else the class's."""
+        limit = self._options[0] if self._options is not None else None
+        return actor.max_concurrency if limit is None else limit
 
     async def run_hosted(
         self, actor: Actor[M], link: Link, limit: int, home: trio.Nursery, woken: bool = False
@@ -285,20 +297,34 @@ class Cell(Deferrals, ActorContext[M], Generic[M]):
         if sleep and reason is None and self.stop_deadline is None:
             # Dormant: no task until a message (or a stop) arrives, see _dormant.
             self.task = None
-            wake = self._dormant = Wake(self, actor, link, limit, home)
-            self.mailbox.on_miss(wake)
+            self._dormant = actor
+            self.mailbox.on_miss(self)
             if not self.mailbox.empty:
-                wake()  # arrived while the nursery closed
+                self()  # arrived while the nursery closed
             return
         await self._finish(actor, link, reason, orphans)
 
-    def wake_from(self, wake: Wake) -> bool:
-        """Leave the dormant state ``wake`` describes; False if it is not the current one."""
-        if self._dormant is not wake:
-            return False
-        self._dormant = None
-        self.mailbox.on_miss(None)
-        return True
+    def _leave_dormant(self) -> Actor[M] | None:
+        """End the dormant state: the sleeping instance, or None if there was none."""
+        actor = self._dormant
+        if actor is not None:
+            self._dormant = None
+            self.mailbox.on_miss(None)
+        return actor
+
+    def __call__(self) -> None:
+        """The mailbox's miss hook while dormant: a message or a stop request arrived,
+        so start the incarnation's task again (once)."""
+        actor = self._leave_dormant()
+        if actor is None:
+            return
+        home, link = self._home, self._link
+        assert home is not None and link is not None
+        limit = self._limit(actor)
+        # The supervisor's nursery may be gone (cancelled from outside): then what is
+        # queued waits for the next incarnation, or fails when the cell is closed.
+        with contextlib.suppress(RuntimeError):
+            home.start_soon(self.run_hosted, actor, link, limit, home, True, name=self._name)
 
     def _started(self, link: Link) -> None:
         self.state = State.RUNNING

@@ -12,7 +12,9 @@ Semantics:
     if the actor had been parked (order kept, back-pressure kept); asks, streams and
     cancellation behave the same. Going dormant and waking are decided without a
     checkpoint in between, so a message that arrives at any point is served.
-    ``ctx.nursery`` is a fresh nursery per wake-up (one per busy spell).
+    ``ctx.nursery`` is a fresh nursery per wake-up (one per busy spell). While
+    dormant, the cell itself is its mailbox's miss hook and keeps the instance: nothing
+    is allocated per sleep.
 
 Stopping:
     A stop request wakes a dormant actor, which then stops normally (requests queued
@@ -30,46 +32,11 @@ Cost:
 
 from __future__ import annotations
 
-import contextlib
-from typing import TYPE_CHECKING, Any
-
-import trio
+from typing import Any
 
 from ._actor import Actor
-
-if TYPE_CHECKING:
-    from ._cell import Cell
-    from ._node import Link
 
 
 def may_sleep(actor: Actor[Any]) -> bool:
     """Whether ``actor`` goes dormant when idle (see the module docstring)."""
     return actor.hibernate and type(actor).on_stop is Actor.on_stop
-
-
-class Wake:
-    """A dormant incarnation: what it needs to run again, and the mailbox's miss hook
-    that starts its task (no closure per sleep)."""
-
-    __slots__ = ("actor", "cell", "home", "limit", "link")
-
-    def __init__(
-        self, cell: Cell[Any], actor: Actor[Any], link: Link, limit: int, home: trio.Nursery
-    ) -> None:
-        self.cell = cell
-        self.actor = actor
-        self.link = link
-        self.limit = limit
-        self.home = home
-
-    def __call__(self) -> None:
-        """A message or a stop request arrived: start the incarnation's task again (once)."""
-        cell = self.cell
-        if not cell.wake_from(self):
-            return
-        # The supervisor's nursery may be gone (cancelled from outside): then what is
-        # queued waits for the next incarnation, or fails when the cell is closed.
-        with contextlib.suppress(RuntimeError):
-            self.home.start_soon(
-                cell.run_hosted, self.actor, self.link, self.limit, self.home, True, name=cell.name
-            )

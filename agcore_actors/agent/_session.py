@@ -21,10 +21,10 @@ Cancellation:
 Memory:
     Between turns a live session holds no task, nursery or worker pool (it is dormant,
     see :mod:`agcore_actors.actor._dormant`) and no decoded transcript: only its counters,
-    facts and how many messages its tail had. The next turn reloads exactly that tail
-    from the store (the same messages, so the prompt is what it would have been) before
-    anything else; if the store cannot answer, the turn fails as a store error would at
-    its start, and nothing is written.
+    facts and how many messages its tail had. The next turn reloads exactly that tail,
+    with the stored usage, from the store (the same messages, so the prompt is what it
+    would have been) before anything else; if the store cannot answer, the turn fails
+    as a store error would at its start, and nothing is written.
 
 Errors:
     A typed error of the layers below (LLM, tools, store conflicts, limits) fails the
@@ -186,7 +186,9 @@ class Session(Actor[SessionRequest]):
         self._reloadable = True
         # Replaced, never changed in place (a shared empty mapping while there are none).
         self.facts: Mapping[str, str] = _NO_FACTS
-        self.usage = Usage()
+        # The session's usage so far; None while idle with its tail dropped (the reload
+        # brings the stored figure back).
+        self.usage: Usage | None = Usage()
         self.turns = 0
         self.model_calls = 0
         self.version = 0
@@ -229,7 +231,7 @@ class Session(Actor[SessionRequest]):
             case am.SetFacts():
                 return await self._on_set_facts(msg)
             case am.GetSessionInfo():
-                return self._on_info()
+                return await self._on_info()
             case _:
                 assert_never(msg)
 
@@ -301,21 +303,18 @@ class Session(Actor[SessionRequest]):
         lock.release()  # hands it straight to the next waiter, if any
         if not lock.locked():
             self._lock = None
-            if self._reloadable and self.history is not None:
+            if self._reloadable and self.history:
                 self._history_size = len(self.history)
-                self.history = None
+                self.history = self.usage = None
 
     async def _held_history(self) -> list[ChatMessage]:
         """The tail the next prompt starts with, reloaded if it was dropped while idle
         (called holding the turn lock)."""
         history = self.history
         if history is None:
-            if self._history_size:
-                loaded = await self.settings.store.load(self.session, self._history_size)
-                history = list(loaded.history)
-            else:
-                history = []
-            self.history = history
+            loaded = await self.settings.store.load(self.session, self._history_size)
+            self.history = history = list(loaded.history)
+            self.usage = loaded.usage
         return history
 
     async def _turn(self, text: str, turn_id: str, emit: Emit) -> am.TurnResult:
@@ -411,7 +410,9 @@ class Session(Actor[SessionRequest]):
         history.extend(turn.messages)
         if self.settings.history_tail is not None and len(history) > self.settings.history_tail:
             self.history = valid_tail(history, self.settings.history_tail)
-        self.usage = self.usage + turn.usage
+        usage = self.usage
+        assert usage is not None  # loaded with the history
+        self.usage = usage + turn.usage
         self.model_calls += turn.model_calls
         self.turns += 1
         kind = getattr(error, "kind", type(error).__name__) if error is not None else ""
@@ -539,7 +540,10 @@ class Session(Actor[SessionRequest]):
         facts.update(msg.set)
         self.facts = facts or _NO_FACTS
 
-    def _on_info(self) -> am.SessionInfo:
+    async def _on_info(self) -> am.SessionInfo:
+        usage = self.usage
+        if usage is None:  # idle: the stored figure (what the next turn would reload)
+            usage = (await self.settings.store.load(self.session, 0)).usage
         running = self._running
         return am.SessionInfo(
             session=self.session,
@@ -548,6 +552,6 @@ class Session(Actor[SessionRequest]):
             queued_turns=self._queued,
             turns=self.turns,
             messages=self._history_size if self.history is None else len(self.history),
-            usage=self.usage,
+            usage=usage,
             facts=dict(self.facts),
         )

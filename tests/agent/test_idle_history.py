@@ -32,7 +32,7 @@ from agcore_actors.llm import (
 from agcore_actors.store import messages as sm
 from agcore_actors.tools import ToolExecutor, ToolRegistry, function_tool
 from tests.agent.fakes import scripted
-from tests.agent.stores import start_store, transcript
+from tests.agent.stores import start_store, stored, transcript
 
 
 @function_tool
@@ -118,6 +118,9 @@ async def test_an_idle_session_reloads_exactly_the_tail_it_dropped(
         assert session.history is None
         info = await ref.ask(am.GetSessionInfo())
         assert session.history is None and info.messages == session._history_size > 0
+        saved = await stored(store_ref, "s1")
+        assert session.usage is None and saved is not None and info.usage == saved.record.usage
+        assert info.usage.input_tokens == 10 * 2 * (n + 1)  # two model calls a turn
     log = await transcript(store_ref, "s1")
     assert any(isinstance(m, SystemMessage) for m in log)  # the switch note is stored
     tails = expected_tails(log, sizes, keep=6)

@@ -23,7 +23,7 @@ if TYPE_CHECKING:
     from ._supervisor import Supervisor
 
 
-@attrs.define(eq=False)
+@attrs.define(eq=False, weakref_slot=False)  # one per actor: no slot nobody uses
 class Child:
     """The supervisor's book-keeping for one child.
 

@@ -112,7 +112,7 @@ class HostSnapshot(msgspec.Struct, frozen=True, kw_only=True):
     parked: int
 
 
-@attrs.define
+@attrs.define(weakref_slot=False)  # one per live session: no slot nobody uses
 class _Live:
     ref: ActorRef[Any]
     last_used: float

@@ -113,15 +113,12 @@ class Session(Actor[SessionRequest]):
     hibernate: ClassVar[bool] = True
     expected_errors = (AgcoreError,)
 
-    # Many sessions stay live and idle at once: no per-instance __dict__ (still
-    # weak-referenceable, as before).
+    # Many sessions stay live and idle at once: no per-instance __dict__, no weakref slot.
     __slots__ = (
-        "__weakref__",
         "_history_size",
         "_lock",
         "_pending_facts",
         "_queued",
-        "_reloadable",
         "_running",
         "_switch_notes",
         "agent_name",
@@ -180,10 +177,9 @@ class Session(Actor[SessionRequest]):
         # The transcript tail the next prompt starts with; None while idle, when it is the
         # last ``_history_size`` messages of the stored log (reloaded by the next turn).
         self.history: list[ChatMessage] | None = []
+        # -1 when the tail opens with a compaction summary: it is then kept while idle (a
+        # reload by count would not give the same messages).
         self._history_size = 0
-        # False when the tail opens with a compaction summary: it is then kept while idle
-        # (a reload by count would not give the same messages).
-        self._reloadable = True
         # Replaced, never changed in place (a shared empty mapping while there are none).
         self.facts: Mapping[str, str] = _NO_FACTS
         # The session's usage so far; None while idle with its tail dropped (the reload
@@ -207,7 +203,7 @@ class Session(Actor[SessionRequest]):
         snapshot = await self.settings.store.load(self.session, self.settings.history_tail)
         self.version = snapshot.version
         self.history = list(snapshot.history)
-        self._reloadable = not snapshot.summarized
+        self._history_size = -1 if snapshot.summarized else 0
         self.facts = dict(snapshot.facts) if snapshot.facts else _NO_FACTS
         self.usage = snapshot.usage
         self.turns = snapshot.turns
@@ -303,7 +299,7 @@ class Session(Actor[SessionRequest]):
         lock.release()  # hands it straight to the next waiter, if any
         if not lock.locked():
             self._lock = None
-            if self._reloadable and self.history:
+            if self._history_size >= 0 and self.history:
                 self._history_size = len(self.history)
                 self.history = self.usage = None
 

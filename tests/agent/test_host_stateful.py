@@ -10,7 +10,6 @@ left for a session that is not live.
 from __future__ import annotations
 
 import gc
-import weakref
 from functools import partial
 from typing import Any
 
@@ -40,15 +39,15 @@ SESSIONS = ["s0", "s1", "s2", "s3", "s4"]
 CONFIG = HostConfig(idle_ttl=30.0, max_live=3, crash_limit=2, crash_window=1000.0)
 
 
-#: Every Session the runtime makes, held weakly: what is still in here after a
-#: collection is still referenced from somewhere.
-SESSION_OBJECTS: weakref.WeakSet[Session] = weakref.WeakSet()
+#: The ids of every Session made here (a session has no weakref slot): those the collector
+#: still finds after a collection are still referenced from somewhere.
+SESSION_IDS: set[int] = set()
 _original_setup = Session._setup
 
 
 def _tracked_setup(self: Session, *args: Any, **kwargs: Any) -> None:
     _original_setup(self, *args, **kwargs)
-    SESSION_OBJECTS.add(self)
+    SESSION_IDS.add(id(self))
 
 
 class CrashOn(StoreTurns):
@@ -181,7 +180,9 @@ class HostMachine(RuleBasedStateMachine):
         # the driver) holds the crashed instance's frames until the driver's next step.
         self.driver.run(settle)
         gc.collect()
-        alive = {session.session for session in SESSION_OBJECTS}
+        alive = {
+            o.session for o in gc.get_objects() if isinstance(o, Session) and id(o) in SESSION_IDS
+        }
         assert alive == live, (alive, live)
 
 

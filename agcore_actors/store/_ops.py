@@ -122,7 +122,7 @@ def begin(b: Backend, m: BeginTurn, now: float) -> SessionRecord:
         open_turn=m.turn,
         turns=base.turns + 1,
         last_index=base.last_index + len(m.messages),
-        pending_calls=pending,
+        pending_calls=tuple(pending),
         updated_at=now,
         version=base.version + 1,
     )
@@ -137,7 +137,7 @@ def append_turn(b: Backend, m: AppendTurn, now: float) -> SessionRecord:
     new = _replace(
         record,
         last_index=record.last_index + len(m.messages),
-        pending_calls=pending,
+        pending_calls=tuple(pending),
         usage=_usage(record.usage, m.usage_delta),
         updated_at=now,
         version=record.version + 1,
@@ -179,7 +179,7 @@ def commit(b: Backend, m: CommitTurn, now: float) -> SessionRecord:
         open_turn=None,
         last_index=record.last_index + len(m.messages),
         compacted_upto=record.compacted_upto if m.compaction is None else m.compaction.upto,
-        pending_calls=[],
+        pending_calls=(),
         usage=usage,
         updated_at=now,
         version=record.version + 1,
@@ -199,7 +199,7 @@ def repair(b: Backend, m: RepairInterrupted, now: float) -> SessionRecord:
         status="interrupted",
         open_turn=None,
         last_index=record.last_index + len(results),
-        pending_calls=[],
+        pending_calls=(),
         updated_at=now,
         version=record.version + 1,
     )
@@ -312,7 +312,7 @@ def restore(b: Backend, m: RestoreSession, now: float) -> SessionRecord:
     old = b.record(rec.id)
     if old is not None and not m.replace:
         raise Conflict(rec.id, "exists", expected=0, actual=old.version)
-    new = _replace(rec, pending_calls=pending, version=1 if old is None else old.version + 1)
+    new = _replace(rec, pending_calls=tuple(pending), version=1 if old is None else old.version + 1)
     if old is not None:
         b.delete([rec.id])
     b.put_record(new, new=True, summary=snap.summary)

@@ -67,7 +67,7 @@ _UPSERT_FACT = (
     "INSERT INTO facts (session, key, value) VALUES (?, ?, ?) "
     "ON CONFLICT (session, key) DO UPDATE SET value = excluded.value"
 )
-_pending_decoder = msgspec.json.Decoder(list[str])
+_pending_decoder = msgspec.json.Decoder(tuple[str, ...])
 _encoder = msgspec.json.Encoder()
 
 
@@ -81,7 +81,7 @@ def _record(row: Sequence[Any]) -> SessionRecord:
         turns=row[4],
         last_index=row[5],
         compacted_upto=row[6],
-        pending_calls=[] if pending is None else _pending_decoder.decode(pending),
+        pending_calls=() if pending is None else _pending_decoder.decode(pending),
         usage=Usage(row[8], row[9], row[10], row[11], row[12]),
         created_at=row[13],
         updated_at=row[14],

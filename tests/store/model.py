@@ -45,7 +45,7 @@ class Session:
             turns=self.turns,
             last_index=len(self.log) - 1,
             compacted_upto=self.upto,
-            pending_calls=unanswered(self.messages()),
+            pending_calls=tuple(unanswered(self.messages())),
             usage=Usage(*self.usage),
             created_at=self.created,
             updated_at=self.updated,

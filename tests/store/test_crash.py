@@ -124,7 +124,7 @@ def check(db: Path, sessions: dict[str, Expected]) -> None:
                 ToolMessage("Error: tool call interrupted", c) for c in record.pending_calls
             ]
             assert not problems(closed), problems(closed)
-            assert record.pending_calls == unanswered(stored)
+            assert record.pending_calls == tuple(unanswered(stored))
     finally:
         backend.close()
 

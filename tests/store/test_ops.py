@@ -147,11 +147,11 @@ def test_repair_answers_every_open_call_with_a_synthetic_result(backend: Backend
             messages=[calls("a", "b", "c"), result("b")],
         ),
     )
-    assert rec.pending_calls == ["a", "c"]
+    assert rec.pending_calls == ("a", "c")
     loaded = run(backend, ops.load, sm.LoadSession("s"))
     assert loaded.interrupted and problems(loaded.history)
     rec = run(backend, ops.repair, sm.RepairInterrupted("s", "t"))
-    assert (rec.status, rec.open_turn, rec.pending_calls) == ("interrupted", None, [])
+    assert (rec.status, rec.open_turn, rec.pending_calls) == ("interrupted", None, ())
     loaded = run(backend, ops.load, sm.LoadSession("s"))
     assert not loaded.interrupted and not problems(loaded.history)
     assert loaded.messages[-2:] == [

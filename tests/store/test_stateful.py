@@ -95,7 +95,7 @@ class StoreMachine(RuleBasedStateMachine):
     def build(self, sid: str, plan: list[str]) -> list[Message]:
         """Messages from a plan, against the session's unanswered calls (may be invalid)."""
         s = self.model.sessions.get(sid)
-        waiting = [] if s is None else s.record().pending_calls
+        waiting = [] if s is None else list(s.record().pending_calls)
         answered: list[str] = []
         out: list[Message] = []
         for token in plan:

@@ -6,10 +6,11 @@ store and both backends decode the same bytes. Sessions are indexed by
 ``ExpireSessions`` read a page without scanning every session (an update costs a bisect
 and a list move).
 
-Memory: a session holds its record, its encoded messages, one entry per run of messages
-that share ``turn`` and ``created_at`` (each write's messages do) and, only when it has
-some, a summary and facts; whether a message is a tool message is read from its body.
-So an idle session after one tool turn costs a few hundred bytes beyond its bodies.
+Memory: a session is one object, the list of its encoded messages, holding its record,
+its runs (``start, turn, created_at`` once per run of messages sharing turn and time, as
+each write's messages do) and, only when it has them, a summary and facts. Whether a
+message is a tool message is read from its body, where msgspec writes the role first.
+Every field reads back as written (``-0.0`` stays ``-0.0``, ``1`` stays ``1``).
 """
 
 from __future__ import annotations
@@ -32,7 +33,7 @@ from ._backend import (
 from .messages import LogEntry, SessionRecord, SessionStatus
 
 #: Where the role of an encoded message starts: msgspec writes the tag field first.
-ROLE_AT = len(b'{"role":"')
+_ROLE_AT = len(b'{"role":"')
 #: The first letter of the tool role, which no other role starts with.
 _T = ord("t")
 #: The summary of a session never compacted, shared by all of them.
@@ -185,11 +186,11 @@ class InMemorySessionBackend:
         return list(map(_decode, self._sessions[session][start:stop]))
 
     def is_tool(self, session: str, index: int) -> bool:
-        return self._sessions[session][index][ROLE_AT] == _T
+        return self._sessions[session][index][_ROLE_AT] == _T
 
     def group_start(self, session: str, index: int) -> int:
         found = self._sessions[session]
-        while index > 0 and found[index][ROLE_AT] == _T:
+        while index > 0 and found[index][_ROLE_AT] == _T:
             index -= 1
         return index
 

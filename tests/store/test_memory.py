@@ -258,3 +258,18 @@ def test_a_session_after_one_tool_turn_keeps_under_1250_bytes() -> None:
     finally:
         tracemalloc.stop()
     assert per_session < 1_250
+
+
+def test_a_log_of_many_writes_reads_back_every_entry() -> None:
+    backend = InMemorySessionBackend()
+    new_session(backend, "s")
+    written: list[LogEntry] = []
+    for w in range(60):  # past the runs kept in a tuple
+        entries = [
+            LogEntry(index=len(written) + i, turn=f"t{w // 2}", created_at=float(w), message=m)
+            for i, m in enumerate([UserMessage(f"q{w}"), AssistantMessage(f"a{w}")][: 1 + w % 2])
+        ]
+        backend.append("s", entries)
+        written += entries
+    assert shown(backend.entries("s", 0, len(written))) == shown(written)
+    assert shown(backend.entries("s", 40, 70)) == shown(written[40:70])

@@ -265,9 +265,10 @@ def test_a_log_of_many_writes_reads_back_every_entry() -> None:
     new_session(backend, "s")
     written: list[LogEntry] = []
     for w in range(60):  # past the runs kept in a tuple
+        turn: list[Message] = [UserMessage(f"q{w}"), AssistantMessage(f"a{w}")]
         entries = [
             LogEntry(index=len(written) + i, turn=f"t{w // 2}", created_at=float(w), message=m)
-            for i, m in enumerate([UserMessage(f"q{w}"), AssistantMessage(f"a{w}")][: 1 + w % 2])
+            for i, m in enumerate(turn[: 1 + w % 2])
         ]
         backend.append("s", entries)
         written += entries

@@ -2,32 +2,92 @@
 
 Messages are kept encoded, as in SQLite, so a caller's objects are never shared with the
 store and both backends decode the same bytes. Sessions are indexed by
-``(updated_at, id)`` in a sorted list, so ``ListSessions`` and ``ExpireSessions`` read
-a page without scanning every session (an update costs a bisect and a list move).
+``(updated_at, id)`` in a sorted list of their records, so ``ListSessions`` and
+``ExpireSessions`` read a page without scanning every session (an update costs a bisect
+and a list move).
+
+Memory: a session is one object, the list of its encoded messages, holding its record,
+its runs (``start, turn, created_at`` once per run of messages sharing turn and time, as
+each write's messages do) and, only when it has them, a summary and facts. Whether a
+message is a tool message is read from its body, where msgspec writes the role first.
+Every field reads back as written (``-0.0`` stays ``-0.0``, ``1`` stays ``1``).
 """
 
 from __future__ import annotations
 
 import bisect
+import operator
 from collections.abc import Sequence
 from typing import Any
 
 import outcome
 
-from ..llm import Message, ToolMessage
-from ._backend import Operation, decode_message, decode_messages, encode_message, encode_messages
+from ..llm import Message
+from ._backend import (
+    Operation,
+    _message_decoder,
+    decode_messages,
+    encode_message,
+    encode_messages,
+)
 from .messages import LogEntry, SessionRecord, SessionStatus
 
+#: Where the role of an encoded message starts: msgspec writes the tag field first.
+_ROLE_AT = len(b'{"role":"')
+#: The first letter of the tool role, which no other role starts with.
+_T = ord("t")
+#: The summary of a session never compacted, shared by all of them.
+_NO_SUMMARY = encode_messages([])
+#: Runs kept in one exact-size tuple up to this many items (3 per run), a list beyond.
+_TUPLE_RUNS = 48
+_updated_at = operator.attrgetter("updated_at")
+_id = operator.attrgetter("id")
+_decode = _message_decoder.decode
 
-class _Session:
-    __slots__ = ("facts", "log", "record", "summary")
+#: ``start: int, turn: str, created_at: float`` of each run of the log, flat: a run is
+#: the messages from its start up to the next run's start, which share its turn and time.
+_Runs = tuple[Any, ...] | list[Any]
+
+
+def _same_time(a: float, b: float) -> bool:
+    # Equal floats that still differ when read back (0.0 and -0.0, 1 and 1.0) do not merge.
+    return a is b or (a == b and a != 0 and type(a) is type(b))
+
+
+class _Session(list[bytes]):
+    """A session: the list of its log's encoded messages (one per index), and the rest.
+
+    One object rather than a holder and a list: it is what every idle session costs.
+    """
+
+    __slots__ = ("facts", "record", "runs", "summary")
 
     def __init__(self, record: SessionRecord) -> None:
         self.record = record
-        self.summary = b"[]"
-        #: (turn, created_at, is a tool message, body)
-        self.log: list[tuple[str, float, bool, bytes]] = []
-        self.facts: dict[str, str] = {}
+        self.summary = _NO_SUMMARY
+        self.runs: _Runs = ()
+        #: None while the session has no facts.
+        self.facts: dict[str, str] | None = None
+
+    def add_run(self, start: int, turn: str, created_at: float) -> None:
+        runs = self.runs
+        if isinstance(runs, list):
+            runs += (start, turn, created_at)
+        elif len(runs) < _TUPLE_RUNS:
+            self.runs = (*runs, start, turn, created_at)  # exact size: most logs are short
+        else:
+            self.runs = [*runs, start, turn, created_at]
+
+
+def _bisect(order: list[SessionRecord], updated_at: float, session: str, right: bool) -> int:
+    """Where ``(updated_at, session)`` goes in ``order``: before an equal key, or after
+    it if ``right``. Bisects on the time alone, then on the id among equal times."""
+    at = bisect.bisect_left(order, updated_at, key=_updated_at)
+    if at == len(order) or order[at].updated_at != updated_at:
+        return at
+    end = bisect.bisect_right(order, updated_at, lo=at, key=_updated_at)
+    side = bisect.bisect_right if right else bisect.bisect_left
+    return side(order, session, lo=at, hi=end, key=_id)
 
 
 class InMemorySessionBackend:
@@ -35,7 +95,8 @@ class InMemorySessionBackend:
 
     def __init__(self) -> None:
         self._sessions: dict[str, _Session] = {}
-        self._order: list[tuple[float, str]] = []
+        #: Every record, ordered by ``(updated_at, id)``.
+        self._order: list[SessionRecord] = []
 
     def run_batch(self, operations: Sequence[Operation], write: bool) -> list[outcome.Outcome[Any]]:
         return [outcome.capture(op) for op in operations]
@@ -56,50 +117,80 @@ class InMemorySessionBackend:
             found = self._sessions[record.id]
             self._unindex(found.record)
             found.record = record
-        bisect.insort(self._order, (record.updated_at, record.id))
+        order = self._order
+        if not order or order[-1].updated_at < record.updated_at:
+            order.append(record)  # the common case: the session just written is the newest
+        else:
+            order.insert(_bisect(order, record.updated_at, record.id, True), record)
         if summary is not None:
-            found.summary = encode_messages(summary)
+            found.summary = encode_messages(summary) if summary else _NO_SUMMARY
 
     def _unindex(self, record: SessionRecord) -> None:
-        key = (record.updated_at, record.id)
-        at = bisect.bisect_left(self._order, key)
-        assert self._order[at] == key
-        del self._order[at]
+        order = self._order
+        at = bisect.bisect_left(order, record.updated_at, key=_updated_at)
+        if order[at] is not record:  # another session has the same time
+            at = _bisect(order, record.updated_at, record.id, False)
+            assert order[at] is record
+        del order[at]
 
     def append(self, session: str, entries: Sequence[LogEntry]) -> None:
-        log = self._sessions[session].log
+        found = self._sessions[session]
+        runs = found.runs
+        if runs:
+            turn, created_at = runs[-2], runs[-1]
+        else:
+            turn, created_at = "", 0.0
         for e in entries:
-            assert e.index == len(log)
-            is_tool = isinstance(e.message, ToolMessage)
-            log.append((e.turn, e.created_at, is_tool, encode_message(e.message)))
+            assert e.index == len(found)
+            if not runs or e.turn != turn or not _same_time(e.created_at, created_at):
+                turn, created_at = e.turn, e.created_at
+                found.add_run(e.index, turn, created_at)
+                runs = found.runs
+            found.append(encode_message(e.message))
 
     def update_facts(self, session: str, removed: Sequence[str], values: dict[str, str]) -> None:
-        facts = self._sessions[session].facts
+        found = self._sessions[session]
+        facts = found.facts
+        if facts is None:
+            if values:
+                found.facts = dict(values)
+            return
         for key in removed:
             facts.pop(key, None)
         facts.update(values)
+        if not facts:
+            found.facts = None
 
     def facts(self, session: str) -> dict[str, str]:
-        return dict(sorted(self._sessions[session].facts.items()))
+        facts = self._sessions[session].facts
+        return {} if facts is None else dict(sorted(facts.items()))
 
     def entries(self, session: str, start: int, stop: int) -> list[LogEntry]:
-        log = self._sessions[session].log
-        return [
-            LogEntry(
-                index=i, turn=log[i][0], created_at=log[i][1], message=decode_message(log[i][3])
-            )
-            for i in range(start, stop)
-        ]
+        found = self._sessions[session]
+        runs = found.runs
+        last = len(runs) - 3
+        out: list[LogEntry] = []
+        add = out.append
+        k = -3  # the run of index i is runs[k : k + 3]
+        following = start  # the index at which the run after it starts
+        turn, created_at = "", 0.0
+        for i in range(start, stop):
+            while i >= following:
+                k += 3
+                turn, created_at = runs[k + 1], runs[k + 2]
+                following = runs[k + 3] if k < last else stop
+            add(LogEntry(index=i, turn=turn, created_at=created_at, message=_decode(found[i])))
+        return out
 
     def messages(self, session: str, start: int, stop: int) -> list[Message]:
-        return [decode_message(row[3]) for row in self._sessions[session].log[start:stop]]
+        return list(map(_decode, self._sessions[session][start:stop]))
 
     def is_tool(self, session: str, index: int) -> bool:
-        return self._sessions[session].log[index][2]
+        return self._sessions[session][index][_ROLE_AT] == _T
 
     def group_start(self, session: str, index: int) -> int:
-        log = self._sessions[session].log
-        while index > 0 and log[index][2]:
+        found = self._sessions[session]
+        while index > 0 and found[index][_ROLE_AT] == _T:
             index -= 1
         return index
 
@@ -112,11 +203,11 @@ class InMemorySessionBackend:
     ) -> list[SessionRecord]:
         order = self._order
         out: list[SessionRecord] = []
-        for at in range(0 if after is None else bisect.bisect_right(order, after), len(order)):
-            updated_at, session = order[at]
-            if len(out) >= limit or (idle_before is not None and updated_at >= idle_before):
+        first = 0 if after is None else _bisect(order, *after, True)
+        for at in range(first, len(order)):
+            record = order[at]
+            if len(out) >= limit or (idle_before is not None and record.updated_at >= idle_before):
                 break
-            record = self._sessions[session].record
             if status is None or record.status == status:
                 out.append(record)
         return out

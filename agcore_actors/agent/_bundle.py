@@ -47,8 +47,9 @@ class RuntimeBundle:
     # Built once and shared by every session (read-only): a live session holds no copy.
     _agents_view: Mapping[str, Agent] = attrs.field(init=False, eq=False, repr=False)
     _ports: TurnPorts = attrs.field(init=False, eq=False, repr=False)
-    # Session settings by (max_queued, history_tail): one object for all their sessions.
-    _settings: dict[tuple[int, int | None], SessionSettings] = attrs.field(
+    # Session settings by (default agent, max_queued, history_tail): one object for all
+    # their sessions.
+    _settings: dict[tuple[str, int, int | None], SessionSettings] = attrs.field(
         init=False, eq=False, repr=False, factory=dict
     )
 
@@ -72,13 +73,16 @@ class RuntimeBundle:
         """The ports every session of this bundle shares (nothing mutates them)."""
         return self._ports
 
-    def session_settings(self, max_queued: int, history_tail: int | None) -> SessionSettings:
+    def session_settings(
+        self, default_agent: str, max_queued: int, history_tail: int | None
+    ) -> SessionSettings:
         """The settings shared by this bundle's sessions with these limits."""
-        key = (max_queued, history_tail)
+        key = (default_agent, max_queued, history_tail)
         found = self._settings.get(key)
         if found is None:
             found = self._settings[key] = SessionSettings(
                 agents=self._agents_view,
+                default_agent=default_agent,
                 ports=self._ports,
                 store=self.store,
                 config=self.config,
@@ -172,7 +176,7 @@ def session_spec(
     if default not in bundle.agents:
         raise AgentConfigError(f"unknown agent {default!r}")
 
-    factory = _SessionFactory(session, bundle.session_settings(max_queued, history_tail), default)
+    factory = _SessionFactory(session, bundle.session_settings(default, max_queued, history_tail))
     return ChildSpec(
         name=session_name(session), factory=factory, restart=restart, shutdown=shutdown
     )
@@ -182,15 +186,14 @@ class _SessionFactory:
     """Makes a session's actor (each restart a fresh one); a few slots, kept as long as
     the session is live, so smaller than a closure."""
 
-    __slots__ = ("default", "session", "settings")
+    __slots__ = ("session", "settings")
 
-    def __init__(self, session: str, settings: SessionSettings, default: str) -> None:
+    def __init__(self, session: str, settings: SessionSettings) -> None:
         self.session = session
         self.settings = settings
-        self.default = default
 
     def __call__(self) -> Session:
-        return Session.sharing(self.session, self.settings, self.default)
+        return Session.sharing(self.session, self.settings)
 
 
 def session_approver(system: ActorSystem) -> Any:

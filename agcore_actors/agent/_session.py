@@ -84,6 +84,8 @@ class SessionSettings:
     """What every session of a host shares (one object, not eight slots per session)."""
 
     agents: Mapping[str, Agent]
+    #: The agent a new session starts with (a stored session keeps its own).
+    default_agent: str
     ports: TurnPorts
     store: TurnStore
     config: AgentConfig
@@ -151,6 +153,7 @@ class Session(Actor[SessionRequest]):
             agents=agents
             if isinstance(agents, MappingProxyType)
             else MappingProxyType(dict(agents)),
+            default_agent=default_agent,
             ports=ports,
             store=store,
             config=config,
@@ -159,21 +162,21 @@ class Session(Actor[SessionRequest]):
             commit_timeout=commit_timeout,
             hooks=hooks or TurnHooks(),
         )
-        self._setup(session, settings, default_agent)
+        self._setup(session, settings)
 
     @classmethod
-    def sharing(cls, session: str, settings: SessionSettings, default_agent: str) -> Session:
+    def sharing(cls, session: str, settings: SessionSettings) -> Session:
         """A session that shares ``settings`` with others (as a host's sessions do)."""
         self = cls.__new__(cls)
-        self._setup(session, settings, default_agent)
+        self._setup(session, settings)
         return self
 
-    def _setup(self, session: str, settings: SessionSettings, default_agent: str) -> None:
-        if default_agent not in settings.agents:
-            raise AgentConfigError(f"unknown agent {default_agent!r}")
+    def _setup(self, session: str, settings: SessionSettings) -> None:
+        if settings.default_agent not in settings.agents:
+            raise AgentConfigError(f"unknown agent {settings.default_agent!r}")
         self.session = session
         self.settings = settings
-        self.agent_name = default_agent
+        self.agent_name = settings.default_agent
         # The transcript tail the next prompt starts with; None while idle, when it is the
         # last ``_history_size`` messages of the stored log (reloaded by the next turn).
         self.history: list[ChatMessage] | None = []

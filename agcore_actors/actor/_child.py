@@ -8,6 +8,7 @@ every decision is taken in the supervisor's task, one event at a time.
 
 from __future__ import annotations
 
+import functools
 import math
 from typing import TYPE_CHECKING, Any
 
@@ -23,21 +24,36 @@ if TYPE_CHECKING:
     from ._supervisor import Supervisor
 
 
+@attrs.frozen(weakref_slot=False)
+class Terms:
+    """A child's restart type, shutdown grace, start timeout and whether it was started
+    at run time; one object for every child with the same ones (see :func:`terms`)."""
+
+    restart: Restart
+    shutdown: float
+    start_timeout: float
+    dynamic: bool
+
+
+@functools.lru_cache(maxsize=256)
+def terms(restart: Restart, shutdown: float, start_timeout: float, dynamic: bool) -> Terms:
+    """The shared :class:`Terms` of these values (thousands of session children have
+    the same ones: one object, not four slots each)."""
+    return Terms(restart, shutdown, start_timeout, dynamic)
+
+
 @attrs.define(eq=False, weakref_slot=False)  # one per actor: no slot nobody uses
 class Child:
     """The supervisor's book-keeping for one child.
 
     There is one per actor, so it keeps only what it needs of the child's
-    spec (its restart type, shutdown grace and start timeout), not the spec
-    itself.
+    spec (its restart type, shutdown grace and start timeout, as :class:`Terms`
+    shared by every child with the same ones), not the spec itself.
     """
 
     owner: Supervisor
     node: Node
-    restart: Restart
-    shutdown: float
-    start_timeout: float
-    dynamic: bool
+    terms: Terms
     running: bool = False
     stopping: bool = False
     incarnation: int = 0
@@ -52,6 +68,22 @@ class Child:
     @property
     def name(self) -> str:
         return self.node.name
+
+    @property
+    def restart(self) -> Restart:
+        return self.terms.restart
+
+    @property
+    def shutdown(self) -> float:
+        return self.terms.shutdown
+
+    @property
+    def start_timeout(self) -> float:
+        return self.terms.start_timeout
+
+    @property
+    def dynamic(self) -> bool:
+        return self.terms.dynamic
 
     # -- Link: called from the child's own task ---------------------------------
 

@@ -27,7 +27,7 @@ import trio
 
 from ._cancel import is_cancellation, unwrap_group
 from ._cell import Cell
-from ._child import Call, Child, Event, Exited, StopSignal, blocking_chain
+from ._child import Call, Child, Event, Exited, StopSignal, blocking_chain, terms
 from ._control import ChildControl
 from ._errors import (
     ActorStopped,
@@ -374,7 +374,7 @@ class Supervisor(ChildControl):
         node = make_node(self.runtime, spec, self._rng)
         # A supervisor's start is its children's starts, each with its own timeout.
         start_timeout = spec.start_timeout if isinstance(spec, ChildSpec) else math.inf
-        return Child(self, node, spec.restart, spec.shutdown, start_timeout, dynamic)
+        return Child(self, node, terms(spec.restart, spec.shutdown, start_timeout, dynamic))
 
     def _add(self, child: Child) -> None:
         self._children[child.name] = child

@@ -95,6 +95,18 @@ class SessionSettings:
     hooks: TurnHooks = attrs.field(factory=TurnHooks)
 
 
+class _Busy:
+    """What a session holds only while turns run or wait: the turn lock (FIFO), how
+    many turns wait for it, and the running turn."""
+
+    __slots__ = ("lock", "queued", "running")
+
+    def __init__(self) -> None:
+        self.lock = trio.StrictFIFOLock()
+        self.queued = 0
+        self.running: _Running | None = None
+
+
 @attrs.define
 class _Running:
     turn: Turn
@@ -117,11 +129,9 @@ class Session(Actor[SessionRequest]):
 
     # Many sessions stay live and idle at once: no per-instance __dict__, no weakref slot.
     __slots__ = (
+        "_busy",
         "_history_size",
-        "_lock",
         "_pending_facts",
-        "_queued",
-        "_running",
         "_switch_notes",
         "agent_name",
         "facts",
@@ -193,9 +203,7 @@ class Session(Actor[SessionRequest]):
         self.version = 0
         # Turns one at a time, in arrival order; made when a turn comes, dropped when the
         # last one leaves it (an idle session holds no lock).
-        self._lock: trio.StrictFIFOLock | None = None
-        self._queued = 0
-        self._running: _Running | None = None
+        self._busy: _Busy | None = None
         # Facts set while a turn runs, committed with it (None: none; made on demand).
         self._pending_facts: tuple[dict[str, str], list[str]] | None = None
         # Notes of agent switches, sent and stored with the next turn (a tuple: () costs
@@ -237,9 +245,9 @@ class Session(Actor[SessionRequest]):
     # -- turns ---------------------------------------------------------------------------
 
     def _admit(self) -> None:
-        busy = self._queued + (1 if self._running is not None else 0)
-        if busy > self.settings.max_queued:
-            raise SessionBusy(self.session, self._queued)
+        busy = self._busy
+        if busy is not None and busy.queued + (busy.running is not None) > self.settings.max_queued:
+            raise SessionBusy(self.session, busy.queued)
 
     async def _on_run(self, msg: am.RunTurn) -> am.TurnResult:
         self._admit()
@@ -278,11 +286,14 @@ class Session(Actor[SessionRequest]):
                     await done.wait()
 
     async def _queued_turn(self, text: str, turn_id: str, emit: Emit) -> am.TurnResult:
-        self._queued += 1
+        busy = self._busy
+        if busy is None:
+            busy = self._busy = _Busy()
+        busy.queued += 1
         try:
-            await self._acquire()
+            await busy.lock.acquire()
         finally:
-            self._queued -= 1
+            busy.queued -= 1
         try:
             return await self._turn(text, turn_id or uuid.uuid4().hex, emit)
         finally:
@@ -290,21 +301,26 @@ class Session(Actor[SessionRequest]):
 
     async def _acquire(self) -> None:
         """Take the turn lock (made on demand); ends holding it or raises."""
-        if self._lock is None:
-            self._lock = trio.StrictFIFOLock()
-        await self._lock.acquire()
+        busy = self._busy
+        if busy is None:
+            busy = self._busy = _Busy()
+        await busy.lock.acquire()
 
     def _release(self) -> None:
         """Give the turn lock to the next waiter, or drop it when nobody waits (the
         session is idle: its decoded tail goes too, see the module docstring)."""
-        lock = self._lock
-        assert lock is not None
-        lock.release()  # hands it straight to the next waiter, if any
-        if not lock.locked():
-            self._lock = None
+        busy = self._busy
+        assert busy is not None
+        busy.lock.release()  # hands it straight to the next waiter, if any
+        if not busy.lock.locked():
+            self._busy = None
             if self._history_size >= 0 and self.history:
                 self._history_size = len(self.history)
                 self.history = self.usage = None
+
+    def _running(self) -> _Running | None:
+        """The running turn, if any."""
+        return self._busy.running if self._busy is not None else None
 
     async def _held_history(self) -> list[ChatMessage]:
         """The tail the next prompt starts with, reloaded if it was dropped while idle
@@ -363,7 +379,9 @@ class Session(Actor[SessionRequest]):
         status: am.TurnStatus = "completed"
         error: BaseException | None = None
         scope = trio.CancelScope()
-        self._running = _Running(turn, scope, emit)
+        busy = self._busy
+        assert busy is not None  # the turn holds the lock
+        busy.running = _Running(turn, scope, emit)
         try:
             with scope:
                 deadline = self.settings.config.turn_timeout
@@ -386,7 +404,7 @@ class Session(Actor[SessionRequest]):
             await self._commit(turn, "failed" if crashed else "cancelled", exc)
             raise
         finally:
-            self._running = None
+            busy.running = None
         result = await self._commit(turn, status, error)
         await emit(_final_event(result))
         try:
@@ -465,7 +483,7 @@ class Session(Actor[SessionRequest]):
     # -- control -------------------------------------------------------------------------
 
     def _on_cancel(self, msg: am.CancelTurn) -> bool:
-        running = self._running
+        running = self._running()
         if running is None:
             return False
         if msg.mode == "immediate":
@@ -475,7 +493,7 @@ class Session(Actor[SessionRequest]):
         return True
 
     async def _on_approval_request(self, request: ApprovalRequest) -> ApprovalDecision:
-        running = self._running
+        running = self._running()
         if running is None:
             return ApprovalDecision(False, "no turn is running in this session")
         event = trio.Event()
@@ -497,7 +515,7 @@ class Session(Actor[SessionRequest]):
         return answer[0] if answer else ApprovalDecision(False, "approval timed out")
 
     def _on_approve(self, msg: am.Approve) -> bool:
-        running = self._running
+        running = self._running()
         pending = running.approvals.get(msg.call_id) if running is not None else None
         if pending is None:
             return False
@@ -517,7 +535,7 @@ class Session(Actor[SessionRequest]):
         return old
 
     async def _on_set_facts(self, msg: am.SetFacts) -> None:
-        if self._lock is not None and self._lock.locked():
+        if self._busy is not None and self._busy.lock.locked():
             # A turn runs (or waits): the facts are committed with it, in one transaction.
             if self._pending_facts is None:
                 self._pending_facts = ({}, [])
@@ -543,12 +561,12 @@ class Session(Actor[SessionRequest]):
         usage = self.usage
         if usage is None:  # idle: the stored figure (what the next turn would reload)
             usage = (await self.settings.store.load(self.session, 0)).usage
-        running = self._running
+        running = self._running()
         return am.SessionInfo(
             session=self.session,
             agent=self.agent_name,
             running_turn=running.turn.turn_id if running is not None else None,
-            queued_turns=self._queued,
+            queued_turns=self._busy.queued if self._busy is not None else 0,
             turns=self.turns,
             messages=self._history_size if self.history is None else len(self.history),
             usage=usage,

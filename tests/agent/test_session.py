@@ -195,7 +195,7 @@ async def test_queued_turns_run_one_at_a_time_in_arrival_order_and_facts_go_with
                 await trio.sleep(0.1)
             await ref.ask(am.SetFacts(set={"round": str(round_)}))
         assert done == [f"echo: r{round_}t{i}" for i in range(4)]
-        assert made[0]._lock is None  # idle: no lock held
+        assert made[0]._busy is None  # idle: no lock, no running or waiting turn held
         log = await transcript(store_ref, "s1")
         users = [m.content for m in log if isinstance(m, UserMessage)]
         assert users[-4:] == [f"r{round_}t{i}" for i in range(4)]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import select
 import signal
 import subprocess
 import sys
@@ -16,9 +17,12 @@ from tests.peers import stop_process
 ROOT = Path(__file__).resolve().parents[2]
 
 
-def read_line(process: subprocess.Popen[bytes]) -> str:
-    """The next line of the child's stdout."""
+def read_line(process: subprocess.Popen[bytes], timeout: float = 20.0) -> str:
+    """The next line of the child's stdout (a failure, not a hang, after ``timeout``)."""
     assert process.stdout is not None
+    ready, _, _ = select.select([process.stdout], [], [], timeout)
+    if not ready:
+        pytest.fail(f"the child printed nothing for {timeout} s")
     line = process.stdout.readline().decode().strip()
     if not line:
         stderr = process.stderr.read().decode() if process.stderr else ""
@@ -36,6 +40,7 @@ def start(mode: str) -> subprocess.Popen[bytes]:
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         start_new_session=True,
+        bufsize=0,  # unbuffered: select() in read_line sees every line not yet read
     )
 
 

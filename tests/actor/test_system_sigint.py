@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.peers import stop_process
+from tests.peers import default_sigint, stop_process
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -40,6 +40,7 @@ def start(mode: str) -> subprocess.Popen[bytes]:
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         start_new_session=True,
+        preexec_fn=default_sigint,
         bufsize=0,  # unbuffered: select() in read_line sees every line not yet read
     )
 

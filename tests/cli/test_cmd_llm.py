@@ -12,6 +12,7 @@ import pytest
 import trio
 
 from agcore_actors.local.messages import Endpoint
+from tests.peers import default_sigint
 from tests.peers.fault_server import (
     FaultServer,
     Reply,
@@ -176,7 +177,11 @@ async def test_ctrl_c_exits_130_with_one_line(fault_server: FaultServer, mode: l
     url, scenario = fault_server.script(Reply(delay=60))  # a server that never answers
     argv = [*COMMAND, "hi", "--model", "m1", "--base-url", url, *mode]
     process = await trio.lowlevel.open_process(
-        argv, env=env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE
+        argv,
+        env=env(),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        preexec_fn=default_sigint,
     )
     try:
         with trio.fail_after(30):

@@ -56,6 +56,13 @@ def http_ready(url: str) -> Callable[[], bool]:
     return probe
 
 
+def default_sigint() -> None:
+    """A ``preexec_fn``: the child takes SIGINT the way a terminal's Ctrl-C is taken, also
+    when the suite runs where SIGINT is ignored (a background job of a non-interactive
+    shell passes the ignore on to every program it starts)."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 def stop_process(process: subprocess.Popen[bytes], grace: float = 10.0) -> None:
     """SIGTERM the process group, SIGKILL it after ``grace`` seconds, and reap the leader."""
     for sig, wait in ((signal.SIGTERM, grace), (signal.SIGKILL, None)):

@@ -24,8 +24,9 @@ from agcore_actors.store import _ops as ops
 from agcore_actors.store import messages as sm
 from agcore_actors.store.lowlevel import SqliteSessionBackend
 
-#: 2: built with the store's default page size (2,048 bytes; version 1 had SQLite's 4,096).
-CORPUS_VERSION = 2
+#: 2: built with the store's default page size (2,048 bytes; version 1 had SQLite's 4,096);
+#: 3: schema version 3 (messages in a rowid table; opening a version 2 copy would migrate it).
+CORPUS_VERSION = 3
 SEED = 20260613
 DAY = 86_400.0
 EPOCH = 1_780_000_000.0

@@ -64,8 +64,12 @@ class _Request:
         return True
 
     def answer(self, result: outcome.Outcome[Any]) -> None:
-        if self.reply is not None:
-            self.reply.complete(result)
+        # The reply is dropped once given: it refers back to this request (its
+        # ``on_cancel``), and a request left in that cycle would wait for the garbage
+        # collector, holding its message, envelope and reply until a full collection.
+        reply, self.reply = self.reply, None
+        if reply is not None:
+            reply.complete(result)
         else:
             assert self.asker is not None
             reschedule(self.asker, result)
@@ -165,6 +169,8 @@ class Lane:
             if not request.withdrawn:
                 request.taken = True
                 batch.append(request)
+            else:
+                request.reply = None  # no cycle left behind (see _Request.answer)
         return batch
 
     async def serve(self) -> NoReturn:

@@ -6,6 +6,7 @@ batches, the store degraded in the snapshot until a write succeeds)."""
 from __future__ import annotations
 
 import functools
+import gc
 import sqlite3
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -17,17 +18,19 @@ import trio
 import trio.testing
 
 from agcore_actors import ActorInfo, ActorSystem, ChildSpec
+from agcore_actors.actor.lowlevel import DeferredReply
 from agcore_actors.store import (
     SessionNotFound,
     SessionStore,
+    SqliteSessions,
     StoreBusy,
     StoreMsg,
     StoreUnavailable,
 )
 from agcore_actors.store import messages as sm
-from agcore_actors.store._lane import Lane
+from agcore_actors.store._lane import Lane, _Request
 from agcore_actors.store.lowlevel import Backend, SqliteSessionBackend
-from tests.store.helpers import NAME
+from tests.store.helpers import NAME, running_store
 
 
 class Log:
@@ -122,6 +125,24 @@ class Opened:
     def spec(self) -> ChildSpec[StoreMsg]:
         factory = functools.partial(SessionStore, self.open, open_reader=self.open, threaded=True)
         return ChildSpec(NAME, factory)
+
+
+async def test_an_answered_request_is_freed_at_once_not_left_in_a_reference_cycle(
+    tmp_path: Path,
+) -> None:
+    # A queued request and its deferred reply refer to each other (the reply's on_cancel
+    # is the request's withdraw); the lane drops that link once it answers, so neither
+    # (nor the message and envelope they hold) waits for the garbage collector.
+    gc.collect()
+    gc.disable()
+    try:
+        async with running_store(SqliteSessions(str(tmp_path / "s.db"))) as store:
+            for n in range(5):
+                await store.ask(sm.UpdateSession(session="s", expected_version=n, agent="a"))
+            left = [o for o in gc.get_objects() if isinstance(o, (_Request, DeferredReply))]
+            assert left == []
+    finally:
+        gc.enable()
 
 
 def store_row(system: ActorSystem) -> ActorInfo:

@@ -9,9 +9,11 @@ from pathlib import Path
 import pytest
 
 from agcore_actors.store import SessionStatus, StoreBusy, StoreStorageError, StoreUnavailable
+from agcore_actors.store._backend import encode_message
 from agcore_actors.store._schema import MIGRATIONS, classify, storage_errors
 from agcore_actors.store.lowlevel import SCHEMA_VERSION, SqliteSessionBackend
 
+BODIES = ['{"role":"user","content":"hi"}', '{"role":"assistant","content":"hello"}']
 SESSIONS = [  # id, status, open turn, updated_at
     ("a", "idle", None, 10.0),
     ("b", "running", "t1", 20.0),
@@ -21,28 +23,30 @@ SESSIONS = [  # id, status, open turn, updated_at
 ]
 
 
-def write_version_1(path: Path) -> None:
-    """A file as the version-1 code left it: its schema (migration 0, the full status
-    index), a few sessions in every status, their messages and facts."""
+def write_old_version(path: Path, version: int) -> None:
+    """A file as the version-``version`` code left it: its schema (version 1: the full
+    status index; 1 and 2: messages ``WITHOUT ROWID``), a few sessions in every status,
+    their messages and facts."""
     conn = sqlite3.connect(path, isolation_level=None)
     try:
         conn.execute("PRAGMA journal_mode = WAL")
         conn.execute("CREATE TABLE store_meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)")
-        for statement in MIGRATIONS[0].split(";"):
-            if statement.strip():
-                conn.execute(statement)
-        conn.execute("INSERT INTO store_meta VALUES ('sessions_schema_version', '1')")
+        for migration in MIGRATIONS[:version]:
+            for statement in migration.split(";"):
+                if statement.strip():
+                    conn.execute(statement)
+        conn.execute("INSERT INTO store_meta VALUES ('sessions_schema_version', ?)", (version,))
         for sid, status, turn, at in SESSIONS:
             conn.execute(
                 "INSERT INTO sessions (id, status, open_turn, turns, last_index, created_at, "
                 "updated_at, version) VALUES (?, ?, ?, 1, 0, ?, ?, 2)",
                 (sid, status, turn, at, at),
             )
-            conn.execute(
-                "INSERT INTO messages VALUES (?, 0, 't0', 'user', "
-                """'{"role":"user","content":"hi"}', ?)""",
-                (sid, at),
-            )
+            for idx, body in enumerate(BODIES):
+                conn.execute(
+                    "INSERT INTO messages VALUES (?, ?, 't0', ?, ?, ?)",
+                    (sid, idx, "user" if idx == 0 else "assistant", body, at),
+                )
             conn.execute("INSERT INTO facts VALUES (?, 'k', 'v')", (sid,))
     finally:
         conn.close()
@@ -60,11 +64,19 @@ def plan(conn: sqlite3.Connection, sql: str) -> str:
     return " ".join(row[3] for row in conn.execute(f"EXPLAIN QUERY PLAN {sql}"))
 
 
-def test_a_version_1_file_opens_migrated_with_every_session_listed_as_before(
-    tmp_path: Path,
+def without_rowid(conn: sqlite3.Connection, table: str) -> bool:
+    (sql,) = conn.execute(
+        "SELECT sql FROM sqlite_master WHERE type = 'table' AND name = ?", (table,)
+    ).fetchone()
+    return "WITHOUT ROWID" in str(sql).upper()
+
+
+@pytest.mark.parametrize("version", [1, 2])
+def test_an_older_file_opens_migrated_with_every_session_and_message_as_before(
+    tmp_path: Path, version: int
 ) -> None:
-    path = tmp_path / "v1.db"
-    write_version_1(path)
+    path = tmp_path / f"v{version}.db"
+    write_old_version(path, version)
     backend = SqliteSessionBackend(path)
     try:
         conn = backend.connection
@@ -81,10 +93,36 @@ def test_a_version_1_file_opens_migrated_with_every_session_listed_as_before(
         assert [r.id for r in backend.page(None, None, (20.0, "b"), 10)] == ["c", "d", "e"]
         assert backend.record("b") is not None and backend.record("b").open_turn == "t1"  # type: ignore[union-attr]
         assert backend.facts("e") == {"k": "v"}
+        for sid, *_ in SESSIONS:
+            entries = backend.entries(sid, 0, 2)
+            assert [encode_message(e.message).decode() for e in entries] == BODIES
+        assert not without_rowid(conn, "messages")  # version 3
         assert backend.integrity_check() == "ok"
     finally:
         backend.close()
     SqliteSessionBackend(path).close()  # a current file is only read
+
+
+def test_a_new_file_keeps_messages_in_a_rowid_table_and_reads_a_tail_through_its_key(
+    tmp_path: Path,
+) -> None:
+    # A WITHOUT ROWID table keeps whole rows in its interior pages: a message log as one
+    # split a leaf and its parents on nearly every appended turn (see _schema).
+    backend = SqliteSessionBackend(tmp_path / "s.db")
+    try:
+        conn = backend.connection
+        assert not without_rowid(conn, "messages")
+        assert without_rowid(conn, "facts")  # small rows: clustered is right there
+        seen: list[str] = []
+        conn.set_trace_callback(seen.append)
+        backend.messages("a", 3, 8)
+        backend.group_start("a", 7)
+        for statement in seen:
+            found = plan(conn, statement)
+            assert "USING INDEX sqlite_autoindex_messages_1 (session=?" in found, found
+            assert "TEMP B-TREE" not in found
+    finally:
+        backend.close()
 
 
 def test_every_listing_reads_through_an_index_in_order(tmp_path: Path) -> None:

@@ -18,7 +18,8 @@ from ._config import Agent, AgentConfig
 from ._errors import AgentConfigError
 from ._hooks import TurnHooks
 from ._retrieve import retrieve_tool
-from ._session import Session, SessionSettings
+from ._session import Session
+from ._session_control import SessionSettings
 from ._store_port import TurnStore
 from ._turn import TurnPorts
 

@@ -11,7 +11,7 @@ from typing import Any
 
 import trio
 
-from agcore_actors import ActorSystem
+from agcore_actors import ActorRef, ActorSystem
 from agcore_actors.agent import StoreTurns
 from agcore_actors.agent import messages as am
 from agcore_actors.agent._config import Agent, AgentConfig
@@ -48,8 +48,13 @@ def tool_turn(n: int) -> list[list[Any]]:
 
 
 async def start(
-    system: ActorSystem, script: list[list[Any]], history_tail: int
+    system: ActorSystem,
+    script: list[list[Any]],
+    history_tail: int = 200,
+    store_ref: ActorRef[Any] | None = None,
 ) -> tuple[Any, Any, Any, list[Session]]:
+    """Session ``s1`` over a scripted model, the ``add`` tool and a store (``store_ref``,
+    else a new one); every Session instance made lands in the returned list."""
     provider = scripted(script)
     llm = await system.spawn(
         provider_actor(ProviderRegistry().register(provider), retry=RetryConfig(max_retries=0)),
@@ -57,7 +62,9 @@ async def start(
     )
     tools = ToolRegistry([add])
     executor = await system.spawn(lambda: ToolExecutor(tools), name="tools")
-    store_ref, store = await start_store(system)
+    if store_ref is None:
+        store_ref, _ = await start_store(system)
+    store = StoreTurns(store_ref)
     ports = TurnPorts(provider=llm, tools=executor, definitions=tools.definitions)
     agents = {"a": Agent(name="a", instructions="Be brief."), "b": Agent(name="b")}
     made: list[Session] = []
@@ -156,29 +163,7 @@ async def test_a_tail_that_opens_with_a_summary_is_kept_while_idle(
             compaction=sm.Compaction(2, [UserMessage("[summary] greeted")]),
         )
     )
-    provider = scripted(script)
-    llm = await system.spawn(
-        provider_actor(ProviderRegistry().register(provider), retry=RetryConfig(max_retries=0)),
-        name="llm",
-    )
-    tools = ToolRegistry([add])
-    executor = await system.spawn(lambda: ToolExecutor(tools), name="tools")
-    made: list[Session] = []
-
-    def factory() -> Session:
-        made.append(
-            Session(
-                "s1",
-                agents={"a": Agent(name="a")},
-                default_agent="a",
-                ports=TurnPorts(provider=llm, tools=executor, definitions=tools.definitions),
-                store=StoreTurns(store_ref),
-                config=AgentConfig(),
-            )
-        )
-        return made[-1]
-
-    ref = await system.spawn(factory, name="session:s1")
+    provider, _, ref, made = await start(system, script, store_ref=store_ref)
     for n in range(2):
         assert (await ref.ask(am.RunTurn(text=f"t{n}"))).status == "completed"
         history = made[0].history

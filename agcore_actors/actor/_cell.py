@@ -282,6 +282,7 @@ class Cell(Deferrals, ActorContext[M], Generic[M]):
                     pool = self.pool = Pool(self, actor, nursery, limit, orphans)
                     pool.may_sleep = may_sleep(actor)
                     self.mailbox.on_miss(pool)
+                    pool.catch_up()
                     sleep = await work(self, pool, True)
                     if not sleep:
                         await pool.drain()  # a graceful stop lets running requests finish

@@ -91,6 +91,13 @@ class Pool:
             self.workers += 1
             self.nursery.start_soon(work, self.cell, self, False, name=self.cell.name)
 
+    def catch_up(self) -> None:
+        """Start a worker for each message that was queued before the pool listened (it
+        arrived while the actor was dormant or starting, when no miss hook ran), beyond
+        the one the first worker takes; up to the limit."""
+        for _ in range(len(self.cell.mailbox) - 1):
+            self()
+
     async def drain(self) -> None:
         """After the first worker stops on a graceful stop: wait for the running requests."""
         while self.in_flight:

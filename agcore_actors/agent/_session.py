@@ -5,8 +5,11 @@ Semantics:
     repaired first), then serves :mod:`agcore_actors.agent.messages`. Turns run one at a
     time in arrival order; up to ``max_queued`` more wait behind the running one, and one
     more is refused with :class:`SessionBusy` without changing anything. Control
-    messages (cancel, approve, switch agent, facts, info) are answered at once, also
-    while a turn runs.
+    messages (cancel, approve, switch agent, info) are answered at once, also while a
+    turn runs, and each is handled side by side with the others (also those that
+    arrived while the session was dormant). Facts set while a turn runs are stored with
+    its commit; otherwise they are stored before ``SetFacts`` is answered (after the
+    turns ahead of them).
 
 Cancellation:
     ``CancelTurn("immediate")``, the turn's deadline, the reader leaving a

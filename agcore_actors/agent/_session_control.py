@@ -184,8 +184,11 @@ class SessionControl(Actor[SessionRequest]):
         return old
 
     async def _on_set_facts(self, msg: am.SetFacts) -> None:
-        if self._busy is not None and self._busy.lock.locked():
-            # A turn runs (or waits): the facts are committed with it, in one transaction.
+        if self._running() is not None:
+            # A turn runs (it has begun, so it commits whatever happens): the facts are
+            # committed with it, in one transaction. Otherwise they are written now, after
+            # whatever holds the lock (a facts write, turns waiting): never left pending
+            # with no commit to come.
             if self._pending_facts is None:
                 self._pending_facts = ({}, [])
             pending_set, pending_removed = self._pending_facts

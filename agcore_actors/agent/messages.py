@@ -232,7 +232,8 @@ class SwitchAgent(Request[str], frozen=True, tag=True):
 
 
 class SetFacts(Request[None], frozen=True, kw_only=True, tag=True):
-    """Set and remove session facts (shown to the model in every later turn)."""
+    """Set and remove session facts (shown to the model in every later turn); stored
+    with the running turn's commit, else before the reply."""
 
     set: dict[str, str] = msgspec.field(default_factory=dict)
     remove: list[str] = msgspec.field(default_factory=list)

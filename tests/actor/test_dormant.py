@@ -243,3 +243,28 @@ async def test_a_system_cancelled_from_outside_ends_with_dormant_actors(
             assert await settles_dormant(ref)
             await trio.sleep_forever()
     assert outer.cancelled_caught
+
+
+async def test_requests_queued_while_it_wakes_run_side_by_side(
+    autojump_clock: trio.testing.MockClock,
+) -> None:
+    release = trio.Event()
+    async with ActorSystem(strict=True) as system:
+        ref = await spawn_counter(system, [], release)
+        assert await settles_dormant(ref)
+        got: list[int] = []
+        added = trio.Event()
+
+        async def add() -> None:
+            got.append(await ref.ask(Add()))
+            added.set()
+
+        async with trio.open_nursery() as nursery:
+            # Both queue before the woken task runs: the Add must not wait for the Hold.
+            nursery.start_soon(ref.ask, Hold())
+            nursery.start_soon(add)
+            with trio.fail_after(5):
+                await added.wait()
+            release.set()
+        assert got == [1]
+        assert await settles_dormant(ref)

@@ -237,9 +237,7 @@ class Session(SessionControl):
                     await done.wait()
 
     async def _queued_turn(self, text: str, turn_id: str, emit: Emit) -> am.TurnResult:
-        busy = self._busy
-        if busy is None:
-            busy = self._busy = _Busy()
+        busy = self._busy_now()
         busy.queued += 1
         try:
             await busy.lock.acquire()

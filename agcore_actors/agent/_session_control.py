@@ -106,12 +106,16 @@ class SessionControl(Actor[SessionRequest]):
     _pending_facts: tuple[dict[str, str], list[str]] | None
     _switch_notes: tuple[ChatMessage, ...]
 
-    async def _acquire(self) -> None:
-        """Take the turn lock (made on demand); ends holding it or raises."""
+    def _busy_now(self) -> _Busy:
+        """The busy state, made if the session was idle."""
         busy = self._busy
         if busy is None:
             busy = self._busy = _Busy()
-        await busy.lock.acquire()
+        return busy
+
+    async def _acquire(self) -> None:
+        """Take the turn lock; ends holding it or raises."""
+        await self._busy_now().lock.acquire()
 
     def _release(self) -> None:
         """Give the turn lock to the next waiter, or drop it when nobody waits (the

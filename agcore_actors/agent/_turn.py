@@ -211,11 +211,11 @@ class Turn:
             return [SystemMessage(self.system_prompt), *self.history, *self.messages]
         return [*self.history, *self.messages]
 
-    async def _prompt(self, reactive: ContextLengthError | None) -> list[ChatMessage]:
+    async def _compacted(
+        self, compactor: ActorRef[cm.CompactorMsg], reactive: ContextLengthError | None
+    ) -> list[ChatMessage]:
+        """The whole prompt as ``compactor`` returns it (``reactive``: after an overflow)."""
         messages = self._messages()
-        compactor = self.ports.compactor
-        if compactor is None:
-            return messages
         request: cm.Compact | cm.CompactAfterOverflow
         if reactive is None:
             request = cm.Compact(messages=messages)
@@ -237,10 +237,11 @@ class Turn:
     async def _model_call(self) -> ChatResponse:
         reactive: ContextLengthError | None = None
         while True:
-            if self.ports.compactor is None:
+            compactor = self.ports.compactor
+            if compactor is None:
                 messages = self._messages()  # no ask to make: no coroutine either
             else:
-                messages = await _peer("compactor", self._prompt(reactive))
+                messages = await _peer("compactor", self._compacted(compactor, reactive))
             try:
                 call = self._stream(messages) if self.streamed else self._chat(messages)
                 return await _peer(self.ports.provider.name, call)

@@ -218,13 +218,12 @@ class SessionStore(Actor[StoreMsg]):
     async def _submit(
         self, lane: Lane, op: Callable[[Backend, M, float], R], msg: M, write: bool
     ) -> R | None:
-        if not lane.threaded:
-            # In memory: run it here, now (the lane runs it inline: nothing is queued).
-            work = functools.partial(op, lane.backend, msg, self._clock())
-            return await lane.submit(work, write=write)
-        if len(lane) >= self.max_queued:
+        if lane.threaded and len(lane) >= self.max_queued:
             await lane.room(self.max_queued)  # cancellable: nothing is queued yet
         work = functools.partial(op, lane.backend, msg, self._clock())
+        if not lane.threaded:
+            # In memory: run it here, now (the lane runs it inline: nothing is queued).
+            return await lane.submit(work, write=write)
         try:
             reply = defer_reply(self.ctx)
         except RuntimeError:

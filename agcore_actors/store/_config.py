@@ -7,7 +7,7 @@ from typing import Literal
 import attrs
 
 from .._validators import at_least_one, non_empty, positive
-from ._schema import DEFAULT_CHECKPOINT_PAGES, DEFAULT_PAGE_SIZE
+from ._schema import DEFAULT_CHECKPOINT_PAGES, DEFAULT_PAGE_SIZE, check_page_size
 
 __all__ = ["InMemorySessions", "SessionBackendConfig", "SessionStoreConfig", "SqliteSessions"]
 
@@ -17,9 +17,8 @@ def _synchronous(_: object, attribute: attrs.Attribute[str], value: str) -> None
         raise ValueError(f"{attribute.name} must be 'FULL' or 'NORMAL', not {value!r}")
 
 
-def _page_size(_: object, attribute: attrs.Attribute[int], value: int) -> None:
-    if not 512 <= value <= 65_536 or value & (value - 1):
-        raise ValueError(f"{attribute.name} must be a power of two from 512 to 65536, not {value}")
+def _page_size(_: object, __: attrs.Attribute[int], value: int) -> None:
+    check_page_size(value)  # InvalidRequest, a ValueError
 
 
 @attrs.frozen

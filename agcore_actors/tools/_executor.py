@@ -17,6 +17,7 @@ import trio
 from .._validators import non_negative
 from ..actor import Actor, ActorRef, ActorStopped, ChildSpec, MailboxFull
 from ._approval import DEFAULT_APPROVAL_TIMEOUT, Approver, decide_approval
+from ._context import in_own_context
 from ._errors import (
     BatchInProgress,
     ExecutionFailed,
@@ -167,9 +168,13 @@ class ToolExecutor(Actor[ToolExecutorMsg]):
         try:
             with trio.CancelScope() as batch_scope:
                 self._running[msg.batch_id] = batch_scope
-                async with trio.open_nursery() as nursery:
-                    for index, call in enumerate(msg.calls):
-                        nursery.start_soon(self._run_call, msg, index, call, results)
+                if len(msg.calls) == 1:
+                    # One call: no task of its own, but its own context all the same.
+                    await in_own_context(self._run_call(msg, 0, msg.calls[0], results))
+                else:
+                    async with trio.open_nursery() as nursery:
+                        for index, call in enumerate(msg.calls):
+                            nursery.start_soon(self._run_call, msg, index, call, results)
         finally:
             # Runs on cancellation of the asker too: no await here.
             self._running.pop(msg.batch_id, None)

@@ -248,40 +248,29 @@ class Session(SessionControl):
         finally:
             self._release()
 
-    async def _held_history(self) -> list[ChatMessage]:
-        """The tail the next prompt starts with, reloaded if it was dropped while idle
-        (called holding the turn lock)."""
+    async def _begin(
+        self, turn_id: str, opening: list[ChatMessage], agent: str
+    ) -> list[ChatMessage]:
+        """Open the turn in the store; the tail the prompt starts with (reloaded in the
+        same write if it was dropped while idle). Called holding the turn lock."""
+        store = self.settings.store
         history = self.history
         if history is None:
-            loaded = await self.settings.store.load(self.session, self._history_size)
-            self.history = history = list(loaded.history)
-            self.usage = loaded.usage
+            state = await store.begin_and_load(
+                self.session, turn_id, self.version, opening, agent, self._history_size
+            )
+            self.version, self.usage = state.version, state.usage
+            self.history = history = state.history
+            if state.summarized:
+                self._history_size = -1  # keep it from now on (see _setup)
+        else:
+            self.version = await store.begin(self.session, turn_id, self.version, opening, agent)
         return history
 
     async def _turn(self, text: str, turn_id: str, emit: Emit) -> am.TurnResult:
-        history = await self._held_history()
         agent = self.settings.agents[self.agent_name]
         context = PromptContext(
             session=self.session, agent=agent.name, turn=self.turns, facts=dict(self.facts)
-        )
-        turn = Turn(
-            session=self.session,
-            turn_id=turn_id,
-            agent=agent,
-            config=self.settings.config,
-            ports=self.settings.ports,
-            history=[*history, *self._switch_notes],
-            system_prompt=system_prompt(agent, context),
-            emit=emit,
-            calls_before=self.model_calls,
-            subagents={
-                name: self.settings.agents[name]
-                for name in agent.subagents
-                if name in self.settings.agents
-            },
-            run_child=self._run_child,
-            # Nobody reads the events of a RunTurn: plain model calls, no stream to parse.
-            streamed=emit is not drop_events,
         )
         blocked = await self.settings.hooks.on_turn_start(context, text)
         if blocked is not None:
@@ -295,11 +284,28 @@ class Session(SessionControl):
             )
             await emit(am.TurnFailed(result))
             return result
-        opening: list[ChatMessage] = [*self._switch_notes, UserMessage(text)]
-        self.version = await self.settings.store.begin(
-            self.session, turn_id, self.version, opening, agent.name
+        notes = self._switch_notes
+        history = await self._begin(turn_id, [*notes, UserMessage(text)], agent.name)
+        turn = Turn(
+            session=self.session,
+            turn_id=turn_id,
+            agent=agent,
+            config=self.settings.config,
+            ports=self.settings.ports,
+            history=[*history, *notes],
+            system_prompt=system_prompt(agent, context),
+            emit=emit,
+            calls_before=self.model_calls,
+            subagents={
+                name: self.settings.agents[name]
+                for name in agent.subagents
+                if name in self.settings.agents
+            },
+            run_child=self._run_child,
+            # Nobody reads the events of a RunTurn: plain model calls, no stream to parse.
+            streamed=emit is not drop_events,
         )
-        history.extend(self._switch_notes)
+        history.extend(notes)
         self._switch_notes = ()
         await emit(am.TurnStarted(session=self.session, turn=turn_id, agent=agent.name))
         status: am.TurnStatus = "completed"

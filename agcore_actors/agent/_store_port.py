@@ -1,8 +1,9 @@
 """What a Session needs from the session store, as one small interface, and its
 implementation over the :class:`~agcore_actors.store.SessionStore` actor.
 
-A turn is two writes: :meth:`TurnStore.begin` makes the user's message durable and
-opens the turn; :meth:`TurnStore.commit` adds everything else (assistant and tool
+A turn is two writes: :meth:`TurnStore.begin` (or :meth:`TurnStore.begin_and_load`,
+which also reads the transcript's tail back) makes the user's message durable and opens
+the turn; :meth:`TurnStore.commit` adds everything else (assistant and tool
 messages, usage, agent, facts) in one transaction and closes it. Both check the
 session's version (compare-and-set), so a stale writer can never interleave turns.
 """
@@ -51,6 +52,19 @@ class TurnStore(Protocol):
         self, session: str, turn: str, version: int, messages: list[ChatMessage], agent: str
     ) -> int:
         """Open ``turn`` with ``messages``; the new version."""
+        ...
+
+    async def begin_and_load(
+        self,
+        session: str,
+        turn: str,
+        version: int,
+        messages: list[ChatMessage],
+        agent: str,
+        tail: int | None,
+    ) -> SessionState:
+        """Open ``turn`` with ``messages``, in the same write reading the session back:
+        its new version and usage, and the last ``tail`` messages before ``messages``."""
         ...
 
     async def commit(
@@ -120,6 +134,36 @@ class StoreTurns:
         )
         record: sm.SessionRecord = await self.store.ask(request)
         return record.version
+
+    async def begin_and_load(
+        self,
+        session: str,
+        turn: str,
+        version: int,
+        messages: list[ChatMessage],
+        agent: str,
+        tail: int | None,
+    ) -> SessionState:
+        request = sm.BeginTurnAndLoad(
+            session=session,
+            turn=turn,
+            expected_version=version,
+            messages=messages,
+            agent=agent,
+            tail=tail,
+        )
+        loaded: sm.LoadedSession = await self.store.ask(request)
+        record = loaded.record
+        return SessionState(
+            session=session,
+            version=record.version,
+            agent=record.agent,
+            history=[*loaded.summary, *loaded.messages[: len(loaded.messages) - len(messages)]],
+            facts=loaded.facts,
+            usage=record.usage,
+            turns=record.turns,
+            summarized=bool(loaded.summary),
+        )
 
     async def commit(
         self,

@@ -41,6 +41,7 @@ from ._sqlite import SqliteSessionBackend
 from .messages import (
     AppendTurn,
     BeginTurn,
+    BeginTurnAndLoad,
     CommitTurn,
     DeleteSessions,
     ExpireSessions,
@@ -184,6 +185,8 @@ class SessionStore(Actor[StoreMsg]):
         match msg:
             case BeginTurn():
                 return await self._write(_ops.begin, msg)
+            case BeginTurnAndLoad():
+                return await self._write(_ops.begin_and_load, msg)
             case AppendTurn():
                 return await self._write(_ops.append_turn, msg)
             case CommitTurn():

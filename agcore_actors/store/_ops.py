@@ -18,6 +18,7 @@ from ._rules import closed, pending_after, synthetic_results
 from .messages import (
     AppendTurn,
     BeginTurn,
+    BeginTurnAndLoad,
     CommitTurn,
     Compaction,
     Deleted,
@@ -108,7 +109,7 @@ def _usage(total: Usage, delta: Usage) -> Usage:
 # -- turns ------------------------------------------------------------------------------
 
 
-def begin(b: Backend, m: BeginTurn, now: float) -> SessionRecord:
+def begin(b: Backend, m: BeginTurn | BeginTurnAndLoad, now: float) -> SessionRecord:
     _non_empty("turn", m.turn)
     record = _current(b, m.session, m.expected_version, create=True)
     if record is not None and record.open_turn is not None:
@@ -129,6 +130,13 @@ def begin(b: Backend, m: BeginTurn, now: float) -> SessionRecord:
     b.put_record(new, new=record is None, summary=[] if record is None else None)
     b.append(m.session, _entries(base.last_index, m.turn, now, m.messages))
     return new
+
+
+def begin_and_load(b: Backend, m: BeginTurnAndLoad, now: float) -> LoadedSession:
+    _check_tail(m.tail)  # before anything is written
+    begin(b, m, now)
+    tail = None if m.tail is None else m.tail + len(m.messages)
+    return load(b, LoadSession(m.session, tail), now)
 
 
 def append_turn(b: Backend, m: AppendTurn, now: float) -> SessionRecord:
@@ -234,9 +242,13 @@ def _found(b: Backend, session: str) -> SessionRecord:
     return record
 
 
+def _check_tail(tail: int | None) -> None:
+    if tail is not None and tail < 0:
+        raise InvalidRequest(f"tail must be >= 0 or None, not {tail}")
+
+
 def load(b: Backend, m: LoadSession, now: float) -> LoadedSession:
-    if m.tail is not None and m.tail < 0:
-        raise InvalidRequest(f"tail must be >= 0 or None, not {m.tail}")
+    _check_tail(m.tail)
     record = _found(b, m.session)
     end = record.last_index + 1
     start = record.compacted_upto

@@ -4,6 +4,8 @@ Turns (each one transaction, durable when it replies; ``expected_version`` is co
 and the version bumped by one)::
 
     BeginTurn(session, turn, expected_version, messages, agent)        -> SessionRecord
+    BeginTurnAndLoad(session, turn, expected_version, messages, agent, tail)
+                                                                       -> LoadedSession
     AppendTurn(session, turn, expected_version, messages, usage_delta) -> SessionRecord
     CommitTurn(session, turn, expected_version, messages, usage_delta,
                agent, facts_set, facts_removed, compaction)            -> SessionRecord
@@ -61,6 +63,7 @@ from ..llm import Message, Usage
 __all__ = [
     "AppendTurn",
     "BeginTurn",
+    "BeginTurnAndLoad",
     "CommitTurn",
     "Compaction",
     "DeleteSessions",
@@ -203,6 +206,21 @@ class BeginTurn(Request[SessionRecord], frozen=True, tag=True, kw_only=True):
     agent: str | None = None
 
 
+class BeginTurnAndLoad(Request[LoadedSession], frozen=True, tag=True, kw_only=True):
+    """``BeginTurn``, replying with the session as ``LoadSession(session, tail +
+    len(messages))`` reads it right after: the last ``tail`` messages before the turn
+    (None: all), then the turn's own (one ask where a reload and a begin took two)."""
+
+    session: str
+    turn: str
+    #: 0 for a session that does not exist yet: it is created.
+    expected_version: int
+    messages: list[Message]
+    #: None: keep the session's agent.
+    agent: str | None = None
+    tail: int | None = None
+
+
 class AppendTurn(Request[SessionRecord], frozen=True, tag=True, kw_only=True):
     """Checkpoint the open turn: append its messages so far (calls may stay open)."""
 
@@ -302,6 +320,7 @@ StoreReply = SessionRecord | LoadedSession | SessionPage | SessionSnapshot | Del
 
 StoreMsg = (
     BeginTurn
+    | BeginTurnAndLoad
     | AppendTurn
     | CommitTurn
     | RepairInterrupted

@@ -17,6 +17,7 @@ from agcore_actors.agent import (
     HostConfig,
     SessionHost,
     SessionParked,
+    SessionState,
     StoreTurns,
     transcript_errors,
 )
@@ -79,6 +80,11 @@ class CrashingStore(StoreTurns):
         if session == "bad":
             raise RuntimeError("disk on fire")
         return await super().begin(session, *args, **kwargs)
+
+    async def begin_and_load(self, session: str, *args: Any, **kwargs: Any) -> SessionState:
+        if session == "bad":
+            raise RuntimeError("disk on fire")
+        return await super().begin_and_load(session, *args, **kwargs)
 
 
 async def test_a_session_that_keeps_crashing_is_parked_and_the_host_goes_on(

@@ -27,6 +27,7 @@ from agcore_actors.agent import (
     Session,
     SessionHost,
     SessionParked,
+    SessionState,
     StoreTurns,
 )
 from agcore_actors.llm import ProviderRegistry, RetryConfig, provider_actor
@@ -57,6 +58,13 @@ class CrashOn(StoreTurns):
         if messages and getattr(messages[-1], "content", None) == "CRASH":
             raise RuntimeError("a bug in the store")
         return await super().begin(session, turn, version, messages, agent)
+
+    async def begin_and_load(
+        self, session: str, turn: str, version: int, messages: Any, agent: str, tail: int | None
+    ) -> SessionState:
+        if messages and getattr(messages[-1], "content", None) == "CRASH":
+            raise RuntimeError("a bug in the store")
+        return await super().begin_and_load(session, turn, version, messages, agent, tail)
 
 
 async def _hold(

@@ -12,7 +12,7 @@ from typing import Any
 import trio
 
 from agcore_actors import ActorRef, ActorSystem
-from agcore_actors.agent import StoreTurns
+from agcore_actors.agent import SessionState, StoreTurns
 from agcore_actors.agent import messages as am
 from agcore_actors.agent._config import Agent, AgentConfig
 from agcore_actors.agent._session import Session
@@ -52,6 +52,7 @@ async def start(
     script: list[list[Any]],
     history_tail: int = 200,
     store_ref: ActorRef[Any] | None = None,
+    store: StoreTurns | None = None,
 ) -> tuple[Any, Any, Any, list[Session]]:
     """Session ``s1`` over a scripted model, the ``add`` tool and a store (``store_ref``,
     else a new one); every Session instance made lands in the returned list."""
@@ -64,7 +65,7 @@ async def start(
     executor = await system.spawn(lambda: ToolExecutor(tools), name="tools")
     if store_ref is None:
         store_ref, _ = await start_store(system)
-    store = StoreTurns(store_ref)
+    store = store or StoreTurns(store_ref)
     ports = TurnPorts(provider=llm, tools=executor, definitions=tools.definitions)
     agents = {"a": Agent(name="a", instructions="Be brief."), "b": Agent(name="b")}
     made: list[Session] = []
@@ -170,3 +171,39 @@ async def test_a_tail_that_opens_with_a_summary_is_kept_while_idle(
         assert history is not None and history[0] == UserMessage("[summary] greeted")
     second = provider.requests[2].messages
     assert UserMessage("[summary] greeted") in second and UserMessage("t0") in second
+
+
+class CountingStore(StoreTurns):
+    """Counts the store requests a Session makes, by kind."""
+
+    def __init__(self, store: ActorRef[Any]) -> None:
+        super().__init__(store)
+        self.calls: dict[str, int] = {}
+
+    def _count(self, what: str) -> None:
+        self.calls[what] = self.calls.get(what, 0) + 1
+
+    async def load(self, session: str, tail: int | None) -> SessionState:
+        self._count("load")
+        return await super().load(session, tail)
+
+    async def begin(self, *args: Any) -> int:
+        self._count("begin")
+        return await super().begin(*args)
+
+    async def begin_and_load(self, *args: Any) -> SessionState:
+        self._count("begin_and_load")
+        return await super().begin_and_load(*args)
+
+
+async def test_a_turn_after_an_idle_spell_reloads_its_tail_in_the_write_that_opens_it(
+    system: ActorSystem, autojump_clock: trio.testing.MockClock
+) -> None:
+    store_ref, _ = await start_store(system, name="counted")
+    counting = CountingStore(store_ref)
+    _, _, ref, made = await start(system, tool_turn(0) + tool_turn(1), store=counting)
+    assert (await ref.ask(am.RunTurn(text="t0"))).status == "completed"
+    assert counting.calls == {"load": 1, "begin": 1}  # on start: loaded, tail held
+    assert made[0].history is None  # idle: dropped
+    assert (await ref.ask(am.RunTurn(text="t1"))).status == "completed"
+    assert counting.calls == {"load": 1, "begin": 1, "begin_and_load": 1}

@@ -169,6 +169,32 @@ class StoreMachine(RuleBasedStateMachine):
         sid=st.sampled_from(SESSIONS),
         plan=plans,
         stale=staleness,
+        tail=st.none() | st.integers(-1, 6),
+    )
+    def begin_and_load(self, sid: str, plan: list[str], stale: int, tail: int | None) -> None:
+        msgs, expected, turn = (
+            self.build(sid, ["user", *plan]),
+            self.version(sid, stale),
+            self.turn(sid, True),
+        )
+        got = self.ask(
+            sm.BeginTurnAndLoad(
+                session=sid, turn=turn, expected_version=expected, messages=msgs, tail=tail
+            )
+        )
+        want: Any
+        if tail is not None and tail < 0:
+            want = ("InvalidRequest", None)  # and nothing written
+        else:
+            want = self.model.begin(sid, turn, expected, msgs, None, self.now())
+            if not isinstance(want, tuple):
+                want = self.model.load(sid, None if tail is None else tail + len(msgs))
+        self.check(got, want)
+
+    @rule(
+        sid=st.sampled_from(SESSIONS),
+        plan=plans,
+        stale=staleness,
         wrong=rarely,
         usage=usages,
     )

@@ -130,6 +130,9 @@ class Actor(abc.ABC, Generic[M]):
     #: Let an idle concurrent actor hold no task: see :mod:`agcore_actors.actor._dormant`.
     #: Ignored for serial actors and for classes that override ``on_stop``.
     hibernate: ClassVar[bool] = False
+    #: Seconds (trio's clock) a hibernating actor stays awake, its task parked, once
+    #: idle: a burst of requests then pays one wake-up, not one per request.
+    hibernate_after: ClassVar[float] = 0.0
 
     __slots__ = ("ctx",)
 

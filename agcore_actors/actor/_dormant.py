@@ -37,6 +37,9 @@ from typing import Any
 from ._actor import Actor
 
 
-def may_sleep(actor: Actor[Any]) -> bool:
-    """Whether ``actor`` goes dormant when idle (see the module docstring)."""
-    return actor.hibernate and type(actor).on_stop is Actor.on_stop
+def may_sleep(actor: Actor[Any]) -> float | None:
+    """After how many idle seconds ``actor`` goes dormant; None: never (see the module
+    docstring)."""
+    if actor.hibernate and type(actor).on_stop is Actor.on_stop:
+        return actor.hibernate_after
+    return None

@@ -79,8 +79,9 @@ class Pool:
         self.host_idle = False
         # The incarnation's task, waiting for the running requests of a stop.
         self.draining: Task | None = None
-        # Idle with nothing left in the nursery: end the task, dormant (see _dormant).
-        self.may_sleep = False
+        # Idle with nothing left in the nursery for this many seconds: end the task,
+        # dormant (see _dormant); None: never.
+        self.may_sleep: float | None = None
 
     def __call__(self) -> None:
         """A message arrived and every worker is busy: start another, if the limit allows.
@@ -123,6 +124,17 @@ def _host_parks(pool: Pool, mailbox: Mailbox) -> Callable[[Any], Abort]:
     return mailbox.park_worker()
 
 
+async def _nap(pool: Pool, mailbox: Mailbox, seconds: float) -> bool:
+    """Park the first worker of a hibernating actor for up to ``seconds``; whether
+    the time ran out (nothing woke it: it may go dormant)."""
+    with trio.CancelScope(deadline=trio.current_time() + seconds) as nap:
+        try:
+            await wait_task_rescheduled(_host_parks(pool, mailbox))
+        finally:
+            pool.host_idle = False
+    return nap.cancelled_caught
+
+
 async def work(cell: Cell[Any], pool: Pool, host: bool) -> bool:
     """One worker's loop; ``host`` for the incarnation's own task (it never ends idle,
     unless the actor may go dormant: then it returns True, see _dormant)."""
@@ -133,7 +145,9 @@ async def work(cell: Cell[Any], pool: Pool, host: bool) -> bool:
     expected = pool.expected
     dying = pool.nursery.cancel_scope
     # A hibernating actor parks in the outer loop, where it may go dormant instead.
-    keep = host and pool.actor.idle_scope and not pool.may_sleep
+    after = pool.may_sleep
+    keep = host and pool.actor.idle_scope and after is None
+    rested = False  # napped the whole while, idle: it may go dormant
     try:
         while cell.stop_deadline is None:
             if mailbox.empty:
@@ -146,16 +160,21 @@ async def work(cell: Cell[Any], pool: Pool, host: bool) -> bool:
                         return False
                     await wait_task_rescheduled(mailbox.park_worker())
                     continue
-                if not pool.in_flight and pool.may_sleep and not pool.nursery.child_tasks:
+                if not pool.in_flight and after is not None and not pool.nursery.child_tasks:
                     if mailbox.parked:
                         mailbox.wake()  # the lingering extra workers: let them end
-                    return True  # dormant: no checkpoint since the mailbox was empty
+                    if rested or after <= 0:
+                        return True  # dormant: no checkpoint since the mailbox was empty
+                    # Stay awake a while: a burst of messages pays one wake-up.
+                    rested = await _nap(pool, mailbox, after)
+                    continue
                 # Parked outside any scope of ours (see Actor.idle_scope).
                 try:
                     await wait_task_rescheduled(_host_parks(pool, mailbox))
                 finally:
                     pool.host_idle = False
                 continue
+            rested = False
             if dying.cancel_called:
                 # A crash (or a kill) is ending the incarnation: leave what is queued
                 # to the next one.

@@ -88,9 +88,11 @@ class Session(SessionControl):
     max_concurrency: ClassVar[int] = 16
     # A host keeps thousands idle: an idle session holds no cancel scope.
     idle_scope: ClassVar[bool] = False
-    # Between turns a live session holds no task, nursery or worker pool (about half of
-    # its memory); the next message starts one again (about 20 µs).
+    # Idle for a second, a live session gives up its task, nursery and worker pool (about
+    # half of its memory); the next message starts one again (about 20 µs). Turns that
+    # come closer together (a script, an agent loop, a burst) pay no wake-up.
     hibernate: ClassVar[bool] = True
+    hibernate_after: ClassVar[float] = 1.0
     expected_errors = (AgcoreError,)
 
     __slots__ = ()  # the state's slots are SessionControl's

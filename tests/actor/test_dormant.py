@@ -268,3 +268,56 @@ async def test_requests_queued_while_it_wakes_run_side_by_side(
             release.set()
         assert got == [1]
         assert await settles_dormant(ref)
+
+
+class Lingering(Counter):
+    """Stays awake two seconds once idle before it goes dormant."""
+
+    hibernate_after: ClassVar[float] = 2.0
+
+
+async def test_an_actor_with_hibernate_after_stays_awake_that_long_once_idle(
+    autojump_clock: trio.testing.MockClock,
+) -> None:
+    starts: list[int] = []
+    async with ActorSystem(strict=True) as system:
+        ref = await system.spawn(lambda: Lingering(trio.Event(), starts), name="c")
+        for expected in range(1, 4):
+            assert await ref.ask(Add()) == expected
+            awake = ref._cell.task
+            assert awake is not None
+            await trio.sleep(1.9)  # each request starts the while again
+            assert ref._cell.task is awake and not dormant(ref)
+        await trio.sleep(0.2)
+        assert await settles_dormant(ref)
+        assert await ref.ask(Add()) == 4  # and it wakes as any dormant actor does
+        await trio.sleep(2.1)
+        assert await settles_dormant(ref)
+    assert starts == [1]
+
+
+async def test_a_message_that_comes_as_the_while_runs_out_is_served(
+    autojump_clock: trio.testing.MockClock,
+) -> None:
+    async with ActorSystem(strict=True) as system:
+        for offset in (-1e-9, 0.0, 1e-9):
+            ref = await system.spawn(lambda: Lingering(trio.Event(), []), name="c")
+            await ref.ask(Add())
+            await trio.sleep(2.0 + offset)
+            with trio.fail_after(1):
+                assert await ref.ask(Add()) == 2
+            await system.stop("c")
+
+
+async def test_a_stop_while_it_lingers_stops_it_at_once(
+    autojump_clock: trio.testing.MockClock,
+) -> None:
+    async with ActorSystem(strict=True) as system:
+        ref = await system.spawn(lambda: Lingering(trio.Event(), []), name="c")
+        await ref.ask(Add())
+        assert ref._cell.task is not None
+        before = trio.current_time()
+        await system.stop("c")
+        assert trio.current_time() == before
+        with pytest.raises(ActorStopped):
+            await ref.ask(Add())

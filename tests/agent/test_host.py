@@ -15,6 +15,7 @@ from agcore_actors.agent import (
     Agent,
     AgentBuilder,
     HostConfig,
+    Session,
     SessionHost,
     SessionParked,
     SessionState,
@@ -217,12 +218,23 @@ async def test_a_live_idle_session_holds_no_task_and_wakes_with_its_state(
         await host.run("a", "one")
         await trio.testing.wait_all_tasks_blocked()
         cell = system.lookup("session:a")._cell
+        # awake for a while (a next turn soon pays no wake-up), then dormant
+        warm = cell.task
+        assert warm is not None and cell.pool is not None
+        await trio.sleep(Session.hibernate_after / 2)
+        assert (await host.ask("a", am.GetSessionInfo())).turns == 1
+        assert cell.task is warm  # served by the same task: it stayed awake
+        await trio.sleep(Session.hibernate_after * 0.9)
+        assert cell.task is warm  # the nap starts again after each request
+        await trio.sleep(Session.hibernate_after * 0.2)
+        await trio.testing.wait_all_tasks_blocked()
         assert host.is_live("a") and cell.task is None and cell.pool is None
         info = await host.ask("a", am.GetSessionInfo())
         assert info.turns == 1 and info.messages == 2
         async with host.submit("a", "two") as events:
             kinds = [type(event).__name__ async for event in events]
         assert kinds[-1] == "TurnCompleted"
+        await trio.sleep(Session.hibernate_after)
         await trio.testing.wait_all_tasks_blocked()
         assert cell.task is None
         sent = provider.requests[-1].messages

@@ -220,12 +220,29 @@ class SessionHost:
 
     async def run(self, session: str, text: str, *, turn: str = "") -> am.TurnResult:
         """Run a turn of ``session`` and return its result."""
-        async with self._turn_slot(session) as ref:
-            result: am.TurnResult = await ref.ask(am.RunTurn(text=text, turn=turn))
-            return result
+        live = await self._enter_turn(session)
+        try:
+            result: am.TurnResult = await live.ref.ask(am.RunTurn(text=text, turn=turn))
+        except Exception as exc:
+            await self._turn_failed(session, exc)
+            raise
+        finally:
+            self._leave_turn(session, live)
+        return result
 
     @asynccontextmanager
     async def _turn_slot(self, session: str) -> AsyncIterator[ActorRef[Any]]:
+        live = await self._enter_turn(session)
+        try:
+            yield live.ref
+        except Exception as exc:
+            await self._turn_failed(session, exc)
+            raise
+        finally:
+            self._leave_turn(session, live)
+
+    async def _enter_turn(self, session: str) -> _Live:
+        """Take a turn slot and the live session (activated if need be)."""
         turns = self._turns
         try:
             turns.acquire_nowait()  # a free slot: no schedule point here (the ask has one)
@@ -233,29 +250,30 @@ class SessionHost:
             await turns.acquire()
         try:
             live = await self._activate(session)
-            live.busy += 1
-            self._busy += 1
-            try:
-                yield live.ref
-            except AgcoreError:
-                raise
-            except Exception:
-                # The session's actor crashed: same way out as every deactivation.
-                with trio.CancelScope(shield=True):
-                    await self._on_crash(session)
-                raise
-            finally:
-                live.busy -= 1
-                self._busy -= 1
-                if not self._busy:
-                    self._idle.set()
-                live.last_used = trio.current_time()
-                if self._live.get(session) is live:
-                    self._live[session] = self._live.pop(session)  # most recent last
-                if len(self._live) > self.config.max_live:
-                    self._over_cap.set()  # over the cap while all were busy: shrink now
-        finally:
+        except BaseException:
             turns.release()
+            raise
+        live.busy += 1
+        self._busy += 1
+        return live
+
+    async def _turn_failed(self, session: str, error: Exception) -> None:
+        if not isinstance(error, AgcoreError):
+            # The session's actor crashed: same way out as every deactivation.
+            with trio.CancelScope(shield=True):
+                await self._on_crash(session)
+
+    def _leave_turn(self, session: str, live: _Live) -> None:
+        live.busy -= 1
+        self._busy -= 1
+        if not self._busy:
+            self._idle.set()
+        live.last_used = trio.current_time()
+        if self._live.get(session) is live:
+            self._live[session] = self._live.pop(session)  # most recent last
+        if len(self._live) > self.config.max_live:
+            self._over_cap.set()  # over the cap while all were busy: shrink now
+        self._turns.release()
 
     async def cancel(self, session: str, mode: am.CancelMode = "immediate") -> bool:
         """Cancel the running turn of a live session; False if none runs."""

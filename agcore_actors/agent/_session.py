@@ -240,11 +240,14 @@ class Session(SessionControl):
 
     async def _queued_turn(self, text: str, turn_id: str, emit: Emit) -> am.TurnResult:
         busy = self._busy_now()
-        busy.queued += 1
         try:
-            await busy.lock.acquire()
-        finally:
-            busy.queued -= 1
+            busy.lock.acquire_nowait()  # free: no schedule point here (the turn has many)
+        except trio.WouldBlock:
+            busy.queued += 1
+            try:
+                await busy.lock.acquire()
+            finally:
+                busy.queued -= 1
         try:
             return await self._turn(text, turn_id or uuid.uuid4().hex, emit)
         finally:

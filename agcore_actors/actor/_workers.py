@@ -25,6 +25,7 @@ next incarnation, as for serial actors.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
@@ -148,6 +149,8 @@ async def work(cell: Cell[Any], pool: Pool, host: bool) -> bool:
     after = pool.may_sleep
     keep = host and pool.actor.idle_scope and after is None
     rested = False  # napped the whole while, idle: it may go dormant
+    napping = False
+    napper = host and after is not None and after > 0
     try:
         while cell.stop_deadline is None:
             if mailbox.empty:
@@ -202,17 +205,34 @@ async def work(cell: Cell[Any], pool: Pool, host: bool) -> bool:
                     if cell.stop_deadline is not None:
                         break
                     if mailbox.empty:
-                        if not keep:
+                        if napper and not pool.in_flight and not pool.nursery.child_tasks:
+                            # Nap in this scope, its deadline the nap's (a scope costs
+                            # more than an ask): run out, it goes dormant (below).
+                            napping = True
+                            scope.deadline = trio.current_time() + after
+                            try:
+                                await wait_task_rescheduled(_host_parks(pool, mailbox))
+                            finally:
+                                pool.host_idle = False
+                            napping = False
+                            scope.deadline = math.inf
+                            if scope.cancel_called or cell.stop_deadline is not None:
+                                break
+                            if mailbox.empty:
+                                break
+                        elif not keep:
                             break  # idle: park without the scope
-                        try:  # parked in the scope (see Actor.idle_scope)
-                            await wait_task_rescheduled(_host_parks(pool, mailbox))
-                        finally:
-                            pool.host_idle = False
-                        if cell.stop_deadline is not None or mailbox.empty:
-                            break
+                        else:
+                            try:  # parked in the scope (see Actor.idle_scope)
+                                await wait_task_rescheduled(_host_parks(pool, mailbox))
+                            finally:
+                                pool.host_idle = False
+                            if cell.stop_deadline is not None or mailbox.empty:
+                                break
                     if dying.cancel_called:
                         await trio.lowlevel.checkpoint()
                     env = mailbox.get_nowait()
+            rested = napping and scope.cancelled_caught
         if not pool.in_flight:
             pool.wake_host()
     finally:

@@ -40,6 +40,7 @@ Errors:
 from __future__ import annotations
 
 import logging
+import math
 import uuid
 from collections.abc import AsyncIterator, Mapping
 from types import MappingProxyType
@@ -315,22 +316,21 @@ class Session(SessionControl):
         await emit(am.TurnStarted(session=self.session, turn=turn_id, agent=agent.name))
         status: am.TurnStatus = "completed"
         error: BaseException | None = None
-        scope = trio.CancelScope()
+        # One scope for CancelTurn and the turn's timeout (a scope costs about an ask).
+        timeout = self.settings.config.turn_timeout
+        scope = trio.CancelScope(
+            deadline=math.inf if timeout is None else trio.current_time() + timeout
+        )
         busy = self._busy
         assert busy is not None  # the turn holds the lock
         busy.running = _Running(turn, scope, emit)
         try:
             with scope:
-                deadline = self.settings.config.turn_timeout
-                with trio.move_on_after(
-                    deadline if deadline is not None else float("inf")
-                ) as timer:
-                    finished = await turn.run(text)
-                    status = "completed" if finished else "cancelled"
-                if timer.cancelled_caught:
-                    assert deadline is not None
-                    raise TurnTimeout(deadline)
+                finished = await turn.run(text)
+                status = "completed" if finished else "cancelled"
             if scope.cancelled_caught:
+                if timeout is not None and trio.current_time() >= scope.deadline:
+                    raise TurnTimeout(timeout)
                 status = "cancelled"
         except AgcoreError as exc:
             status, error = "failed", exc

@@ -321,3 +321,19 @@ async def test_a_stop_while_it_lingers_stops_it_at_once(
         assert trio.current_time() == before
         with pytest.raises(ActorStopped):
             await ref.ask(Add())
+
+
+async def test_after_a_cancelled_ask_a_lingering_actor_serves_the_next_and_sleeps(
+    autojump_clock: trio.testing.MockClock,
+) -> None:
+    release = trio.Event()
+    async with ActorSystem(strict=True) as system:
+        ref = await system.spawn(lambda: Lingering(release, []), name="c")
+        with trio.move_on_after(1):
+            await ref.ask(Hold())
+        assert await ref.ask(Add()) == 1  # not cancelled by what cancelled the Hold
+        await trio.sleep(1.0)
+        assert await ref.ask(Add()) == 2
+        await trio.sleep(2.1)
+        assert await settles_dormant(ref)
+        assert await ref.ask(Add()) == 3

@@ -258,3 +258,33 @@ async def test_tool_rounds_are_bounded(
     log = await transcript(store, "s1")
     assert transcript_errors(log) == []
     assert log[-1].content == "Error: tool call limit: max_tool_turns (2) reached"
+
+
+async def test_a_turn_past_its_timeout_fails_with_turn_timeout_and_answers_every_call(
+    system: ActorSystem, autojump_clock: trio.testing.MockClock
+) -> None:
+    script = [[AssistantMessage(None, tool_calls=[call("a", "hang")])], [AssistantMessage("x")]]
+    _, store, ref = await start(system, script, turn_timeout=10.0)
+    started = trio.current_time()
+    result = await ref.ask(am.RunTurn(text="go"))
+    assert result.status == "failed" and result.error_kind == "turn_timeout"
+    assert trio.current_time() - started == 10.0
+    assert transcript_errors(await transcript(store, "s1")) == []
+
+
+async def test_a_turn_cancelled_before_its_timeout_is_cancelled_not_timed_out(
+    system: ActorSystem, autojump_clock: trio.testing.MockClock
+) -> None:
+    script = [[AssistantMessage(None, tool_calls=[call("a", "hang")])], [AssistantMessage("x")]]
+    _, store, ref = await start(system, script, turn_timeout=10.0)
+    got: list[am.TurnEvent] = []
+
+    async def run() -> None:
+        got.extend(await events_of(ref, "go"))
+
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(run)
+        await trio.sleep(9.5)
+        assert await ref.ask(am.CancelTurn("immediate"))
+    assert isinstance(got[-1], am.TurnCancelled)
+    assert transcript_errors(await transcript(store, "s1")) == []

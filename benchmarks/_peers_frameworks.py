@@ -92,6 +92,9 @@ class Adapter:
         """Sessions the framework keeps live itself (None: the caller keeps them)."""
         return None
 
+    async def settle(self) -> None:
+        """Let the sessions just made become idle ones (for most: nothing to wait for)."""
+
     async def close(self) -> None:
         """Release clients and the runtime."""
 
@@ -224,6 +227,15 @@ class Agcore(Adapter):
 
     def live(self) -> int | None:
         return len(self.host.live_sessions)
+
+    async def settle(self) -> None:
+        # A session stays awake ``hibernate_after`` seconds after its last turn (the
+        # next turn of a burst pays no wake-up); idle past that, it holds no task.
+        import trio
+
+        from agcore_actors.agent import Session
+
+        await trio.sleep(Session.hibernate_after + 0.5)
 
     async def close(self) -> None:
         await self.stack.aclose()

@@ -120,6 +120,7 @@ async def idle_run(adapter: Adapter, n: int, streamed: bool, evict: bool) -> dic
             kept += await _gather(adapter, _batch(adapter, first, count, streamed, 1))
             if evict:  # what the host does to an idle session after its TTL
                 await adapter.forget(range(first, first + count))
+        await adapter.settle()
         gc.collect()
         after = rss()
         live = 0 if evict else n

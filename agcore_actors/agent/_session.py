@@ -89,11 +89,12 @@ class Session(SessionControl):
     max_concurrency: ClassVar[int] = 16
     # A host keeps thousands idle: an idle session holds no cancel scope.
     idle_scope: ClassVar[bool] = False
-    # Idle for a second, a live session gives up its task, nursery and worker pool (about
+    # Idle for 50 ms, a live session gives up its task, nursery and worker pool (about
     # half of its memory); the next message starts one again (about 20 µs). Turns that
-    # come closer together (a script, an agent loop, a burst) pay no wake-up.
+    # come closer together (a script, an agent loop, a burst) pay no wake-up. Longer
+    # would keep more sessions awake at once, and their freed memory fragments the heap.
     hibernate: ClassVar[bool] = True
-    hibernate_after: ClassVar[float] = 1.0
+    hibernate_after: ClassVar[float] = 0.05
     expected_errors = (AgcoreError,)
 
     __slots__ = ()  # the state's slots are SessionControl's

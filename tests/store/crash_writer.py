@@ -1,6 +1,9 @@
 """Child process of the crash test: runs turns in 8 sessions at once, for ever.
 
-Usage: python crash_writer.py DB_PATH SEED
+Usage: python crash_writer.py DB_PATH SEED [CHECKPOINT_PAGES]
+
+(A small ``CHECKPOINT_PAGES`` checkpoints every few commits, for kills during
+checkpoints.)
 
 At start every session is loaded; an open turn (left by the previous, killed, process)
 is closed with ``RepairInterrupted``. Then each session loops over turns: ``BeginTurn``
@@ -97,9 +100,12 @@ async def session(store: ActorRef[StoreMsg], sid: str, rng: random.Random) -> No
         version = await write(store, sid, "commit", msg, rest)
 
 
-async def main(path: str, seed: int) -> None:
+async def main(path: str, seed: int, pages: int | None) -> None:
+    backend = (
+        SqliteSessions(path) if pages is None else SqliteSessions(path, checkpoint_pages=pages)
+    )
     async with ActorSystem() as system:
-        spec = session_store_spec("sessions", backend=SqliteSessions(path))
+        spec = session_store_spec("sessions", backend=backend)
         store = await system.root.start_child(spec)
         say("ready")
         async with trio.open_nursery() as nursery:
@@ -108,4 +114,5 @@ async def main(path: str, seed: int) -> None:
 
 
 if __name__ == "__main__":
-    trio.run(main, sys.argv[1], int(sys.argv[2]))
+    pages = int(sys.argv[3]) if sys.argv[3:] else None
+    trio.run(main, sys.argv[1], int(sys.argv[2]), pages)

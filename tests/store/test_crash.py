@@ -9,8 +9,10 @@ import functools
 import os
 import random
 import signal
+import struct
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 
@@ -61,36 +63,78 @@ class Expected:
         self.log, self.version, self.pending = stored, version, None
 
 
-def run_round(db: Path, seed: int, kill_after: int, sessions: dict[str, Expected]) -> None:
+def run_round(
+    db: Path,
+    seed: int,
+    kill_after: int,
+    sessions: dict[str, Expected],
+    pages: int | None = None,
+) -> bool:
+    """Run a writer until it has acknowledged ``kill_after`` writes, then SIGKILL it; with
+    ``pages`` (its store's ``checkpoint_pages``), at the moment a checkpoint has begun
+    copying. Whether the kill landed in a checkpoint."""
     env = {**os.environ, "PYTHONPATH": str(REPO)}
-    acks = 0
+    extra = [] if pages is None else [str(pages)]
+    args = [sys.executable, str(WRITER), str(db), str(seed), *extra]
+    lines: list[str] = []
+    enough = threading.Event()
+    in_checkpoint = False
     with subprocess.Popen(
-        [sys.executable, str(WRITER), str(db), str(seed)],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-        env=env,
+        args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env
     ) as child:
         assert child.stdout is not None and child.stderr is not None
+        out = child.stdout
+
+        def read() -> None:  # the writer never waits for a full pipe
+            acks = 0
+            for line in out:
+                lines.append(line)
+                acks += line.startswith("ack ")
+                if acks >= kill_after:
+                    enough.set()
+            enough.set()  # the writer exited
+
+        reader = threading.Thread(target=read)
+        reader.start()
         try:
-            deadline = time.monotonic() + 120  # a bound on a hang, not a timing assertion
-            while acks < kill_after:
-                line = child.stdout.readline()
-                if not line:
-                    pytest.fail(f"writer exited early: {child.wait()} {child.stderr.read()}")
-                acks += handle(line, sessions)
-                assert time.monotonic() < deadline, "the writer is too slow"
+            assert enough.wait(120), "the writer is too slow"  # a bound on a hang
+            if child.poll() is not None:
+                pytest.fail(f"writer exited early: {child.wait()} {child.stderr.read()}")
+            if pages is not None:
+                in_checkpoint = wait_for_a_checkpoint(db)
             child.send_signal(signal.SIGKILL)  # mid-stream: the writer never pauses
-            # Through the same buffered reader (communicate() would skip what it holds).
-            rest = child.stdout.read()
         finally:
             if child.poll() is None:
                 child.kill()
             child.wait(timeout=60)
+            reader.join(timeout=60)
     assert child.returncode == -signal.SIGKILL
-    for line in rest.splitlines(keepends=True):
+    for line in lines:
         if line.endswith("\n"):  # a line cut by the kill promises nothing
             handle(line, sessions)
+    return in_checkpoint
+
+
+def wait_for_a_checkpoint(db: Path, seconds: float = 10.0) -> bool:
+    """Wait until a checkpoint of ``db`` has begun copying frames and not finished: the
+    WAL-index's ``nBackfillAttempted`` moved and is ahead of ``nBackfill``
+    (https://sqlite.org/walformat.html); False if none began within ``seconds``."""
+    fd = os.open(f"{db}-shm", os.O_RDONLY)
+    try:
+
+        def marks() -> tuple[int, int]:
+            header = os.pread(fd, 136, 0)
+            return struct.unpack_from("=I", header, 128)[0], struct.unpack_from("=I", header, 96)[0]
+
+        first = marks()[0]
+        deadline = time.monotonic() + seconds
+        while time.monotonic() < deadline:
+            attempted, backfilled = marks()
+            if attempted != first and attempted > backfilled:
+                return True
+        return False
+    finally:
+        os.close(fd)
 
 
 def handle(line: str, sessions: dict[str, Expected]) -> int:
@@ -141,6 +185,22 @@ def test_every_acknowledged_turn_survives_sigkill_and_no_half_turn_is_visible(
         check(db, sessions)
     repair_open_turns(db)
     assert sum(len(e.log) for e in sessions.values()) > ROUNDS
+
+
+@pytest.mark.slow
+def test_every_acknowledged_turn_survives_sigkill_during_checkpoints(tmp_path: Path) -> None:
+    db = tmp_path / "crash.db"
+    rng = random.Random(20261124)
+    sessions: dict[str, Expected] = {}
+    in_checkpoint = 0
+    for round in range(ROUNDS):
+        # 16 pages: a checkpoint every few commits; the kill waits for one to begin copying.
+        hit = run_round(db, round, rng.randint(1, 200), sessions, 16)
+        in_checkpoint += hit
+        check(db, sessions)
+    repair_open_turns(db)
+    assert sum(len(e.log) for e in sessions.values()) > ROUNDS
+    assert in_checkpoint >= ROUNDS // 2, f"only {in_checkpoint} kills landed in a checkpoint"
 
 
 def repair_open_turns(db: Path) -> None:

@@ -139,13 +139,15 @@ Event = Call | Exited | StopSignal
 async def wait_started(child: Child, signal: trio.Event) -> None:
     """Wait for ``child``'s start, at most its start timeout.
 
-    Most starts finish without blocking: two scheduling passes let the
-    child's task run that far. Only a start that blocks gets a deadline, since
-    each deadline's cancel scope stays in trio's deadline heap until it is due
-    (30 s by default), which would cost every spawned actor.
+    Most starts finish within a few scheduling passes: two let the child's
+    task run that far, three an ``on_start`` that asks another actor once (a
+    session loading itself from its store). Only a start that takes longer gets
+    a deadline, since each deadline's cancel scope stays in trio's deadline
+    heap until it is due (30 s by default), which would cost every spawned
+    actor, and a cancel scope costs more than a scheduling pass.
     """
     begun = trio.current_time()
-    for _ in range(2):
+    for _ in range(3):
         if signal.is_set():
             return
         await trio.lowlevel.checkpoint()

@@ -17,7 +17,6 @@ import msgspec
 from ..actor import ActorRef
 from ..llm import Message as ChatMessage
 from ..llm import Usage
-from ..store import SessionNotFound
 from ..store import messages as sm
 
 __all__ = ["SessionState", "StoreTurns", "TurnStore"]
@@ -102,9 +101,10 @@ class StoreTurns:
         self.store = store
 
     async def load(self, session: str, tail: int | None) -> SessionState:
-        try:
-            loaded: sm.LoadedSession = await self.store.ask(sm.LoadSession(session, tail))
-        except SessionNotFound:
+        loaded: sm.LoadedSession = await self.store.ask(
+            sm.LoadSession(session, tail, missing_ok=True)
+        )
+        if loaded.record.version == 0:  # not stored yet
             return SessionState(session=session, version=0)
         repaired = None
         if loaded.interrupted:

@@ -249,7 +249,16 @@ def _check_tail(tail: int | None) -> None:
 
 def load(b: Backend, m: LoadSession, now: float) -> LoadedSession:
     _check_tail(m.tail)
-    record = _found(b, m.session)
+    if m.missing_ok:
+        _non_empty("session", m.session)
+        found = b.record(m.session)
+        if found is None:
+            return LoadedSession(
+                record=_new(m.session, now), summary=[], first_index=0, messages=[], facts={}
+            )
+        record = found
+    else:
+        record = _found(b, m.session)
     end = record.last_index + 1
     start = record.compacted_upto
     if m.tail is not None and end - m.tail > start:

@@ -15,7 +15,7 @@ and the version bumped by one)::
 
 Reads (one consistent read each)::
 
-    LoadSession(session, tail)                       -> LoadedSession
+    LoadSession(session, tail, missing_ok)           -> LoadedSession
     ListSessions(idle_before, status, limit, cursor) -> SessionPage
     ExportSession(session)                           -> SessionSnapshot
 
@@ -274,6 +274,9 @@ class LoadSession(Request[LoadedSession], frozen=True, tag=True):
 
     session: str
     tail: int | None = None
+    #: A session that does not exist loads as a new, empty one at version 0 (nothing is
+    #: written) instead of raising ``SessionNotFound``.
+    missing_ok: bool = False
 
 
 class ListSessions(Request[SessionPage], frozen=True, tag=True, kw_only=True):

@@ -308,6 +308,15 @@ class StoreMachine(RuleBasedStateMachine):
     def load(self, sid: str, tail: int | None) -> None:
         self.check(self.ask(sm.LoadSession(sid, tail)), self.model.load(sid, tail))
 
+    @rule(sid=st.sampled_from([*SESSIONS, "zz"]), tail=st.none() | st.integers(0, 8))
+    def load_missing_ok(self, sid: str, tail: int | None) -> None:
+        want = self.model.load(sid, tail)
+        if want == ("SessionNotFound", None):  # a new, empty one, not stored
+            now = self.now()
+            record = sm.SessionRecord(id=sid, created_at=now, updated_at=now, version=0)
+            want = sm.LoadedSession(record=record, summary=[], first_index=0, messages=[], facts={})
+        self.check(self.ask(sm.LoadSession(sid, tail, missing_ok=True)), want)
+
     @rule(
         back=st.none() | st.sampled_from([0.0, 0.5, 2.0]),
         status=st.none() | st.sampled_from(["idle", "running", "interrupted"]),

@@ -166,12 +166,13 @@ class ToolExecutor(Actor[ToolExecutorMsg]):
             raise BatchInProgress(msg.batch_id)
         results: list[ToolResult | None] = [None] * len(msg.calls)
         try:
-            with trio.CancelScope() as batch_scope:
-                self._running[msg.batch_id] = batch_scope
-                if len(msg.calls) == 1:
-                    # One call: no task of its own, but its own context all the same.
-                    await in_own_context(self._run_call(msg, 0, msg.calls[0], results))
-                else:
+            if len(msg.calls) == 1:
+                # One call: no task of its own but its own context, and its scope is the
+                # batch's (a cancel scope costs more than an ask).
+                await in_own_context(self._run_call(msg, 0, msg.calls[0], results, alone=True))
+            else:
+                with trio.CancelScope() as batch_scope:
+                    self._running[msg.batch_id] = batch_scope
                     async with trio.open_nursery() as nursery:
                         for index, call in enumerate(msg.calls):
                             nursery.start_soon(self._run_call, msg, index, call, results)
@@ -192,8 +193,15 @@ class ToolExecutor(Actor[ToolExecutorMsg]):
         return final
 
     async def _run_call(
-        self, msg: ExecuteTools, index: int, call: ToolCall, results: list[ToolResult | None]
+        self,
+        msg: ExecuteTools,
+        index: int,
+        call: ToolCall,
+        results: list[ToolResult | None],
+        alone: bool = False,
     ) -> None:
+        """Run one call into ``results[index]``; ``alone``: the batch's only call, whose
+        scope (its timeout) is also the one ``CancelBatch`` cancels."""
         cap = self.config.max_result_bytes
         token = CancelToken()
         ctx = ToolContext(
@@ -204,18 +212,25 @@ class ToolExecutor(Actor[ToolExecutorMsg]):
             report=self._reporter(msg.batch_id, call),
             threads=self.threads or default_tool_threads(),
         )
+        scope = trio.CancelScope()  # the call's timeout, from when it is admitted
+        if alone:
+            self._running[msg.batch_id] = scope
+        done, value = False, None
         try:
-            tool, args = await self._admit(msg, call)
-            timeout = effective_timeout(tool.timeout, self.config.default_timeout)
-            with trio.move_on_after(timeout) as scope:
+            with scope:
+                tool, args = await self._admit(msg, call)
+                timeout = effective_timeout(tool.timeout, self.config.default_timeout)
+                scope.deadline = trio.current_time() + timeout
                 try:
                     value = await tool.call(args, ctx)
+                    done = True
                 finally:
                     if scope.cancel_called:
                         token.cancel()
             if scope.cancel_called and trio.current_time() >= scope.deadline:
                 raise ToolTimeout(call.name, timeout)
-            results[index] = ok_result(call, value, cap)
+            # Not done: CancelBatch cancelled this batch's only call.
+            results[index] = ok_result(call, value, cap) if done else cancelled_result(call)
         except ToolError as exc:
             results[index] = error_result(call, exc, cap)
         except BaseException as exc:

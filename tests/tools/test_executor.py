@@ -20,6 +20,7 @@ from agcore_actors.tools import (
     ApprovalDecision,
     ApprovalRequest,
     BatchInProgress,
+    CancelBatch,
     ExecuteTools,
     ExecutionFailed,
     ExecutorConfig,
@@ -391,3 +392,33 @@ async def test_a_tool_s_context_variables_never_reach_another_call(system: Actor
         (result,) = (await ref.ask(ExecuteTools(batch_id=f"b{i}", calls=[call]))).results
         assert result.status is ToolStatus.OK
         assert result.content == "nobody"
+
+
+@pytest.mark.parametrize("calls", [1, 2])
+async def test_cancel_batch_cancels_a_batch_of_one_or_more_and_it_still_replies(
+    system: ActorSystem, autojump_clock: Any, calls: int
+) -> None:
+    @function_tool
+    async def nap() -> str:
+        await trio.sleep(100)
+        return "z"
+
+    config = ExecutorConfig(default_timeout=50.0)
+    ref = await system.spawn(lambda: ToolExecutor(ToolRegistry([nap]), config=config), name="t")
+    batch = ExecuteTools(
+        batch_id="b", calls=[ToolCall(id=f"c{i}", name="nap") for i in range(calls)]
+    )
+    got: list[Any] = []
+
+    async def ask() -> None:
+        got.append(await ref.ask(batch))
+
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(ask)
+        await trio.sleep(5)
+        await ref.tell(CancelBatch("b"))
+    assert trio.current_time() == 5
+    assert [r.status for r in got[0].results] == [ToolStatus.CANCELLED] * calls
+    # and a batch of one that runs out of time is that call's timeout, not a cancellation
+    late = await ref.ask(ExecuteTools(batch_id="c", calls=[ToolCall(id="x", name="nap")]))
+    assert late.results[0].status is ToolStatus.TIMEOUT

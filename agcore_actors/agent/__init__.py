@@ -20,10 +20,12 @@ from ._errors import (
     PeerFailed,
     PlanParseError,
     SessionBusy,
+    SessionParked,
     TurnTimeout,
 )
 from ._hooks import TurnHooks
-from ._host import HostConfig, HostSnapshot, SessionHost, SessionParked
+from ._host import SessionHost
+from ._host_config import HostConfig, HostSnapshot
 from ._plan import JsonPlanParser, Plan, PlanParser, Step, StepStatus
 from ._prompt import facts_block, system_prompt
 from ._retrieve import RetrieveTool, retrieve_tool

@@ -30,6 +30,7 @@ __all__ = [
     "PeerFailed",
     "PlanParseError",
     "SessionBusy",
+    "SessionParked",
     "TurnTimeout",
 ]
 
@@ -126,3 +127,14 @@ class PeerFailed(AgentError):
         super().__init__(f"actor {actor!r} failed: {type(cause).__name__}: {cause}")
         self.actor = actor
         self.cause = cause
+
+
+class SessionParked(AgentError):
+    """The session crashed too often and is parked until it is closed or deleted."""
+
+    kind = "session_parked"
+
+    def __init__(self, session: str, crashes: int) -> None:
+        super().__init__(f"session {session!r} is parked after {crashes} crashes")
+        self.session = session
+        self.crashes = crashes

@@ -113,18 +113,7 @@ class StoreTurns:
             repaired = record.open_turn
             await self.store.ask(sm.RepairInterrupted(session, record.open_turn, record.version))
             loaded = await self.store.ask(sm.LoadSession(session, tail))
-        record = loaded.record
-        return SessionState(
-            session=session,
-            version=record.version,
-            agent=record.agent,
-            history=loaded.history,
-            facts=dict(loaded.facts),
-            usage=record.usage,
-            turns=record.turns,
-            repaired_turn=repaired,
-            summarized=bool(loaded.summary),
-        )
+        return _state(loaded, loaded.messages, repaired)
 
     async def begin(
         self, session: str, turn: str, version: int, messages: list[ChatMessage], agent: str
@@ -153,17 +142,7 @@ class StoreTurns:
             tail=tail,
         )
         loaded: sm.LoadedSession = await self.store.ask(request)
-        record = loaded.record
-        return SessionState(
-            session=session,
-            version=record.version,
-            agent=record.agent,
-            history=[*loaded.summary, *loaded.messages[: len(loaded.messages) - len(messages)]],
-            facts=loaded.facts,
-            usage=record.usage,
-            turns=record.turns,
-            summarized=bool(loaded.summary),
-        )
+        return _state(loaded, loaded.messages[: len(loaded.messages) - len(messages)])
 
     async def commit(
         self,
@@ -206,3 +185,21 @@ class StoreTurns:
     async def delete(self, session: str) -> bool:
         deleted: sm.Deleted = await self.store.ask(sm.DeleteSessions([session]))
         return session in deleted.ids
+
+
+def _state(
+    loaded: sm.LoadedSession, messages: list[ChatMessage], repaired: str | None = None
+) -> SessionState:
+    """``loaded`` as a Session keeps it, its history the summary and then ``messages``."""
+    record = loaded.record
+    return SessionState(
+        session=record.id,
+        version=record.version,
+        agent=record.agent,
+        history=[*loaded.summary, *messages],
+        facts=dict(loaded.facts),
+        usage=record.usage,
+        turns=record.turns,
+        repaired_turn=repaired,
+        summarized=bool(loaded.summary),
+    )

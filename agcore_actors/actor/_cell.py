@@ -484,5 +484,6 @@ class Cell(Deferrals, ActorContext[M], Generic[M]):
                 restarts=self._restarts,
                 in_flight=in_flight,
                 degraded=self._degraded,
+                dormant=self._dormant is not None,
             )
         )

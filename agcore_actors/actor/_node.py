@@ -26,6 +26,9 @@ class ActorInfo(msgspec.Struct, frozen=True):
     :meth:`ActorContext.set_degraded`: None while it reports no trouble (and
     always for a supervisor), else why it serves only in part (for instance a
     store that reads but refuses writes because its disk is full).
+
+    ``dormant``: a hibernating actor idle past its ``hibernate_after`` holds no
+    task; it is still ``RUNNING`` (its next message wakes it).
     """
 
     name: str
@@ -37,6 +40,7 @@ class ActorInfo(msgspec.Struct, frozen=True):
     restarts: int
     in_flight: int
     degraded: str | None = None
+    dormant: bool = False
 
 
 class Link(Protocol):

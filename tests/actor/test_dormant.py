@@ -337,3 +337,21 @@ async def test_after_a_cancelled_ask_a_lingering_actor_serves_the_next_and_sleep
         await trio.sleep(2.1)
         assert await settles_dormant(ref)
         assert await ref.ask(Add()) == 3
+
+
+async def test_a_snapshot_shows_a_dormant_actor_as_running_and_dormant(
+    autojump_clock: trio.testing.MockClock,
+) -> None:
+    async with ActorSystem(strict=True) as system:
+        ref = await system.spawn(lambda: Lingering(trio.Event(), []), name="c")
+        await ref.ask(Add())
+
+        def row() -> Any:
+            return next(info for info in system.snapshot() if info.name == "c")
+
+        assert not row().dormant  # lingering: awake
+        await trio.sleep(2.1)
+        assert await settles_dormant(ref)
+        assert row().dormant and row().state.name == "RUNNING"
+        await ref.ask(Add())
+        assert not row().dormant

@@ -37,8 +37,8 @@ Semantics the runtime guarantees:
   and the supervisor decides whether a fresh instance (from the factory)
   takes over the same mailbox.
 - A concurrent actor whose class sets ``hibernate = True`` (and keeps the
-  default ``on_stop``) holds no task while idle: the next message starts one
-  again for the same instance (see :mod:`._dormant`).
+  default ``on_stop``) holds no task once idle ``hibernate_after`` seconds: the
+  next message starts one again for the same instance (see :mod:`._dormant`).
 - When an asker is cancelled (or its ask times out) while its request runs,
   the handler is cancelled. The asker's cancellation completes only once the
   handler has unwound, so a cancelled ask leaves nothing running.

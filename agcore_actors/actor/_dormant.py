@@ -1,8 +1,10 @@
 """Dormant incarnations: an idle concurrent actor that holds no task.
 
 An actor class with ``hibernate = True`` and ``max_concurrency`` > 1 goes *dormant*
-whenever it is idle — no request runs, no worker and no background task is left in
-its nursery, the mailbox is empty — instead of parking its incarnation's task. Its
+once it has been idle ``hibernate_after`` seconds (0: at once) — no request runs, no
+worker and no background task is left in its nursery, the mailbox is empty — instead of
+parking its incarnation's task. Until then its first worker naps, parked (in its busy
+spell's cancel scope when it has one, whose deadline is the nap's). Its
 task then ends and its nursery closes; the instance, with all its state, the cell,
 mailbox and ref stay. The next message, or a stop request, starts a fresh task for the
 same instance in its supervisor's nursery (``on_start`` does not run again).

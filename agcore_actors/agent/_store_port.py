@@ -104,8 +104,6 @@ class StoreTurns:
         loaded: sm.LoadedSession = await self.store.ask(
             sm.LoadSession(session, tail, missing_ok=True)
         )
-        if loaded.record.version == 0:  # not stored yet
-            return SessionState(session=session, version=0)
         repaired = None
         if loaded.interrupted:
             record = loaded.record

@@ -249,16 +249,13 @@ def _check_tail(tail: int | None) -> None:
 
 def load(b: Backend, m: LoadSession, now: float) -> LoadedSession:
     _check_tail(m.tail)
-    if m.missing_ok:
-        _non_empty("session", m.session)
-        found = b.record(m.session)
-        if found is None:
-            return LoadedSession(
-                record=_new(m.session, now), summary=[], first_index=0, messages=[], facts={}
-            )
-        record = found
-    else:
-        record = _found(b, m.session)
+    _non_empty("session", m.session)
+    record = b.record(m.session)
+    if record is None:
+        if not m.missing_ok:
+            raise SessionNotFound(m.session)
+        new = _new(m.session, now)  # not stored
+        return LoadedSession(record=new, summary=[], first_index=0, messages=[], facts={})
     end = record.last_index + 1
     start = record.compacted_upto
     if m.tail is not None and end - m.tail > start:

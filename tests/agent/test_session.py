@@ -204,6 +204,20 @@ async def test_queued_turns_run_one_at_a_time_in_arrival_order_and_facts_go_with
     assert len(made) == 1
 
 
+async def cancelled_after(ref: ActorRef[Any], text: str, seconds: float) -> list[am.TurnEvent]:
+    """The events of a turn of ``text`` that ``CancelTurn`` stops after ``seconds``."""
+    got: list[am.TurnEvent] = []
+
+    async def run() -> None:
+        got.extend(await events_of(ref, text))
+
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(run)
+        await trio.sleep(seconds)
+        assert await ref.ask(am.CancelTurn("immediate"))
+    return got
+
+
 async def test_cancelling_a_turn_mid_tool_answers_every_call(
     system: ActorSystem, autojump_clock: trio.testing.MockClock
 ) -> None:
@@ -211,15 +225,7 @@ async def test_cancelling_a_turn_mid_tool_answers_every_call(
     _, store, ref = await start(
         system, [[AssistantMessage(None, tool_calls=both)], [AssistantMessage("done")]]
     )
-    got: list[am.TurnEvent] = []
-
-    async def run() -> None:
-        got.extend(await events_of(ref, "go"))
-
-    async with trio.open_nursery() as nursery:
-        nursery.start_soon(run)
-        await trio.sleep(5)
-        assert await ref.ask(am.CancelTurn("immediate"))
+    got = await cancelled_after(ref, "go", 5)
     assert isinstance(got[-1], am.TurnCancelled)
     assert transcript_errors(await transcript(store, "s1")) == []
     record = await stored(store, "s1")
@@ -277,14 +283,6 @@ async def test_a_turn_cancelled_before_its_timeout_is_cancelled_not_timed_out(
 ) -> None:
     script = [[AssistantMessage(None, tool_calls=[call("a", "hang")])], [AssistantMessage("x")]]
     _, store, ref = await start(system, script, turn_timeout=10.0)
-    got: list[am.TurnEvent] = []
-
-    async def run() -> None:
-        got.extend(await events_of(ref, "go"))
-
-    async with trio.open_nursery() as nursery:
-        nursery.start_soon(run)
-        await trio.sleep(9.5)
-        assert await ref.ask(am.CancelTurn("immediate"))
+    got = await cancelled_after(ref, "go", 9.5)
     assert isinstance(got[-1], am.TurnCancelled)
     assert transcript_errors(await transcript(store, "s1")) == []

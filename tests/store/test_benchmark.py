@@ -22,11 +22,17 @@ def test_quick_run_prints_the_tables(
     for line in [
         "| LoadSession(tail=50) |",
         "| ListSessions(idle_before), first page of 100 |",
+        "## Turn throughput, every session's turns back to back",
+        "## CommitTurn throughput in commit rounds, all sessions in lockstep",
         "| concurrent sessions | group commit (max_batch=256) | one transaction each",
         "| 1 | ",
         "| 100 | ",
         "| one ask to a trivial serial actor",
         "| pages (WAL frames) one commit writes",
         "### Goals",
+        "turns back to back, is",
+        "in commit rounds (lockstep) it is",
     ]:
         assert line in out
+    # Two throughput tables, each with a row per size.
+    assert out.count("| 100 | ") == 2

@@ -14,13 +14,7 @@ opened per message (it would cost as much as the whole message hop). The
 same scope is the kill switch of the incarnation. A concurrent actor runs the
 same loop in each of its workers (see :mod:`._workers`).
 
-Ending: an incarnation ends when it is asked to stop (its supervisor, or
-``ctx.stop()``), when it crashes, or when it is cancelled. A request cut
-short gets the reason its incarnation ended (:class:`ActorCrashed` for a
-crash, :class:`ActorStopped` otherwise), never a guess. ``on_stop`` then
-runs shielded, within what is left of the stop's grace (and never past the
-system's shutdown deadline). KeyboardInterrupt and SystemExit are never a
-crash: they end the whole system, through its ordered shutdown.
+Ending: see :mod:`._ending`.
 
 Memory design: an idle serial actor is one task parked in
 :meth:`_serve_serial` (its root coroutine, one frame) plus this cell, its
@@ -41,14 +35,15 @@ from trio.lowlevel import Abort, Task, current_task, wait_task_rescheduled
 
 from ._accept import Accepted, accepted
 from ._actor import Actor, ActorContext
-from ._cancel import interrupt_in, is_cancellation, unwrap_group
-from ._deferred import Deferrals, DeferredReply
+from ._cancel import is_cancellation, unwrap_group
+from ._deferred import DeferredReply
 from ._dormant import may_sleep
-from ._errors import ActorCrashed, ActorStopped
-from ._mailbox import ABANDONED, DEFERRED, DONE, QUEUED, RUNNING, Envelope, Mailbox
+from ._ending import Ending
+from ._errors import ActorStopped
+from ._mailbox import ABANDONED, DEFERRED, QUEUED, RUNNING, Envelope, Mailbox
 from ._node import ActorInfo, Link, State
 from ._ref import ActorRef
-from ._runtime import Runtime, log
+from ._runtime import Runtime
 from ._workers import Pool, work
 
 M = TypeVar("M")
@@ -57,17 +52,15 @@ M = TypeVar("M")
 _BURST = 64
 
 
-class Cell(Deferrals, ActorContext[M], Generic[M]):
+class Cell(Ending, ActorContext[M], Generic[M]):
     """Mailbox, ref and life cycle of one actor across its incarnations."""
 
     __slots__ = (
-        "_current",
         "_degraded",
         "_dormant",
         "_home",
         "_killed",
         "_link",
-        "_loop_scope",
         "_name",
         "_nursery",
         "_options",
@@ -79,9 +72,7 @@ class Cell(Deferrals, ActorContext[M], Generic[M]):
         "ref",
         "runtime",
         "shutdown",
-        "state",
         "stop_deadline",
-        "task",
     )
 
     def __init__(
@@ -330,77 +321,6 @@ class Cell(Deferrals, ActorContext[M], Generic[M]):
     def _started(self, link: Link) -> None:
         self.state = State.RUNNING
         link.started()
-
-    async def _finish(
-        self,
-        actor: Actor[M],
-        link: Link,
-        reason: BaseException | None,
-        orphans: list[Envelope] | None = None,
-    ) -> None:
-        """Answer requests left unanswered, run ``on_stop``, report the exit,
-        re-raise a cancellation."""
-        runtime = self.runtime
-        if reason is None and self._killed:
-            # The kill's Cancelled was absorbed by our own scope; on_stop must
-            # still learn that this was no graceful stop.
-            reason = ActorStopped(self._name, "was killed when its shutdown grace ran out")
-        cancelled = reason if reason is not None and is_cancellation(reason) else None
-        fatal = interrupt_in(reason)
-        if fatal is not None:
-            runtime.interrupt(fatal)
-            reason = fatal
-        elif reason is None and self.stop_deadline is not None:
-            reason = runtime.stop_reason  # None, unless the system is interrupted
-        elif cancelled is not None and runtime.deadline <= trio.current_time():
-            reason = ActorStopped(self._name, "was killed when its system's shutdown timed out")
-        self._answer_cut_short(reason, orphans)
-        self._loop_scope = None
-        self.state = State.STOPPING
-        deadline = self.stop_deadline
-        if deadline is None:
-            deadline = trio.current_time() + self.shutdown
-        with trio.CancelScope(shield=True, deadline=min(deadline, runtime.deadline)) as scope:
-            runtime.on_stops.add(scope)
-            try:
-                await actor.on_stop(reason)
-            except Exception:
-                log.exception("on_stop of actor %r failed", self._name)
-            except BaseException as exc:
-                fatal = interrupt_in(exc)
-                if fatal is None:
-                    raise
-                runtime.interrupt(fatal)
-            finally:
-                runtime.on_stops.discard(scope)
-        left = self.left_deferred()
-        if left:
-            self._answer_cut_short(reason, left)  # what on_stop left is cut short too
-        self.task = None
-        link.exited(reason)
-        if cancelled is not None:
-            raise cancelled
-
-    def _answer_cut_short(
-        self, reason: BaseException | None, orphans: list[Envelope] | None
-    ) -> None:
-        """Complete requests whose handlers were cut short with why the incarnation ended."""
-        cut = [] if orphans is None else orphans
-        env, self._current = self._current, None
-        if env is not None:
-            cut.append(env)
-        if not cut:
-            return
-        crashed = (
-            reason is not None
-            and not is_cancellation(reason)
-            and not isinstance(reason, ActorStopped)
-            and interrupt_in(reason) is None
-        )
-        for env in cut:
-            if env.state != DONE:
-                error = ActorCrashed(self._name, reason) if crashed else self._stopped_error()
-                env.complete(outcome.Error(error))
 
     # -- serving ---------------------------------------------------------------
 

@@ -14,12 +14,12 @@ every step is an object with a string ``description`` (the first bad one is name
 
 from __future__ import annotations
 
-import uuid
 from typing import Any, Literal, Protocol
 
 import msgspec
 
 from .._decode import DECODE_ERRORS
+from .._ids import new_id
 from ._errors import PlanParseError
 
 __all__ = ["JsonPlanParser", "Plan", "PlanParser", "Step", "StepStatus"]
@@ -125,4 +125,4 @@ class JsonPlanParser:
             steps.append(Step(index=index, description=description, optional=optional))
         if not steps:
             raise PlanParseError("a plan needs at least one step")
-        return Plan(id=uuid.uuid4().hex, goal=goal, steps=tuple(steps))
+        return Plan(id=new_id(), goal=goal, steps=tuple(steps))

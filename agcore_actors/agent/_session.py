@@ -41,7 +41,6 @@ from __future__ import annotations
 
 import logging
 import math
-import uuid
 from collections.abc import AsyncIterator, Mapping
 from types import MappingProxyType
 from typing import Any, ClassVar, assert_never
@@ -49,6 +48,7 @@ from typing import Any, ClassVar, assert_never
 import trio
 
 from .._errors import AgcoreError
+from .._ids import new_id
 from ..llm import Message as ChatMessage
 from ..llm import Usage, UserMessage
 from ..tools import ApprovalRequest
@@ -251,7 +251,7 @@ class Session(SessionControl):
             finally:
                 busy.queued -= 1
         try:
-            return await self._turn(text, turn_id or uuid.uuid4().hex, emit)
+            return await self._turn(text, turn_id or new_id(), emit)
         finally:
             self._release()
 

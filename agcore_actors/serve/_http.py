@@ -37,7 +37,6 @@ from __future__ import annotations
 
 import hmac
 import ipaddress
-import uuid
 from collections.abc import Awaitable, Callable
 from contextlib import aclosing
 from typing import Any
@@ -50,6 +49,7 @@ from hypercorn.config import Config as HypercornConfig
 from hypercorn.trio import serve
 
 from .._decode import DECODE_ERRORS
+from .._ids import new_id
 from .._validators import at_least_one, non_negative
 from ..actor import ActorRef
 from ..agent import SessionHost, StoreTurns
@@ -218,7 +218,7 @@ class _App:
                 assert self.runner is not None
                 if self.runner.closed:
                     raise HttpRefused(503, "shutting_down", "the server is shutting down")
-                turn_id = command.turn or uuid.uuid4().hex
+                turn_id = command.turn or new_id()
                 if self.tracer is not None:
                     self.tracer.begin(turn_id, _trace_parent(scope))
                 running = self.runner.start(session, command.text, turn_id)

@@ -27,7 +27,6 @@ from __future__ import annotations
 
 import collections
 import signal
-import uuid
 from typing import Any
 
 import attrs
@@ -35,6 +34,7 @@ import msgspec
 import trio
 
 from .._errors import AgcoreError
+from .._ids import new_id
 from .._validators import at_least_one, non_negative
 from ..agent import SessionHost
 from ..agent import messages as am
@@ -175,7 +175,7 @@ class _StdioServer:
                 await self.emit({**line_out, "allow": allow, "answered": answered})
 
     async def _on_turn(self, command: TurnCommand) -> None:
-        turn = command.turn or uuid.uuid4().hex
+        turn = command.turn or new_id()
         lane = self.lanes.setdefault(command.session, _Lane())
         if len(lane.queue) >= self.config.max_queued:
             error = BadCommand(

@@ -15,13 +15,13 @@ its session gets a ``TurnFailed`` made here, one cancelled before its own final 
 from __future__ import annotations
 
 import collections
-import uuid
 from collections.abc import AsyncGenerator, Callable
 from contextlib import aclosing
 
 import trio
 
 from .._errors import AgcoreError
+from .._ids import new_id
 from ..agent import SessionHost
 from ..agent import messages as am
 
@@ -94,7 +94,7 @@ class TurnRunner:
 
     def start(self, session: str, text: str, turn: str = "") -> RunningTurn:
         """Start a turn (an id is chosen when ``turn`` is ""); returns at once."""
-        running = RunningTurn(session, turn or uuid.uuid4().hex)
+        running = RunningTurn(session, turn or new_id())
         self.turns[running.turn] = running
         while len(self.turns) > self.keep:
             oldest = next(iter(self.turns.values()))

@@ -287,7 +287,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         picked = random.Random(SEED + 2).sample(range(sessions), 2 * most)
         pool = [f"chat-{i:07d}" for i in picked]
         busy: list[float] = []
-        trio.run(commits, path, pool[most : 2 * most], 2, 256, busy)  # rate: not reported
+        trio.run(commits, path, pool[most : 2 * most], 2, GROUP, busy)  # rate: not reported
         print(
             f"| LoadSession(tail=50) while {most:,} sessions commit (group commit) "
             f"| {len(busy):,} | {statistics.median(busy):.3f} | {percentile(busy, 0.95):.3f} |"
@@ -310,12 +310,12 @@ def main(argv: Sequence[str] | None = None) -> int:
             f"CPU µs per commit in brackets; median of {reps} alternating runs)\n\n{head}"
         )
         floors: list[tuple[float, float, float, float, float, float]] = []
+
+        def measure_floors() -> None:
+            # At the largest size, after each repetition: the same conditions.
+            floors.append((*sqlite_floors(path, pool[:most]), trio.run(ask_floor, most, 3)))
+
         for n in sizes:
-
-            def measure_floors(ids: list[str] = pool[:n]) -> None:
-                # At the largest size, after each repetition: the same conditions.
-                floors.append((*sqlite_floors(path, ids), trio.run(ask_floor, len(ids), 3)))
-
             after = measure_floors if n == most else None
             rounds = max(4, min(100, 500 // n))
             group, each = alternate(commits, path, pool[:n], rounds, reps, after)

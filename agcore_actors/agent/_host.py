@@ -46,9 +46,11 @@ import trio.lowlevel
 
 from .._errors import AgcoreError
 from ..actor import (
+    ActorCrashed,
     ActorRef,
     ActorStopped,
     ActorSystem,
+    NoSuchActor,
     Restart,
     Strategy,
     Supervisor,
@@ -145,9 +147,9 @@ class SessionHost:
     async def _drain(self) -> None:
         with trio.move_on_after(self.config.drain_timeout):
             await self._all_idle()
-        for live in list(self._live.values()):
+        for session, live in list(self._live.items()):
             if live.busy:
-                await live.ref.ask(am.CancelTurn("immediate"))
+                await self.cancel(session)
         await self._all_idle()
 
     async def _all_idle(self) -> None:
@@ -163,11 +165,17 @@ class SessionHost:
     ) -> AsyncIterator[AsyncIterator[am.TurnEvent]]:
         """Run a turn of ``session`` and read its events:
         ``async with host.submit(id, text) as events: async for event in events``."""
-        async with (
-            self._turn_slot(session) as ref,
-            ref.stream(am.SubmitTurn(text=text, turn=turn)) as events,
-        ):
-            yield events
+        live = await self._enter_turn(session)
+        try:
+            async with live.ref.stream(am.SubmitTurn(text=text, turn=turn)) as events:
+                yield events
+        except Exception as exc:
+            # Also an error of the caller's own code in the block: a bug of its own is
+            # no crash of the session unless the session's actor has in fact ended.
+            await self._turn_failed(session, live, exc, caller_code=True)
+            raise
+        finally:
+            self._leave_turn(session, live)
 
     async def run(self, session: str, text: str, *, turn: str = "") -> am.TurnResult:
         """Run a turn of ``session`` and return its result."""
@@ -175,25 +183,18 @@ class SessionHost:
         try:
             result: am.TurnResult = await live.ref.ask(am.RunTurn(text=text, turn=turn))
         except Exception as exc:
-            await self._turn_failed(session, exc)
+            await self._turn_failed(session, live, exc)
             raise
         finally:
             self._leave_turn(session, live)
         return result
 
-    @asynccontextmanager
-    async def _turn_slot(self, session: str) -> AsyncIterator[ActorRef[Any]]:
-        live = await self._enter_turn(session)
-        try:
-            yield live.ref
-        except Exception as exc:
-            await self._turn_failed(session, exc)
-            raise
-        finally:
-            self._leave_turn(session, live)
-
     async def _enter_turn(self, session: str) -> _Live:
-        """Take a turn slot and the live session (activated if need be)."""
+        """Take a turn slot and the live session (activated if need be).
+
+        Cancellation: either nothing is taken, or both are and the caller's ``finally``
+        gives them back (no checkpoint between ``_activate`` returning and the counts).
+        """
         turns = self._turns
         try:
             turns.acquire_nowait()  # a free slot: no schedule point here (the ask has one)
@@ -208,11 +209,29 @@ class SessionHost:
         self._busy += 1
         return live
 
-    async def _turn_failed(self, session: str, error: Exception) -> None:
-        if not isinstance(error, AgcoreError):
-            # The session's actor crashed: same way out as every deactivation.
-            with trio.CancelScope(shield=True):
-                await self._on_crash(session)
+    async def _turn_failed(
+        self, session: str, live: _Live, error: Exception, *, caller_code: bool = False
+    ) -> None:
+        """Deactivate ``live`` (counted as a crash) if ``error`` says its actor has ended.
+
+        It has ended when the error is the runtime's :class:`ActorCrashed` or
+        :class:`ActorStopped` *of that actor* (not of a peer further down, whose error
+        the session reports as its own), or any error that is no :class:`AgcoreError`:
+        the session expects only those, so another one crashed it. An error raised by
+        the caller's own code in a ``submit`` block counts only if the actor is gone.
+        Only the first caller to see the end of an incarnation counts it (the others
+        find it dropped already).
+        """
+        if self._live.get(session) is not live:
+            return  # deactivated already (by us, or by a caller who saw the end first)
+        if isinstance(error, (ActorCrashed, ActorStopped)):
+            gone = error.actor == live.ref.name
+        elif isinstance(error, AgcoreError):
+            gone = False
+        else:
+            gone = not caller_code or self._ended(live)
+        if gone:
+            await self._on_crash(session, live)
 
     def _leave_turn(self, session: str, live: _Live) -> None:
         live.busy -= 1
@@ -228,19 +247,35 @@ class SessionHost:
 
     async def cancel(self, session: str, mode: am.CancelMode = "immediate") -> bool:
         """Cancel the running turn of a live session; False if none runs."""
-        live = self._live.get(session)
-        if live is None:
-            return False
-        cancelled: bool = await live.ref.ask(am.CancelTurn(mode))
+        cancelled: bool = await self._control(session, am.CancelTurn(mode))
         return cancelled
 
     async def approve(self, session: str, call_id: str, allow: bool, reason: str = "") -> bool:
         """Answer an approval request of a live session's running turn."""
+        msg = am.Approve(call_id=call_id, allow=allow, reason=reason)
+        answered: bool = await self._control(session, msg)
+        return answered
+
+    async def _control(self, session: str, msg: am.CancelTurn | am.Approve) -> bool:
+        """Send a control message to a live session's turn; False if it is not live (an
+        incarnation that has ended runs no turn: it is deactivated, its crash counted)."""
         live = self._live.get(session)
         if live is None:
             return False
-        answered: bool = await live.ref.ask(am.Approve(call_id=call_id, allow=allow, reason=reason))
-        return answered
+        if self._ended(live):
+            await self._on_crash(session, live)
+            return False
+        try:
+            done: bool = await live.ref.ask(msg)
+        except (ActorCrashed, ActorStopped) as exc:
+            if exc.actor != live.ref.name:
+                raise
+            await self._turn_failed(session, live, exc)
+            return False
+        except Exception as exc:
+            await self._turn_failed(session, live, exc)
+            raise
+        return done
 
     async def ask(self, session: str, msg: Any) -> Any:
         """Send another message of the session protocol (facts, agent switch, info)."""
@@ -248,6 +283,9 @@ class SessionHost:
         live.busy += 1  # not evicted while it answers
         try:
             return await live.ref.ask(msg)
+        except Exception as exc:
+            await self._turn_failed(session, live, exc)
+            raise
         finally:
             live.busy -= 1
             live.last_used = trio.current_time()
@@ -255,18 +293,33 @@ class SessionHost:
     # -- activation and the one way out ---------------------------------------------------
 
     async def _activate(self, session: str) -> _Live:
-        if self._stopping:
-            raise ActorStopped(self.name, "is shutting down")
-        if session in self._parked:
-            raise SessionParked(session, len(self._crashes.get(session, ())))
+        """The live incarnation of ``session``, started if there is none.
+
+        Concurrent callers for one session share one activation (and wait for a close
+        under way to finish first). An incarnation whose actor has ended without the
+        host's doing (a crash that no caller saw) is deactivated here, its crash counted.
+
+        Cancellation: the start is shielded (the supervisor completes a start whose
+        caller is gone), so a started actor is always in ``_live``: never one the host
+        does not hold, whose name would make every later start fail.
+        """
         while True:
+            if self._stopping:
+                raise ActorStopped(self.name, "is shutting down")
+            if session in self._parked:
+                raise SessionParked(session, len(self._crashes.get(session, ())))
             live = self._live.get(session)
             if live is not None:
+                if self._ended(live):
+                    await self._on_crash(session, live)
+                    continue
                 self._live[session] = self._live.pop(session)  # most recent last
                 return live
-            pending = self._activating.get(session) or self._closing.get(session)
+            pending = self._activating.get(session)
             if pending is None:
-                break
+                pending = self._closing.get(session)
+                if pending is None:
+                    break
             await pending.wait()
         done = self._activating[session] = trio.Event()
         try:
@@ -279,7 +332,8 @@ class SessionHost:
                 history_tail=self.config.history_tail,
                 restart=Restart.TEMPORARY,
             )
-            ref = await self._supervisor.start_child(spec)
+            with trio.CancelScope(shield=True):
+                ref = await self._supervisor.start_child(spec)
             live = _Live(ref, trio.current_time())
             self._live[session] = live
             self._counts["activated"] += 1
@@ -287,6 +341,15 @@ class SessionHost:
         finally:
             del self._activating[session]
             done.set()
+
+    def _ended(self, live: _Live) -> bool:
+        """Whether the actor of ``live`` has ended (a temporary child leaves the system's
+        names when it ends): a plain look-up, no ask."""
+        ref = live.ref
+        try:
+            return self.system.lookup(ref.name) is not ref
+        except NoSuchActor:
+            return True
 
     async def _make_room(self) -> None:
         # Activations under way count (this one included): concurrent first messages must
@@ -330,7 +393,11 @@ class SessionHost:
         if reason in ("idle", "cap"):
             self._counts[f"evicted_{reason}"] += 1
 
-    async def _on_crash(self, session: str) -> None:
+    async def _on_crash(self, session: str, live: _Live) -> None:
+        """Count a crash of the incarnation ``live`` (once), park the session if it
+        keeps crashing, and deactivate it."""
+        if self._live.get(session) is not live:
+            return
         now = trio.current_time()
         window = [t for t in self._crashes.get(session, []) if now - t < self.config.crash_window]
         window.append(now)
@@ -345,8 +412,8 @@ class SessionHost:
         had nothing. A turn running in it is cancelled (and committed) first."""
         live = self._live.get(session)
         if live is not None and live.busy:
-            await live.ref.ask(am.CancelTurn("immediate"))
-            while session in self._live and self._live[session].busy:
+            await self.cancel(session)
+            while self._live.get(session) is live and live.busy:
                 await trio.lowlevel.checkpoint()
         await self.close(session)
         return await self.bundle.store.delete(session)

@@ -121,12 +121,16 @@ async def test_cancelled_activation_leaves_no_untracked_actor(
         await settle_and_check(system, host, sessions)
 
 
+@pytest.mark.parametrize("contended", [False, True])
 async def test_cancellation_at_every_checkpoint_leaves_the_counters_at_zero(
-    system: ActorSystem, autojump_clock: trio.testing.MockClock
+    system: ActorSystem, autojump_clock: trio.testing.MockClock, contended: bool
 ) -> None:
     """Cancel run, submit, ask, cancel and approve after k checkpoints, on cold and warm
-    sessions, with a cap that makes activations evict: busy and turns in flight end at 0."""
-    host = await start_host(system, max_live=3, delay=0.01)
+    sessions, with a cap that makes activations evict (and, ``contended``, while another
+    turn holds the only turn slot): busy and turns in flight are back at 0 each time."""
+    host = await start_host(
+        system, max_live=3, delay=0.01, max_turns_in_flight=1 if contended else 256
+    )
 
     async def submit(sid: str) -> None:
         async with host.submit(sid, "hello") as events:
@@ -142,20 +146,26 @@ async def test_cancellation_at_every_checkpoint_leaves_the_counters_at_zero(
     ]
     sessions = [f"s{i}" for i in range(5)]
     async with host:
-        for k in range(40):
-            for i, call in enumerate(calls):
-                sid = sessions[(k + i) % len(sessions)]
+        async with trio.open_nursery() as holder:
+            if contended:
+                holder.start_soon(host.run, "holder", "hold the slot")
+                await trio.testing.wait_all_tasks_blocked()
+            held = int(contended)
+            for k in range(40):
+                for i, call in enumerate(calls):
+                    sid = sessions[(k + i) % len(sessions)]
 
-                async def go(call: Any = call, sid: str = sid) -> None:
-                    # A turn cancelled while its begin is in flight can wedge its
-                    # session (issue 26, symptom 2: the session side's); what this
-                    # test checks is the host's counters, whatever a turn answers.
-                    with contextlib.suppress(Conflict):
-                        await call(sid)
+                    async def go(call: Any = call, sid: str = sid) -> None:
+                        # A turn cancelled while its begin is in flight can wedge its
+                        # session (issue 26, symptom 2: the session side's); what this
+                        # test checks is the host's counters, whatever a turn answers.
+                        with contextlib.suppress(Conflict):
+                            await call(sid)
 
-                await cancelled_after(k, go)
-                snap = host.snapshot()
-                assert (snap.busy, snap.turns_in_flight) == (0, 0), (k, i)
+                    await cancelled_after(k, go)
+                    snap = host.snapshot()
+                    assert (snap.busy, snap.turns_in_flight) == (held, held), (k, i)
+            holder.cancel_scope.cancel()
         await settle_and_check(system, host, sessions, turns=False)
 
 

@@ -137,6 +137,8 @@ class SessionHost(LiveSet):
                 with trio.CancelScope(shield=True):
                     self._stopping = True
                     await self._drain()
+                    while self._activating:  # each ends live, or failed to start
+                        await next(iter(self._activating.values())).wait()
                     for session in list(self._live):
                         await self._deactivate(session, "shutdown")
                     await self.system.stop(self.name)

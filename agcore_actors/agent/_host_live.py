@@ -115,6 +115,8 @@ class LiveSet:
             live = Live(ref, trio.current_time())
             self._live[session] = live
             self._counts["activated"] += 1
+            if self._stopping:  # the host began to stop meanwhile: it deactivates this one
+                raise ActorStopped(self.name, "is shutting down")
             return live
         finally:
             del self._activating[session]

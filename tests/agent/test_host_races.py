@@ -311,3 +311,34 @@ async def test_a_crash_no_caller_saw_is_noticed_by_the_next_message(
         assert (await host.run("a", "last")).status == "completed"
         assert host.snapshot().crashes == 5
         assert untracked(system, host) == set()
+
+
+# -- shutdown racing activation ------------------------------------------------------------
+
+
+async def test_leaving_the_host_while_sessions_start_leaves_nothing_live(
+    system: ActorSystem, autojump_clock: trio.testing.MockClock
+) -> None:
+    """The host is left k checkpoints after 20 cold sessions were asked for a turn: each
+    caller's turn ran (and was committed) or was refused, and nothing stays live."""
+    for k in range(0, 40, 3):
+        host = await start_host(system, drain_timeout=5.0)
+        outcomes: list[str] = []
+
+        async def turn(sid: str, host: SessionHost = host, outcomes: list[str] = outcomes) -> None:
+            try:
+                outcomes.append((await host.run(sid, "hi")).status)
+            except ActorStopped:
+                outcomes.append("refused")
+
+        async with trio.open_nursery() as nursery:
+            async with host:
+                for i in range(20):
+                    nursery.start_soon(turn, f"s{i}")
+                for _ in range(k):
+                    await trio.lowlevel.checkpoint()
+            assert host.live_sessions == [], k
+            assert session_actors(system) == set(), k
+        assert len(outcomes) == 20 and set(outcomes) <= {"completed", "cancelled", "refused"}
+        await system.stop("llm")
+        await system.stop("store")

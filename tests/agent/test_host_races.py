@@ -192,7 +192,7 @@ async def test_concurrent_first_turns_on_one_cold_session_all_complete(
 
 
 @pytest.mark.parametrize("seed", range(4))
-async def test_colliding_first_turns_with_close_and_eviction_never_fail_or_orphan(
+async def test_colliding_first_turns_with_close_and_eviction_complete_and_orphan_nothing(
     system: ActorSystem, autojump_clock: trio.testing.MockClock, seed: int
 ) -> None:
     """Many callers over three ids, a live cap of one, a tiny idle TTL, and closes at

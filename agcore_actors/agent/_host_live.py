@@ -13,7 +13,11 @@ Guarantees:
       actor's own end (:meth:`LiveSet._turn_failed`), or the session's next message,
       which finds the actor gone from the system's names (:meth:`LiveSet._ended`, a
       plain look-up per message, no ask). The next message then starts a fresh
-      incarnation from the store, or is refused with :class:`SessionParked`.
+      incarnation from the store, or is refused with :class:`SessionParked`. (A message
+      sent in the scheduling pass between a crash and its supervisor dropping the
+      actor fails with that actor's ``ActorStopped``, which is then what notices it.)
+    - An activation that completes after the host began to stop refuses its caller
+      with ``ActorStopped``; the host's shutdown waits for it and deactivates it.
 """
 
 from __future__ import annotations

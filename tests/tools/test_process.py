@@ -256,3 +256,11 @@ async def test_a_missing_program_raises_at_once(tmp_path: Path) -> None:
         await run_process([str(tmp_path / "no-such-program")])
     with pytest.raises(FileNotFoundError):
         run_process_sync([str(tmp_path / "no-such-program")])
+
+
+@pytest.mark.parametrize("command", [[], "sleep 1", b"sleep"], ids=["empty", "str", "bytes"])
+async def test_a_command_that_is_not_a_list_of_words_is_refused(command: object) -> None:
+    with pytest.raises(ValueError, match="non-empty list"):
+        await run_process(command)  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match="non-empty list"):
+        run_process_sync(command)  # type: ignore[arg-type]

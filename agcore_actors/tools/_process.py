@@ -174,6 +174,8 @@ def run_process_sync(
     """
     args = _program(command)
     ctx = ctx if ctx is not None else current_tool_context()
+    if ctx is not None and ctx.cancelled:  # abandoned before it began: start nothing
+        raise ToolCancelled(f"{os.fspath(args[0])!s} was not started")
     deadline = math.inf if timeout is None else time.monotonic() + timeout
     pipe = subprocess.PIPE if capture_output else None
     process = subprocess.Popen(

@@ -9,6 +9,7 @@ grandchild) and look them up in ``/proc``.
 
 from __future__ import annotations
 
+import functools
 import subprocess
 import sys
 from pathlib import Path
@@ -264,3 +265,74 @@ async def test_a_command_that_is_not_a_list_of_words_is_refused(command: object)
         await run_process(command)  # type: ignore[arg-type]
     with pytest.raises(ValueError, match="non-empty list"):
         run_process_sync(command)  # type: ignore[arg-type]
+
+
+def marked_alive(marker: str) -> list[int]:
+    """Pids of living processes whose command line holds ``marker``."""
+    alive = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            cmdline = (entry / "cmdline").read_bytes()
+        except (FileNotFoundError, ProcessLookupError, PermissionError):
+            continue
+        fields = stat_fields(int(entry.name))
+        if marker.encode() in cmdline and fields is not None and fields[0] != "Z":
+            alive.append(int(entry.name))
+    return alive
+
+
+async def until_unmarked(marker: str) -> list[int]:
+    with trio.move_on_after(5):
+        while marked_alive(marker):  # noqa: ASYNC110 (processes end in the OS)
+            await trio.sleep(0.02)
+    return marked_alive(marker)
+
+
+def marked_command(marker: str) -> list[str]:
+    """A Python child and grandchild, both with ``marker`` in their command lines."""
+    grandchild = f"import time; time.sleep(600)  # {marker}"
+    child = (
+        "import subprocess, sys, time\n"
+        f"subprocess.Popen([sys.executable, '-c', {grandchild!r}])\n"
+        "time.sleep(600)\n"
+    )
+    return [sys.executable, "-c", child, marker]
+
+
+@pytest.mark.parametrize("sync", [False, True], ids=["async", "sync"])
+async def test_cancelled_after_any_number_of_checkpoints_it_leaves_no_process(
+    tmp_path: Path, sync: bool
+) -> None:
+    """Cancelled after k scheduler checkpoints of the caller (k = 0 .. 11), or at a few
+    real moments of the child's start: no process the call started is left."""
+    steps = [("checkpoints", k) for k in range(12)] + [
+        ("seconds", s) for s in (0.001, 0.01, 0.05, 0.2)
+    ]
+    threads = ToolThreads()
+    for n, (unit, amount) in enumerate(steps):
+        marker = f"agcore-test-{tmp_path.name}-{n}"
+        command = marked_command(marker)
+        ctx = ToolContext()
+
+        async def call(command: list[str] = command, ctx: ToolContext = ctx) -> None:
+            if sync:
+                await threads.run_sync("t", functools.partial(run_process_sync, command, ctx=ctx))
+            else:
+                await run_process(command)
+
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(call)
+            if unit == "checkpoints":
+                for _ in range(int(amount)):
+                    await trio.lowlevel.checkpoint()
+            else:
+                await trio.sleep(amount)
+            nursery.cancel_scope.cancel()
+        if sync:
+            ctx.cancel_token.cancel()  # what the executor does for a cancelled sync call
+            with trio.fail_after(5):
+                while threads.busy:  # noqa: ASYNC110 (the thread ends in the OS)
+                    await trio.sleep(0.01)
+        assert await until_unmarked(marker) == [], (unit, amount)

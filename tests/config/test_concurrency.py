@@ -121,3 +121,11 @@ def test_the_default_limit_is_the_hosts_turns_in_flight_and_the_actors_their_sum
     assert concurrency(parse_settings(settings_text()), ["fake"]) == ({"fake": 256}, 256)
     one = parse_settings(settings_text("max_concurrency = 1\n"))
     assert concurrency(one, ["fake"]) == ({"fake": 1}, 2)  # the actor is concurrent
+
+
+def test_the_environment_sets_a_providers_max_concurrency_and_is_checked_alike() -> None:
+    variable = "AGCORE_PROVIDERS__FAKE__MAX_CONCURRENCY"
+    settings = parse_settings(settings_text(), env={variable: "8"})
+    assert settings.providers["fake"].max_concurrency == 8
+    with pytest.raises(ConfigError, match=f"{variable}: providers.fake.max_concurrency"):
+        parse_settings(settings_text(), env={variable: "0"})

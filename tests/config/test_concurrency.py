@@ -9,9 +9,10 @@ import trio
 import trio.testing
 
 from agcore_actors import ActorSystem
-from agcore_actors.agent import SessionHost
+from agcore_actors.agent import HostConfig, SessionHost
 from agcore_actors.config import ConfigError, open_runtime, parse_settings
 from agcore_actors.config._concurrency import concurrency
+from agcore_actors.llm._actor import DEFAULT_MAX_CONCURRENCY
 from agcore_actors.testing import ScriptedProvider, ScriptedReply
 
 LATENCY = 10.0
@@ -129,3 +130,7 @@ def test_the_environment_sets_a_providers_max_concurrency_and_is_checked_alike()
     assert settings.providers["fake"].max_concurrency == 8
     with pytest.raises(ConfigError, match=f"{variable}: providers.fake.max_concurrency"):
         parse_settings(settings_text(), env={variable: "0"})
+
+
+def test_a_provider_actor_runs_as_many_calls_as_a_host_runs_turns_by_default() -> None:
+    assert HostConfig().max_turns_in_flight == DEFAULT_MAX_CONCURRENCY

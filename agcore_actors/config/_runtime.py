@@ -5,7 +5,9 @@ it is made of (each maps one part of the settings onto the library's own configu
 It starts, under one actor system: the embedded model server of each ``local`` provider
 an agent uses, supervised, its file made first (see :mod:`._local`), the ProviderActor
 over every used provider (an OpenAI-compatible one wrapped in
-:class:`~agcore_actors.local.ToolCallRecovery`), the SessionStore, and — when there are
+:class:`~agcore_actors.local.ToolCallRecovery`) running as many calls at once as the
+providers' ``max_concurrency`` allow (default: ``[host] max_turns_in_flight`` each; see
+:mod:`._concurrency`), the SessionStore, and — when there are
 MCP servers or tools — the MCP connections and a ToolExecutor; it yields a
 :class:`Runtime` whose ``bundle`` (or :meth:`Runtime.bundle_for` an agent) and
 ``host_config`` make a :class:`~agcore_actors.agent.SessionHost`. Agents of a ``local``
@@ -52,6 +54,7 @@ from ..llm import (
 from ..mcp import HttpServer, McpError, ServerConfig, StdioServer, servers_spec, wait_ready
 from ..store import InMemorySessions, SessionBackendConfig, SqliteSessions, session_store_spec
 from ..tools import PermissionChecker, Tool, ToolRegistry, tool_executor_spec
+from ._concurrency import concurrency, wrap
 from ._errors import ConfigError
 from ._local import for_local_model, recovering, start_local
 from ._schema import (
@@ -332,7 +335,9 @@ async def open_runtime(
         registry = ProviderRegistry()
         local_servers: dict[str, str] = {}
         endpoints: dict[str, Any] = {}
-        for name in _used_providers(settings):
+        used = _used_providers(settings)
+        limits, total = concurrency(settings, used)
+        for name in used:
             p = settings.providers[name]
             if isinstance(p, LocalProviderSettings):
                 config = (local or {}).get(name) or local_model_config(p)
@@ -340,16 +345,17 @@ async def open_runtime(
                     system, name, config, timeout=local_ready_timeout
                 )
                 local_servers[name], endpoints[name] = endpoint.base_url, endpoint
-                registry.register(provider, name)
             else:
                 ready = (providers or {}).get(name) or remote_provider(settings, name)
-                registry.register(recovering(ready), name)
+                provider = recovering(ready)
+            registry.register(wrap(provider, limits[name], total), name)
         registry.set_default(settings.default_provider)
         llm = await root.start_child(
             provider_spec(
                 "llm",
                 registry=registry,
                 config=provider_settings or provider_config(settings),
+                max_concurrency=total,
             )
         )
         store = await root.start_child(session_store_spec("store", backend=store_backend(settings)))

@@ -137,6 +137,8 @@ class OpenAIProviderSettings:
     headers: Mapping[str, str] = attrs.field(factory=dict, repr=False, validator=_headers)
     #: Extra top-level fields of every request body.
     extra_body: Mapping[str, Any] = attrs.field(factory=dict)
+    #: Model calls to it running at once (default: ``[host] max_turns_in_flight``).
+    max_concurrency: int | None = attrs.field(default=None, validator=_optional_at_least_one)
 
 
 @attrs.frozen(kw_only=True)
@@ -159,6 +161,8 @@ class AnthropicProviderSettings:
     headers: Mapping[str, str] = attrs.field(factory=dict, repr=False, validator=_headers)
     #: Extra top-level fields of every request body.
     extra_body: Mapping[str, Any] = attrs.field(factory=dict)
+    #: Model calls to it running at once (default: ``[host] max_turns_in_flight``).
+    max_concurrency: int | None = attrs.field(default=None, validator=_optional_at_least_one)
 
 
 @attrs.frozen(kw_only=True)
@@ -185,6 +189,8 @@ class LocalProviderSettings:
     download: bool = True
     #: The Python that runs the server (it must import xllamacpp); default: this one.
     python: str | None = None
+    #: Model calls to it running at once (default: ``[host] max_turns_in_flight``).
+    max_concurrency: int | None = attrs.field(default=None, validator=_optional_at_least_one)
 
 
 ProviderSettings = OpenAIProviderSettings | AnthropicProviderSettings | LocalProviderSettings

@@ -32,12 +32,14 @@ _STARTER = """\
 # model = "gpt-4o-mini"
 # headers = { "OpenAI-Organization" = "org-..." }
 # extra_body = {}
+# max_concurrency = 256                 # calls at once; default: [host] max_turns_in_flight
 #
 # [providers.claude]
 # kind = "anthropic"
 # api_key_env = "ANTHROPIC_API_KEY"     # or api_key = "..."
 # model = "claude-sonnet-4-5"
 # max_tokens = 4096
+# max_concurrency = 256
 #
 # [providers.local]
 # kind = "local"                        # the embedded model, started and supervised here
@@ -50,6 +52,7 @@ _STARTER = """\
 # cache_dir = "~/.cache/agcore-actors/models"
 # download = true
 # python = "/path/to/python"            # a Python that imports xllamacpp
+# max_concurrency = 256
 
 # ---------------------------------------------------------------------------------------
 # Agents, by name.

@@ -42,8 +42,10 @@ if TYPE_CHECKING:
 ClientFactory = Callable[[], "httpx2.AsyncClient"]
 ProviderReply = ChatResponse | AsyncGenerator[StreamEvent, None] | UsageReport | ProviderList | None
 
-#: Requests a ProviderActor runs at once unless told otherwise.
-DEFAULT_MAX_CONCURRENCY = 16
+#: Requests a ProviderActor runs at once unless told otherwise: as many turns as a
+#: SessionHost runs at once by default (its ``max_turns_in_flight``), so their model
+#: calls never queue behind a limit of the provider's own.
+DEFAULT_MAX_CONCURRENCY = 256
 
 
 @attrs.frozen

@@ -8,6 +8,8 @@ the ToolExecutor actor.
 - tools: the :class:`Tool` protocol, :func:`function_tool` for typed Python functions,
   the :class:`ToolRegistry`;
 - gates: :class:`PermissionChecker` over a :class:`PermissionConfig`, and approvers;
+- child processes for tools: :func:`run_process` and :func:`run_process_sync` (each in a
+  process group of its own, killed as a whole when its call is cancelled or times out);
 - the pure rules behind them: :mod:`agcore_actors.tools.policy`.
 """
 
@@ -38,6 +40,7 @@ from ._permission import (
     PermissionChecker,
     PermissionConfig,
 )
+from ._process import run_process, run_process_sync
 from ._registry import ToolRegistry
 from ._threads import ToolThreads
 from ._tool import CancelToken, FunctionTool, Tool, ToolContext, function_tool, schema_of
@@ -98,6 +101,8 @@ __all__ = [
     "ToolThreadsExhausted",
     "ToolTimeout",
     "function_tool",
+    "run_process",
+    "run_process_sync",
     "schema_of",
     "tool_executor_spec",
 ]

@@ -147,7 +147,8 @@ class ToolThreadsExhausted(ToolError):
     def __init__(self, name: str, abandoned: int) -> None:
         super().__init__(
             f"tool '{name}' was refused: {abandoned} worker threads of cancelled sync tools "
-            "are still running (sync tools should return once ctx.cancelled is true)"
+            "are still running (sync tools should return once ctx.cancelled is true, and"
+            " start child processes with run_process_sync)"
         )
         self.name = name
         self.abandoned = abandoned

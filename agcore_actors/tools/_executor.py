@@ -106,7 +106,10 @@ class ToolExecutor(Actor[ToolExecutorMsg]):
         cancelled, the batch is cancelled with it: every running call is cancelled,
         sync tools' worker threads are abandoned (their ``ctx.cancelled`` turns true),
         and no task of the batch is left once the cancellation has unwound (an abandoned
-        thread runs on until its function returns; ``threads`` counts it). Either way
+        thread runs on until its function returns, ``threads`` counting it meanwhile, and
+        so does a child process it started with ``subprocess``; one started with
+        :func:`~agcore_actors.tools.run_process_sync` is killed with its process group
+        and the thread returns). Either way
         the results (finished calls keep theirs) are recorded for ``FetchResults``; the
         last ``config.max_recorded_batches`` batches are kept.
 

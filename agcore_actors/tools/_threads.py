@@ -10,8 +10,14 @@ tools get their own :class:`ToolThreads`: ``max_threads`` tokens, and past
 with :class:`~agcore_actors.tools.ToolThreadsExhausted` instead of queueing behind
 threads that may never return.
 
-Sync tools should poll ``ctx.cancelled`` in their loops and return early once it is
-true: that is what frees an abandoned thread.
+The count is of abandoned threads *still running*: each leaves it when its function
+returns, so the budget is whole again once they have all returned
+(``test_abandoned_counts_the_cancelled_threads_still_running_not_a_lifetime_total``).
+A thread whose function never returns holds its place for good: sync tools should poll
+``ctx.cancelled`` in their loops and return early once it is true, and start child
+processes with :func:`~agcore_actors.tools.run_process_sync`, which kills the child's
+process group and returns once the call is cancelled. That is what frees an abandoned
+thread.
 """
 
 from __future__ import annotations

@@ -13,10 +13,15 @@ checkpoint (a worker thread) notice it. A sync function tool runs on the tools'
 own worker threads (:class:`~agcore_actors.tools.ToolThreads`), never on trio's
 default limiter; it cannot be interrupted, so it should poll ``ctx.cancelled``
 and return early: a thread that ignores it stays busy after its call has ended.
+A child process a tool starts with ``subprocess`` outlives a cancelled call; one
+started with :func:`~agcore_actors.tools.run_process` (async) or
+:func:`~agcore_actors.tools.run_process_sync` (sync; it finds the call by itself) is
+killed with its whole process group.
 """
 
 from __future__ import annotations
 
+import contextvars
 import functools
 import inspect
 from collections.abc import Callable, Mapping, Sequence
@@ -70,6 +75,27 @@ class ToolContext:
     ) -> None:
         """Report progress; never blocks (the executor drops events it cannot deliver)."""
         self.report(progress, total, message)
+
+
+#: The call a sync function tool's worker thread serves (set in that thread only).
+_CURRENT: contextvars.ContextVar[ToolContext | None] = contextvars.ContextVar(
+    "agcore_tool_context", default=None
+)
+
+
+def current_tool_context() -> ToolContext | None:
+    """The :class:`ToolContext` of the sync function tool this thread runs, else None
+    (what :func:`~agcore_actors.tools.run_process_sync` polls for cancellation)."""
+    return _CURRENT.get()
+
+
+def _serving(ctx: ToolContext, func: Callable[..., Any], kwargs: dict[str, Any]) -> Any:
+    """Run ``func(**kwargs)`` in this worker thread as the call ``ctx``."""
+    token = _CURRENT.set(ctx)
+    try:
+        return func(**kwargs)
+    finally:
+        _CURRENT.reset(token)
 
 
 @runtime_checkable
@@ -137,9 +163,10 @@ class FunctionTool:
             else:
                 # A sync tool runs in a worker thread of the tools' own; on
                 # cancellation the thread is abandoned (it cannot be interrupted) and
-                # ctx.cancelled turns true.
+                # ctx.cancelled turns true (run_process_sync finds ctx by itself).
                 threads = ctx.threads or default_tool_threads()
-                result = await threads.run_sync(self.name, functools.partial(self.func, **kwargs))
+                call = functools.partial(_serving, ctx, self.func, kwargs)
+                result = await threads.run_sync(self.name, call)
         except ToolError:
             raise
         except (Exception, SystemExit) as exc:  # SystemExit: argparse, click, sys.exit

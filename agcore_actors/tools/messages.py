@@ -10,9 +10,11 @@
 Cancelling the asker:
 
 - ``ExecuteTools``: every running call of the batch is cancelled (a sync tool's worker
-  thread is abandoned and its ``ctx.cancelled`` turns true) and no task of the batch is
-  left when the cancellation has unwound. The results — finished calls keep their real
-  result, the rest are ``cancelled`` — are recorded for ``FetchResults``.
+  thread is abandoned and its ``ctx.cancelled`` turns true; it runs on until its function
+  returns) and no task of the batch is left when the cancellation has unwound; children
+  started with ``run_process`` / ``run_process_sync`` are killed with their group. The
+  results — finished calls keep their real result, the rest are ``cancelled`` — are
+  recorded for ``FetchResults``.
 - ``CancelBatch``: a tell; the batch's ``ExecuteTools`` still replies, its unfinished
   calls ``cancelled``.
 - ``FetchResults``: a read; nothing changes.

@@ -3,6 +3,8 @@ default limiter, abandoned ones are counted, and past a cap new sync calls are r
 
 from __future__ import annotations
 
+import functools
+import random
 import threading
 from typing import Any
 
@@ -124,3 +126,56 @@ async def test_a_call_cancelled_before_its_thread_starts_never_runs(system: Acto
 def test_bad_thread_limits_are_refused(kwargs: dict[str, Any]) -> None:
     with pytest.raises(ValueError):
         ToolThreads(**kwargs)
+
+
+@pytest.mark.parametrize("seed", range(6))
+async def test_abandoned_counts_the_cancelled_threads_still_running_not_a_lifetime_total(
+    seed: int,
+) -> None:
+    """Calls are cancelled and their threads released in a random order (a release may
+    race its call's cancellation): once each step settles, ``abandoned`` is the number of
+    cancelled calls whose thread still runs, and every thread's token comes back."""
+    rng = random.Random(seed)
+    size = 10
+    threads = ToolThreads(max_threads=size, max_abandoned=size)
+    gates = [threading.Event() for _ in range(size)]
+    started = [threading.Event() for _ in range(size)]
+    scopes = [trio.CancelScope() for _ in range(size)]
+
+    def work(i: int) -> int:
+        started[i].set()
+        gates[i].wait(30)
+        return i
+
+    async def call(i: int) -> None:
+        with scopes[i]:
+            await threads.run_sync("t", functools.partial(work, i))
+
+    async def settles(expected: int) -> None:
+        with trio.fail_after(5):
+            while threads.abandoned != expected:  # noqa: ASYNC110 (threads end in the OS)
+                await trio.sleep(0.005)
+
+    cancelled: set[int] = set()
+    released: set[int] = set()
+    async with trio.open_nursery() as nursery:
+        for i in range(size):
+            nursery.start_soon(call, i)
+        with trio.fail_after(5):
+            while not all(s.is_set() for s in started):  # noqa: ASYNC110 (threads start in the OS)
+                await trio.sleep(0.005)
+        steps = [("cancel", i) for i in range(size)] + [("release", i) for i in range(size)]
+        rng.shuffle(steps)
+        for op, i in steps:
+            if op == "cancel":
+                scopes[i].cancel()
+                cancelled.add(i)
+            else:
+                gates[i].set()
+                released.add(i)
+            if rng.random() < 0.5:  # sometimes let the next step race this one
+                await settles(len(cancelled - released))
+        await settles(0)
+    with trio.fail_after(5):
+        while threads.busy:  # noqa: ASYNC110 (threads end in the OS)
+            await trio.sleep(0.005)

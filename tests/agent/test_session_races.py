@@ -1,0 +1,374 @@
+"""A session stays consistent with its store whatever cuts a turn short: a caller
+cancelled at any checkpoint (during the begin, the model call, the tools, the commit), a
+reader leaving the stream, store writes that fail for a while (before or after being
+applied) and then heal. Afterwards the next turn of every session completes, no stored
+session keeps an open turn, and every stored transcript is valid; a typed store error
+ends a streamed turn as ``TurnFailed`` and the session actor keeps running. Both stores,
+many sessions at once."""
+
+from __future__ import annotations
+
+import functools
+import random
+from collections.abc import AsyncIterator, Awaitable, Callable
+from contextlib import asynccontextmanager
+from pathlib import Path
+from typing import Any
+
+import attrs
+import pytest
+import trio
+
+from agcore_actors import ActorRef, ActorSystem
+from agcore_actors.actor import ChildSpec
+from agcore_actors.agent import Agent, AgentBuilder, HostConfig, SessionHost, StoreTurns
+from agcore_actors.agent import messages as am
+from agcore_actors.llm import ChatRequest, ProviderRegistry, RetryConfig, provider_actor
+from agcore_actors.store import (
+    InMemorySessions,
+    SessionStore,
+    StoreUnavailable,
+    session_store_spec,
+)
+from agcore_actors.store.lowlevel import SqliteSessionBackend
+from agcore_actors.testing import ScriptedProvider, ScriptedReply, ScriptedToolCall
+from agcore_actors.tools import ToolExecutor, ToolRegistry, function_tool
+from tests.agent.stores import stored
+from tests.store.helpers import problems
+
+BACKENDS = ["memory", "sqlite"]
+
+
+@function_tool
+async def add(a: int, b: int) -> int:
+    """Add two integers."""
+    await trio.sleep(0.01)
+    return a + b
+
+
+def tooling_model(latency: float) -> ScriptedProvider:
+    """A model that calls ``add`` once per turn (fresh call ids), then answers."""
+    ids = iter(range(1_000_000))
+
+    def play(request: ChatRequest, attempt: int) -> ScriptedReply:
+        if request.messages[-1].role == "user":
+            call = ScriptedToolCall("add", '{"a": 1, "b": 2}', f"call-{next(ids)}")
+            return ScriptedReply(tool_calls=[call], latency=latency)
+        return ScriptedReply(text="done", latency=latency)
+
+    return ScriptedProvider(play)
+
+
+@attrs.define
+class Faults:
+    """Which writes of a :class:`FlakyTurns` fail, and how."""
+
+    #: Fail begin/commit/facts writes with StoreUnavailable (the disk is full).
+    down: bool = False
+    #: Chance that a write fails while ``down``.
+    rate: float = 1.0
+    #: Chance that a failing write was applied first (its reply lost: an unknown outcome).
+    applied: float = 0.0
+    #: Which writes may fail.
+    writes: frozenset[str] = frozenset({"begin", "commit", "set_facts"})
+    rng: random.Random = attrs.field(factory=lambda: random.Random(0))
+    failed: int = 0
+
+    async def write(self, name: str, work: Callable[[], Awaitable[Any]]) -> Any:
+        if not (self.down and name in self.writes and self.rng.random() < self.rate):
+            return await work()
+        self.failed += 1
+        if self.rng.random() < self.applied:
+            await work()
+        raise StoreUnavailable(f"test: {name} failed (SQLITE_FULL)")
+
+
+class FlakyTurns(StoreTurns):
+    """A TurnStore over the real store whose writes fail as ``faults`` says."""
+
+    def __init__(self, store: ActorRef[Any], faults: Faults) -> None:
+        super().__init__(store)
+        self.faults = faults
+
+    async def begin(self, *args: Any, **kwargs: Any) -> int:
+        work = functools.partial(super().begin, *args, **kwargs)
+        result: int = await self.faults.write("begin", work)
+        return result
+
+    async def begin_and_load(self, *args: Any, **kwargs: Any) -> Any:
+        return await self.faults.write(
+            "begin", functools.partial(super().begin_and_load, *args, **kwargs)
+        )
+
+    async def commit(self, *args: Any, **kwargs: Any) -> int:
+        result: int = await self.faults.write(
+            "commit", functools.partial(super().commit, *args, **kwargs)
+        )
+        return result
+
+    async def set_facts(self, *args: Any, **kwargs: Any) -> int:
+        result: int = await self.faults.write(
+            "set_facts", functools.partial(super().set_facts, *args, **kwargs)
+        )
+        return result
+
+
+class Sqlite:
+    """The SessionStore on one SQLite file, keeping its writer connection (to make the
+    file read-only for a while, as a full disk would)."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self.backends: list[SqliteSessionBackend] = []
+
+    def open(self) -> SqliteSessionBackend:
+        self.backends.append(SqliteSessionBackend(self.path, busy_timeout=0.05))
+        return self.backends[-1]
+
+    def spec(self) -> ChildSpec[Any]:
+        factory = functools.partial(SessionStore, self.open, open_reader=self.open, threaded=True)
+        return ChildSpec("store", factory)
+
+
+@asynccontextmanager
+async def host_on(
+    backend: str,
+    tmp_path: Path,
+    *,
+    latency: float = 0.01,
+    faults: Faults | None = None,
+    sqlite: Sqlite | None = None,
+) -> AsyncIterator[tuple[SessionHost, ActorRef[Any], ActorSystem]]:
+    """A host over the real store (``memory`` or ``sqlite`` on a tmp file), a real
+    provider actor playing :func:`tooling_model` and a real tool executor."""
+    async with ActorSystem(strict=True, seed=0) as system:
+        if backend == "memory":
+            spec = session_store_spec("store", backend=InMemorySessions(), clock=trio.current_time)
+        else:
+            spec = (sqlite or Sqlite(tmp_path / "s.db")).spec()
+        store_ref = await system.root.start_child(spec)
+        store = FlakyTurns(store_ref, faults or Faults())
+        llm = await system.spawn(
+            provider_actor(
+                ProviderRegistry().register(tooling_model(latency)),
+                retry=RetryConfig(max_retries=0),
+            ),
+            name="llm",
+        )
+        registry = ToolRegistry([add])
+        executor = await system.spawn(lambda: ToolExecutor(registry), name="tools")
+        bundle = (
+            AgentBuilder()
+            .provider(llm)
+            .tools(executor, registry)
+            .store(store)
+            .agent(Agent(name="a", tools=["add"]))
+            .build()
+        )
+        async with SessionHost(system, bundle, HostConfig()) as host:
+            yield host, store_ref, system
+
+
+async def cancelled_after(checkpoints: int, work: Callable[[], Awaitable[object]]) -> None:
+    """Run ``work``, cancelling it after ``checkpoints`` checkpoints of another task."""
+    with trio.CancelScope() as scope:
+
+        async def cancel() -> None:
+            for _ in range(checkpoints):
+                await trio.lowlevel.checkpoint()
+            scope.cancel()
+
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(cancel)
+            await work()
+
+
+async def assert_consistent(host: SessionHost, store: ActorRef[Any], sessions: list[str]) -> None:
+    """The next turn of every session completes; then none has an open turn and every
+    stored transcript is valid."""
+    results: dict[str, am.TurnResult] = {}
+
+    async def next_turn(sid: str) -> None:
+        results[sid] = await host.run(sid, "after")
+
+    async with trio.open_nursery() as nursery:
+        for sid in sessions:
+            nursery.start_soon(next_turn, sid)
+    assert {sid: r.status for sid, r in results.items()} == dict.fromkeys(sessions, "completed")
+    for sid in sessions:
+        snapshot = await stored(store, sid)
+        assert snapshot is not None
+        assert snapshot.record.open_turn is None, sid
+        assert problems([e.message for e in snapshot.entries]) == [], sid
+
+
+def session_rows(system: ActorSystem) -> dict[str, int]:
+    """Restarts of every session actor, by name."""
+    return {row.name: row.restarts for row in system.snapshot() if row.name.startswith("session:")}
+
+
+# -- symptom 2: a cancelled begin ------------------------------------------------------------
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+async def test_a_turn_cancelled_at_any_checkpoint_leaves_every_session_able_to_run(
+    backend: str, tmp_path: Path
+) -> None:
+    sessions = [f"s{k}" for k in range(40)]
+    async with host_on(backend, tmp_path) as (host, store, system):
+        async with trio.open_nursery() as nursery:
+            for sid in sessions:
+                nursery.start_soon(host.run, sid, "warm")  # live, at version 2
+        async with trio.open_nursery() as nursery:
+            for k, sid in enumerate(sessions):
+                nursery.start_soon(cancelled_after, k, functools.partial(host.run, sid, "x"))
+        await assert_consistent(host, store, sessions)
+        assert set(session_rows(system).values()) == {0}
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+async def test_a_reader_leaving_the_stream_at_any_checkpoint_leaves_every_session_able_to_run(
+    backend: str, tmp_path: Path
+) -> None:
+    sessions = [f"s{k}" for k in range(40)]
+
+    async def read(sid: str) -> None:
+        async with host.submit(sid, "x") as events:
+            async for _ in events:
+                pass
+
+    async with host_on(backend, tmp_path) as (host, store, system):
+        async with trio.open_nursery() as nursery:
+            for sid in sessions:
+                nursery.start_soon(host.run, sid, "warm")
+        async with trio.open_nursery() as nursery:
+            for k, sid in enumerate(sessions):
+                nursery.start_soon(cancelled_after, k, functools.partial(read, sid))
+        await assert_consistent(host, store, sessions)
+        assert set(session_rows(system).values()) == {0}
+
+
+async def test_a_cancelled_first_turn_of_an_idle_session_leaves_it_able_to_run(
+    tmp_path: Path,
+) -> None:
+    # An idle session's turn begins and reloads its tail in one write (begin_and_load).
+    sessions = [f"s{k}" for k in range(30)]
+    async with host_on("memory", tmp_path) as (host, store, _):
+        for sid in sessions:
+            await host.run(sid, "warm")
+        await trio.sleep(1)  # every session idle: its tail dropped
+        async with trio.open_nursery() as nursery:
+            for k, sid in enumerate(sessions):
+                nursery.start_soon(cancelled_after, k, functools.partial(host.run, sid, "x"))
+        await assert_consistent(host, store, sessions)
+
+
+# -- symptom 6: failed writes that heal ------------------------------------------------------
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("applied", [0.0, 0.5])
+async def test_after_failing_writes_heal_the_next_turn_of_every_session_completes(
+    backend: str, applied: float, tmp_path: Path
+) -> None:
+    sessions = [f"s{k}" for k in range(24)]
+    faults = Faults(rate=0.5, applied=applied)
+    told: list[str] = []
+
+    async def turns(sid: str) -> None:
+        for n in range(4):
+            try:
+                result = await host.run(sid, f"t{n}")
+                told.append(result.status)
+            except StoreUnavailable:
+                told.append("unavailable")
+            if n == 1:
+                try:
+                    await host.ask(sid, am.SetFacts(set={"k": sid}))
+                except StoreUnavailable:
+                    told.append("facts unavailable")
+
+    async with host_on(backend, tmp_path, faults=faults) as (host, store, system):
+        async with trio.open_nursery() as nursery:
+            for sid in sessions:
+                nursery.start_soon(host.run, sid, "warm")
+        faults.down = True
+        async with trio.open_nursery() as nursery:
+            for sid in sessions:
+                nursery.start_soon(turns, sid)
+        faults.down = False
+        assert faults.failed > 0 and "unavailable" in told
+        await assert_consistent(host, store, sessions)
+        assert set(session_rows(system).values()) == {0}
+
+
+async def test_a_full_sqlite_file_fails_the_commit_and_once_it_has_room_the_session_runs(
+    tmp_path: Path,
+) -> None:
+    sqlite = Sqlite(tmp_path / "s.db")
+    async with host_on("sqlite", tmp_path, latency=0.3, sqlite=sqlite) as (host, store, system):
+        await host.run("s", "warm")
+
+        async def fill_during_the_model_call() -> None:
+            await trio.sleep(0.1)  # the turn has begun; the lane is idle
+            sqlite.backends[0].connection.execute("PRAGMA query_only = 1")
+
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(fill_during_the_model_call)
+            with pytest.raises(StoreUnavailable):
+                await host.run("s", "lost")
+        sqlite.backends[0].connection.execute("PRAGMA query_only = 0")
+        await assert_consistent(host, store, ["s"])
+        assert session_rows(system) == {"session:s": 0}
+
+
+# -- symptom 3 (session side): typed errors end the turn, not the actor -------------------------
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+async def test_a_failed_commit_ends_a_streamed_turn_as_turn_failed_and_the_actor_runs_on(
+    backend: str, tmp_path: Path
+) -> None:
+    faults = Faults(writes=frozenset({"commit"}))
+    async with host_on(backend, tmp_path, faults=faults) as (host, store, system):
+        await host.run("s", "warm")
+        faults.down = True
+        async with host.submit("s", "x") as events:
+            seen = [event async for event in events]
+        faults.down = False
+        assert isinstance(seen[-1], am.TurnFailed)
+        assert seen[-1].result.error_kind == "store_storage_unavailable"
+        assert session_rows(system) == {"session:s": 0}
+        await assert_consistent(host, store, ["s"])
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+async def test_a_failed_begin_ends_a_streamed_turn_as_turn_failed_and_the_actor_runs_on(
+    backend: str, tmp_path: Path
+) -> None:
+    faults = Faults(writes=frozenset({"begin"}), applied=1.0)
+    async with host_on(backend, tmp_path, faults=faults) as (host, store, system):
+        await host.run("s", "warm")
+        faults.down = True
+        async with host.submit("s", "x") as events:
+            seen = [event async for event in events]
+        faults.down = False
+        assert [type(e) for e in seen] == [am.TurnFailed]
+        assert seen[-1].result.error_kind == "store_storage_unavailable"
+        assert session_rows(system) == {"session:s": 0}
+        await assert_consistent(host, store, ["s"])
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+async def test_a_failed_commit_is_raised_to_run_turn_and_the_next_turn_completes(
+    backend: str, tmp_path: Path
+) -> None:
+    faults = Faults(writes=frozenset({"commit"}))
+    async with host_on(backend, tmp_path, faults=faults) as (host, store, system):
+        await host.run("s", "warm")
+        faults.down = True
+        with pytest.raises(StoreUnavailable):
+            await host.run("s", "x")
+        faults.down = False
+        await assert_consistent(host, store, ["s"])
+        assert session_rows(system) == {"session:s": 0}

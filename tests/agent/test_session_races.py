@@ -18,12 +18,19 @@ from typing import Any
 import attrs
 import pytest
 import trio
+import trio.testing
 
 from agcore_actors import ActorRef, ActorSystem
 from agcore_actors.actor import ChildSpec
 from agcore_actors.agent import Agent, AgentBuilder, HostConfig, SessionHost, StoreTurns
 from agcore_actors.agent import messages as am
-from agcore_actors.llm import ChatRequest, ProviderRegistry, RetryConfig, provider_actor
+from agcore_actors.llm import (
+    ChatRequest,
+    ProviderRegistry,
+    RetryConfig,
+    UserMessage,
+    provider_actor,
+)
 from agcore_actors.store import (
     InMemorySessions,
     SessionStore,
@@ -36,7 +43,18 @@ from agcore_actors.tools import ToolExecutor, ToolRegistry, function_tool
 from tests.agent.stores import stored
 from tests.store.helpers import problems
 
-BACKENDS = ["memory", "sqlite"]
+
+@pytest.fixture(params=["memory", "sqlite"])
+def backend(request: pytest.FixtureRequest) -> str:
+    """The store the test runs on: in memory (on virtual time) or a SQLite file."""
+    name: str = request.param
+    return name
+
+
+@pytest.fixture
+def clock(backend: str) -> trio.testing.MockClock | None:
+    """Virtual time over the in-memory store; the SQLite lane's threads need real time."""
+    return trio.testing.MockClock(autojump_threshold=0) if backend == "memory" else None
 
 
 @function_tool
@@ -51,7 +69,7 @@ def tooling_model(latency: float) -> ScriptedProvider:
     ids = iter(range(1_000_000))
 
     def play(request: ChatRequest, attempt: int) -> ScriptedReply:
-        if request.messages[-1].role == "user":
+        if isinstance(request.messages[-1], UserMessage):
             call = ScriptedToolCall("add", '{"a": 1, "b": 2}', f"call-{next(ids)}")
             return ScriptedReply(tool_calls=[call], latency=latency)
         return ScriptedReply(text="done", latency=latency)
@@ -210,9 +228,8 @@ def session_rows(system: ActorSystem) -> dict[str, int]:
 # -- symptom 2: a cancelled begin ------------------------------------------------------------
 
 
-@pytest.mark.parametrize("backend", BACKENDS)
 async def test_a_turn_cancelled_at_any_checkpoint_leaves_every_session_able_to_run(
-    backend: str, tmp_path: Path
+    backend: str, clock: object, tmp_path: Path
 ) -> None:
     sessions = [f"s{k}" for k in range(40)]
     async with host_on(backend, tmp_path) as (host, store, system):
@@ -226,9 +243,8 @@ async def test_a_turn_cancelled_at_any_checkpoint_leaves_every_session_able_to_r
         assert set(session_rows(system).values()) == {0}
 
 
-@pytest.mark.parametrize("backend", BACKENDS)
 async def test_a_reader_leaving_the_stream_at_any_checkpoint_leaves_every_session_able_to_run(
-    backend: str, tmp_path: Path
+    backend: str, clock: object, tmp_path: Path
 ) -> None:
     sessions = [f"s{k}" for k in range(40)]
 
@@ -249,7 +265,7 @@ async def test_a_reader_leaving_the_stream_at_any_checkpoint_leaves_every_sessio
 
 
 async def test_a_cancelled_first_turn_of_an_idle_session_leaves_it_able_to_run(
-    tmp_path: Path,
+    autojump_clock: trio.testing.MockClock, tmp_path: Path
 ) -> None:
     # An idle session's turn begins and reloads its tail in one write (begin_and_load).
     sessions = [f"s{k}" for k in range(30)]
@@ -266,10 +282,9 @@ async def test_a_cancelled_first_turn_of_an_idle_session_leaves_it_able_to_run(
 # -- symptom 6: failed writes that heal ------------------------------------------------------
 
 
-@pytest.mark.parametrize("backend", BACKENDS)
 @pytest.mark.parametrize("applied", [0.0, 0.5])
 async def test_after_failing_writes_heal_the_next_turn_of_every_session_completes(
-    backend: str, applied: float, tmp_path: Path
+    backend: str, clock: object, applied: float, tmp_path: Path
 ) -> None:
     sessions = [f"s{k}" for k in range(24)]
     faults = Faults(rate=0.5, applied=applied)
@@ -325,9 +340,8 @@ async def test_a_full_sqlite_file_fails_the_commit_and_once_it_has_room_the_sess
 # -- symptom 3 (session side): typed errors end the turn, not the actor -------------------------
 
 
-@pytest.mark.parametrize("backend", BACKENDS)
 async def test_a_failed_commit_ends_a_streamed_turn_as_turn_failed_and_the_actor_runs_on(
-    backend: str, tmp_path: Path
+    backend: str, clock: object, tmp_path: Path
 ) -> None:
     faults = Faults(writes=frozenset({"commit"}))
     async with host_on(backend, tmp_path, faults=faults) as (host, store, system):
@@ -342,9 +356,8 @@ async def test_a_failed_commit_ends_a_streamed_turn_as_turn_failed_and_the_actor
         await assert_consistent(host, store, ["s"])
 
 
-@pytest.mark.parametrize("backend", BACKENDS)
 async def test_a_failed_begin_ends_a_streamed_turn_as_turn_failed_and_the_actor_runs_on(
-    backend: str, tmp_path: Path
+    backend: str, clock: object, tmp_path: Path
 ) -> None:
     faults = Faults(writes=frozenset({"begin"}), applied=1.0)
     async with host_on(backend, tmp_path, faults=faults) as (host, store, system):
@@ -359,9 +372,8 @@ async def test_a_failed_begin_ends_a_streamed_turn_as_turn_failed_and_the_actor_
         await assert_consistent(host, store, ["s"])
 
 
-@pytest.mark.parametrize("backend", BACKENDS)
 async def test_a_failed_commit_is_raised_to_run_turn_and_the_next_turn_completes(
-    backend: str, tmp_path: Path
+    backend: str, clock: object, tmp_path: Path
 ) -> None:
     faults = Faults(writes=frozenset({"commit"}))
     async with host_on(backend, tmp_path, faults=faults) as (host, store, system):

@@ -1,11 +1,23 @@
 """The state of a :class:`~._session.Session`: the settings its host's sessions share,
-what it holds only while turns run or wait, its turn lock, and its control messages —
-cancel, approve, switch agent, facts, info — answered at once, also while a turn runs.
-:class:`SessionControl` is the Session's base class; the turn loop is in ``_session``.
+what it holds only while turns run or wait, its turn lock, its writes of a turn (begin,
+commit) and how it gets back in step with the store after one failed, and its control
+messages — cancel, approve, switch agent, facts, info — answered at once, also while a
+turn runs. :class:`SessionControl` is the Session's base class; the turn loop is in
+``_session``.
+
+In step with the store: a begin, commit or facts write that fails or is cut short may
+or may not have been applied, so the session marks itself unsure (``_unsure``) and
+reloads before its next write (:meth:`SessionControl._resync`): the load repairs a turn
+left open, and facts acknowledged with a failed commit are written then. A begin cut
+short by a cancellation reloads at once, shielded and within ``commit_timeout``, so the
+cancelled turn is closed before the cancellation completes. Each step of a reload gives
+the same result when repeated, so a reload that fails or is cut short leaves the session
+unsure and the next one starts over.
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
 from collections.abc import Awaitable, Callable, Mapping
 from types import MappingProxyType
@@ -14,15 +26,17 @@ from typing import Final
 import attrs
 import trio
 
+from .._errors import AgcoreError
 from ..actor import Actor
 from ..llm import Message as ChatMessage
 from ..llm import SystemMessage, Usage
 from ..tools import ApprovalDecision, ApprovalRequest
 from . import messages as am
+from ._child import commit_turn
 from ._config import Agent, AgentConfig
 from ._errors import AgentConfigError
 from ._hooks import TurnHooks
-from ._store_port import TurnStore
+from ._store_port import SessionState, TurnStore
 from ._turn import Turn, TurnPorts
 
 Emit = Callable[[am.TurnEvent], Awaitable[None]]
@@ -81,6 +95,7 @@ class SessionControl(Actor[SessionRequest]):
         "_history_size",
         "_pending_facts",
         "_switch_notes",
+        "_unsure",
         "agent_name",
         "facts",
         "history",
@@ -105,6 +120,7 @@ class SessionControl(Actor[SessionRequest]):
     _busy: _Busy | None
     _pending_facts: tuple[dict[str, str], list[str]] | None
     _switch_notes: tuple[ChatMessage, ...]
+    _unsure: bool
 
     def _busy_now(self) -> _Busy:
         """The busy state, made if the session was idle."""
@@ -128,6 +144,111 @@ class SessionControl(Actor[SessionRequest]):
             if self._history_size >= 0 and self.history:
                 self._history_size = len(self.history)
                 self.history = self.usage = None
+
+    # -- staying in step with the store --------------------------------------------------
+
+    def _adopt(self, state: SessionState) -> None:
+        """Take the stored session as it is (on start, and when resynchronising)."""
+        self.version = state.version
+        self.history = list(state.history)
+        self._history_size = -1 if state.summarized else 0
+        self.facts = dict(state.facts) if state.facts else _NO_FACTS
+        self.usage = state.usage
+        self.turns = state.turns
+
+    def _keep_facts(self, facts_set: dict[str, str], facts_removed: list[str]) -> None:
+        """Put facts back in front of those pending (their write failed): the store gets
+        them, in order, before anything newer."""
+        pending = self._pending_facts
+        if pending is not None:
+            newer_set, newer_removed = pending
+            facts_set = {k: v for k, v in facts_set.items() if k not in newer_removed}
+            facts_set.update(newer_set)
+            facts_removed = [*facts_removed, *newer_removed]
+        if facts_set or facts_removed:
+            self._pending_facts = (facts_set, facts_removed)
+
+    async def _resync(self) -> None:
+        """Reload the session from the store, the truth after a write whose outcome the
+        session does not know (cut short, refused, timed out: ``_unsure``): an open turn
+        is repaired (closed as interrupted, every call answered) by the load, and facts
+        acknowledged but not stored are written. Called holding the turn lock (or from
+        the turn that holds it); raises the store's error, and the session stays unsure:
+        a reload and a facts write give the same result when repeated."""
+        store = self.settings.store
+        state = await store.load(self.session, self.settings.history_tail)
+        version = state.version
+        pending = self._pending_facts
+        if pending is not None:
+            version = await store.set_facts(self.session, version, *pending)
+            self._pending_facts = None
+        self._adopt(state)
+        self.version = version
+        if pending is not None:
+            facts = {k: v for k, v in self.facts.items() if k not in pending[1]}
+            facts.update(pending[0])
+            self.facts = facts or _NO_FACTS
+        self._unsure = False
+
+    async def _begin(
+        self, turn_id: str, opening: list[ChatMessage], agent: str
+    ) -> list[ChatMessage]:
+        """Open the turn in the store; the tail the prompt starts with (reloaded in the
+        same write if it was dropped while idle). Called holding the turn lock.
+
+        A begin that fails or is cut short may have been applied: the session is then
+        unsure; cut short, it reloads (repairing the turn) before the cancellation
+        completes, else its next turn reloads first."""
+        if self._unsure:
+            await self._resync()
+        store = self.settings.store
+        history = self.history
+        try:
+            if history is None:
+                state = await store.begin_and_load(
+                    self.session, turn_id, self.version, opening, agent, self._history_size
+                )
+                self.version, self.usage = state.version, state.usage
+                self.history = history = state.history
+                if state.summarized:
+                    self._history_size = -1  # keep it from now on (see Session._setup)
+            else:
+                self.version = await store.begin(
+                    self.session, turn_id, self.version, opening, agent
+                )
+        except BaseException as exc:
+            self._unsure = True
+            if isinstance(exc, trio.Cancelled):
+                await self._settle()
+            raise
+        return history
+
+    async def _store_commit(
+        self,
+        turn: Turn,
+        version: int,
+        status: am.TurnStatus,
+        facts_set: dict[str, str],
+        facts_removed: list[str],
+    ) -> int:
+        """Close ``turn``'s open calls and commit it, shielded from cancellation."""
+        return await commit_turn(
+            self.settings.store,
+            self.settings.commit_timeout,
+            turn,
+            version,
+            status,
+            facts_set,
+            facts_removed,
+        )
+
+    async def _settle(self) -> None:
+        """:meth:`_resync` now, shielded from the cancellation that cut a write short and
+        bounded by ``commit_timeout``; if the store cannot answer, the session stays
+        unsure and its next turn tries again."""
+        deadline = trio.current_time() + self.settings.commit_timeout
+        with trio.CancelScope(shield=True, deadline=deadline), contextlib.suppress(AgcoreError):
+            await self._resync()
 
     def _running(self) -> _Running | None:
         """The running turn, if any."""
@@ -203,9 +324,15 @@ class SessionControl(Actor[SessionRequest]):
         else:
             await self._acquire()
             try:
-                self.version = await self.settings.store.set_facts(
-                    self.session, self.version, dict(msg.set), list(msg.remove)
-                )
+                if self._unsure:
+                    await self._resync()
+                try:
+                    self.version = await self.settings.store.set_facts(
+                        self.session, self.version, dict(msg.set), list(msg.remove)
+                    )
+                except BaseException:
+                    self._unsure = True  # refused or cut short: applied or not, reload
+                    raise
             finally:
                 self._release()
         removed = set(msg.remove)

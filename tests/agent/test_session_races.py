@@ -386,3 +386,114 @@ async def test_a_failed_commit_is_raised_to_run_turn_and_the_next_turn_completes
         faults.down = False
         await assert_consistent(host, store, ["s"])
         assert session_rows(system) == {"session:s": 0}
+
+
+# -- cancellation at random moments, and what is stored right after it --------------------------
+
+
+@pytest.mark.parametrize("seed", range(3))
+async def test_turns_cancelled_at_random_moments_are_closed_before_the_cancellation_completes(
+    seed: int, autojump_clock: trio.testing.MockClock, tmp_path: Path
+) -> None:
+    rng = random.Random(seed)
+    sessions = [f"s{k}" for k in range(30)]
+    async with host_on("memory", tmp_path) as (host, store, system):
+        async with trio.open_nursery() as nursery:
+            for sid in sessions:
+                nursery.start_soon(host.run, sid, "warm")
+
+        async def cut(sid: str) -> None:
+            for n in range(3):
+                with trio.move_on_after(rng.uniform(0, 0.05)):
+                    if rng.random() < 0.5:
+                        await host.run(sid, f"x{n}")
+                    else:
+                        async with host.submit(sid, f"x{n}") as events:
+                            async for _ in events:
+                                pass
+
+        async with trio.open_nursery() as nursery:
+            for sid in sessions:
+                nursery.start_soon(cut, sid)
+        await trio.testing.wait_all_tasks_blocked()
+        for sid in sessions:  # closed before the next turn: nothing left to repair
+            snapshot = await stored(store, sid)
+            assert snapshot is not None and snapshot.record.open_turn is None, sid
+        await assert_consistent(host, store, sessions)
+        assert set(session_rows(system).values()) == {0}
+
+
+# -- a commit that outlives commit_timeout ---------------------------------------------------
+
+
+class SlowCommits(StoreTurns):
+    """Commits hang while ``slow`` (the store stopped answering)."""
+
+    slow = False
+
+    async def commit(self, *args: Any, **kwargs: Any) -> int:
+        if self.slow:
+            await trio.sleep(1000)
+        return await super().commit(*args, **kwargs)
+
+
+async def test_a_commit_past_commit_timeout_fails_typed_and_the_next_turn_completes(
+    system: ActorSystem, autojump_clock: trio.testing.MockClock
+) -> None:
+    store_ref = await system.root.start_child(
+        session_store_spec("store", backend=InMemorySessions(), clock=trio.current_time)
+    )
+    turns = SlowCommits(store_ref)
+    llm = await system.spawn(
+        provider_actor(
+            ProviderRegistry().register(tooling_model(0.01)), retry=RetryConfig(max_retries=0)
+        ),
+        name="llm",
+    )
+    registry = ToolRegistry([add])
+    executor = await system.spawn(lambda: ToolExecutor(registry), name="tools")
+    bundle = (
+        AgentBuilder()
+        .provider(llm)
+        .tools(executor, registry)
+        .store(turns)
+        .agent(Agent(name="a", tools=["add"]))
+        .build()
+    )
+    async with SessionHost(system, bundle, HostConfig()) as host:
+        await host.run("s", "warm")
+        turns.slow = True
+        async with host.submit("s", "x") as events:
+            seen = [event async for event in events]
+        last = seen[-1]
+        assert isinstance(last, am.TurnFailed) and last.result.error_kind == "ask_timeout"
+        turns.slow = False
+        await assert_consistent(host, store_ref, ["s"])
+        assert session_rows(system) == {"session:s": 0}
+
+
+# -- facts acknowledged during a turn whose commit failed ---------------------------------------
+
+
+async def test_facts_set_during_a_turn_whose_commit_failed_are_stored_before_the_next_turn(
+    autojump_clock: trio.testing.MockClock, tmp_path: Path
+) -> None:
+    faults = Faults(writes=frozenset({"commit"}))
+    async with host_on("memory", tmp_path, latency=1.0, faults=faults) as (host, store, _):
+        await host.run("s", "warm")
+        faults.down = True
+
+        async def set_facts_mid_turn() -> None:
+            await trio.sleep(0.5)
+            await host.ask("s", am.SetFacts(set={"city": "Oslo"}))
+
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(set_facts_mid_turn)
+            with pytest.raises(StoreUnavailable):
+                await host.run("s", "x")
+        faults.down = False
+        await assert_consistent(host, store, ["s"])
+        snapshot = await stored(store, "s")
+        assert snapshot is not None and snapshot.facts == {"city": "Oslo"}
+        info = await host.ask("s", am.GetSessionInfo())
+        assert info.facts == {"city": "Oslo"}

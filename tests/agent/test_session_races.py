@@ -497,3 +497,36 @@ async def test_facts_set_during_a_turn_whose_commit_failed_are_stored_before_the
         assert snapshot is not None and snapshot.facts == {"city": "Oslo"}
         info = await host.ask("s", am.GetSessionInfo())
         assert info.facts == {"city": "Oslo"}
+
+
+async def test_many_sessions_on_a_sqlite_file_that_turns_read_only_for_a_while_all_recover(
+    tmp_path: Path,
+) -> None:
+    # The file refuses every write for a while (read-only, as a full disk does), whatever
+    # each session is doing then: its begin, its commit, or the batch both are in.
+    sqlite = Sqlite(tmp_path / "s.db")
+    sessions = [f"s{k}" for k in range(24)]
+    told: list[str] = []
+
+    async def turns(sid: str) -> None:
+        for n in range(6):
+            try:
+                told.append((await host.run(sid, f"t{n}")).status)
+            except StoreUnavailable:
+                told.append("unavailable")
+
+    async with host_on("sqlite", tmp_path, latency=0.02, sqlite=sqlite) as (host, store, system):
+        async with trio.open_nursery() as nursery:
+            for sid in sessions:
+                nursery.start_soon(host.run, sid, "warm")
+        writer = sqlite.backends[0].connection
+        async with trio.open_nursery() as nursery:
+            for sid in sessions:
+                nursery.start_soon(turns, sid)
+            await trio.sleep(0.05)
+            writer.execute("PRAGMA query_only = 1")
+            await trio.sleep(0.15)
+            writer.execute("PRAGMA query_only = 0")
+        assert "unavailable" in told
+        await assert_consistent(host, store, sessions)
+        assert set(session_rows(system).values()) == {0}

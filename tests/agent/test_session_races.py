@@ -22,12 +22,23 @@ import trio.testing
 
 from agcore_actors import ActorRef, ActorSystem
 from agcore_actors.actor import ChildSpec
-from agcore_actors.agent import Agent, AgentBuilder, HostConfig, SessionHost, StoreTurns
+from agcore_actors.agent import (
+    Agent,
+    AgentBuilder,
+    HostConfig,
+    SessionHost,
+    StoreTurns,
+    session_spec,
+)
 from agcore_actors.agent import messages as am
 from agcore_actors.llm import (
+    AssistantMessage,
     ChatRequest,
+    FunctionCall,
     ProviderRegistry,
     RetryConfig,
+    ToolCall,
+    ToolMessage,
     UserMessage,
     provider_actor,
 )
@@ -40,6 +51,7 @@ from agcore_actors.store import (
 from agcore_actors.store.lowlevel import SqliteSessionBackend
 from agcore_actors.testing import ScriptedProvider, ScriptedReply, ScriptedToolCall
 from agcore_actors.tools import ToolExecutor, ToolRegistry, function_tool
+from tests.agent.fakes import scripted
 from tests.agent.stores import stored
 from tests.store.helpers import problems
 
@@ -530,3 +542,61 @@ async def test_many_sessions_on_a_sqlite_file_that_turns_read_only_for_a_while_a
         assert "unavailable" in told
         await assert_consistent(host, store, sessions)
         assert set(session_rows(system).values()) == {0}
+
+
+# -- a child session (an agent called as a tool) whose store fails ------------------------------
+
+
+class ChildFaults(StoreTurns):
+    """Fails the ``what`` write of every child session (``<parent>/<call id>``)."""
+
+    def __init__(self, store: ActorRef[Any], what: str) -> None:
+        super().__init__(store)
+        self.what = what
+
+    async def begin(self, session: str, *args: Any, **kwargs: Any) -> int:
+        if "/" in session and self.what == "begin":
+            raise StoreUnavailable("test: child begin failed")
+        return await super().begin(session, *args, **kwargs)
+
+    async def commit(self, session: str, *args: Any, **kwargs: Any) -> int:
+        if "/" in session and self.what == "commit":
+            raise StoreUnavailable("test: child commit failed")
+        return await super().commit(session, *args, **kwargs)
+
+
+@pytest.mark.parametrize("what", ["begin", "commit"])
+async def test_a_child_sessions_store_error_is_its_tool_calls_error_and_the_parent_completes(
+    what: str, system: ActorSystem, autojump_clock: trio.testing.MockClock
+) -> None:
+    ask = ToolCall("k1", FunctionCall("researcher", '{"task": "find x"}'))
+    script: list[list[Any]] = [
+        [AssistantMessage(None, tool_calls=[ask])],
+        [AssistantMessage("x is 42")],  # the child's answer (when it runs)
+        [AssistantMessage("done")],
+    ]
+    provider = scripted(script)
+    llm = await system.spawn(
+        provider_actor(ProviderRegistry().register(provider), retry=RetryConfig(max_retries=0)),
+        name="llm",
+    )
+    store_ref = await system.root.start_child(
+        session_store_spec("store", backend=InMemorySessions(), clock=trio.current_time)
+    )
+    lead = Agent(name="lead", subagents=frozenset({"researcher"}))
+    researcher = Agent(name="researcher", description="Finds things.")
+    bundle = (
+        AgentBuilder()
+        .provider(llm)
+        .store(ChildFaults(store_ref, what))
+        .agents([lead, researcher])
+        .build()
+    )
+    session = await system.root.start_child(session_spec("s1", bundle))
+    result = await session.ask(am.RunTurn(text="what is x?"))
+    assert result.status == "completed"
+    parent = await stored(store_ref, "s1")
+    assert parent is not None and parent.record.open_turn is None
+    answer = next(e.message for e in parent.entries if isinstance(e.message, ToolMessage))
+    assert "store_storage_unavailable" in str(answer.content)
+    assert problems([e.message for e in parent.entries]) == []

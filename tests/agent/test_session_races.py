@@ -48,6 +48,7 @@ from agcore_actors.store import (
     StoreUnavailable,
     session_store_spec,
 )
+from agcore_actors.store import messages as sm
 from agcore_actors.store.lowlevel import SqliteSessionBackend
 from agcore_actors.testing import ScriptedProvider, ScriptedReply, ScriptedToolCall
 from agcore_actors.tools import ToolExecutor, ToolRegistry, function_tool
@@ -168,19 +169,23 @@ async def host_on(
     latency: float = 0.01,
     faults: Faults | None = None,
     sqlite: Sqlite | None = None,
+    model: ScriptedProvider | None = None,
+    agents: tuple[Agent, ...] = (Agent(name="a", tools=["add"]),),
+    turns: Callable[[ActorRef[Any]], StoreTurns] | None = None,
 ) -> AsyncIterator[tuple[SessionHost, ActorRef[Any], ActorSystem]]:
     """A host over the real store (``memory`` or ``sqlite`` on a tmp file), a real
-    provider actor playing :func:`tooling_model` and a real tool executor."""
+    provider actor playing ``model`` (:func:`tooling_model` by default) and a real tool
+    executor."""
     async with ActorSystem(strict=True, seed=0) as system:
         if backend == "memory":
             spec = session_store_spec("store", backend=InMemorySessions(), clock=trio.current_time)
         else:
             spec = (sqlite or Sqlite(tmp_path / "s.db")).spec()
         store_ref = await system.root.start_child(spec)
-        store = FlakyTurns(store_ref, faults or Faults())
+        store = turns(store_ref) if turns else FlakyTurns(store_ref, faults or Faults())
         llm = await system.spawn(
             provider_actor(
-                ProviderRegistry().register(tooling_model(latency)),
+                ProviderRegistry().register(model or tooling_model(latency)),
                 retry=RetryConfig(max_retries=0),
             ),
             name="llm",
@@ -192,18 +197,23 @@ async def host_on(
             .provider(llm)
             .tools(executor, registry)
             .store(store)
-            .agent(Agent(name="a", tools=["add"]))
+            .agents(agents)
             .build()
         )
         async with SessionHost(system, bundle, HostConfig()) as host:
             yield host, store_ref, system
 
 
-async def cancelled_after(checkpoints: int, work: Callable[[], Awaitable[object]]) -> None:
-    """Run ``work``, cancelling it after ``checkpoints`` checkpoints of another task."""
+async def cancelled_after(
+    checkpoints: int, work: Callable[[], Awaitable[object]], delay: float = 0.0
+) -> None:
+    """Run ``work``, cancelling it after ``delay`` seconds and then ``checkpoints``
+    checkpoints of another task."""
     with trio.CancelScope() as scope:
 
         async def cancel() -> None:
+            if delay:
+                await trio.sleep(delay)
             for _ in range(checkpoints):
                 await trio.lowlevel.checkpoint()
             scope.cancel()
@@ -600,3 +610,94 @@ async def test_a_child_sessions_store_error_is_its_tool_calls_error_and_the_pare
     answer = next(e.message for e in parent.entries if isinstance(e.message, ToolMessage))
     assert "store_storage_unavailable" in str(answer.content)
     assert problems([e.message for e in parent.entries]) == []
+
+
+def delegating_model() -> ScriptedProvider:
+    """A lead that asks the ``researcher`` agent (a child session) once per turn."""
+    ids = iter(range(1_000_000))
+
+    def play(request: ChatRequest, attempt: int) -> ScriptedReply:
+        last = request.messages[-1]
+        if isinstance(last, ToolMessage):
+            return ScriptedReply(text="done", latency=0.01)
+        if isinstance(last, UserMessage) and last.content == "find":
+            return ScriptedReply(text="found", latency=0.01)
+        call = ScriptedToolCall("researcher", '{"task": "find"}', f"k{next(ids)}")
+        return ScriptedReply(tool_calls=[call], latency=0.01)
+
+    return ScriptedProvider(play)
+
+
+async def test_a_turn_cancelled_while_its_child_session_runs_leaves_no_open_turn_anywhere(
+    backend: str, clock: object, tmp_path: Path
+) -> None:
+    sessions = [f"s{k}" for k in range(100)]
+    lead = Agent(name="lead", subagents=frozenset({"researcher"}))
+    researcher = Agent(name="researcher", description="Finds things.")
+    async with host_on(backend, tmp_path, model=delegating_model(), agents=(lead, researcher)) as (
+        host,
+        store,
+        system,
+    ):
+        async with trio.open_nursery() as nursery:
+            for sid in sessions:
+                nursery.start_soon(host.run, sid, "warm")
+        rng = random.Random(0)
+        async with trio.open_nursery() as nursery:
+            for k, sid in enumerate(sessions):
+                run = functools.partial(host.run, sid, "x")
+                if backend == "memory":
+                    # every phase: the lead's model call ends at 0.01 s, the child's at 0.02 s
+                    nursery.start_soon(cancelled_after, k % 10, run, 0.01 * (k // 10))
+                else:  # real time: anywhere in the turn (about 40 ms on SQLite)
+                    nursery.start_soon(cancelled_after, 0, run, rng.uniform(0, 0.04))
+        running: sm.SessionPage = await store.ask(sm.ListSessions(status="running"))
+        assert [r.id for r in running.sessions] == []
+        await assert_consistent(host, store, sessions)
+        assert set(session_rows(system).values()) == {0}
+
+
+class SlowBeginReplies(StoreTurns):
+    """The store applies a begin at once but its reply takes a second, for child
+    sessions (``<parent>/<call id>``) or for the others: a caller cancelled meanwhile
+    gets no reply for a begin that was applied."""
+
+    def __init__(self, store: ActorRef[Any], *, child: bool) -> None:
+        super().__init__(store)
+        self.child = child
+
+    async def _late(self, session: str) -> None:
+        if ("/" in session) == self.child:
+            await trio.sleep(1)
+
+    async def begin(self, session: str, *args: Any, **kwargs: Any) -> int:
+        version = await super().begin(session, *args, **kwargs)
+        await self._late(session)
+        return version
+
+    async def begin_and_load(self, session: str, *args: Any, **kwargs: Any) -> Any:
+        state = await super().begin_and_load(session, *args, **kwargs)
+        await self._late(session)
+        return state
+
+
+@pytest.mark.parametrize("child", [False, True])
+async def test_a_turn_cancelled_after_its_begin_was_applied_but_before_the_reply_is_closed(
+    child: bool, autojump_clock: trio.testing.MockClock, tmp_path: Path
+) -> None:
+    lead = Agent(name="lead", subagents=frozenset({"researcher"}))
+    researcher = Agent(name="researcher", description="Finds things.")
+    async with host_on(
+        "memory",
+        tmp_path,
+        model=delegating_model(),
+        agents=(lead, researcher),
+        turns=functools.partial(SlowBeginReplies, child=child),
+    ) as (host, store, system):
+        await host.run("s", "warm")
+        with trio.move_on_after(0.5):
+            await host.run("s", "x")
+        running: sm.SessionPage = await store.ask(sm.ListSessions(status="running"))
+        assert [r.id for r in running.sessions] == []
+        await assert_consistent(host, store, ["s"])
+        assert session_rows(system) == {"session:s": 0}

@@ -9,9 +9,10 @@ any error of the store: the caller reloads the session before writing again).
 :func:`run_child_session` runs an agent on a task as session ``<parent>/<call id>``,
 inside the calling turn's task tree: its transcript is stored like any session's, its
 failure — the store's included — is the tool call's error (never the parent turn's),
-and a cancellation of the parent commits the child as ``cancelled`` before it completes.
-A child turn the store leaves open (a failed commit) is repaired when that child session
-is next loaded.
+and a cancellation of the parent commits the child as ``cancelled`` (or, when it cuts
+the child's begin short, closes the child's turn if the begin was applied) before it
+completes. A child turn the store leaves open (a failed commit) is repaired when that
+child session is next loaded.
 """
 
 from __future__ import annotations
@@ -80,6 +81,7 @@ async def run_child_session(
     config: AgentConfig,
     ports: TurnPorts,
     commit: Commit,
+    commit_timeout: float = 30.0,
 ) -> tuple[am.ToolCallStatus, str, Usage]:
     """Run ``agent`` on ``task`` as session ``<parent>/<call_id>`` (see the module doc):
     the call's status, its content and the child's usage."""
@@ -103,6 +105,13 @@ async def run_child_session(
         )
     except AgcoreError as exc:
         return "error", _error(exc), Usage()
+    except trio.Cancelled:
+        # Cut short in flight, the begin may have been applied: load the child now (the
+        # load closes a turn left open), shielded and bounded like a commit.
+        deadline = trio.current_time() + commit_timeout
+        with trio.CancelScope(shield=True, deadline=deadline), contextlib.suppress(AgcoreError):
+            await store.load(child, 0)
+        raise
     status: am.ToolCallStatus = "ok"
     try:
         await turn.run(task)

@@ -408,4 +408,5 @@ class Session(SessionControl):
             config=self.settings.config,
             ports=self.settings.ports,
             commit=self._store_commit,
+            commit_timeout=self.settings.commit_timeout,
         )

@@ -20,11 +20,13 @@ from agcore_actors.agent import Agent, AgentBuilder, session_spec
 from agcore_actors.agent import messages as am
 from agcore_actors.llm import (
     AssistantMessage,
+    ChatRequest,
     FunctionCall,
     ProviderRegistry,
     RetryConfig,
     ToolCall,
     ToolMessage,
+    UserMessage,
     provider_actor,
 )
 from agcore_actors.store import (
@@ -32,6 +34,7 @@ from agcore_actors.store import (
     StoreUnavailable,
     session_store_spec,
 )
+from agcore_actors.testing import ScriptedProvider, ScriptedReply, ScriptedToolCall
 from tests.agent.fakes import scripted
 from tests.agent.races import (
     ChildFaults,
@@ -276,3 +279,33 @@ async def test_a_child_sessions_store_error_is_its_tool_calls_error_and_the_pare
     answer = next(e.message for e in parent.entries if isinstance(e.message, ToolMessage))
     assert "store_storage_unavailable" in str(answer.content)
     assert problems([e.message for e in parent.entries]) == []
+
+
+# -- a commit the store refuses as invalid ----------------------------------------------------
+
+
+def duplicate_ids_model() -> ScriptedProvider:
+    """A model whose first reply makes two calls with the same id."""
+
+    def play(request: ChatRequest, attempt: int) -> ScriptedReply:
+        last = request.messages[-1]
+        if isinstance(last, UserMessage) and last.content == "twice":
+            same = [ScriptedToolCall("add", '{"a": 1, "b": 2}', "dup")] * 2
+            return ScriptedReply(tool_calls=same, latency=0.01)
+        return ScriptedReply(text="done", latency=0.01)
+
+    return ScriptedProvider(play)
+
+
+async def test_a_refused_commit_ends_the_streamed_turn_and_the_next_turn_completes(
+    backend: str, clock: object, tmp_path: Path
+) -> None:
+    # However the turn's calls are stored (refused as InvalidTranscript, or made unique
+    # first), the reader gets the turn's end, the actor runs on and the next turn works.
+    async with host_on(backend, tmp_path, model=duplicate_ids_model()) as (host, store, system):
+        await host.run("s", "warm")
+        async with host.submit("s", "twice") as events:
+            seen = [event async for event in events]
+        assert isinstance(seen[-1], am.TurnCompleted | am.TurnFailed)
+        await assert_consistent(host, store, ["s"])
+        assert session_rows(system) == {"session:s": 0}

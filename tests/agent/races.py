@@ -37,6 +37,7 @@ from agcore_actors.store import (
 from agcore_actors.store.lowlevel import SqliteSessionBackend
 from agcore_actors.testing import ScriptedProvider, ScriptedReply, ScriptedToolCall
 from agcore_actors.tools import ToolExecutor, ToolRegistry, function_tool
+from tests.agent.fakes import UNIT
 from tests.agent.stores import stored
 from tests.store.helpers import problems
 
@@ -55,8 +56,8 @@ def tooling_model(latency: float) -> ScriptedProvider:
     def play(request: ChatRequest, attempt: int) -> ScriptedReply:
         if isinstance(request.messages[-1], UserMessage):
             call = ScriptedToolCall("add", '{"a": 1, "b": 2}', f"call-{next(ids)}")
-            return ScriptedReply(tool_calls=[call], latency=latency)
-        return ScriptedReply(text="done", latency=latency)
+            return ScriptedReply(tool_calls=[call], latency=latency, usage=UNIT)
+        return ScriptedReply(text="done", latency=latency, usage=UNIT)
 
     return ScriptedProvider(play)
 

@@ -16,6 +16,7 @@ import trio
 import trio.testing
 
 from agcore_actors.agent import Agent
+from agcore_actors.agent import messages as am
 from agcore_actors.store import messages as sm
 from tests.agent.races import (
     SlowBeginReplies,
@@ -168,3 +169,37 @@ async def test_a_turn_cancelled_after_its_begin_was_applied_but_before_the_reply
         assert [r.id for r in running.sessions] == []
         await assert_consistent(host, store, ["s"])
         assert session_rows(system) == {"session:s": 0}
+
+
+# -- control messages racing a turn's begin --------------------------------------------------
+
+
+async def test_session_info_asked_while_an_idle_sessions_turn_begins_never_breaks_the_turn(
+    backend: str, clock: object, tmp_path: Path
+) -> None:
+    # An idle session holds no usage figure; GetSessionInfo reads the stored one. Read
+    # while the turn's begin is in flight, it must not close that turn as interrupted.
+    sessions = [f"s{k}" for k in range(40)]
+    async with host_on(backend, tmp_path) as (host, store, system):
+        for sid in sessions:
+            await host.run(sid, "warm")
+        await trio.sleep(1)  # every session idle: its tail and usage dropped
+        results: dict[str, am.TurnResult] = {}
+        infos: dict[str, am.SessionInfo] = {}
+
+        async def turn(sid: str) -> None:
+            results[sid] = await host.run(sid, "x")
+
+        async def info(sid: str, checkpoints: int) -> None:
+            for _ in range(checkpoints):
+                await trio.lowlevel.checkpoint()
+            infos[sid] = await host.ask(sid, am.GetSessionInfo())
+
+        async with trio.open_nursery() as nursery:
+            for k, sid in enumerate(sessions):
+                nursery.start_soon(turn, sid)
+                nursery.start_soon(info, sid, k)
+        assert {sid: r.status for sid, r in results.items()} == dict.fromkeys(sessions, "completed")
+        assert all(i.usage.input_tokens > 0 for i in infos.values())
+        await assert_consistent(host, store, sessions)
+        assert set(session_rows(system).values()) == {0}

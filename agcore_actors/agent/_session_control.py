@@ -13,6 +13,11 @@ short by a cancellation reloads at once, shielded and within ``commit_timeout``,
 cancelled turn is closed before the cancellation completes. Each step of a reload gives
 the same result when repeated, so a reload that fails or is cut short leaves the session
 unsure and the next one starts over.
+
+Info: an idle session holds no usage figure, so ``GetSessionInfo`` reads the stored one,
+holding the turn lock for that one read (a load closes an open turn as interrupted, so
+it must never run beside a begin); asked while a turn is beginning, it waits for that
+begin (one store round trip), never for the turn.
 """
 
 from __future__ import annotations
@@ -64,14 +69,24 @@ class SessionSettings:
 
 class _Busy:
     """What a session holds only while turns run or wait: the turn lock (FIFO), how
-    many turns wait for it, and the running turn."""
+    many turns wait for it, the running turn, and what info asks wait for when they
+    come while the lock's holder has not loaded the session yet (see _on_info)."""
 
-    __slots__ = ("lock", "queued", "running")
+    __slots__ = ("loaded", "lock", "queued", "running")
 
     def __init__(self) -> None:
         self.lock = trio.StrictFIFOLock()
         self.queued = 0
         self.running: _Running | None = None
+        # Made by the first info ask that waits; set and dropped when the holder has
+        # loaded the session (its usage is known) or let go of the lock.
+        self.loaded: trio.Event | None = None
+
+    def wake(self) -> None:
+        """Wake the info asks waiting (see ``loaded``)."""
+        if self.loaded is not None:
+            self.loaded.set()
+            self.loaded = None
 
 
 @attrs.define
@@ -139,6 +154,7 @@ class SessionControl(Actor[SessionRequest]):
         busy = self._busy
         assert busy is not None
         busy.lock.release()  # hands it straight to the next waiter, if any
+        busy.wake()
         if not busy.lock.locked():
             self._busy = None
             if self._history_size >= 0 and self.history:
@@ -201,6 +217,8 @@ class SessionControl(Actor[SessionRequest]):
         completes, else its next turn reloads first."""
         if self._unsure:
             await self._resync()
+            if self._busy is not None:
+                self._busy.wake()
         store = self.settings.store
         history = self.history
         try:
@@ -212,6 +230,8 @@ class SessionControl(Actor[SessionRequest]):
                 self.history = history = state.history
                 if state.summarized:
                     self._history_size = -1  # keep it from now on (see Session._setup)
+                if self._busy is not None:
+                    self._busy.wake()
             else:
                 self.version = await store.begin(
                     self.session, turn_id, self.version, opening, agent
@@ -342,8 +362,23 @@ class SessionControl(Actor[SessionRequest]):
 
     async def _on_info(self) -> am.SessionInfo:
         usage = self.usage
-        if usage is None:  # idle: the stored figure (what the next turn would reload)
-            usage = (await self.settings.store.load(self.session, 0)).usage
+        while usage is None:  # idle: the stored figure (what the next turn would reload)
+            busy = self._busy
+            if busy is None:
+                # Read holding the lock: a turn beginning meanwhile would be open in the
+                # store, and the load would close it as interrupted.
+                await self._acquire()
+                try:
+                    usage = self.usage or (await self.settings.store.load(self.session, 0)).usage
+                finally:
+                    self._release()
+            else:
+                # The lock's holder (a turn beginning, a facts write) has not loaded the
+                # session: wait until it has, or has let go (a read takes the lock then).
+                if busy.loaded is None:
+                    busy.loaded = trio.Event()
+                await busy.loaded.wait()
+                usage = self.usage
         running = self._running()
         return am.SessionInfo(
             session=self.session,

@@ -58,17 +58,22 @@ async def test_after_failing_writes_heal_the_next_turn_of_every_session_complete
     sessions = [f"s{k}" for k in range(24)]
     faults = Faults(rate=0.5, applied=applied)
     told: list[str] = []
+    completed: dict[str, list[str]] = {sid: [] for sid in sessions}
+    facts_acked: list[str] = []
 
     async def turns(sid: str) -> None:
         for n in range(4):
             try:
                 result = await host.run(sid, f"t{n}")
                 told.append(result.status)
+                if result.status == "completed":
+                    completed[sid].append(f"t{n}")
             except StoreUnavailable:
                 told.append("unavailable")
             if n == 1:
                 try:
                     await host.ask(sid, am.SetFacts(set={"k": sid}))
+                    facts_acked.append(sid)
                 except StoreUnavailable:
                     told.append("facts unavailable")
 
@@ -84,6 +89,17 @@ async def test_after_failing_writes_heal_the_next_turn_of_every_session_complete
         assert faults.failed > 0 and "unavailable" in told
         await assert_consistent(host, store, sessions)
         assert set(session_rows(system).values()) == {0}
+        for sid in sessions:  # what the callers were told is what is stored
+            snapshot = await stored(store, sid)
+            assert snapshot is not None
+            asked = [
+                e.message.content
+                for e in snapshot.entries
+                if isinstance(e.message, UserMessage) and e.message.content in completed[sid]
+            ]
+            assert asked == completed[sid], sid
+            if sid in facts_acked:
+                assert snapshot.facts == {"k": sid}, sid
 
 
 async def test_a_full_sqlite_file_fails_the_commit_and_once_it_has_room_the_session_runs(

@@ -3,22 +3,28 @@
 :func:`commit_turn` is the one way a session ends a turn in its store: the turn's open
 calls are closed (synthetic results), then the commit runs shielded from cancellation
 under its own deadline, so a cancelled turn is still committed whole or the commit
-raises :class:`trio.TooSlowError`.
+raises :class:`~agcore_actors.actor.AskTimeout` (the outcome is then unknown, as after
+any error of the store: the caller reloads the session before writing again).
 
 :func:`run_child_session` runs an agent on a task as session ``<parent>/<call id>``,
 inside the calling turn's task tree: its transcript is stored like any session's, its
-failure is the tool call's error (never the parent turn's), and a cancellation of the
-parent commits the child as ``cancelled`` before it completes.
+failure — the store's included — is the tool call's error (never the parent turn's),
+and a cancellation of the parent commits the child as ``cancelled`` (or, when it cuts
+the child's begin short, closes the child's turn if the begin was applied) before it
+completes. A child turn the store leaves open (a failed commit) is repaired when that
+child session is next loaded.
 """
 
 from __future__ import annotations
 
+import contextlib
 import uuid
 from collections.abc import Awaitable, Callable
 
 import trio
 
 from .._errors import AgcoreError
+from ..actor import AskTimeout
 from ..llm import Usage, UserMessage
 from . import messages as am
 from ._config import Agent, AgentConfig, PromptContext
@@ -40,7 +46,7 @@ async def commit_turn(
     facts_removed: list[str],
 ) -> int:
     """Close ``turn``'s open calls and commit it, shielded from cancellation, within
-    ``timeout`` seconds (else :class:`trio.TooSlowError`); the session's new version."""
+    ``timeout`` seconds (else :class:`AskTimeout`); the session's new version."""
     turn.close(status)
     # One scope, shielded and with the commit's own deadline (as fail_after in a shield).
     with trio.CancelScope(shield=True, deadline=trio.current_time() + timeout) as scope:
@@ -56,7 +62,7 @@ async def commit_turn(
             facts_removed=facts_removed,
         )
     if scope.cancelled_caught:
-        raise trio.TooSlowError
+        raise AskTimeout(f"store (commit of {turn.session!r})", timeout)
     return version
 
 
@@ -75,11 +81,11 @@ async def run_child_session(
     config: AgentConfig,
     ports: TurnPorts,
     commit: Commit,
+    commit_timeout: float = 30.0,
 ) -> tuple[am.ToolCallStatus, str, Usage]:
     """Run ``agent`` on ``task`` as session ``<parent>/<call_id>`` (see the module doc):
     the call's status, its content and the child's usage."""
     child = f"{parent}/{call_id}"
-    snapshot = await store.load(child, 0)
     context = PromptContext(session=child, agent=agent.name, turn=0, facts={})
     turn = Turn(
         session=child,
@@ -92,17 +98,38 @@ async def run_child_session(
         emit=drop_events,
         streamed=False,
     )
-    version = await store.begin(
-        child, turn.turn_id, snapshot.version, [UserMessage(task)], agent.name
-    )
+    try:
+        snapshot = await store.load(child, 0)
+        version = await store.begin(
+            child, turn.turn_id, snapshot.version, [UserMessage(task)], agent.name
+        )
+    except AgcoreError as exc:
+        return "error", _error(exc), Usage()
+    except trio.Cancelled:
+        # Cut short in flight, the begin may have been applied: load the child now (the
+        # load closes a turn left open), shielded and bounded like a commit.
+        deadline = trio.current_time() + commit_timeout
+        with trio.CancelScope(shield=True, deadline=deadline), contextlib.suppress(AgcoreError):
+            await store.load(child, 0)
+        raise
     status: am.ToolCallStatus = "ok"
     try:
         await turn.run(task)
         content = turn.text
     except AgcoreError as exc:
-        status, content = "error", f"Error: {exc.kind}: {exc}"
+        status, content = "error", _error(exc)
     except BaseException:
-        await commit(turn, version, "cancelled", {}, [])
+        # Left open if this fails: repaired when the child is next loaded.
+        with contextlib.suppress(AgcoreError):
+            await commit(turn, version, "cancelled", {}, [])
         raise
-    await commit(turn, version, "completed" if status == "ok" else "failed", {}, [])
+    try:
+        await commit(turn, version, "completed" if status == "ok" else "failed", {}, [])
+    except AgcoreError as exc:
+        status, content = "error", _error(exc)
     return status, content, turn.usage
+
+
+def _error(exc: AgcoreError) -> str:
+    """A child's failure as its tool call's content."""
+    return f"Error: {exc.kind}: {exc}"

@@ -29,16 +29,27 @@ Memory:
     would have been) before anything else; if the store cannot answer, the turn fails
     as a store error would at its start, and nothing is written.
 
+Store faults:
+    A begin or commit that fails or is cut short (cancelled in flight, full disk, busy
+    or lost store, the commit's deadline) may or may not be applied: the session is then
+    *unsure*. A begin cut short reloads at once (shielded, within ``commit_timeout``),
+    which closes the turn if it was opened; otherwise the next turn (or facts write)
+    reloads first, repairing an open turn: once the store takes writes again, the next
+    turn of every session completes. The happy path pays a flag test (``_session_control``).
+
 Errors:
     A typed error of the layers below (LLM, tools, store conflicts, limits) fails the
     turn: it is committed as ``failed`` and reported in :class:`TurnFailed` (or raised
-    to the asker of ``RunTurn``); the session goes on. Anything else is a bug: the turn
-    is committed as far as it got, then the actor crashes and its supervisor restarts it
-    from the store.
+    to the asker of ``RunTurn``); the session goes on. A typed error of the store that
+    refuses the turn's begin or commit ends a ``SubmitTurn`` stream with
+    :class:`TurnFailed` and is raised to the asker of ``RunTurn``; the session goes on
+    (unsure, see above). Anything else is a bug: the turn is committed as far as it got,
+    then the actor crashes and its supervisor restarts it from the store.
 """
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import math
 from collections.abc import AsyncIterator, Mapping
@@ -53,7 +64,7 @@ from ..llm import Message as ChatMessage
 from ..llm import Usage, UserMessage
 from ..tools import ApprovalRequest
 from . import messages as am
-from ._child import commit_turn, drop_events, run_child_session
+from ._child import drop_events, run_child_session
 from ._config import Agent, AgentConfig, PromptContext
 from ._errors import AgentConfigError, HookBlocked, SessionBusy, TurnTimeout
 from ._hooks import TurnHooks
@@ -72,6 +83,13 @@ from ._transcript import valid_tail
 from ._turn import Turn, TurnPorts
 
 _log = logging.getLogger("agcore_actors.agent")
+
+
+def _failed(session: str, turn: str, error: AgcoreError) -> am.TurnResult:
+    """The result of a turn that ``error`` ended before it ran or while it was stored."""
+    return am.TurnResult(
+        session=session, turn=turn, status="failed", error_kind=error.kind, error=str(error)
+    )
 
 
 def _final_event(result: am.TurnResult) -> am.TurnEvent:
@@ -164,15 +182,13 @@ class Session(SessionControl):
         # Notes of agent switches, sent and stored with the next turn (a tuple: () costs
         # nothing while idle).
         self._switch_notes: tuple[ChatMessage, ...] = ()
+        # A write of this session's failed or was cut short, so the store may hold what
+        # the session does not (see "Store faults"): its next turn reloads first.
+        self._unsure = False
 
     async def on_start(self) -> None:
         snapshot = await self.settings.store.load(self.session, self.settings.history_tail)
-        self.version = snapshot.version
-        self.history = list(snapshot.history)
-        self._history_size = -1 if snapshot.summarized else 0
-        self.facts = dict(snapshot.facts) if snapshot.facts else _NO_FACTS
-        self.usage = snapshot.usage
-        self.turns = snapshot.turns
+        self._adopt(snapshot)
         if snapshot.agent in self.settings.agents:
             self.agent_name = snapshot.agent
 
@@ -206,10 +222,11 @@ class Session(SessionControl):
 
     async def _on_run(self, msg: am.RunTurn) -> am.TurnResult:
         self._admit()
-        return await self._queued_turn(msg.text, msg.turn, drop_events)
+        return await self._queued_turn(msg.text, msg.turn or new_id(), drop_events)
 
     async def _on_submit(self, msg: am.SubmitTurn) -> AsyncIterator[am.TurnEvent]:
         self._admit()
+        turn_id = msg.turn or new_id()
         send, receive = trio.open_memory_channel[am.TurnEvent](0)
         done = trio.Event()
         holder = trio.CancelScope()
@@ -225,7 +242,12 @@ class Session(SessionControl):
             try:
                 with holder:
                     async with send:
-                        await self._queued_turn(msg.text, msg.turn, emit)
+                        try:
+                            await self._queued_turn(msg.text, turn_id, emit)
+                        except AgcoreError as exc:
+                            # The store refused the turn's begin or commit: the reader's
+                            # answer, not a crash of this task (of the whole actor).
+                            await emit(am.TurnFailed(_failed(self.session, turn_id, exc)))
             finally:
                 done.set()
 
@@ -251,28 +273,9 @@ class Session(SessionControl):
             finally:
                 busy.queued -= 1
         try:
-            return await self._turn(text, turn_id or new_id(), emit)
+            return await self._turn(text, turn_id, emit)
         finally:
             self._release()
-
-    async def _begin(
-        self, turn_id: str, opening: list[ChatMessage], agent: str
-    ) -> list[ChatMessage]:
-        """Open the turn in the store; the tail the prompt starts with (reloaded in the
-        same write if it was dropped while idle). Called holding the turn lock."""
-        store = self.settings.store
-        history = self.history
-        if history is None:
-            state = await store.begin_and_load(
-                self.session, turn_id, self.version, opening, agent, self._history_size
-            )
-            self.version, self.usage = state.version, state.usage
-            self.history = history = state.history
-            if state.summarized:
-                self._history_size = -1  # keep it from now on (see _setup)
-        else:
-            self.version = await store.begin(self.session, turn_id, self.version, opening, agent)
-        return history
 
     async def _turn(self, text: str, turn_id: str, emit: Emit) -> am.TurnResult:
         agent = self.settings.agents[self.agent_name]
@@ -281,14 +284,7 @@ class Session(SessionControl):
         )
         blocked = await self.settings.hooks.on_turn_start(context, text)
         if blocked is not None:
-            refused = HookBlocked(blocked)
-            result = am.TurnResult(
-                session=self.session,
-                turn=turn_id,
-                status="failed",
-                error_kind=refused.kind,
-                error=str(refused),
-            )
+            result = _failed(self.session, turn_id, HookBlocked(blocked))
             await emit(am.TurnFailed(result))
             return result
         notes = self._switch_notes
@@ -314,7 +310,6 @@ class Session(SessionControl):
         )
         history.extend(notes)
         self._switch_notes = ()
-        await emit(am.TurnStarted(session=self.session, turn=turn_id, agent=agent.name))
         status: am.TurnStatus = "completed"
         error: BaseException | None = None
         # One scope for CancelTurn and the turn's timeout (a scope costs about an ask).
@@ -326,6 +321,8 @@ class Session(SessionControl):
         assert busy is not None  # the turn holds the lock
         busy.running = _Running(turn, scope, emit)
         try:
+            # Begun: from here on, whatever happens, the turn is committed.
+            await emit(am.TurnStarted(session=self.session, turn=turn_id, agent=agent.name))
             with scope:
                 finished = await turn.run(text)
                 status = "completed" if finished else "cancelled"
@@ -339,7 +336,10 @@ class Session(SessionControl):
             # Cancelled from outside (reader left, asker cancelled, shutdown) or a bug:
             # commit what the turn did, then let it propagate.
             crashed = not isinstance(exc, trio.Cancelled)
-            await self._commit(turn, "failed" if crashed else "cancelled", exc)
+            # If this fails the session is unsure (see _commit); what cut the turn short
+            # goes on either way.
+            with contextlib.suppress(AgcoreError):
+                await self._commit(turn, "failed" if crashed else "cancelled", exc)
             raise
         finally:
             busy.running = None
@@ -357,9 +357,20 @@ class Session(SessionControl):
     ) -> am.TurnResult:
         facts_set, facts_removed = self._pending_facts or ({}, [])
         self._pending_facts = None
-        self.version = await self._store_commit(
-            turn, self.version, status, facts_set, facts_removed
-        )
+        try:
+            self.version = await self._store_commit(
+                turn, self.version, status, facts_set, facts_removed
+            )
+        except BaseException:
+            # Refused, timed out or lost with the store: the turn may be stored, or still
+            # open. The session reloads before its next write; its facts go with that.
+            self._unsure = True
+            self._keep_facts(facts_set, facts_removed)
+            raise
+        if not turn.messages:
+            # Cut short before it ran: the begin stored the user's message, the tail here
+            # does not have it. Reload it with the next turn (a rare path).
+            self._unsure = True
         history = self.history
         assert history is not None  # loaded by the turn; dropped only when idle
         history.extend(turn.messages)
@@ -397,23 +408,5 @@ class Session(SessionControl):
             config=self.settings.config,
             ports=self.settings.ports,
             commit=self._store_commit,
-        )
-
-    async def _store_commit(
-        self,
-        turn: Turn,
-        version: int,
-        status: am.TurnStatus,
-        facts_set: dict[str, str],
-        facts_removed: list[str],
-    ) -> int:
-        """Close ``turn``'s open calls and commit it, shielded from cancellation."""
-        return await commit_turn(
-            self.settings.store,
-            self.settings.commit_timeout,
-            turn,
-            version,
-            status,
-            facts_set,
-            facts_removed,
+            commit_timeout=self.settings.commit_timeout,
         )

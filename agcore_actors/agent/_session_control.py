@@ -1,11 +1,28 @@
 """The state of a :class:`~._session.Session`: the settings its host's sessions share,
-what it holds only while turns run or wait, its turn lock, and its control messages —
-cancel, approve, switch agent, facts, info — answered at once, also while a turn runs.
-:class:`SessionControl` is the Session's base class; the turn loop is in ``_session``.
+what it holds only while turns run or wait, its turn lock, its writes of a turn (begin,
+commit) and how it gets back in step with the store after one failed, and its control
+messages — cancel, approve, switch agent, facts, info — answered at once, also while a
+turn runs. :class:`SessionControl` is the Session's base class; the turn loop is in
+``_session``.
+
+In step with the store: a begin, commit or facts write that fails or is cut short may
+or may not have been applied, so the session marks itself unsure (``_unsure``) and
+reloads before its next write (:meth:`SessionControl._resync`): the load repairs a turn
+left open, and facts acknowledged with a failed commit are written then. A begin cut
+short by a cancellation reloads at once, shielded and within ``commit_timeout``, so the
+cancelled turn is closed before the cancellation completes. Each step of a reload gives
+the same result when repeated, so a reload that fails or is cut short leaves the session
+unsure and the next one starts over.
+
+Info: an idle session holds no usage figure, so ``GetSessionInfo`` reads the stored one,
+holding the turn lock for that one read (a load closes an open turn as interrupted, so
+it must never run beside a begin); asked while a turn is beginning, it waits for that
+begin (one store round trip), never for the turn.
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
 from collections.abc import Awaitable, Callable, Mapping
 from types import MappingProxyType
@@ -14,15 +31,17 @@ from typing import Final
 import attrs
 import trio
 
+from .._errors import AgcoreError
 from ..actor import Actor
 from ..llm import Message as ChatMessage
 from ..llm import SystemMessage, Usage
 from ..tools import ApprovalDecision, ApprovalRequest
 from . import messages as am
+from ._child import commit_turn
 from ._config import Agent, AgentConfig
 from ._errors import AgentConfigError
 from ._hooks import TurnHooks
-from ._store_port import TurnStore
+from ._store_port import SessionState, TurnStore
 from ._turn import Turn, TurnPorts
 
 Emit = Callable[[am.TurnEvent], Awaitable[None]]
@@ -50,14 +69,24 @@ class SessionSettings:
 
 class _Busy:
     """What a session holds only while turns run or wait: the turn lock (FIFO), how
-    many turns wait for it, and the running turn."""
+    many turns wait for it, the running turn, and what info asks wait for when they
+    come while the lock's holder has not loaded the session yet (see _on_info)."""
 
-    __slots__ = ("lock", "queued", "running")
+    __slots__ = ("loaded", "lock", "queued", "running")
 
     def __init__(self) -> None:
         self.lock = trio.StrictFIFOLock()
         self.queued = 0
         self.running: _Running | None = None
+        # Made by the first info ask that waits; set and dropped when the holder has
+        # loaded the session (its usage is known) or let go of the lock.
+        self.loaded: trio.Event | None = None
+
+    def wake(self) -> None:
+        """Wake the info asks waiting (see ``loaded``)."""
+        if self.loaded is not None:
+            self.loaded.set()
+            self.loaded = None
 
 
 @attrs.define
@@ -81,6 +110,7 @@ class SessionControl(Actor[SessionRequest]):
         "_history_size",
         "_pending_facts",
         "_switch_notes",
+        "_unsure",
         "agent_name",
         "facts",
         "history",
@@ -105,6 +135,7 @@ class SessionControl(Actor[SessionRequest]):
     _busy: _Busy | None
     _pending_facts: tuple[dict[str, str], list[str]] | None
     _switch_notes: tuple[ChatMessage, ...]
+    _unsure: bool
 
     def _busy_now(self) -> _Busy:
         """The busy state, made if the session was idle."""
@@ -123,11 +154,121 @@ class SessionControl(Actor[SessionRequest]):
         busy = self._busy
         assert busy is not None
         busy.lock.release()  # hands it straight to the next waiter, if any
+        busy.wake()
         if not busy.lock.locked():
             self._busy = None
             if self._history_size >= 0 and self.history:
                 self._history_size = len(self.history)
                 self.history = self.usage = None
+
+    # -- staying in step with the store --------------------------------------------------
+
+    def _adopt(self, state: SessionState) -> None:
+        """Take the stored session as it is (on start, and when resynchronising)."""
+        self.version = state.version
+        self.history = list(state.history)
+        self._history_size = -1 if state.summarized else 0
+        self.facts = dict(state.facts) if state.facts else _NO_FACTS
+        self.usage = state.usage
+        self.turns = state.turns
+
+    def _keep_facts(self, facts_set: dict[str, str], facts_removed: list[str]) -> None:
+        """Put facts back in front of those pending (their write failed): the store gets
+        them, in order, before anything newer."""
+        pending = self._pending_facts
+        if pending is not None:
+            newer_set, newer_removed = pending
+            facts_set = {k: v for k, v in facts_set.items() if k not in newer_removed}
+            facts_set.update(newer_set)
+            facts_removed = [*facts_removed, *newer_removed]
+        if facts_set or facts_removed:
+            self._pending_facts = (facts_set, facts_removed)
+
+    async def _resync(self) -> None:
+        """Reload the session from the store, the truth after a write whose outcome the
+        session does not know (cut short, refused, timed out: ``_unsure``): an open turn
+        is repaired (closed as interrupted, every call answered) by the load, and facts
+        acknowledged but not stored are written. Called holding the turn lock (or from
+        the turn that holds it); raises the store's error, and the session stays unsure:
+        a reload and a facts write give the same result when repeated."""
+        store = self.settings.store
+        state = await store.load(self.session, self.settings.history_tail)
+        version = state.version
+        pending = self._pending_facts
+        if pending is not None:
+            version = await store.set_facts(self.session, version, *pending)
+            self._pending_facts = None
+        self._adopt(state)
+        self.version = version
+        if pending is not None:
+            facts = {k: v for k, v in self.facts.items() if k not in pending[1]}
+            facts.update(pending[0])
+            self.facts = facts or _NO_FACTS
+        self._unsure = False
+
+    async def _begin(
+        self, turn_id: str, opening: list[ChatMessage], agent: str
+    ) -> list[ChatMessage]:
+        """Open the turn in the store; the tail the prompt starts with (reloaded in the
+        same write if it was dropped while idle). Called holding the turn lock.
+
+        A begin that fails or is cut short may have been applied: the session is then
+        unsure; cut short, it reloads (repairing the turn) before the cancellation
+        completes, else its next turn reloads first."""
+        if self._unsure:
+            await self._resync()
+            if self._busy is not None:
+                self._busy.wake()
+        store = self.settings.store
+        history = self.history
+        try:
+            if history is None:
+                state = await store.begin_and_load(
+                    self.session, turn_id, self.version, opening, agent, self._history_size
+                )
+                self.version, self.usage = state.version, state.usage
+                self.history = history = state.history
+                if state.summarized:
+                    self._history_size = -1  # keep it from now on (see Session._setup)
+                if self._busy is not None:
+                    self._busy.wake()
+            else:
+                self.version = await store.begin(
+                    self.session, turn_id, self.version, opening, agent
+                )
+        except BaseException as exc:
+            self._unsure = True
+            if isinstance(exc, trio.Cancelled):
+                await self._settle()
+            raise
+        return history
+
+    async def _store_commit(
+        self,
+        turn: Turn,
+        version: int,
+        status: am.TurnStatus,
+        facts_set: dict[str, str],
+        facts_removed: list[str],
+    ) -> int:
+        """Close ``turn``'s open calls and commit it, shielded from cancellation."""
+        return await commit_turn(
+            self.settings.store,
+            self.settings.commit_timeout,
+            turn,
+            version,
+            status,
+            facts_set,
+            facts_removed,
+        )
+
+    async def _settle(self) -> None:
+        """:meth:`_resync` now, shielded from the cancellation that cut a write short and
+        bounded by ``commit_timeout``; if the store cannot answer, the session stays
+        unsure and its next turn tries again."""
+        deadline = trio.current_time() + self.settings.commit_timeout
+        with trio.CancelScope(shield=True, deadline=deadline), contextlib.suppress(AgcoreError):
+            await self._resync()
 
     def _running(self) -> _Running | None:
         """The running turn, if any."""
@@ -203,9 +344,15 @@ class SessionControl(Actor[SessionRequest]):
         else:
             await self._acquire()
             try:
-                self.version = await self.settings.store.set_facts(
-                    self.session, self.version, dict(msg.set), list(msg.remove)
-                )
+                if self._unsure:
+                    await self._resync()
+                try:
+                    self.version = await self.settings.store.set_facts(
+                        self.session, self.version, dict(msg.set), list(msg.remove)
+                    )
+                except BaseException:
+                    self._unsure = True  # refused or cut short: applied or not, reload
+                    raise
             finally:
                 self._release()
         removed = set(msg.remove)
@@ -215,8 +362,23 @@ class SessionControl(Actor[SessionRequest]):
 
     async def _on_info(self) -> am.SessionInfo:
         usage = self.usage
-        if usage is None:  # idle: the stored figure (what the next turn would reload)
-            usage = (await self.settings.store.load(self.session, 0)).usage
+        while usage is None:  # idle: the stored figure (what the next turn would reload)
+            busy = self._busy
+            if busy is None:
+                # Read holding the lock: a turn beginning meanwhile would be open in the
+                # store, and the load would close it as interrupted.
+                await self._acquire()
+                try:
+                    usage = self.usage or (await self.settings.store.load(self.session, 0)).usage
+                finally:
+                    self._release()
+            else:
+                # The lock's holder (a turn beginning, a facts write) has not loaded the
+                # session: wait until it has, or has let go (a read takes the lock then).
+                if busy.loaded is None:
+                    busy.loaded = trio.Event()
+                await busy.loaded.wait()
+                usage = self.usage
         running = self._running()
         return am.SessionInfo(
             session=self.session,

@@ -116,6 +116,35 @@ async def test_a_slow_restart_does_not_keep_a_crashed_sibling_down(
     assert trio.current_time() - crashed <= 2  # not until b's start returns (never)
 
 
+async def test_a_hanging_restart_never_holds_a_sibling_restart_with_default_timeouts(
+    system: ActorSystem, autojump_clock: trio.testing.MockClock
+) -> None:
+    # Default start timeout (30 s) and default backoff: b's restart hangs in on_start
+    # for the whole timeout, while a crashes and must come back after its own backoff.
+    log: list[str] = []
+    await system.start_supervisor(
+        SupervisorSpec(
+            "team",
+            children=[
+                ChildSpec("a", lambda: Node("a", log)),
+                ChildSpec("b", lambda: SlowStart("b", log, fail_start=1)),
+            ],
+        )
+    )
+    await system.lookup("b").tell(Crash())  # b's restart hangs in on_start
+    for _ in range(5):  # let b's restart begin (after its backoff) and hang
+        await trio.sleep(1)
+    assert "slow b" in log
+    crashed = trio.current_time()
+    await system.lookup("a").tell(Crash())
+    with trio.move_on_after(1000):
+        assert await system.lookup("a").ask(Who()) == "a#1"
+    assert trio.current_time() - crashed <= 1  # a's backoff, not b's 30 s start timeout
+    # b's hanging start still times out and b is restarted once more.
+    with trio.move_on_after(1000):
+        assert await system.lookup("b").ask(Who()) == "b#2"
+
+
 # -- stops take at most the grace -------------------------------------------------------------
 
 

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 import attrs
 import trio
 
+from ._breaker import CircuitBreaker
 from ._cancel import interrupt_in, is_cancellation
 from ._errors import ActorStopped
 from ._node import Node
@@ -26,20 +27,28 @@ if TYPE_CHECKING:
 
 @attrs.frozen(weakref_slot=False)
 class Terms:
-    """A child's restart type, shutdown grace, start timeout and whether it was started
-    at run time; one object for every child with the same ones (see :func:`terms`)."""
+    """A child's restart type, shutdown grace, start timeout, whether it was started
+    at run time and its isolation; one object for every child with the same ones (see
+    :func:`terms`)."""
 
     restart: Restart
     shutdown: float
     start_timeout: float
     dynamic: bool
+    isolate: CircuitBreaker | None = None
 
 
 @functools.lru_cache(maxsize=256)
-def terms(restart: Restart, shutdown: float, start_timeout: float, dynamic: bool) -> Terms:
+def terms(
+    restart: Restart,
+    shutdown: float,
+    start_timeout: float,
+    dynamic: bool,
+    isolate: CircuitBreaker | None = None,
+) -> Terms:
     """The shared :class:`Terms` of these values (thousands of session children have
-    the same ones: one object, not four slots each)."""
-    return Terms(restart, shutdown, start_timeout, dynamic)
+    the same ones: one object, not five slots each)."""
+    return Terms(restart, shutdown, start_timeout, dynamic, isolate)
 
 
 @attrs.define(eq=False, weakref_slot=False)  # one per actor: no slot nobody uses

@@ -18,9 +18,12 @@ from typing import TYPE_CHECKING
 
 import trio
 
+from ._breaker import BreakerState
 from ._cancel import interrupt_in
+from ._cell import Cell
 from ._child import Child, wait_started
 from ._errors import ActorCrashed, ActorStopped, StartTimeout, SupervisorGaveUp
+from ._isolation import isolated_crash, isolated_start
 from ._node import State
 from ._policy import (
     RestartWindow,
@@ -32,6 +35,9 @@ from ._policy import (
     should_restart_sibling,
 )
 from ._runtime import Runtime, log
+
+#: A breaker with no failures.
+CLOSED = BreakerState()
 
 if TYPE_CHECKING:
     from ._spec import SupervisorSpec
@@ -48,6 +54,8 @@ class ChildControl:
     _nursery: trio.Nursery | None
     _children: dict[str, Child]
     _pending: set[Child]
+    # Breaker states of isolated children (only of those: see _isolation).
+    _breakers: dict[Child, BreakerState]
 
     if TYPE_CHECKING:
         # Provided by Supervisor; declared here so the mixin type-checks on its own.
@@ -93,7 +101,16 @@ class ChildControl:
         finally:
             self.awaiting = None
         child.signal = None
+        if child.start_error is None:
+            self._started_ok(child)
         return child.start_error
+
+    def _started_ok(self, child: Child) -> None:
+        """``child`` finished starting: an isolated one's breaker counts a success."""
+        isolate = child.terms.isolate
+        if isolate is not None:
+            state = self._breakers.get(child, CLOSED)
+            self._breakers[child] = isolated_start(isolate, state, trio.current_time())
 
     async def _on_exit(self, child: Child, reason: BaseException | None) -> None:
         if not self._has(child):
@@ -107,7 +124,16 @@ class ChildControl:
             self._remove(child)
             return
         now = trio.current_time()
-        if self._window.record(now):
+        parked_until: float | None = None
+        isolate = child.terms.isolate
+        if isolate is not None and crashed:
+            # An isolated child's crashes go to its breaker, never to the intensity
+            # window: it can be parked, but never make this supervisor give up.
+            state, parked_until = isolated_crash(
+                isolate, self._breakers.get(child, CLOSED), now, self._rng.random()
+            )
+            self._breakers[child] = state
+        elif self._window.record(now):
             raise SupervisorGaveUp(
                 self.name, len(self._window) - 1, self.spec.intensity.period, reason
             )
@@ -128,6 +154,10 @@ class ChildControl:
                 target.restart_due = due
                 target.node.state = State.RESTARTING
                 self._pending.add(target)
+        if parked_until is not None and self._has(child):
+            assert isinstance(child.node, Cell)  # only actor children are isolated
+            child.node.park(parked_until, f"{type(reason).__name__}: {reason}")
+            child.restart_due = parked_until
 
     async def _restart_due(self) -> None:
         now = trio.current_time()

@@ -24,7 +24,7 @@ from typing import Any, Literal
 import msgspec
 import trio
 
-DeadLetterReason = Literal["stopped", "late_reply"]
+DeadLetterReason = Literal["stopped", "late_reply", "parked"]
 
 
 class DeadLetter(msgspec.Struct, frozen=True):

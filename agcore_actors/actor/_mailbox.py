@@ -8,6 +8,12 @@ measured in DESIGN.md §3.
 One mailbox has one receiver (the actor's loop) and any number of senders.
 It belongs to the actor's *cell*, not to an actor instance, so it survives
 restarts: queued messages wait for the next incarnation.
+
+A mailbox can be *parked* until a time (its actor keeps crashing, see
+:mod:`._isolation`): it then refuses every message with :class:`ActorParked` until
+that time, and accepts them again from then on by itself, with no event needed.
+The check costs the send path nothing: a parked mailbox refuses through the same
+test as a closed one.
 """
 
 from __future__ import annotations
@@ -21,7 +27,7 @@ import outcome
 import trio
 from trio.lowlevel import Abort, Task, current_task, reschedule, wait_task_rescheduled
 
-from ._errors import ActorStopped, MailboxFull
+from ._errors import ActorParked, ActorStopped, MailboxFull
 
 
 class AbortHandler(Protocol):
@@ -128,6 +134,7 @@ class Mailbox:
         "_head",
         "_items",
         "_on_miss",
+        "_parked",
         "_receiver",
         "_waiters",
         "capacity",
@@ -147,7 +154,10 @@ class Mailbox:
         # starts a worker there, a dormant one its task): its own slot, so that neither
         # needs a _Waiters.
         self._on_miss: Callable[[], None] | None = None
+        # Closed (stopped for good, or parked: see _refuse).
         self._closed = False
+        # While parked: until when, and why (the crash that parked it).
+        self._parked: tuple[float, str] | None = None
 
     @property
     def empty(self) -> bool:
@@ -161,18 +171,33 @@ class Mailbox:
 
     @property
     def closed(self) -> bool:
-        return self._closed
+        """Stopped for good (a parked mailbox is not)."""
+        return self._closed and self._parked is None
+
+    def _refuse(self) -> None:
+        """A closed or parked mailbox refuses a message: raise why, unless the park
+        is over (then it is lifted and the caller goes on)."""
+        parked = self._parked
+        if parked is None:
+            raise ActorStopped(self.owner)
+        until, cause = parked
+        now = trio.current_time()
+        if now >= until:
+            self.resume()
+            return
+        raise ActorParked(self.owner, until - now, cause)
 
     # -- sending ---------------------------------------------------------------
 
     def offer(self, env: Envelope) -> bool:
         """Enqueue ``env`` if there is room; False if the mailbox is full.
 
-        Raises :class:`ActorStopped` once the mailbox is closed. A slot freed
-        for a blocked sender is that sender's: ``offer`` does not take it.
+        Raises :class:`ActorStopped` once the mailbox is closed, and
+        :class:`ActorParked` while it is parked. A slot freed for a blocked
+        sender is that sender's: ``offer`` does not take it.
         """
         if self._closed:
-            raise ActorStopped(self.owner)
+            self._refuse()
         items = self._items
         waiters = self._waiters
         if (
@@ -227,7 +252,9 @@ class Mailbox:
 
         await wait_task_rescheduled(abort)
         if self._closed:
-            raise ActorStopped(self.owner)
+            self._refuse()
+            await self.put(env)  # the park ended before this sender ran: try again
+            return
         waiters.reserved -= 1  # the slot kept for us (see _free_slot)
         self._append(env)
 
@@ -374,6 +401,22 @@ class Mailbox:
 
         Blocked senders wake and raise :class:`ActorStopped`.
         """
+        self._parked = None
+        return self._shut()
+
+    def suspend(self, until: float, cause: str) -> list[Envelope]:
+        """Refuse messages with :class:`ActorParked` until ``until`` (trio time);
+        return what was still queued, in order. Blocked senders wake and raise it."""
+        self._parked = (until, cause)
+        return self._shut()
+
+    def resume(self) -> None:
+        """Accept messages again (a closed mailbox stays closed)."""
+        if self._parked is not None:
+            self._parked = None
+            self._closed = False
+
+    def _shut(self) -> list[Envelope]:
         self._closed = True
         items = self._items or []
         queued = [env for env in items[self._head :] if env is not None]

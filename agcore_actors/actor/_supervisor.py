@@ -25,6 +25,7 @@ from typing import Any, TypeVar
 
 import trio
 
+from ._breaker import BreakerState
 from ._cancel import is_cancellation, unwrap_group
 from ._cell import Cell
 from ._child import Call, Child, Event, Exited, StopSignal, blocking_chain, terms
@@ -90,6 +91,7 @@ class Supervisor(ChildControl):
         # few that the event loop and parent lookups need to look at.
         self._pending: set[Child] = set()
         self._subtrees: set[Child] = set()
+        self._breakers: dict[Child, BreakerState] = {}
         try:
             for child_spec in spec.children:
                 self._add(self._new_child(child_spec, dynamic=False))
@@ -240,6 +242,7 @@ class Supervisor(ChildControl):
         self._children.clear()
         self._pending.clear()
         self._subtrees.clear()
+        self._breakers.clear()
         self.runtime.unregister(self)
         # Answer calls that were posted but will never be handled.
         while True:
@@ -373,8 +376,13 @@ class Supervisor(ChildControl):
     def _new_child(self, spec: ChildSpec[Any] | SupervisorSpec, dynamic: bool) -> Child:
         node = make_node(self.runtime, spec, self._rng)
         # A supervisor's start is its children's starts, each with its own timeout.
-        start_timeout = spec.start_timeout if isinstance(spec, ChildSpec) else math.inf
-        return Child(self, node, terms(spec.restart, spec.shutdown, start_timeout, dynamic))
+        if isinstance(spec, ChildSpec):
+            start_timeout, isolate = spec.start_timeout, spec.isolate
+        else:
+            start_timeout, isolate = math.inf, None
+        return Child(
+            self, node, terms(spec.restart, spec.shutdown, start_timeout, dynamic, isolate)
+        )
 
     def _add(self, child: Child) -> None:
         self._children[child.name] = child
@@ -398,6 +406,7 @@ class Supervisor(ChildControl):
             del self._children[child.name]
         self._pending.discard(child)
         self._subtrees.discard(child)
+        self._breakers.pop(child, None)
         child.node.close()
 
     def _drop_dynamic_children(self) -> None:

@@ -108,7 +108,7 @@ def test_the_default_isolation_parks_at_the_third_quick_crash_and_ever_longer_wi
             now = until
     assert len(parks) == max(0, crashes - 2)
     assert all(5.0 <= p <= 300.0 * 1.1 for p in parks)
-    assert all(a <= b for a, b in itertools.pairwise(parks))  # one unit: same stretch
+    assert all(a <= b + 1e-6 for a, b in itertools.pairwise(parks))  # one unit: same stretch
 
 
 # -- the supervisor applying it -----------------------------------------------------------
@@ -182,9 +182,10 @@ async def test_an_isolated_child_never_makes_its_supervisor_give_up_and_serves_a
         await trio.testing.wait_all_tasks_blocked()
         for _ in range(5):
             nursery.start_soon(ask, Ping())
-    assert isinstance(results[0], RuntimeError)
-    assert all(isinstance(r, ActorParked) for r in results[1:]) and len(results) == 6
-    parked = results[1]
+    crashed = [r for r in results if isinstance(r, RuntimeError)]
+    refused = [r for r in results if isinstance(r, ActorParked)]
+    assert len(crashed) == 1 and len(refused) == 5
+    parked = refused[0]
     assert isinstance(parked, ActorParked) and parked.retry_in == pytest.approx(10.0)
     assert "RuntimeError: bug" in parked.cause
     # Parked: asks and tells fail at once, the snapshot says so, the sibling is untouched.

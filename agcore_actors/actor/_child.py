@@ -67,8 +67,9 @@ class Child:
     stopping: bool = False
     incarnation: int = 0
     # Exists only while the supervisor waits for this child's start or exit
-    # (never both at once: the supervisor does one thing at a time).
-    signal: trio.Event | None = None
+    # (never both at once: the supervisor does one thing at a time), or while a
+    # start of it is handed off (a Handoff).
+    signal: trio.Event | Handoff | None = None
     start_error: BaseException | None = None
     attempt: int = 0
     last_started: float = -math.inf
@@ -142,7 +143,44 @@ class StopSignal:
     epoch: int  # the incarnation it was meant for; a later one ignores it
 
 
-Event = Call | Exited | StopSignal
+@attrs.define(eq=False)
+class StartDone:
+    """A handed-off start of ``child`` ended (started, or failed to)."""
+
+    child: Child
+
+
+Event = Call | Exited | StopSignal | StartDone
+
+
+class Handoff:
+    """A start the supervisor no longer waits for; it stands in for the child's signal.
+
+    A start that takes more than a few scheduling passes is handed off: the child's
+    own task reports its start (or its failure to start) through :meth:`set`, as it
+    would set the signal the supervisor waits on, and that posts a :class:`StartDone`
+    to the supervisor's task; the supervisor's loop fails it at ``deadline``. So a
+    slow ``on_start`` holds neither the supervisor nor any other start, and costs no
+    task and no cancel scope.
+    """
+
+    __slots__ = ("call", "child", "deadline")
+
+    def __init__(self, child: Child, call: Call | None, begun: float) -> None:
+        self.child = child
+        self.call = call  # the dynamic start to answer, if any
+        self.deadline = begun + child.start_timeout
+
+    def set(self) -> None:
+        self.child.owner.post(StartDone(self.child))
+
+
+async def started_soon(signal: trio.Event) -> None:
+    """Give a start the few scheduling passes most starts need (see :func:`wait_started`)."""
+    for _ in range(3):
+        if signal.is_set():
+            return
+        await trio.lowlevel.checkpoint()
 
 
 async def wait_started(child: Child, signal: trio.Event) -> None:

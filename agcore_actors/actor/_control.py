@@ -21,7 +21,7 @@ import trio
 from ._breaker import BreakerState
 from ._cancel import interrupt_in
 from ._cell import Cell
-from ._child import Child, wait_started
+from ._child import Call, Child, Handoff, started_soon, wait_started
 from ._errors import ActorCrashed, ActorStopped, StartTimeout, SupervisorGaveUp
 from ._isolation import isolated_crash, isolated_start
 from ._node import State
@@ -54,6 +54,8 @@ class ChildControl:
     _nursery: trio.Nursery | None
     _children: dict[str, Child]
     _pending: set[Child]
+    # Starts left to finish on their own (see Handoff), by child.
+    _starting: dict[Child, Handoff]
     # Breaker states of isolated children (only of those: see _isolation).
     _breakers: dict[Child, BreakerState]
 
@@ -68,8 +70,16 @@ class ChildControl:
 
         def _remove(self, child: Child) -> None: ...
 
-    async def _start(self, child: Child) -> BaseException | None:
-        """Start one incarnation of ``child``; return its start error, if any."""
+    async def _start(
+        self, child: Child, call: Call | None = None, *, hand_off: bool = False
+    ) -> BaseException | None | Handoff:
+        """Start one incarnation of ``child``; return its start error, if any.
+
+        With ``hand_off``, a start that is not done within a few scheduling passes is
+        left to finish on its own (see :class:`Handoff`): this returns the handoff,
+        and :meth:`_start_done` later finishes the job (answering ``call``, the
+        dynamic start that asked for it, if any).
+        """
         assert self._nursery is not None
         child.incarnation += 1
         child.start_error = None
@@ -91,19 +101,97 @@ class ChildControl:
             return ActorStopped(child.name, "was interrupted while starting")
         self.awaiting = child
         try:
-            await wait_started(child, signal)
+            if hand_off:
+                begun = trio.current_time()
+                await started_soon(signal)
+                if not signal.is_set():
+                    # Slow: the start goes on without us (no task, no scope: one entry
+                    # and the loop's timer), so it holds no other start or restart.
+                    handoff = child.signal = Handoff(child, call, begun)
+                    self._starting[child] = handoff
+                    return handoff
+            else:
+                await wait_started(child, signal)
             if not signal.is_set():
-                child.node.kill()  # its on_start is cancelled; on_stop runs
-                await signal.wait()
-                if child.running:  # it started as the kill came: stop it again
-                    await self._stop(child, ActorStopped(child.name, "started too late"))
-                child.start_error = StartTimeout(child.name, child.start_timeout)
+                await self._time_out(child)
         finally:
             self.awaiting = None
         child.signal = None
         if child.start_error is None:
             self._started_ok(child)
         return child.start_error
+
+    async def _time_out(self, child: Child) -> None:
+        """``child``'s start ran past its timeout: cancel it, fail it with StartTimeout."""
+        signal = child.signal = trio.Event()
+        child.node.kill()  # its on_start is cancelled; on_stop runs
+        await signal.wait()
+        if child.running:  # it started as the kill came: stop it again
+            await self._stop(child, ActorStopped(child.name, "started too late"))
+        child.start_error = StartTimeout(child.name, child.start_timeout)
+
+    async def _start_done(self, child: Child) -> None:
+        """A handed-off start of ``child`` ended (``child.signal`` fired): finish it."""
+        handoff = self._starting.pop(child, None)
+        if handoff is None or child.signal is not handoff:
+            return  # an earlier incarnation's, or its start was cancelled meanwhile
+        child.signal = None
+        await self._finish_start(child, handoff.call)
+
+    async def _starts_due(self, now: float) -> None:
+        """Fail the handed-off starts whose start timeout has run out."""
+        late = [h for h in self._starting.values() if h.deadline <= now]
+        for handoff in late:
+            child = handoff.child
+            if self._starting.get(child) is not handoff:
+                continue  # finished or cancelled by an earlier one of these
+            del self._starting[child]
+            self.awaiting = child
+            try:
+                await self._time_out(child)
+            finally:
+                self.awaiting = None
+            child.signal = None
+            await self._finish_start(child, handoff.call)
+
+    async def _finish_start(self, child: Child, call: Call | None) -> None:
+        error = child.start_error
+        if error is None:
+            self._started_ok(child)
+        if call is not None:  # a dynamic start: answer it
+            if error is None:
+                call.result = child.node
+            else:
+                self._remove(child)
+                call.error = error
+            call.done.set()
+        elif error is not None:  # a restart: a failed one counts as another crash
+            await self._on_exit(child, error)
+
+    async def _cancel_start(self, child: Child, interrupt: BaseException) -> None:
+        """Stop a handed-off start of ``child`` (it is being stopped or removed)."""
+        handoff = self._starting.pop(child)
+        signal = child.signal = trio.Event()
+        self.awaiting = child
+        try:
+            child.stopping = True
+            child.node.interrupt_with(interrupt)
+            child.node.kill()
+            await signal.wait()
+        finally:
+            self.awaiting = None
+        child.signal = None
+        if handoff.call is not None:
+            handoff.call.error = ActorStopped(child.name, "was stopped while starting")
+            handoff.call.done.set()
+
+    def _answer_starts(self) -> None:
+        """The supervisor ends: answer the dynamic starts still handed off."""
+        starting, self._starting = self._starting, {}
+        for handoff in starting.values():
+            if handoff.call is not None and not handoff.call.done.is_set():
+                handoff.call.error = ActorStopped(self.name, "stopped while starting it")
+                handoff.call.done.set()
 
     def _started_ok(self, child: Child) -> None:
         """``child`` finished starting: an isolated one's breaker counts a success."""
@@ -161,6 +249,7 @@ class ChildControl:
 
     async def _restart_due(self) -> None:
         now = trio.current_time()
+        one_for_one = self.spec.strategy is Strategy.ONE_FOR_ONE
         due = [c for c in self._pending if c.restart_due is not None and c.restart_due <= now]
         if len(due) > 1:  # a group restart: in start order
             position = {name: i for i, name in enumerate(self._children)}
@@ -173,14 +262,18 @@ class ChildControl:
             if not self._has(child) or child.running:
                 continue
             child.node.restarts += 1
-            error = await self._start(child)
-            if error is not None:
-                await self._on_exit(child, error)
+            # A one_for_one restart is handed off when slow: a start that hangs holds
+            # no sibling's restart. A group restarts in order, each ready first.
+            result = await self._start(child, hand_off=one_for_one)
+            if result is not None and not isinstance(result, Handoff):
+                await self._on_exit(child, result)
 
     async def _stop(self, child: Child, interrupt: BaseException) -> None:
         """Stop ``child`` gracefully, cancelling it after its grace period."""
         child.restart_due = None
         self._pending.discard(child)
+        if child in self._starting:
+            await self._cancel_start(child, interrupt)
         if not child.running:
             return
         child.stopping = True

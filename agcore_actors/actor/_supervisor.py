@@ -28,7 +28,17 @@ import trio
 from ._breaker import BreakerState
 from ._cancel import is_cancellation, unwrap_group
 from ._cell import Cell
-from ._child import Call, Child, Event, Exited, StopSignal, blocking_chain, terms
+from ._child import (
+    Call,
+    Child,
+    Event,
+    Exited,
+    Handoff,
+    StartDone,
+    StopSignal,
+    blocking_chain,
+    terms,
+)
 from ._control import ChildControl
 from ._errors import (
     ActorStopped,
@@ -92,6 +102,7 @@ class Supervisor(ChildControl):
         self._pending: set[Child] = set()
         self._subtrees: set[Child] = set()
         self._breakers: dict[Child, BreakerState] = {}
+        self._starting: dict[Child, Handoff] = {}
         try:
             for child_spec in spec.children:
                 self._add(self._new_child(child_spec, dynamic=False))
@@ -243,6 +254,7 @@ class Supervisor(ChildControl):
         self._pending.clear()
         self._subtrees.clear()
         self._breakers.clear()
+        self._answer_starts()
         self.runtime.unregister(self)
         # Answer calls that were posted but will never be handled.
         while True:
@@ -312,6 +324,7 @@ class Supervisor(ChildControl):
             reason = exc if is_cancellation(exc) else unwrap_group(exc)
         self._nursery = None
         self.state = State.STOPPED
+        self._answer_starts()
         self._drop_dynamic_children()
         link.exited(reason)
         if reason is not None and is_cancellation(reason):
@@ -331,7 +344,11 @@ class Supervisor(ChildControl):
                     (c.restart_due for c in self._pending if c.restart_due is not None),
                     default=math.inf,
                 )
-                if due <= trio.current_time():
+                if self._starting:
+                    due = min(due, min(h.deadline for h in self._starting.values()))
+                now = trio.current_time()
+                if due <= now:
+                    await self._starts_due(now)
                     await self._restart_due()
                     continue
                 if math.isinf(due):  # no scope: nothing to time out
@@ -348,13 +365,18 @@ class Supervisor(ChildControl):
             if isinstance(event, Exited):
                 if event.incarnation == event.child.incarnation:  # else: an earlier run
                     await self._on_exit(event.child, event.reason)
+            elif isinstance(event, StartDone):
+                await self._start_done(event.child)
             else:
                 await self._on_call(event)
 
     async def _on_call(self, call: Call) -> None:
+        handed_off = False
         try:
             if call.action == "start":
-                call.result = await self._start_dynamic(call.arg)
+                node = await self._start_dynamic(call)
+                handed_off = node is None  # then answered when the start ends
+                call.result = node
             else:
                 child = self._find(call.arg)
                 await self._stop(child, ActorStopped(child.name, "was stopped"))
@@ -365,7 +387,8 @@ class Supervisor(ChildControl):
             call.error = ActorStopped(self.name, "stopped while handling this call")
             raise
         finally:
-            call.done.set()
+            if not handed_off:
+                call.done.set()
 
     def _find(self, name: str) -> Child:
         child = self._children.get(name)
@@ -392,13 +415,17 @@ class Supervisor(ChildControl):
     def _has(self, child: Child) -> bool:
         return self._children.get(child.name) is child
 
-    async def _start_dynamic(self, spec: ChildSpec[Any] | SupervisorSpec) -> Node:
-        child = self._new_child(spec, dynamic=True)
+    async def _start_dynamic(self, call: Call) -> Node | None:
+        """Start the child ``call`` asks for: its node, or None when the start was
+        handed off (a slow ``on_start``: then :meth:`_start_done` answers ``call``)."""
+        child = self._new_child(call.arg, dynamic=True)
         self._add(child)
-        error = await self._start(child)
-        if error is not None:
+        result = await self._start(child, call, hand_off=True)
+        if isinstance(result, Handoff):
+            return None
+        if result is not None:
             self._remove(child)
-            raise error
+            raise result
         return child.node
 
     def _remove(self, child: Child) -> None:

@@ -20,7 +20,7 @@ from agcore_actors import (
     Request,
     SupervisorSpec,
 )
-from agcore_actors.actor import StartTimeout, WouldDeadlock
+from agcore_actors.actor import ActorStopped, StartTimeout, WouldDeadlock
 from tests.actor.supervision import Crash, Hold, Node, Who
 
 # -- deadlocks refused as errors ------------------------------------------------------------
@@ -143,6 +143,76 @@ async def test_a_hanging_restart_never_holds_a_sibling_restart_with_default_time
     # b's hanging start still times out and b is restarted once more.
     with trio.move_on_after(1000):
         assert await system.lookup("b").ask(Who()) == "b#2"
+
+
+class Hang(Node):
+    async def on_start(self) -> None:
+        self.log.append(f"slow {self.name}")
+        await trio.sleep_forever()
+
+
+async def test_a_hanging_dynamic_start_holds_no_other_start_and_times_out_by_default(
+    system: ActorSystem, autojump_clock: trio.testing.MockClock
+) -> None:
+    log: list[str] = []
+    await system.spawn(lambda: Node("a", log), name="a")
+    outcome: list[BaseException] = []
+
+    async def hang() -> None:
+        try:
+            await system.spawn(lambda: Hang("h", log), name="h")
+        except StartTimeout as exc:
+            outcome.append(exc)
+
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(hang)
+        await trio.sleep(1)
+        begun = trio.current_time()
+        ref = await system.spawn(lambda: Node("b", log), name="b")  # not after h's 30 s
+        assert trio.current_time() == begun
+        await system.lookup("a").tell(Crash())
+        assert await system.lookup("a").ask(Who()) == "a#1"
+        assert await ref.ask(Who()) == "b#0"
+        assert trio.current_time() - begun <= 1  # a's restart backoff only
+    assert len(outcome) == 1 and outcome[0].seconds == 30
+    assert "h" not in system.root.children() and log.count("stop h") == 1
+
+
+async def test_stopping_a_child_whose_restart_hangs_ends_it_at_once(
+    system: ActorSystem, autojump_clock: trio.testing.MockClock
+) -> None:
+    log: list[str] = []
+    ref = await system.spawn(lambda: SlowStart("s", log, fail_start=1), name="s")
+    await ref.tell(Crash())
+    await trio.sleep(5)  # its restart hangs in on_start
+    assert log[-1] == "slow s"
+    begun = trio.current_time()
+    await system.stop("s")
+    assert trio.current_time() == begun
+    assert log[-1] == "stop s" and "s" not in system.root.children()
+
+
+async def test_a_supervisor_stopped_during_a_hanging_dynamic_start_answers_it(
+    autojump_clock: trio.testing.MockClock,
+) -> None:
+    log: list[str] = []
+    errors: list[BaseException] = []
+    async with ActorSystem(strict=True, seed=0) as system:
+        team = await system.start_supervisor(SupervisorSpec("team"))
+
+        async def hang() -> None:
+            try:
+                await team.start_child(ChildSpec("h", lambda: Hang("h", log)))
+            except ActorStopped as exc:
+                errors.append(exc)
+
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(hang)
+            await trio.sleep(1)
+            begun = trio.current_time()
+            await system.stop("team")
+            assert trio.current_time() == begun
+    assert len(errors) == 1 and log == ["slow h", "stop h"]
 
 
 # -- stops take at most the grace -------------------------------------------------------------

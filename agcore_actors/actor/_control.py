@@ -72,7 +72,7 @@ class ChildControl:
 
     async def _start(
         self, child: Child, call: Call | None = None, *, hand_off: bool = False
-    ) -> BaseException | None | Handoff:
+    ) -> BaseException | Handoff | None:
         """Start one incarnation of ``child``; return its start error, if any.
 
         With ``hand_off``, a start that is not done within a few scheduling passes is

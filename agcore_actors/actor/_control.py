@@ -14,7 +14,7 @@ a time. They apply the pure rules of :mod:`._policy`:
 from __future__ import annotations
 
 import random
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import trio
 
@@ -24,7 +24,7 @@ from ._cell import Cell
 from ._child import Call, Child, Handoff, started_soon, wait_started
 from ._errors import ActorCrashed, ActorStopped, StartTimeout, SupervisorGaveUp
 from ._isolation import isolated_crash, isolated_start
-from ._node import State
+from ._node import Node, State
 from ._policy import (
     RestartWindow,
     Strategy,
@@ -40,7 +40,7 @@ from ._runtime import Runtime, log
 CLOSED = BreakerState()
 
 if TYPE_CHECKING:
-    from ._spec import SupervisorSpec
+    from ._spec import ChildSpec, SupervisorSpec
 
 
 class ChildControl:
@@ -70,8 +70,53 @@ class ChildControl:
 
         def _remove(self, child: Child) -> None: ...
 
-    async def _start(
-        self, child: Child, call: Call | None = None, *, hand_off: bool = False
+        def _add(self, child: Child) -> None: ...
+
+        def _find(self, name: str) -> Child: ...
+
+        def _new_child(self, spec: ChildSpec[Any] | SupervisorSpec, dynamic: bool) -> Child: ...
+
+    async def _on_call(self, call: Call) -> None:
+        handed_off = False
+        try:
+            if call.action == "start":
+                node = await self._start_dynamic(call)
+                handed_off = node is None  # then answered when the start ends
+                call.result = node
+            else:
+                child = self._find(call.arg)
+                await self._stop(child, ActorStopped(child.name, "was stopped"))
+                self._remove(child)
+        except Exception as exc:
+            call.error = exc
+        except BaseException:
+            call.error = ActorStopped(self.name, "stopped while handling this call")
+            raise
+        finally:
+            if not handed_off:
+                call.done.set()
+
+    async def _start_dynamic(self, call: Call) -> Node | None:
+        """Start the child ``call`` asks for: its node, or None when the start was
+        handed off (a slow ``on_start``: then :meth:`_start_done` answers ``call``)."""
+        child = self._new_child(call.arg, dynamic=True)
+        self._add(child)
+        result = await self._begin_start(child, call, hand_off=True)
+        if isinstance(result, Handoff):
+            return None
+        if result is not None:
+            self._remove(child)
+            raise result
+        return child.node
+
+    async def _start(self, child: Child) -> BaseException | None:
+        """Start one incarnation of ``child`` and wait for it; return its start error."""
+        result = await self._begin_start(child, None, hand_off=False)
+        assert not isinstance(result, Handoff)
+        return result
+
+    async def _begin_start(
+        self, child: Child, call: Call | None, *, hand_off: bool
     ) -> BaseException | Handoff | None:
         """Start one incarnation of ``child``; return its start error, if any.
 
@@ -264,7 +309,7 @@ class ChildControl:
             child.node.restarts += 1
             # A one_for_one restart is handed off when slow: a start that hangs holds
             # no sibling's restart. A group restarts in order, each ready first.
-            result = await self._start(child, hand_off=one_for_one)
+            result = await self._begin_start(child, None, hand_off=one_for_one)
             if result is not None and not isinstance(result, Handoff):
                 await self._on_exit(child, result)
 

@@ -370,26 +370,6 @@ class Supervisor(ChildControl):
             else:
                 await self._on_call(event)
 
-    async def _on_call(self, call: Call) -> None:
-        handed_off = False
-        try:
-            if call.action == "start":
-                node = await self._start_dynamic(call)
-                handed_off = node is None  # then answered when the start ends
-                call.result = node
-            else:
-                child = self._find(call.arg)
-                await self._stop(child, ActorStopped(child.name, "was stopped"))
-                self._remove(child)
-        except Exception as exc:
-            call.error = exc
-        except BaseException:
-            call.error = ActorStopped(self.name, "stopped while handling this call")
-            raise
-        finally:
-            if not handed_off:
-                call.done.set()
-
     def _find(self, name: str) -> Child:
         child = self._children.get(name)
         if child is None:
@@ -414,19 +394,6 @@ class Supervisor(ChildControl):
 
     def _has(self, child: Child) -> bool:
         return self._children.get(child.name) is child
-
-    async def _start_dynamic(self, call: Call) -> Node | None:
-        """Start the child ``call`` asks for: its node, or None when the start was
-        handed off (a slow ``on_start``: then :meth:`_start_done` answers ``call``)."""
-        child = self._new_child(call.arg, dynamic=True)
-        self._add(child)
-        result = await self._start(child, call, hand_off=True)
-        if isinstance(result, Handoff):
-            return None
-        if result is not None:
-            self._remove(child)
-            raise result
-        return child.node
 
     def _remove(self, child: Child) -> None:
         if self._has(child):

@@ -156,7 +156,7 @@ async def test_a_hanging_dynamic_start_holds_no_other_start_and_times_out_by_def
 ) -> None:
     log: list[str] = []
     await system.spawn(lambda: Node("a", log), name="a")
-    outcome: list[BaseException] = []
+    outcome: list[StartTimeout] = []
 
     async def hang() -> None:
         try:

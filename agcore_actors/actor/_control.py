@@ -190,6 +190,8 @@ class ChildControl:
             child = handoff.child
             if self._starting.get(child) is not handoff:
                 continue  # finished or cancelled by an earlier one of these
+            if child.running or child.start_error is not None:
+                continue  # it ended meanwhile: its StartDone is on its way
             del self._starting[child]
             self.awaiting = child
             try:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import gc
 import logging
+import random
 import weakref
 
 import pytest
@@ -273,3 +274,73 @@ async def test_a_logged_crash_does_not_keep_the_crashed_instance_alive() -> None
     finally:
         logger.removeHandler(keep)
     assert any("crashed" in record.getMessage() for record in keep.records)
+
+
+class Randomly(Node):
+    """on_start takes a seeded while: quick, slow, for ever, or fails."""
+
+    def __init__(self, name: str, log: list[str], plan: str) -> None:
+        super().__init__(name, log)
+        self.plan = plan
+
+    async def on_start(self) -> None:
+        if self.ctx.restarts > 0 or self.plan == "quick":
+            return
+        if self.plan == "slow":
+            await trio.sleep(5)
+        elif self.plan == "hang":
+            await trio.sleep_forever()
+        else:
+            raise RuntimeError("cannot start")
+
+
+@pytest.mark.parametrize("seed", range(12))
+async def test_concurrent_slow_hanging_and_failing_starts_each_end_by_their_own_timeout(
+    seed: int, autojump_clock: trio.testing.MockClock
+) -> None:
+    rng = random.Random(seed)
+    log: list[str] = []
+    ended: dict[str, tuple[str, float]] = {}
+    stopped: set[str] = set()
+    async with ActorSystem(strict=True, seed=seed) as system:
+        team = await system.start_supervisor(
+            SupervisorSpec("team", intensity=Intensity(max_restarts=100, period=1))
+        )
+
+        async def start(name: str, plan: str) -> None:
+            await trio.sleep(rng.random() * 3)
+            begun = trio.current_time()
+            try:
+                ref = await team.start_child(
+                    ChildSpec(name, lambda: Randomly(name, log, plan), start_timeout=10)
+                )
+            except (StartTimeout, RuntimeError, ActorStopped) as exc:
+                ended[name] = (type(exc).__name__, trio.current_time() - begun)
+                return
+            ended[name] = ("started", trio.current_time() - begun)
+            if rng.random() < 0.5:
+                await ref.tell(Crash())  # its restart is quick
+            elif rng.random() < 0.5:
+                await system.stop(name)
+                stopped.add(name)
+
+        plans = [rng.choice(["quick", "slow", "hang", "fail"]) for _ in range(30)]
+        async with trio.open_nursery() as nursery:
+            for i, plan in enumerate(plans):
+                nursery.start_soon(start, f"c{i}", plan)
+        for i, plan in enumerate(plans):
+            outcome, took = ended[f"c{i}"]
+            expected = {
+                "quick": "started",
+                "slow": "started",
+                "hang": "StartTimeout",
+                "fail": "RuntimeError",
+            }[plan]
+            assert outcome == expected, (i, plan, outcome)
+            # Each start took its own time only, never another's.
+            assert took == {"quick": 0, "slow": 5, "hang": 10, "fail": 0}[plan]
+        await trio.sleep(1)  # crashed children are back after their backoff
+        names = set(team.children())
+        for i, plan in enumerate(plans):
+            name = f"c{i}"
+            assert (name in names) == (plan in ("quick", "slow") and name not in stopped)

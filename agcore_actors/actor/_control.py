@@ -5,6 +5,14 @@ a time. They apply the pure rules of :mod:`._policy`:
 
 - a start waits for ``on_start`` at most the child's ``start_timeout``; past
   it the child is cancelled and the start fails with :class:`StartTimeout`;
+- a dynamic start or a ``one_for_one`` restart not done within a few
+  scheduling passes is handed off (:class:`Handoff`): the supervisor's task
+  goes on, the child's task posts a :class:`StartDone` when its start ends,
+  and the loop times it out; stopping the child cancels its start, and a
+  supervisor that ends answers the dynamic starts still handed off;
+- an isolated child's crashes go to its breaker (:mod:`._isolation`), never
+  to the intensity window; when the breaker opens the child is parked until
+  its next trial;
 - a stop gives the child its ``shutdown`` grace, then cancels it;
 - an exit that needs a restart is counted in the intensity window, then the
   restart set is stopped (last started first) and started again (in start

@@ -10,6 +10,11 @@ Guarantees:
 - Children start in spec order, each ready (``on_start`` done) before the
   next starts; they stop in reverse order, each given its ``shutdown`` grace
   before it is cancelled.
+- A dynamic start or a ``one_for_one`` restart whose ``on_start`` is slow is
+  handed off (see :class:`._child.Handoff`): it holds no other start, restart
+  or call, and still fails at its start timeout.
+- A child with ``isolate`` set never makes the supervisor give up: it is
+  parked instead (see :mod:`._isolation`).
 - A restarted child keeps its :class:`ActorRef` and its queued messages.
 - When restarts exceed the intensity, every child is stopped and
   :class:`SupervisorGaveUp` is raised to the parent.

@@ -231,3 +231,40 @@ async def test_without_isolation_the_same_crashes_make_the_supervisor_give_up(
                 with pytest.raises((RuntimeError, ActorStopped)):
                     await ref.ask(Boom())
                 await trio.sleep(1)
+
+
+async def test_parking_wakes_blocked_senders_with_actor_parked_and_dead_letters_queued_tells(
+    system: ActorSystem, autojump_clock: trio.testing.MockClock
+) -> None:
+    ref = await system.spawn(lambda: Flaky([True]), name="flaky", isolate=QUICK, mailbox_size=2)
+    async with system.dead_letters() as letters:
+        with pytest.raises(RuntimeError):
+            await ref.ask(Boom())
+        # During the restart backoff: a Boom and a Note fill the mailbox, more sends wait.
+        outcome: list[BaseException | str] = []
+
+        async def boom() -> None:
+            try:
+                outcome.append(await ref.ask(Boom()))
+            except Exception as exc:
+                outcome.append(exc)
+
+        async def blocked() -> None:
+            try:
+                await ref.tell(Note())
+                outcome.append("enqueued")
+            except ActorParked as exc:
+                outcome.append(exc)
+
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(boom)
+            await trio.testing.wait_all_tasks_blocked()
+            ref.tell_nowait(Note())
+            # Two wait: taking the Boom frees a slot for one of them (it may get in
+            # before the crash), the other still waits when the actor is parked.
+            nursery.start_soon(blocked)
+            nursery.start_soon(blocked)
+        assert sum(isinstance(o, RuntimeError) for o in outcome) == 1, outcome  # the 2nd crash
+        assert sum(isinstance(o, ActorParked) for o in outcome) >= 1, outcome  # still waiting
+        letter = letters.receive_nowait()
+        assert letter.reason == "parked" and isinstance(letter.message, Note)

@@ -145,9 +145,9 @@ class StopSignal:
 
 @attrs.define(eq=False)
 class StartDone:
-    """A handed-off start of ``child`` ended (started, or failed to)."""
+    """The handed-off start ``handoff`` ended (started, or failed to)."""
 
-    child: Child
+    handoff: Handoff
 
 
 Event = Call | Exited | StopSignal | StartDone
@@ -172,7 +172,7 @@ class Handoff:
         self.deadline = begun + child.start_timeout
 
     def set(self) -> None:
-        self.child.owner.post(StartDone(self.child))
+        self.child.owner.post(StartDone(self))
 
 
 async def started_soon(signal: trio.Event) -> None:

@@ -183,11 +183,12 @@ class ChildControl:
             await self._stop(child, ActorStopped(child.name, "started too late"))
         child.start_error = StartTimeout(child.name, child.start_timeout)
 
-    async def _start_done(self, child: Child) -> None:
-        """A handed-off start of ``child`` ended (``child.signal`` fired): finish it."""
-        handoff = self._starting.pop(child, None)
-        if handoff is None or child.signal is not handoff:
-            return  # an earlier incarnation's, or its start was cancelled meanwhile
+    async def _start_done(self, handoff: Handoff) -> None:
+        """The handed-off start ``handoff`` ended (the child set it): finish it."""
+        child = handoff.child
+        if self._starting.get(child) is not handoff:
+            return  # reported twice, timed out or cancelled meanwhile
+        del self._starting[child]
         child.signal = None
         await self._finish_start(child, handoff.call)
 

@@ -371,7 +371,7 @@ class Supervisor(ChildControl):
                 if event.incarnation == event.child.incarnation:  # else: an earlier run
                     await self._on_exit(event.child, event.reason)
             elif isinstance(event, StartDone):
-                await self._start_done(event.child)
+                await self._start_done(event.handoff)
             else:
                 await self._on_call(event)
 

@@ -3,6 +3,7 @@ within their grace, crashed instances not kept alive."""
 
 from __future__ import annotations
 
+import functools
 import gc
 import logging
 import random
@@ -344,3 +345,25 @@ async def test_concurrent_slow_hanging_and_failing_starts_each_end_by_their_own_
         for i, plan in enumerate(plans):
             name = f"c{i}"
             assert (name in names) == (plan in ("quick", "slow") and name not in stopped)
+
+
+class TakesTwoSeconds(Node):
+    async def on_start(self) -> None:
+        await trio.sleep(2)
+        self.log.append(f"start {self.name}")
+
+
+async def test_a_cancelled_caller_of_a_slow_start_leaves_a_supervised_child_never_an_orphan(
+    system: ActorSystem, autojump_clock: trio.testing.MockClock
+) -> None:
+    log: list[str] = []
+    for k in range(12):
+        name = f"s{k}"
+        with trio.move_on_after(k * 0.25):  # cancelled before, during or after the start
+            for _ in range(k):
+                await trio.lowlevel.checkpoint()
+            await system.spawn(functools.partial(TakesTwoSeconds, name, log), name=name)
+    await trio.sleep(3)
+    for k in range(12):
+        assert await system.lookup(f"s{k}").ask(Who()) == f"s{k}#0"
+    assert system.root.children() == [f"s{k}" for k in range(12)]

@@ -21,6 +21,8 @@ a time. They apply the pure rules of :mod:`._policy`:
 
 from __future__ import annotations
 
+import heapq
+import math
 import random
 from typing import TYPE_CHECKING, Any
 
@@ -64,6 +66,9 @@ class ChildControl:
     _pending: set[Child]
     # Starts left to finish on their own (see Handoff), by child.
     _starting: dict[Child, Handoff]
+    # Their deadlines, soonest first (entries of starts that ended are dropped lazily):
+    # the loop looks up the next one without a scan of every start in flight.
+    _deadlines: list[tuple[float, int, Handoff]]
     # Breaker states of isolated children (only of those: see _isolation).
     _breakers: dict[Child, BreakerState]
 
@@ -162,6 +167,7 @@ class ChildControl:
                     # and the loop's timer), so it holds no other start or restart.
                     handoff = child.signal = Handoff(child, call, begun)
                     self._starting[child] = handoff
+                    heapq.heappush(self._deadlines, (handoff.deadline, id(handoff), handoff))
                     return handoff
             else:
                 await wait_started(child, signal)
@@ -192,9 +198,18 @@ class ChildControl:
         child.signal = None
         await self._finish_start(child, handoff.call)
 
+    def _next_start_deadline(self) -> float:
+        """When the soonest handed-off start times out (``math.inf``: none)."""
+        deadlines, starting = self._deadlines, self._starting
+        while deadlines and starting.get(deadlines[0][2].child) is not deadlines[0][2]:
+            heapq.heappop(deadlines)  # that start ended
+        return deadlines[0][0] if deadlines else math.inf
+
     async def _starts_due(self, now: float) -> None:
         """Fail the handed-off starts whose start timeout has run out."""
-        late = [h for h in self._starting.values() if h.deadline <= now]
+        late: list[Handoff] = []
+        while self._next_start_deadline() <= now:
+            late.append(heapq.heappop(self._deadlines)[2])
         for handoff in late:
             child = handoff.child
             if self._starting.get(child) is not handoff:
@@ -244,6 +259,7 @@ class ChildControl:
     def _answer_starts(self) -> None:
         """The supervisor ends: answer the dynamic starts still handed off."""
         starting, self._starting = self._starting, {}
+        self._deadlines.clear()
         for handoff in starting.values():
             if handoff.call is not None and not handoff.call.done.is_set():
                 handoff.call.error = ActorStopped(self.name, "stopped while starting it")

@@ -108,6 +108,7 @@ class Supervisor(ChildControl):
         self._subtrees: set[Child] = set()
         self._breakers: dict[Child, BreakerState] = {}
         self._starting: dict[Child, Handoff] = {}
+        self._deadlines: list[tuple[float, int, Handoff]] = []
         try:
             for child_spec in spec.children:
                 self._add(self._new_child(child_spec, dynamic=False))
@@ -349,8 +350,8 @@ class Supervisor(ChildControl):
                     (c.restart_due for c in self._pending if c.restart_due is not None),
                     default=math.inf,
                 )
-                if self._starting:
-                    due = min(due, min(h.deadline for h in self._starting.values()))
+                if self._deadlines:
+                    due = min(due, self._next_start_deadline())
                 now = trio.current_time()
                 if due <= now:
                     await self._starts_due(now)

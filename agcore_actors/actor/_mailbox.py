@@ -12,8 +12,8 @@ restarts: queued messages wait for the next incarnation.
 A mailbox can be *parked* until a time (its actor keeps crashing, see
 :mod:`._isolation`): it then refuses every message with :class:`ActorParked` until
 that time, and accepts them again from then on by itself, with no event needed.
-The check costs the send path nothing: a parked mailbox refuses through the same
-test as a closed one.
+It costs the send path and an idle actor nothing: a parked mailbox refuses through
+the same slot and test as a closed one.
 """
 
 from __future__ import annotations
@@ -134,7 +134,6 @@ class Mailbox:
         "_head",
         "_items",
         "_on_miss",
-        "_parked",
         "_receiver",
         "_waiters",
         "capacity",
@@ -154,10 +153,10 @@ class Mailbox:
         # starts a worker there, a dormant one its task): its own slot, so that neither
         # needs a _Waiters.
         self._on_miss: Callable[[], None] | None = None
-        # Closed (stopped for good, or parked: see _refuse).
-        self._closed = False
-        # While parked: until when, and why (the crash that parked it).
-        self._parked: tuple[float, str] | None = None
+        # False while open; True once stopped for good; while parked, until when and
+        # why (the crash that parked it). One slot for both, tested as a truth value:
+        # an open mailbox pays nothing for parking (see _refuse).
+        self._closed: bool | tuple[float, str] = False
 
     @property
     def empty(self) -> bool:
@@ -172,13 +171,13 @@ class Mailbox:
     @property
     def closed(self) -> bool:
         """Stopped for good (a parked mailbox is not)."""
-        return self._closed and self._parked is None
+        return self._closed is True
 
     def _refuse(self) -> None:
         """A closed or parked mailbox refuses a message: raise why, unless the park
         is over (then it is lifted and the caller goes on)."""
-        parked = self._parked
-        if parked is None:
+        parked = self._closed
+        if parked is True or parked is False:
             raise ActorStopped(self.owner)
         until, cause = parked
         now = trio.current_time()
@@ -401,23 +400,20 @@ class Mailbox:
 
         Blocked senders wake and raise :class:`ActorStopped`.
         """
-        self._parked = None
-        return self._shut()
+        return self._shut(True)
 
     def suspend(self, until: float, cause: str) -> list[Envelope]:
         """Refuse messages with :class:`ActorParked` until ``until`` (trio time);
         return what was still queued, in order. Blocked senders wake and raise it."""
-        self._parked = (until, cause)
-        return self._shut()
+        return self._shut((until, cause))
 
     def resume(self) -> None:
         """Accept messages again (a closed mailbox stays closed)."""
-        if self._parked is not None:
-            self._parked = None
+        if self._closed is not True:
             self._closed = False
 
-    def _shut(self) -> list[Envelope]:
-        self._closed = True
+    def _shut(self, why: bool | tuple[float, str]) -> list[Envelope]:
+        self._closed = why
         items = self._items or []
         queued = [env for env in items[self._head :] if env is not None]
         self._items = None

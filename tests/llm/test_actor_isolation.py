@@ -10,7 +10,14 @@ import trio.testing
 
 from agcore_actors import ActorSystem
 from agcore_actors.actor import ActorError, ActorParked
-from agcore_actors.llm import Chat, ChatRequest, ProviderRegistry, provider_spec, user
+from agcore_actors.llm import (
+    Chat,
+    ChatRequest,
+    ChatStream,
+    ProviderRegistry,
+    provider_spec,
+    user,
+)
 from agcore_actors.testing import ScriptedProvider
 
 BUG = "bug in provider code"
@@ -93,4 +100,31 @@ async def test_a_parked_actor_that_still_crashes_is_parked_again_for_longer(
             except RuntimeError as exc:
                 assert str(exc) == BUG
         assert len(parks) == 3 and parks[0] < parks[1] < parks[2]
+        assert "llm" in system.root.children()
+
+
+async def test_streamed_calls_to_a_buggy_provider_all_end_with_an_error_promptly(
+    autojump_clock: trio.testing.MockClock,
+) -> None:
+    script = Switch()
+    registry = ProviderRegistry().register(ScriptedProvider(script))
+    told: list[BaseException] = []
+    async with ActorSystem(strict=True, seed=0) as system:
+        llm = await system.root.start_child(provider_spec("llm", registry=registry))
+
+        async def read() -> None:
+            try:
+                async with llm.stream(ChatStream(request=ChatRequest([user("hi")]))) as events:
+                    async for _ in events:
+                        pass
+            except Exception as exc:
+                told.append(exc)
+
+        begun = trio.current_time()
+        async with trio.open_nursery() as nursery:
+            for _ in range(30):
+                nursery.start_soon(read)
+        assert len(told) == 30 and trio.current_time() - begun <= 2.0
+        assert all(isinstance(e, ActorError) or str(e) == BUG for e in told)
+        assert any(isinstance(e, ActorParked) for e in told)
         assert "llm" in system.root.children()

@@ -52,6 +52,29 @@ async def test_spawn_from_on_start_under_the_same_supervisor_is_refused(
     assert "sibling" not in system.root.children()
 
 
+class LateSpawner(Spawner):
+    """Spawns a sibling from on_start once its start has been handed off."""
+
+    async def on_start(self) -> None:
+        await trio.sleep(1)
+        await self.ctx_system.spawn(lambda: Node("sibling", self.log), name="sibling")
+
+
+async def test_a_spawn_from_a_handed_off_on_start_proceeds_without_deadlock(
+    system: ActorSystem, autojump_clock: trio.testing.MockClock
+) -> None:
+    log: list[str] = []
+
+    def make() -> LateSpawner:
+        spawner = LateSpawner("spawner", log)
+        spawner.ctx_system = system
+        return spawner
+
+    with trio.fail_after(5):
+        await system.spawn(make, name="spawner")
+    assert system.root.children() == ["spawner", "sibling"]
+
+
 class StopSelf(Request[None], frozen=True, tag=True):
     pass
 

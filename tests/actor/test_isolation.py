@@ -3,7 +3,9 @@ then the supervisor applying it (parked, typed errors, never giving up, tried ag
 
 from __future__ import annotations
 
+import functools
 import itertools
+import random
 
 import msgspec
 import pytest
@@ -22,6 +24,7 @@ from agcore_actors import (
 )
 from agcore_actors.actor import (
     DEFAULT_ISOLATION,
+    ActorError,
     ActorParked,
     ActorStopped,
     CircuitBreaker,
@@ -268,3 +271,70 @@ async def test_parking_wakes_blocked_senders_with_actor_parked_and_dead_letters_
         assert sum(isinstance(o, ActorParked) for o in outcome) >= 1, outcome  # still waiting
         letter = letters.receive_nowait()
         assert letter.reason == "parked" and isinstance(letter.message, Note)
+
+
+class Wobbly(Flaky):
+    """Crashes on Boom; its on_start hangs on some restarts (seeded)."""
+
+    def __init__(self, broken: list[bool], hang_on: frozenset[int]) -> None:
+        super().__init__(broken)
+        self.hang_on = hang_on
+
+    async def on_start(self) -> None:
+        if self.ctx.restarts in self.hang_on:
+            await trio.sleep_forever()
+
+
+@pytest.mark.parametrize("seed", range(8))
+async def test_crashes_and_hanging_restarts_of_isolated_children_never_end_the_supervisor(
+    seed: int, autojump_clock: trio.testing.MockClock
+) -> None:
+    rng = random.Random(seed)
+    broken = [True]
+    told: list[BaseException | str] = []
+    async with ActorSystem(strict=True, seed=seed) as system:
+        children = [
+            ChildSpec(
+                f"w{i}",
+                functools.partial(Wobbly, broken, frozenset(rng.sample(range(1, 8), 3))),
+                isolate=QUICK,
+                start_timeout=5,
+            )
+            for i in range(4)
+        ]
+        await system.start_supervisor(
+            SupervisorSpec("team", children=children, intensity=Intensity(0, 60))
+        )
+
+        async def caller(name: str) -> None:
+            ref = system.lookup(name)
+            for _ in range(15):
+                await trio.sleep(rng.random() * 4)
+                msg = Boom() if rng.random() < 0.6 else Ping()
+                begun = trio.current_time()
+                try:
+                    told.append(await ref.ask(msg))
+                except Exception as exc:
+                    assert isinstance(exc, ActorError) or str(exc) == "bug", exc
+                    told.append(exc)
+                # Never longer than a restart's backoff plus a start timeout or two.
+                assert trio.current_time() - begun <= 12
+
+        async with trio.open_nursery() as nursery:
+            for i in range(4):
+                nursery.start_soon(caller, f"w{i}")
+        assert len(told) == 60
+        assert any(isinstance(t, ActorParked) for t in told)
+        assert system.root.children() == ["team"]
+        # Healed: every child serves again once its park is over.
+        broken[0] = False
+        for i in range(4):
+            ref = system.lookup(f"w{i}")
+            for _ in range(20):  # parks, and trials whose start still hangs (at most 7)
+                try:
+                    assert await ref.ask(Boom()) == "boom handled"
+                    break
+                except ActorParked as exc:
+                    await trio.sleep(exc.retry_in)
+            else:
+                raise AssertionError(f"w{i} never served again")

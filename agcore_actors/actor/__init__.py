@@ -14,10 +14,12 @@ See ``docs/architecture.md`` for the model and the guarantees.
 
 from .._exports import publish
 from ._actor import Actor, ActorContext
+from ._breaker import CircuitBreaker
 from ._deadletters import DeadLetter, DeadLetterReason
 from ._errors import (
     ActorCrashed,
     ActorError,
+    ActorParked,
     ActorStopped,
     AskTimeout,
     DuplicateName,
@@ -31,6 +33,7 @@ from ._errors import (
     WouldDeadlock,
     WrongRequestKind,
 )
+from ._isolation import DEFAULT_ISOLATION
 from ._message import Request, StreamRequest
 from ._node import ActorInfo, State
 from ._policy import NO_BACKOFF, Backoff, Intensity, Restart, Strategy
@@ -40,18 +43,21 @@ from ._supervisor import Supervisor
 from ._system import ActorSystem
 
 __all__ = [
+    "DEFAULT_ISOLATION",
     "NO_BACKOFF",
     "Actor",
     "ActorContext",
     "ActorCrashed",
     "ActorError",
     "ActorInfo",
+    "ActorParked",
     "ActorRef",
     "ActorStopped",
     "ActorSystem",
     "AskTimeout",
     "Backoff",
     "ChildSpec",
+    "CircuitBreaker",
     "DeadLetter",
     "DeadLetterReason",
     "DuplicateName",

@@ -39,7 +39,7 @@ from ._cancel import is_cancellation, unwrap_group
 from ._deferred import DeferredReply
 from ._dormant import may_sleep
 from ._ending import Ending
-from ._errors import ActorStopped
+from ._errors import ActorParked, ActorStopped
 from ._mailbox import ABANDONED, DEFERRED, QUEUED, RUNNING, Envelope, Mailbox
 from ._node import ActorInfo, Link, State
 from ._ref import ActorRef
@@ -223,12 +223,26 @@ class Cell(Ending, ActorContext[M], Generic[M]):
             if env.awaited:
                 env.complete(outcome.Error(ActorStopped(self._name)))
 
+    def park(self, until: float, cause: str) -> None:
+        """Refuse messages until ``until`` (its supervisor isolates it, see _isolation):
+        queued asks fail with :class:`ActorParked`, queued tells become dead letters."""
+        self.state = State.PARKED
+        self._degraded = f"parked (keeps crashing: {cause})"
+        retry_in = until - trio.current_time()
+        for env in self.mailbox.suspend(until, cause):
+            if env.state != QUEUED:
+                continue
+            self.runtime.dead_letters.publish(self._name, env.msg, "parked")
+            if env.awaited:
+                env.complete(outcome.Error(ActorParked(self._name, retry_in, cause)))
+
     def start(self, nursery: trio.Nursery, link: Link) -> None:
         """Start one incarnation as a task in ``nursery``; it reports to ``link``.
 
         The factory runs here, so its error is raised to the supervisor as a
-        start failure.
+        start failure. A parked mailbox accepts messages again.
         """
+        self.mailbox.resume()
         self.stop_deadline = None
         self._killed = False
         self.interrupt = None

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 import attrs
 import trio
 
+from ._breaker import CircuitBreaker
 from ._cancel import interrupt_in, is_cancellation
 from ._errors import ActorStopped
 from ._node import Node
@@ -26,20 +27,28 @@ if TYPE_CHECKING:
 
 @attrs.frozen(weakref_slot=False)
 class Terms:
-    """A child's restart type, shutdown grace, start timeout and whether it was started
-    at run time; one object for every child with the same ones (see :func:`terms`)."""
+    """A child's restart type, shutdown grace, start timeout, whether it was started
+    at run time and its isolation; one object for every child with the same ones (see
+    :func:`terms`)."""
 
     restart: Restart
     shutdown: float
     start_timeout: float
     dynamic: bool
+    isolate: CircuitBreaker | None = None
 
 
 @functools.lru_cache(maxsize=256)
-def terms(restart: Restart, shutdown: float, start_timeout: float, dynamic: bool) -> Terms:
+def terms(
+    restart: Restart,
+    shutdown: float,
+    start_timeout: float,
+    dynamic: bool,
+    isolate: CircuitBreaker | None = None,
+) -> Terms:
     """The shared :class:`Terms` of these values (thousands of session children have
-    the same ones: one object, not four slots each)."""
-    return Terms(restart, shutdown, start_timeout, dynamic)
+    the same ones: one object, not five slots each)."""
+    return Terms(restart, shutdown, start_timeout, dynamic, isolate)
 
 
 @attrs.define(eq=False, weakref_slot=False)  # one per actor: no slot nobody uses
@@ -58,8 +67,9 @@ class Child:
     stopping: bool = False
     incarnation: int = 0
     # Exists only while the supervisor waits for this child's start or exit
-    # (never both at once: the supervisor does one thing at a time).
-    signal: trio.Event | None = None
+    # (never both at once: the supervisor does one thing at a time), or while a
+    # start of it is handed off (a Handoff).
+    signal: trio.Event | Handoff | None = None
     start_error: BaseException | None = None
     attempt: int = 0
     last_started: float = -math.inf
@@ -133,7 +143,44 @@ class StopSignal:
     epoch: int  # the incarnation it was meant for; a later one ignores it
 
 
-Event = Call | Exited | StopSignal
+@attrs.define(eq=False)
+class StartDone:
+    """The handed-off start ``handoff`` ended (started, or failed to)."""
+
+    handoff: Handoff
+
+
+Event = Call | Exited | StopSignal | StartDone
+
+
+class Handoff:
+    """A start the supervisor no longer waits for; it stands in for the child's signal.
+
+    A start that takes more than a few scheduling passes is handed off: the child's
+    own task reports its start (or its failure to start) through :meth:`set`, as it
+    would set the signal the supervisor waits on, and that posts a :class:`StartDone`
+    to the supervisor's task; the supervisor's loop fails it at ``deadline``. So a
+    slow ``on_start`` holds neither the supervisor nor any other start, and costs no
+    task and no cancel scope.
+    """
+
+    __slots__ = ("call", "child", "deadline")
+
+    def __init__(self, child: Child, call: Call | None, begun: float) -> None:
+        self.child = child
+        self.call = call  # the dynamic start to answer, if any
+        self.deadline = begun + child.start_timeout
+
+    def set(self) -> None:
+        self.child.owner.post(StartDone(self))
+
+
+async def started_soon(signal: trio.Event) -> None:
+    """Give a start the few scheduling passes most starts need (see :func:`wait_started`)."""
+    for _ in range(3):
+        if signal.is_set():
+            return
+        await trio.lowlevel.checkpoint()
 
 
 async def wait_started(child: Child, signal: trio.Event) -> None:

@@ -1,14 +1,16 @@
 """Dead letters: messages that were accepted but never handled or received.
 
-Two things become dead letters:
+Three things become dead letters:
 
 - ``"stopped"``: a message still queued when its actor stopped for good (an
   ask among them also gets :class:`ActorStopped`);
+- ``"parked"``: a message still queued when its supervisor parked its actor
+  for crashing again and again (an ask among them also gets :class:`ActorParked`);
 - ``"late_reply"``: a reply produced after its asker had given up (timeout
   or cancellation).
 
-A message refused at the sender (mailbox full, actor already stopped) is
-not a dead letter: the sender got the error.
+A message refused at the sender (mailbox full, actor already stopped or
+parked) is not a dead letter: the sender got the error.
 
 Subscribers each get a bounded buffer; a subscriber that falls behind loses
 the newest letters and the loss is counted, so a slow observer can never
@@ -24,7 +26,7 @@ from typing import Any, Literal
 import msgspec
 import trio
 
-DeadLetterReason = Literal["stopped", "late_reply"]
+DeadLetterReason = Literal["stopped", "late_reply", "parked"]
 
 
 class DeadLetter(msgspec.Struct, frozen=True):

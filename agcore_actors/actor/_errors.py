@@ -7,6 +7,7 @@ derives from :class:`~agcore_actors.AgcoreError`::
     ├── MailboxFull             tell_nowait found the mailbox full (retryable)
     ├── ActorStopped            the actor has stopped, or stopped under the request
     ├── ActorCrashed            the actor crashed while this request ran (retryable)
+    ├── ActorParked             the actor keeps crashing and is parked for ``retry_in`` s
     ├── AskTimeout              (TimeoutError) no reply within ``seconds`` (retryable)
     ├── StartTimeout            (TimeoutError) ``on_start`` ran past its start timeout
     ├── UnencodableMessage      (TypeError) strict mode refused a message or reply
@@ -86,6 +87,29 @@ class ActorCrashed(ActorError):
         why = f": {type(cause).__name__}: {cause}" if cause is not None else ""
         super().__init__(f"actor {actor!r} crashed while handling this request{why}")
         self.actor = actor
+        self.cause = cause
+
+    def is_retryable(self) -> bool:
+        return True
+
+
+class ActorParked(ActorError):
+    """The actor keeps crashing, so its supervisor has parked it (isolated it).
+
+    Only an actor whose :class:`ChildSpec` has ``isolate`` set is parked: after that
+    many crashes in a row, every request queued or sent fails at once with this error
+    for ``retry_in`` seconds; then the actor is started again and tried, parked again
+    (for longer) if it still crashes. Its crashes never count against its
+    supervisor's restart intensity. Retryable: after ``retry_in`` seconds.
+    """
+
+    kind: ClassVar[str] = "actor_parked"
+
+    def __init__(self, actor: str, retry_in: float, cause: str = "") -> None:
+        why = f" (last crash: {cause})" if cause else ""
+        super().__init__(f"actor {actor!r} keeps crashing and is parked for {retry_in:g} s{why}")
+        self.actor = actor
+        self.retry_in = retry_in
         self.cause = cause
 
     def is_retryable(self) -> bool:

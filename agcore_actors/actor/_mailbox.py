@@ -8,6 +8,12 @@ measured in DESIGN.md §3.
 One mailbox has one receiver (the actor's loop) and any number of senders.
 It belongs to the actor's *cell*, not to an actor instance, so it survives
 restarts: queued messages wait for the next incarnation.
+
+A mailbox can be *parked* until a time (its actor keeps crashing, see
+:mod:`._isolation`): it then refuses every message with :class:`ActorParked` until
+that time, and accepts them again from then on by itself, with no event needed.
+It costs the send path and an idle actor nothing: a parked mailbox refuses through
+the same slot and test as a closed one.
 """
 
 from __future__ import annotations
@@ -21,7 +27,7 @@ import outcome
 import trio
 from trio.lowlevel import Abort, Task, current_task, reschedule, wait_task_rescheduled
 
-from ._errors import ActorStopped, MailboxFull
+from ._errors import ActorParked, ActorStopped, MailboxFull
 
 
 class AbortHandler(Protocol):
@@ -147,7 +153,10 @@ class Mailbox:
         # starts a worker there, a dormant one its task): its own slot, so that neither
         # needs a _Waiters.
         self._on_miss: Callable[[], None] | None = None
-        self._closed = False
+        # False while open; True once stopped for good; while parked, until when and
+        # why (the crash that parked it). One slot for both, tested as a truth value:
+        # an open mailbox pays nothing for parking (see _refuse).
+        self._closed: bool | tuple[float, str] = False
 
     @property
     def empty(self) -> bool:
@@ -161,18 +170,33 @@ class Mailbox:
 
     @property
     def closed(self) -> bool:
-        return self._closed
+        """Stopped for good (a parked mailbox is not)."""
+        return self._closed is True
+
+    def _refuse(self) -> None:
+        """A closed or parked mailbox refuses a message: raise why, unless the park
+        is over (then it is lifted and the caller goes on)."""
+        parked = self._closed
+        if parked is True or parked is False:
+            raise ActorStopped(self.owner)
+        until, cause = parked
+        now = trio.current_time()
+        if now >= until:
+            self.resume()
+            return
+        raise ActorParked(self.owner, until - now, cause)
 
     # -- sending ---------------------------------------------------------------
 
     def offer(self, env: Envelope) -> bool:
         """Enqueue ``env`` if there is room; False if the mailbox is full.
 
-        Raises :class:`ActorStopped` once the mailbox is closed. A slot freed
-        for a blocked sender is that sender's: ``offer`` does not take it.
+        Raises :class:`ActorStopped` once the mailbox is closed, and
+        :class:`ActorParked` while it is parked. A slot freed for a blocked
+        sender is that sender's: ``offer`` does not take it.
         """
         if self._closed:
-            raise ActorStopped(self.owner)
+            self._refuse()
         items = self._items
         waiters = self._waiters
         if (
@@ -227,7 +251,9 @@ class Mailbox:
 
         await wait_task_rescheduled(abort)
         if self._closed:
-            raise ActorStopped(self.owner)
+            self._refuse()
+            await self.put(env)  # the park ended before this sender ran: try again
+            return
         waiters.reserved -= 1  # the slot kept for us (see _free_slot)
         self._append(env)
 
@@ -374,7 +400,20 @@ class Mailbox:
 
         Blocked senders wake and raise :class:`ActorStopped`.
         """
-        self._closed = True
+        return self._shut(True)
+
+    def suspend(self, until: float, cause: str) -> list[Envelope]:
+        """Refuse messages with :class:`ActorParked` until ``until`` (trio time);
+        return what was still queued, in order. Blocked senders wake and raise it."""
+        return self._shut((until, cause))
+
+    def resume(self) -> None:
+        """Accept messages again (a closed mailbox stays closed)."""
+        if self._closed is not True:
+            self._closed = False
+
+    def _shut(self, why: bool | tuple[float, str]) -> list[Envelope]:
+        self._closed = why
         items = self._items or []
         queued = [env for env in items[self._head :] if env is not None]
         self._items = None

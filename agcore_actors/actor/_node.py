@@ -16,6 +16,7 @@ class State(enum.Enum):
     RUNNING = "running"
     STOPPING = "stopping"
     RESTARTING = "restarting"  # waiting out its restart backoff
+    PARKED = "parked"  # kept crashing: isolated until its next trial (see _isolation)
     STOPPED = "stopped"
 
 

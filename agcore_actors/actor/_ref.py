@@ -94,6 +94,7 @@ class ActorRef(Generic[M]):
             UnknownMessage: ``msg`` is not of the actor's message type.
             UnencodableMessage: strict mode, and ``msg`` cannot be encoded.
             ActorStopped: the actor has stopped for good (also while waiting).
+            ActorParked: the actor keeps crashing and is parked (also while waiting).
             WouldDeadlock: a serial actor told itself with its mailbox full
                 (it would wait for itself); use :meth:`tell_nowait`.
             ForeignThread: awaited outside the system's trio run.
@@ -132,6 +133,7 @@ class ActorRef(Generic[M]):
             UnencodableMessage: strict mode, and ``msg`` cannot be encoded.
             ActorStopped: the actor has stopped for good (or the system's run
                 has ended).
+            ActorParked: the actor keeps crashing and is parked.
         """
         cell = self._cell
         accepts = cell.accepts
@@ -172,6 +174,8 @@ class ActorRef(Generic[M]):
             ActorStopped: the actor stopped for good before or while handling it.
             ActorCrashed: the actor crashed, because of another request, while
                 this one ran.
+            ActorParked: the actor keeps crashing and is parked: sent then, or
+                queued when it was parked (``retry_in`` says when to try again).
             UnknownMessage: ``msg`` is not of the actor's message type.
             UnencodableMessage: strict mode, and ``msg`` or the reply cannot be
                 encoded (or the reply is not of the declared type).

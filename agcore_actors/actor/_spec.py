@@ -10,6 +10,7 @@ import attrs
 
 from .._validators import non_empty, non_negative, positive
 from ._actor import Actor
+from ._breaker import CircuitBreaker
 from ._policy import DEFAULT_BACKOFF, DEFAULT_INTENSITY, Backoff, Intensity, Restart, Strategy
 
 M = TypeVar("M")
@@ -53,6 +54,15 @@ class ChildSpec(Generic[M]):
     #: Seconds ``on_start`` may take; past them the start fails with StartTimeout
     #: (a crash, for a restart) and the supervisor moves on. ``math.inf``: no limit.
     start_timeout: float = attrs.field(default=30.0, validator=positive)
+    #: Isolate the child when it keeps crashing (see :mod:`._isolation`): its crashes
+    #: never count against the supervisor's intensity; at the breaker's ``threshold``
+    #: of crashes in a row it is parked (asks fail at once with ActorParked) for the
+    #: breaker's backoff, then tried again. None: an OTP child. Shared actors (a
+    #: provider, a store) take ``DEFAULT_ISOLATION``.
+    isolate: CircuitBreaker | None = attrs.field(
+        default=None,
+        validator=attrs.validators.optional(attrs.validators.instance_of(CircuitBreaker)),
+    )
 
 
 def _tuple(children: Sequence[ChildSpec[Any] | SupervisorSpec]) -> tuple[Any, ...]:

@@ -10,6 +10,11 @@ Guarantees:
 - Children start in spec order, each ready (``on_start`` done) before the
   next starts; they stop in reverse order, each given its ``shutdown`` grace
   before it is cancelled.
+- A dynamic start or a ``one_for_one`` restart whose ``on_start`` is slow is
+  handed off (see :class:`._child.Handoff`): it holds no other start, restart
+  or call, and still fails at its start timeout.
+- A child with ``isolate`` set never makes the supervisor give up: it is
+  parked instead (see :mod:`._isolation`).
 - A restarted child keeps its :class:`ActorRef` and its queued messages.
 - When restarts exceed the intensity, every child is stopped and
   :class:`SupervisorGaveUp` is raised to the parent.
@@ -25,9 +30,20 @@ from typing import Any, TypeVar
 
 import trio
 
+from ._breaker import BreakerState
 from ._cancel import is_cancellation, unwrap_group
 from ._cell import Cell
-from ._child import Call, Child, Event, Exited, StopSignal, blocking_chain, terms
+from ._child import (
+    Call,
+    Child,
+    Event,
+    Exited,
+    Handoff,
+    StartDone,
+    StopSignal,
+    blocking_chain,
+    terms,
+)
 from ._control import ChildControl
 from ._errors import (
     ActorStopped,
@@ -90,6 +106,9 @@ class Supervisor(ChildControl):
         # few that the event loop and parent lookups need to look at.
         self._pending: set[Child] = set()
         self._subtrees: set[Child] = set()
+        self._breakers: dict[Child, BreakerState] = {}
+        self._starting: dict[Child, Handoff] = {}
+        self._deadlines: list[tuple[float, int, Handoff]] = []
         try:
             for child_spec in spec.children:
                 self._add(self._new_child(child_spec, dynamic=False))
@@ -240,6 +259,8 @@ class Supervisor(ChildControl):
         self._children.clear()
         self._pending.clear()
         self._subtrees.clear()
+        self._breakers.clear()
+        self._answer_starts()
         self.runtime.unregister(self)
         # Answer calls that were posted but will never be handled.
         while True:
@@ -309,6 +330,7 @@ class Supervisor(ChildControl):
             reason = exc if is_cancellation(exc) else unwrap_group(exc)
         self._nursery = None
         self.state = State.STOPPED
+        self._answer_starts()
         self._drop_dynamic_children()
         link.exited(reason)
         if reason is not None and is_cancellation(reason):
@@ -328,7 +350,11 @@ class Supervisor(ChildControl):
                     (c.restart_due for c in self._pending if c.restart_due is not None),
                     default=math.inf,
                 )
-                if due <= trio.current_time():
+                if self._deadlines:
+                    due = min(due, self._next_start_deadline())
+                now = trio.current_time()
+                if due <= now:
+                    await self._starts_due(now)
                     await self._restart_due()
                     continue
                 if math.isinf(due):  # no scope: nothing to time out
@@ -345,24 +371,10 @@ class Supervisor(ChildControl):
             if isinstance(event, Exited):
                 if event.incarnation == event.child.incarnation:  # else: an earlier run
                     await self._on_exit(event.child, event.reason)
+            elif isinstance(event, StartDone):
+                await self._start_done(event.handoff)
             else:
                 await self._on_call(event)
-
-    async def _on_call(self, call: Call) -> None:
-        try:
-            if call.action == "start":
-                call.result = await self._start_dynamic(call.arg)
-            else:
-                child = self._find(call.arg)
-                await self._stop(child, ActorStopped(child.name, "was stopped"))
-                self._remove(child)
-        except Exception as exc:
-            call.error = exc
-        except BaseException:
-            call.error = ActorStopped(self.name, "stopped while handling this call")
-            raise
-        finally:
-            call.done.set()
 
     def _find(self, name: str) -> Child:
         child = self._children.get(name)
@@ -373,8 +385,13 @@ class Supervisor(ChildControl):
     def _new_child(self, spec: ChildSpec[Any] | SupervisorSpec, dynamic: bool) -> Child:
         node = make_node(self.runtime, spec, self._rng)
         # A supervisor's start is its children's starts, each with its own timeout.
-        start_timeout = spec.start_timeout if isinstance(spec, ChildSpec) else math.inf
-        return Child(self, node, terms(spec.restart, spec.shutdown, start_timeout, dynamic))
+        if isinstance(spec, ChildSpec):
+            start_timeout, isolate = spec.start_timeout, spec.isolate
+        else:
+            start_timeout, isolate = math.inf, None
+        return Child(
+            self, node, terms(spec.restart, spec.shutdown, start_timeout, dynamic, isolate)
+        )
 
     def _add(self, child: Child) -> None:
         self._children[child.name] = child
@@ -384,20 +401,12 @@ class Supervisor(ChildControl):
     def _has(self, child: Child) -> bool:
         return self._children.get(child.name) is child
 
-    async def _start_dynamic(self, spec: ChildSpec[Any] | SupervisorSpec) -> Node:
-        child = self._new_child(spec, dynamic=True)
-        self._add(child)
-        error = await self._start(child)
-        if error is not None:
-            self._remove(child)
-            raise error
-        return child.node
-
     def _remove(self, child: Child) -> None:
         if self._has(child):
             del self._children[child.name]
         self._pending.discard(child)
         self._subtrees.discard(child)
+        self._breakers.pop(child, None)
         child.node.close()
 
     def _drop_dynamic_children(self) -> None:

@@ -41,6 +41,7 @@ from typing import Any, TypeVar
 import trio
 
 from ._actor import Actor
+from ._breaker import CircuitBreaker
 from ._cancel import interrupt_in, is_cancellation, unwrap_group
 from ._cell import Cell
 from ._deadletters import DeadLetter
@@ -179,6 +180,7 @@ class ActorSystem:
         mailbox_size: int = 1024,
         max_concurrency: int | None = None,
         background_tasks: bool | None = None,
+        isolate: CircuitBreaker | None = None,
     ) -> ActorRef[M]:
         """Start an actor under the root supervisor and return its ref.
 
@@ -205,6 +207,7 @@ class ActorSystem:
             mailbox_size=mailbox_size,
             max_concurrency=max_concurrency,
             background_tasks=background_tasks,
+            isolate=isolate,
         )
         return await self.root.start_child(spec)
 

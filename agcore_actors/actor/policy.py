@@ -2,7 +2,8 @@
 
 No event loop, no I/O: these are what the supervisor applies, and what other packages
 reuse (LLM retry delays and MCP circuit breaking use :class:`Backoff` and
-:func:`backoff_delay`). Property-test them without trio.
+:func:`backoff_delay`; a supervisor isolates a child that keeps crashing with a
+:class:`CircuitBreaker`, see ``isolated_crash``). Property-test them without trio.
 """
 
 from __future__ import annotations
@@ -16,6 +17,12 @@ from ._breaker import (
     breaker_failure,
     breaker_retry_in,
     breaker_success,
+)
+from ._isolation import (
+    DEFAULT_ISOLATION,
+    DEFAULT_ISOLATION_BACKOFF,
+    isolated_crash,
+    isolated_start,
 )
 from ._policy import (
     DEFAULT_BACKOFF,
@@ -38,6 +45,8 @@ __all__ = [
     "DEFAULT_BACKOFF",
     "DEFAULT_BREAKER_BACKOFF",
     "DEFAULT_INTENSITY",
+    "DEFAULT_ISOLATION",
+    "DEFAULT_ISOLATION_BACKOFF",
     "NO_BACKOFF",
     "Backoff",
     "BreakerState",
@@ -51,6 +60,8 @@ __all__ = [
     "breaker_failure",
     "breaker_retry_in",
     "breaker_success",
+    "isolated_crash",
+    "isolated_start",
     "next_attempt",
     "record_restart",
     "restart_set",

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any, assert_never
 
 import attrs
 
-from ..actor import Actor, ChildSpec, Restart
+from ..actor import DEFAULT_ISOLATION, Actor, ChildSpec, CircuitBreaker, Restart
 from ._call import Caller
 from ._errors import LlmError
 from ._hooks import HookExecutor
@@ -81,7 +81,12 @@ class ProviderActor(Actor[ProviderMsg]):
     Errors:
         Every :class:`LlmError` is an expected error: it goes to the asker (or is
         raised from the stream's iteration) and the actor keeps running. A hook
-        that raises, or a provider bug, crashes the actor (its supervisor decides).
+        that raises, or a provider bug, crashes the actor: the asker whose call
+        raised gets that exception, the others in flight ``ActorCrashed``, and its
+        supervisor restarts it. :func:`provider_spec` isolates it (``isolate``): an
+        actor that keeps crashing is parked, every ask failing at once with
+        ``ActorParked``, and tried again later; it never makes its supervisor give
+        up.
     """
 
     max_concurrency = DEFAULT_MAX_CONCURRENCY
@@ -194,10 +199,14 @@ def provider_spec(
     restart: Restart = Restart.PERMANENT,
     shutdown: float = 5.0,
     mailbox_size: int = 1024,
+    isolate: CircuitBreaker | None = DEFAULT_ISOLATION,
 ) -> ChildSpec[ProviderMsg]:
     """A child spec of a :class:`ProviderActor` named ``name`` that runs at most
     ``max_concurrency`` (>= 2) requests at once; each (re)start gets a fresh
-    instance (and HTTP client). Raises ``ValueError`` for a bad limit."""
+    instance (and HTTP client). ``isolate`` parks an actor that keeps crashing
+    (a provider bug) instead of letting it use up its supervisor's restart
+    intensity (see :class:`~agcore_actors.actor.ChildSpec`; None: plain OTP
+    restarts). Raises ``ValueError`` for a bad limit."""
     _check_concurrency(max_concurrency)
     factory = functools.partial(
         _with_limit(max_concurrency),
@@ -206,7 +215,14 @@ def provider_spec(
         hooks=hooks,
         client_factory=client_factory,
     )
-    return ChildSpec(name, factory, restart=restart, shutdown=shutdown, mailbox_size=mailbox_size)
+    return ChildSpec(
+        name,
+        factory,
+        restart=restart,
+        shutdown=shutdown,
+        mailbox_size=mailbox_size,
+        isolate=isolate,
+    )
 
 
 def provider_actor(

@@ -20,7 +20,7 @@ from typing import TypeVar, assert_never
 import attrs
 import trio
 
-from ..actor import Actor, ChildSpec
+from ..actor import DEFAULT_ISOLATION, Actor, ChildSpec, CircuitBreaker
 from ._config import MemoryStoreConfig
 from ._conversation import ConversationMemory
 from ._errors import (
@@ -118,9 +118,10 @@ class MemoryStore(Actor[MemoryMsg]):
         (degraded after a StorageUnavailable, until a write succeeds: shown by
         ``GetMemoryStatus`` and, as the row's ``degraded`` reason, by
         ``ActorSystem.snapshot()``). Any other :class:`StorageError` crashes the actor
-        and its supervisor reopens the store: give the store a supervisor of its
-        own (see :func:`memory_store_spec`), so that disk trouble cannot use up
-        the restart intensity of the rest of the system.
+        (the asker gets it) and its supervisor reopens the store. A store that keeps
+        crashing (an error on every write) is isolated by :func:`memory_store_spec`:
+        parked, every request failing at once with ``ActorParked``, then reopened
+        and tried again; it never uses up its supervisor's restart intensity.
     """
 
     expected_errors = (
@@ -335,17 +336,18 @@ def memory_store_spec(
     shutdown: float = 5.0,
     mailbox_size: int = 1024,
     start_timeout: float = 30.0,
+    isolate: CircuitBreaker | None = DEFAULT_ISOLATION,
 ) -> ChildSpec[MemoryMsg]:
     """A :class:`MemoryStore` child called ``name``: a fresh actor per (re)start.
 
     Every incarnation shares one clock (by default a :class:`TrioWallClock`), so
     timestamps stay monotonic across restarts. ``start_timeout`` bounds the
     opening of the store (see :class:`ChildSpec`); on a virtual clock that jumps
-    while threads work (``autojump_threshold=0``), pass ``math.inf``. Put the
-    child under a supervisor of its own, so that a store that keeps failing to
-    open cannot exhaust the restart intensity of its siblings::
-
-        SupervisorSpec("memory-supervisor", children=[memory_store_spec("memory", ...)])
+    while threads work (``autojump_threshold=0``), pass ``math.inf``. ``isolate``
+    parks a store that keeps crashing or failing to open (asks fail at once with
+    ``ActorParked``) and tries it again later, so that it never exhausts the restart
+    intensity of its siblings (see :class:`~agcore_actors.actor.ChildSpec`; None:
+    plain OTP restarts).
     """
     return ChildSpec(
         name,
@@ -353,6 +355,7 @@ def memory_store_spec(
         shutdown=shutdown,
         mailbox_size=mailbox_size,
         start_timeout=start_timeout,
+        isolate=isolate,
     )
 
 

@@ -12,6 +12,10 @@ The lock is ``flock(2)`` on a file of its own beside the database (never on the
 database, whose POSIX locks are SQLite's), so it goes with its holder: on close,
 or when the process dies, however it dies. Where ``fcntl`` does not exist (not a
 POSIX system) there is no lock.
+
+A lock file that cannot be created (a missing directory, no permission, a
+read-only file system) is :class:`StorageUnavailable`, as SQLite's own "cannot
+open" is: the typed error, never a raw :class:`OSError`.
 """
 
 from __future__ import annotations
@@ -20,7 +24,7 @@ import contextlib
 import os
 from pathlib import Path
 
-from ._errors import StoreInUse
+from ._errors import StorageUnavailable, StoreInUse
 
 try:
     import fcntl
@@ -36,7 +40,12 @@ class WriterLock:
         self._fd: int | None = None
         if fcntl is None or str(database) in ("", ":memory:"):
             return
-        fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
+        try:
+            fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
+        except OSError as exc:
+            raise StorageUnavailable(
+                f"cannot open the lock file {self.path}: {exc.strerror or exc}"
+            ) from exc
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:

@@ -19,6 +19,7 @@ from agcore_actors.memory import (
     MemoryFilter,
     RecallBased,
     StorageError,
+    StorageUnavailable,
     StoreInUse,
     Ttl,
 )
@@ -232,3 +233,12 @@ def test_a_reader_refuses_a_file_it_would_misread_and_migrates_nothing(tmp_path:
     conn.close()
     SqliteBackend(path).close()  # a writer migrates it
     SqliteReader.open(path).close()
+
+
+def test_a_missing_parent_directory_is_storage_unavailable_not_a_raw_os_error(
+    tmp_path: Path,
+) -> None:
+    missing = tmp_path / "no-such-dir" / "m.db"
+    with pytest.raises(StorageUnavailable, match="no-such-dir"):
+        SqliteBackend(missing)
+    assert not missing.parent.exists()

@@ -12,7 +12,7 @@ import trio
 
 from agcore_actors import ActorSystem
 from agcore_actors.llm import assistant
-from agcore_actors.memory import MemoryStoreConfig, memory_store_spec
+from agcore_actors.memory import MemoryStoreConfig, StorageUnavailable, memory_store_spec
 from agcore_actors.memory import messages as mm
 from agcore_actors.memory._schema import SCHEMA_VERSION as MEMORY_SCHEMA_VERSION
 from agcore_actors.store import (
@@ -20,6 +20,7 @@ from agcore_actors.store import (
     SessionNotFound,
     SqliteSessions,
     StoreStorageError,
+    StoreUnavailable,
     session_store_spec,
 )
 from agcore_actors.store import _ops as ops
@@ -273,3 +274,20 @@ def test_the_wal_stays_within_checkpoint_pages_and_one_transaction_under_continu
     finally:
         backend.close()
     assert 32 <= largest <= 64 + 16
+
+
+async def test_a_missing_parent_directory_fails_both_stores_with_their_storage_unavailable(
+    tmp_path: Path,
+) -> None:
+    missing = tmp_path / "no-such-dir" / "shared.db"
+    async with ActorSystem(strict=True) as system:
+        with pytest.raises(StoreUnavailable):
+            await system.root.start_child(
+                session_store_spec("sessions", backend=SqliteSessions(str(missing)))
+            )
+        with pytest.raises(StorageUnavailable, match="no-such-dir"):
+            await system.root.start_child(
+                memory_store_spec("memory", config=MemoryStoreConfig(path=str(missing)))
+            )
+        assert system.root.children() == []
+    assert not missing.parent.exists()

@@ -5,13 +5,23 @@ the turn's events, else one plain call; compacted when over
 budget and once more after a context-length refusal) → the tool calls it asked for, in
 parallel through the ToolExecutor → again, up to ``max_tool_turns`` rounds → the answer
 (validated against the agent's output type, with re-asks) — emitting
-:data:`~agcore_actors.agent.messages.TurnEvent` s as it goes.
+:data:`~agcore_actors.agent.messages.TurnEvent` s as it goes. Its limits are its own:
+``max_turns`` model calls and ``max_tool_turns`` tool rounds per turn, however many turns
+the session ran before.
 
 Guarantees, under cancellation too:
 
+- the calls of each reply have distinct, non-empty ids before any tool runs (an empty or
+  repeated id is replaced, in the stored reply and its results alike, so the model sees
+  the same ids next time);
 - every tool call the model made gets exactly one tool message in :attr:`Turn.messages`
   — the real result, or a synthetic one saying why there is none (``cancelled``,
   ``denied``, ``limit``, ``unknown_tool``);
+- the text of a streamed answer the turn was cut off in (cancelled, timed out, failed)
+  is kept by :meth:`Turn.close` as an assistant message ending in ``[interrupted]``: the
+  next turn's model sees what the person saw;
+- an error of the tool batch fails the turn with that error, whether or not subagents
+  ran beside it (never an exception group);
 - usage is added once per model response that reported it;
 - the turn never holds a task after :meth:`Turn.run` returns: the model request, the
   tool batch and any approval wait are children of the caller's task.
@@ -53,7 +63,7 @@ from ..tools import messages as tm
 from . import messages as am
 from ._config import Agent, AgentConfig
 from ._errors import LimitExceeded, OutputValidationError, PeerFailed
-from ._transcript import synthetic_results
+from ._transcript import interrupted, synthetic_results, unique_call_ids
 
 T = TypeVar("T")
 Emit = Callable[[am.TurnEvent], Awaitable[None]]
@@ -101,8 +111,6 @@ class Turn:
     history: list[ChatMessage]
     system_prompt: str
     emit: Emit
-    #: Model calls the session made before this turn (for ``max_turns``).
-    calls_before: int = 0
     messages: list[ChatMessage] = attrs.field(factory=list)
     usage: Usage = attrs.field(factory=Usage)
     model_calls: int = 0
@@ -117,6 +125,9 @@ class Turn:
     #: for turns whose events nobody reads (cheaper on the client).
     streamed: bool = True
     _seen_calls: dict[str, int] = attrs.field(factory=dict)
+    #: The text pieces the model call being streamed has sent so far (the person saw
+    #: them); emptied when its reply is complete.
+    _shown: list[str] = attrs.field(factory=list, init=False)
 
     # -- the loop ------------------------------------------------------------------------
 
@@ -133,11 +144,13 @@ class Turn:
         while True:
             if self.stop_after_step:
                 return False
-            if self.calls_before + self.model_calls >= self.config.max_turns:
-                raise LimitExceeded("max_turns", self.config.max_turns, "model calls per session")
+            if self.model_calls >= self.config.max_turns:
+                raise LimitExceeded("max_turns", self.config.max_turns, "model calls per turn")
             response = await self._model_call()
-            message = response.message
+            # Before any tool runs: results and the next prompt must name each call alike.
+            message = unique_call_ids(response.message)
             self.messages.append(message)
+            self._shown.clear()  # the whole reply is kept now
             calls = message.tool_calls or []
             if calls:
                 if tool_rounds >= self.config.max_tool_turns:
@@ -160,8 +173,13 @@ class Turn:
             )
 
     def close(self, status: str, detail: str = "") -> None:
-        """Answer every call the turn left open with a synthetic ``status`` result."""
+        """Answer every call the turn left open with a synthetic ``status`` result, and
+        keep the text of an answer cut off mid-stream (see the module docstring)."""
         self.messages.extend(synthetic_results(self.messages, status, detail))
+        if self._shown:
+            # Its tool calls (if any had started) are dropped: only the text was seen.
+            self.messages.append(interrupted("".join(self._shown)))
+            self._shown.clear()
 
     # -- the model -----------------------------------------------------------------------
 
@@ -262,16 +280,21 @@ class Turn:
     async def _stream(self, messages: list[ChatMessage]) -> ChatResponse:
         request = lm.ChatStream(self._request(messages), provider=self.agent.model.provider)
         self.model_calls += 1
+        shown = self._shown
+        shown.clear()  # what an earlier attempt sent (before a reactive compaction)
         async with self.ports.provider.stream(request) as events:
             async for event in events:
                 match event:
                     case lm.Content(text=text):
+                        shown.append(text)
                         await self.emit(am.TextDelta(text))
                     case lm.ContentFirst(text=text):
+                        shown.append(text)
                         await self.emit(am.ContentStarted(text))
                     case lm.Thinking(text=text):
                         await self.emit(am.ThinkingDelta(text))
                     case lm.Retrying():
+                        shown.clear()  # (none yet: a stream is not retried after output)
                         await self.emit(
                             am.RetryingModel(
                                 attempt=event.attempt, delay=event.delay, error=event.error
@@ -353,11 +376,16 @@ class Turn:
             if runnable:
                 await execute()
         else:
-            async with trio.open_nursery() as nursery:
-                if runnable:
-                    nursery.start_soon(execute)
-                for call_id, agent, task in children:
-                    nursery.start_soon(child, call_id, agent, task)
+            try:
+                async with trio.open_nursery() as nursery:
+                    if runnable:
+                        nursery.start_soon(execute)
+                    for call_id, agent, task in children:
+                        nursery.start_soon(child, call_id, agent, task)
+            except BaseExceptionGroup as group:
+                # The same failed turn as without subagents, not a group the session
+                # would take for a bug.
+                raise _typed_failure(group) from None
         for call in calls:
             if call.id in answered:
                 continue
@@ -400,6 +428,23 @@ def _task_of(arguments: str) -> str | None:
         return None
     task = decoded.get("task") if isinstance(decoded, dict) else None
     return task if isinstance(task, str) else None
+
+
+def _typed_failure(group: BaseExceptionGroup[BaseException]) -> BaseException:
+    """What a tool batch beside subagents ends the turn with: its first typed error when
+    the rest of ``group`` is the cancellations that error caused (or came with); else the
+    group as it is (a bug, or only cancellations: trio's to handle)."""
+    typed, rest = group.split(AgcoreError)
+    if typed is None:
+        return group
+    if rest is not None:
+        _, other = rest.split(trio.Cancelled)
+        if other is not None:
+            return group
+    first: BaseException = typed
+    while isinstance(first, BaseExceptionGroup):
+        first = first.exceptions[0]
+    return first
 
 
 async def _peer(actor: str, work: Awaitable[T]) -> T:

@@ -9,11 +9,11 @@ or is logged and ignored (end): a turn already committed stays committed.
 ``events``, a :class:`~agcore_actors.llm.HookExecutor` (the provider's, or one of its
 own), gets the same two moments as :class:`~agcore_actors.llm.HookEvent` s, once per turn
 of the session and in order: ``ON_TURN_START`` right after ``on_turn_start`` let the turn
-run, ``ON_TURN_END`` right after ``on_turn_end``, each with ``session`` and
-``turn_index`` (the turn's 0-based number in the session; ``ON_TURN_END`` also with the
-turn's ``usage``; it fires exactly when ``on_turn_end`` runs). They only observe: their results are ignored; one that raises is
-treated as ``on_turn_start`` / ``on_turn_end`` raising. Turns of child sessions (agents
-called as tools) fire nothing. ``ON_PLAN_STEP_COMPLETE`` is fired by
+run, ``ON_TURN_END`` right after ``on_turn_end`` (so exactly when that one runs), each
+with ``session`` and ``turn_index`` (the turn's 0-based number in the session), the end
+also with the turn's ``usage``. They only observe: their results are ignored; one that
+raises is treated as ``on_turn_start`` / ``on_turn_end`` raising. Turns of child sessions
+(agents called as tools) fire nothing. ``ON_PLAN_STEP_COMPLETE`` is fired by
 :func:`~agcore_actors.agent.execute_plan`.
 """
 

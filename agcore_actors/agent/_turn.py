@@ -32,19 +32,16 @@ whatever the outcome.
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Mapping, Sequence
-from typing import Any, TypeVar
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
 
 import attrs
 import msgspec
-import trio
 
 from .._decode import DECODE_ERRORS
-from .._errors import AgcoreError
 from ..actor import ActorRef
 from ..context import messages as cm
 from ..llm import (
-    AssistantMessage,
     ChatRequest,
     ChatResponse,
     ContextLengthError,
@@ -52,7 +49,6 @@ from ..llm import (
     JsonSchema,
     ResponseFormatJsonSchema,
     SystemMessage,
-    ToolMessage,
     Usage,
     UserMessage,
 )
@@ -62,28 +58,17 @@ from ..llm import messages as lm
 from ..tools import messages as tm
 from . import messages as am
 from ._config import Agent, AgentConfig
-from ._errors import LimitExceeded, OutputValidationError, PeerFailed
+from ._errors import LimitExceeded, OutputValidationError
+from ._tool_round import Emit, RunChild, ToolRound, peer
 from ._transcript import interrupted, synthetic_results, unique_call_ids
 
-T = TypeVar("T")
-Emit = Callable[[am.TurnEvent], Awaitable[None]]
-#: Runs agent ``Agent`` as a tool for call ``call_id`` on ``task``; its status, answer, usage.
-RunChild = Callable[[Agent, str, str], Awaitable[tuple[am.ToolCallStatus, str, Usage]]]
+__all__ = ["Emit", "RunChild", "Turn", "TurnPorts"]
+
 
 _TASK_SCHEMA: dict[str, Any] = {
     "type": "object",
     "properties": {"task": {"type": "string", "description": "What the agent should do."}},
     "required": ["task"],
-}
-
-_STATUS: dict[str, am.ToolCallStatus] = {
-    "ok": "ok",
-    "error": "error",
-    "timeout": "timeout",
-    "denied": "denied",
-    "cancelled": "cancelled",
-    "invalid_arguments": "invalid_arguments",
-    "unknown_tool": "unknown_tool",
 }
 
 
@@ -99,8 +84,9 @@ class TurnPorts:
 
 
 @attrs.define
-class Turn:
-    """The state of one running turn; see the module docstring."""
+class Turn(ToolRound):
+    """The state of one running turn; see the module docstring (its tool rounds:
+    :class:`~._tool_round.ToolRound`)."""
 
     session: str
     turn_id: str
@@ -259,10 +245,10 @@ class Turn:
             if compactor is None:
                 messages = self._messages()  # no ask to make: no coroutine either
             else:
-                messages = await _peer("compactor", self._compacted(compactor, reactive))
+                messages = await peer("compactor", self._compacted(compactor, reactive))
             try:
                 call = self._stream(messages) if self.streamed else self._chat(messages)
-                return await _peer(self.ports.provider.name, call)
+                return await peer(self.ports.provider.name, call)
             except ContextLengthError as error:
                 if reactive is not None or self.ports.compactor is None:
                     raise
@@ -317,142 +303,3 @@ class Turn:
             return str(exc)
         self.output = msgspec.to_builtins(value)
         return None
-
-    # -- tools ---------------------------------------------------------------------------
-
-    async def _run_tools(self, message: AssistantMessage) -> None:
-        calls = message.tool_calls or []
-        self.tool_calls += len(calls)
-        runnable: list[tm.ToolCall] = []
-        children: list[tuple[str, Agent, str]] = []
-        refused: dict[str, tuple[am.ToolCallStatus, str]] = {}
-        for call in calls:
-            name, arguments = call.function.name, call.function.arguments
-            await self.emit(am.ToolCallStarted(call_id=call.id, name=name, arguments=arguments))
-            key = name + "\x00" + arguments
-            self._seen_calls[key] = self._seen_calls.get(key, 0) + 1
-            if name in self.subagents and self.run_child is not None:
-                task = _task_of(arguments)
-                if task is None:
-                    refused[call.id] = (
-                        "invalid_arguments",
-                        'Error: invalid arguments: expected {"task": "<text>"}',
-                    )
-                else:
-                    children.append((call.id, self.subagents[name], task))
-            elif not self.agent.allows(name) or self.ports.tools is None:
-                refused[call.id] = ("unknown_tool", f"Error: tool {name!r} is not available")
-            elif self._seen_calls[key] > self.config.max_repeated_calls:
-                refused[call.id] = (
-                    "error",
-                    f"Error: the same call of {name!r} was already made "
-                    f"{self.config.max_repeated_calls} times in this turn; do not repeat it",
-                )
-            else:
-                runnable.append(tm.ToolCall(id=call.id, name=name, arguments=arguments))
-        results: dict[str, tm.ToolResult] = {}
-        answered: dict[str, tuple[am.ToolCallStatus, str]] = {}
-
-        async def execute() -> None:
-            assert self.ports.tools is not None
-            results.update(await _peer(self.ports.tools.name, self._execute(runnable)))
-
-        async def child(call_id: str, agent: Agent, task: str) -> None:
-            assert self.run_child is not None
-            status, content, usage = await self.run_child(agent, call_id, task)
-            self.usage = self.usage + usage
-            # Kept at once, so a cancellation of its siblings does not lose it.
-            self.messages.append(ToolMessage(content, call_id))
-            answered[call_id] = (status, content)
-            await self.emit(
-                am.ToolCallFinished(
-                    call_id=call_id, name=agent.name, status=status, content=content
-                )
-            )
-
-        if not children:
-            # The usual batch: one ask, awaited here (no nursery, no task). An error of
-            # the executor's reaches the turn as it is (a failed turn, not a group).
-            if runnable:
-                await execute()
-        else:
-            try:
-                async with trio.open_nursery() as nursery:
-                    if runnable:
-                        nursery.start_soon(execute)
-                    for call_id, agent, task in children:
-                        nursery.start_soon(child, call_id, agent, task)
-            except BaseExceptionGroup as group:
-                # The same failed turn as without subagents, not a group the session
-                # would take for a bug.
-                raise _typed_failure(group) from None
-        for call in calls:
-            if call.id in answered:
-                continue
-            if call.id in refused:
-                status, content = refused[call.id]
-            else:
-                result = results[call.id]
-                status, content = _STATUS.get(result.status.value, "error"), result.content
-            self.messages.append(ToolMessage(content, call.id))
-            await self.emit(
-                am.ToolCallFinished(
-                    call_id=call.id, name=call.function.name, status=status, content=content
-                )
-            )
-
-    async def _execute(self, calls: list[tm.ToolCall]) -> dict[str, tm.ToolResult]:
-        assert self.ports.tools is not None
-        batch_id = f"{self.session}/{self.turn_id}/{self.model_calls}"
-        request = tm.ExecuteTools(
-            batch_id=batch_id, calls=calls, session_id=self.session, trace_id=self.turn_id
-        )
-        try:
-            reply = await self.ports.tools.ask(request)
-        except trio.Cancelled:
-            # The executor recorded what finished; the rest are cancelled. Keep the real
-            # results where there are some, so the transcript says what really ran.
-            with trio.CancelScope(shield=True), trio.move_on_after(5.0):
-                recorded = await self.ports.tools.ask(tm.FetchResults(batch_id))
-                if recorded is not None:
-                    for result in recorded.results:
-                        self.messages.append(ToolMessage(result.content, result.call_id))
-            raise
-        return {result.call_id: result for result in reply.results}
-
-
-def _task_of(arguments: str) -> str | None:
-    try:
-        decoded = msgspec.json.decode(arguments or "{}")
-    except DECODE_ERRORS:
-        return None
-    task = decoded.get("task") if isinstance(decoded, dict) else None
-    return task if isinstance(task, str) else None
-
-
-def _typed_failure(group: BaseExceptionGroup[BaseException]) -> BaseException:
-    """What a tool batch beside subagents ends the turn with: its first typed error when
-    the rest of ``group`` is the cancellations that error caused (or came with); else the
-    group as it is (a bug, or only cancellations: trio's to handle)."""
-    typed, rest = group.split(AgcoreError)
-    if typed is None:
-        return group
-    if rest is not None:
-        _, other = rest.split(trio.Cancelled)
-        if other is not None:
-            return group
-    first: BaseException = typed
-    while isinstance(first, BaseExceptionGroup):
-        first = first.exceptions[0]
-    return first
-
-
-async def _peer(actor: str, work: Awaitable[T]) -> T:
-    """``await work``, an ask of another actor: an error of ours passes as it is,
-    anything else (a bug in that actor) becomes :class:`PeerFailed`."""
-    try:
-        return await work
-    except AgcoreError:
-        raise
-    except Exception as exc:
-        raise PeerFailed(actor, exc) from exc

@@ -271,12 +271,13 @@ class Turn(ToolRound):
         async with self.ports.provider.stream(request) as events:
             async for event in events:
                 match event:
+                    # Kept once the reader has it (a cancelled send delivered nothing).
                     case lm.Content(text=text):
-                        shown.append(text)
                         await self.emit(am.TextDelta(text))
-                    case lm.ContentFirst(text=text):
                         shown.append(text)
+                    case lm.ContentFirst(text=text):
                         await self.emit(am.ContentStarted(text))
+                        shown.append(text)
                     case lm.Thinking(text=text):
                         await self.emit(am.ThinkingDelta(text))
                     case lm.Retrying():

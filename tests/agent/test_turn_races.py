@@ -198,24 +198,32 @@ async def test_call_ids_of_one_reply_are_made_unique_before_any_tool_runs(
 
 
 class RefusingExecutor(Actor[Any]):
-    """An executor whose every batch is refused with a typed error."""
+    """An executor whose every batch is refused with a typed error after ``delay``."""
 
     expected_errors = (ToolThreadsExhausted,)
     max_concurrency = 8
 
+    def __init__(self, delay: float) -> None:
+        self.delay = delay
+
     async def handle(self, msg: Any) -> Any:
         if isinstance(msg, tm.ExecuteTools):
+            await trio.sleep(self.delay)
             raise ToolThreadsExhausted(msg.calls[0].name, 8)
         return None
 
 
-@pytest.mark.parametrize("with_subagent", [False, True])
+# The executor fails before the subagent's answer (which its cancellation then cuts
+# short) or after it.
+@pytest.mark.parametrize(
+    ("with_subagent", "refuse_after"), [(False, 0.0), (True, 0.0), (True, 0.05)]
+)
 async def test_a_typed_executor_error_fails_the_turn_alike_with_or_without_a_subagent(
-    kind: str, clock: object, tmp_path: Path, with_subagent: bool
+    kind: str, clock: object, tmp_path: Path, with_subagent: bool, refuse_after: float
 ) -> None:
     def play(request: ChatRequest, attempt: int) -> Any:
         if last_user(request) == "find x":
-            return ScriptedReply(text="x is 42", latency=0.0)
+            return ScriptedReply(text="x is 42", latency=0.02)
         if last_user(request) == "go" and rounds_since_user(request) == 0:
             calls = [ScriptedToolCall("record", {"n": 1}, "k1")]
             if with_subagent:
@@ -226,7 +234,11 @@ async def test_a_typed_executor_error_fails_the_turn_alike_with_or_without_a_sub
     lead = Agent(name="lead", subagents=frozenset({"researcher"}))
     researcher = Agent(name="researcher", description="Finds things.")
     async with rig(
-        kind, tmp_path, play, agents=(lead, researcher), executor=lambda _: RefusingExecutor()
+        kind,
+        tmp_path,
+        play,
+        agents=(lead, researcher),
+        executor=lambda _: RefusingExecutor(refuse_after),
     ) as r:
         result = await r.session.ask(am.RunTurn(text="go"))
         assert result.status == "failed", result
@@ -239,6 +251,9 @@ async def test_a_typed_executor_error_fails_the_turn_alike_with_or_without_a_sub
         assert after.status == "completed" and after.text == "fine"
         log = await transcript(r.store, "s1")
         assert transcript_errors(log) == [] and store_accepts(log)
+        # The subagent's session, if it got as far as its store (cut short, it may not).
+        kept = await transcript(r.store, "s1/k2")
+        assert transcript_errors(kept) == [] and store_accepts(kept)
 
 
 # -- 9: limits are per turn ----------------------------------------------------------------------
@@ -372,3 +387,54 @@ async def test_a_cancelled_turns_streamed_text_is_kept_for_the_next_turn(
             assert partial in log
         # Nothing of this turn is dangling: the prompt ends with this turn's user message.
         assert prompt[-1] == UserMessage("and then?")
+
+
+async def test_a_turn_cancelled_at_any_moment_keeps_exactly_what_was_shown(
+    tmp_path: Path, autojump_clock: trio.testing.MockClock
+) -> None:
+    answer = ["Once ", "upon ", "a ", "time"]
+
+    def play(request: ChatRequest, attempt: int) -> Any:
+        if last_user(request) != "tell":
+            return ScriptedReply(text="go on then")
+        if rounds_since_user(request) == 0:
+            return ScriptedReply(tool_calls=[ScriptedToolCall("record", {"n": 1})], latency=0.5)
+        return ScriptedReply(text=answer, latency=0.3, gap=0.5)
+
+    kept: list[str] = []
+    async with rig("memory", tmp_path, play) as r:
+        # Cancel at every moment of the turn, from before the first model call to after
+        # the answer (2.3 s in): in the model call, the tool, each gap of the stream.
+        for k in range(14):
+            shown: list[str] = []
+            ended: list[am.TurnEvent] = []
+            async with trio.open_nursery() as nursery:
+
+                async def cancel_later(at: float = k * 0.2) -> None:
+                    await trio.sleep(at)
+                    await r.session.ask(am.CancelTurn("immediate"))
+
+                nursery.start_soon(cancel_later)
+                async with r.session.stream(am.SubmitTurn(text="tell")) as events:
+                    async for event in events:
+                        if isinstance(event, am.TextDelta):
+                            shown.append(event.text)
+                        ended.append(event)
+            text = "".join(shown)
+            log = await transcript(r.store, "s1")
+            assert transcript_errors(log) == [] and store_accepts(log), k
+            last = log[-1]
+            if isinstance(ended[-1], am.TurnCompleted):
+                assert text == "".join(answer) and last == AssistantMessage(text), k
+            else:
+                assert isinstance(ended[-1], am.TurnCancelled), (k, ended[-1])
+                if text:
+                    assert last == AssistantMessage(f"{text}\n\n[interrupted]"), k
+                    kept.append(last.content)  # type: ignore[arg-type]
+                else:
+                    assert not isinstance(last, AssistantMessage) or last.tool_calls, k
+        assert len(kept) >= 4  # cancelled after each piece of the stream, at least
+        result = await r.session.ask(am.RunTurn(text="and then?"))
+        assert result.status == "completed"
+        prompt = [m.content for m in r.provider.requests[-1].messages]
+        assert [c for c in prompt if c in kept] == kept

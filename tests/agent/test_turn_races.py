@@ -7,6 +7,7 @@ Every test runs on both stores (the in-memory one on virtual time, SQLite on a f
 
 from __future__ import annotations
 
+import json
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from pathlib import Path
@@ -37,6 +38,8 @@ from agcore_actors.llm import (
     HookEvent,
     HookExecutor,
     Message,
+    OpenAICompatibleProvider,
+    OpenAIConfig,
     ProviderRegistry,
     RetryConfig,
     ToolMessage,
@@ -49,6 +52,14 @@ from agcore_actors.testing import ScriptedProvider, ScriptedReply, ScriptedToolC
 from agcore_actors.tools import ToolExecutor, ToolRegistry, ToolThreadsExhausted, function_tool
 from agcore_actors.tools import messages as tm
 from tests.agent.stores import transcript
+from tests.peers.fault_server import (
+    FaultServer,
+    chunk,
+    completion,
+    json_reply,
+    sse,
+    sse_reply,
+)
 
 Play = Callable[[ChatRequest, int], Any]
 
@@ -192,6 +203,67 @@ async def test_call_ids_of_one_reply_are_made_unique_before_any_tool_runs(
         for request in r.provider.requests[1:]:
             shown = next(m for m in request.messages if isinstance(m, AssistantMessage))
             assert [c.id for c in shown.tool_calls or []] == new_ids
+
+
+@pytest.mark.parametrize("streamed", [False, True])
+async def test_a_server_that_leaves_call_ids_out_gets_each_tool_run_once(
+    fault_server: FaultServer, streamed: bool
+) -> None:
+    """Over real HTTP: parallel calls with no ``id`` at all, plain and streamed."""
+    calls = [
+        {"type": "function", "function": {"name": "record", "arguments": json.dumps({"n": n})}}
+        for n in range(3)
+    ]
+    pieces = [chunk({"tool_calls": [{"index": n, **call}]}) for n, call in enumerate(calls)]
+    plain = completion(None, tool_calls=calls, finish="tool_calls")
+    asks = sse_reply(*sse(*pieces, chunk({}, finish="tool_calls")), plain=json_reply(plain))
+    done = sse_reply(*sse(chunk({"content": "done"}), chunk({}, finish="stop")),
+                     plain=json_reply(completion("done")))  # fmt: skip
+    base, scenario = fault_server.script(asks, done)
+    ran: list[int] = []
+
+    @function_tool
+    async def record(n: int) -> str:
+        """Record n."""
+        ran.append(n)
+        return f"recorded {n}"
+
+    async with ActorSystem(strict=True, seed=0) as system:
+        provider = OpenAICompatibleProvider(
+            OpenAIConfig(name="fault", base_url=base, api_key="sk-test", model="m")
+        )
+        llm = await system.spawn(
+            provider_actor(ProviderRegistry().register(provider), retry=RetryConfig(max_retries=0)),
+            name="llm",
+        )
+        store_ref = await system.root.start_child(
+            session_store_spec("store", backend=InMemorySessions())
+        )
+        registry = ToolRegistry([record])
+        tools = await system.spawn(lambda: ToolExecutor(registry), name="tools")
+        bundle = (
+            AgentBuilder()
+            .provider(llm)
+            .store(StoreTurns(store_ref))
+            .tools(tools, registry)
+            .agent(Agent(name="helper"))
+            .build()
+        )
+        session = await system.root.start_child(session_spec("s1", bundle))
+        if streamed:
+            async with session.stream(am.SubmitTurn(text="go")) as events:
+                outcome = [e async for e in events][-1]
+            assert isinstance(outcome, am.TurnCompleted), outcome
+        else:
+            result = await session.ask(am.RunTurn(text="go"))
+            assert result.status == "completed", result
+        log = await transcript(store_ref, "s1")
+    assert sorted(ran) == [0, 1, 2]
+    assert transcript_errors(log) == [] and store_accepts(log)
+    second = [request.body for request in scenario.requests][1]["messages"]
+    ids = [call["id"] for call in second[1]["tool_calls"]]
+    assert len(set(ids)) == 3 and all(ids)
+    assert [m["tool_call_id"] for m in second[2:5]] == ids
 
 
 # -- 7: a typed executor error beside a subagent -----------------------------------------------

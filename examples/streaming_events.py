@@ -8,8 +8,8 @@ reasoning, tool calls, usage, retries, compaction, and exactly one final event â
 ``TurnCompleted``, ``TurnCancelled`` or ``TurnFailed``.
 
 The second turn is cancelled as soon as its first words arrive: the HTTP request to
-the model is closed at once, and the turn is still committed to the store, so the
-third turn sees a consistent history.
+the model is closed at once, and the turn is still committed to the store with the
+words already shown (marked ``[interrupted]``), so the third turn sees what the user saw.
 """
 
 from __future__ import annotations
@@ -70,7 +70,7 @@ async def main() -> None:
                         await host.cancel("chat-1")
 
             # The cancelled turn is in the history: the model sees the question it was
-            # asked, so the conversation stays consistent.
+            # asked and the start of its answer the user saw ("... [interrupted]").
             async with host.submit("chat-1", "Just tell me how it ends.") as events:
                 async for event in events:
                     show(event)

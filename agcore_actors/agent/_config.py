@@ -17,9 +17,17 @@ __all__ = ["Agent", "AgentConfig", "ModelSettings", "PromptContext"]
 
 @attrs.frozen(kw_only=True)
 class AgentConfig:
-    """Limits of a session's turns; every one is enforced (:class:`LimitExceeded`)."""
+    """Limits of each turn of a session; every one is enforced (:class:`LimitExceeded`).
 
-    #: Model calls per session, counting every call of every tool loop.
+    Every limit is per turn: a turn starts with the whole budget, however many turns the
+    session ran before (a chat that stays live for weeks is never refused for its age,
+    and nothing depends on whether the session was evicted and reloaded in between).
+    There is no session-lifetime budget: bound a session's total cost outside it (its
+    stored ``usage`` adds up every turn's tokens).
+    """
+
+    #: Model calls in one turn, counting every call of its tool loop and output re-asks
+    #: (the name is the OpenAI Agents SDK's, where a "turn" is one model call).
     max_turns: int = attrs.field(default=50, validator=at_least_one)
     #: Rounds of tool calls in one turn; one more model call than this ends the turn.
     max_tool_turns: int = attrs.field(default=10, validator=at_least_one)

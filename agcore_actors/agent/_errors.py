@@ -6,8 +6,8 @@ raised: the agent layer does not wrap them. These are the errors of its own:
 
 - :class:`AgentConfigError` — a bundle or agent that cannot run (missing provider, ...);
 - :class:`PlanParseError` — a plan text that does not have the accepted shape;
-- :class:`LimitExceeded` — a turn hit ``max_tool_turns``, a session ``max_turns``, or
-  the turn's deadline (:class:`TurnTimeout`);
+- :class:`LimitExceeded` — a turn hit ``max_tool_turns`` or ``max_turns`` (both per
+  turn), or the turn's deadline (:class:`TurnTimeout`);
 - :class:`HookBlocked` — a turn-start hook refused the turn;
 - :class:`OutputValidationError` — the final answer never matched the declared output
   type within the allowed re-asks;

@@ -282,7 +282,7 @@ class Session(SessionControl):
         context = PromptContext(
             session=self.session, agent=agent.name, turn=self.turns, facts=dict(self.facts)
         )
-        blocked = await self.settings.hooks.on_turn_start(context, text)
+        blocked = await self.settings.hooks.start(context, text)
         if blocked is not None:
             result = _failed(self.session, turn_id, HookBlocked(blocked))
             await emit(am.TurnFailed(result))
@@ -298,7 +298,6 @@ class Session(SessionControl):
             history=[*history, *notes],
             system_prompt=system_prompt(agent, context),
             emit=emit,
-            calls_before=self.model_calls,
             subagents={
                 name: self.settings.agents[name]
                 for name in agent.subagents
@@ -346,7 +345,7 @@ class Session(SessionControl):
         result = await self._commit(turn, status, error)
         await emit(_final_event(result))
         try:
-            await self.settings.hooks.on_turn_end(result)
+            await self.settings.hooks.end(result, context.turn)
         except Exception:
             # The turn is committed; a failing observer must not turn it into a failure.
             _log.exception("session %r: on_turn_end hook failed", self.session)

@@ -5,7 +5,10 @@ whose turn completes is ``completed`` with the answer; a failed or cancelled tur
 the step. A failed step that is not optional stops the plan: every later step is
 ``skipped`` with the reason, and :attr:`Plan.failed_step` says which one stopped it.
 The ``on_step_complete`` hook is awaited after every step that reaches a terminal state,
-skipped ones included, with the plan as it is then.
+skipped ones included, with the plan as it is then; then the ``ON_PLAN_STEP_COMPLETE``
+hooks of ``hooks`` (a :class:`~agcore_actors.llm.HookExecutor`, e.g. the provider's) run
+with ``plan_step_index``: once per step, in step order. A hook that raises stops the plan
+with that error (the steps after it stay pending).
 """
 
 from __future__ import annotations
@@ -14,6 +17,7 @@ from collections.abc import Awaitable, Callable
 from typing import Any
 
 from ..actor import ActorRef
+from ..llm import HookContext, HookEvent, HookExecutor
 from . import messages as am
 from ._errors import PlanParseError
 from ._plan import JsonPlanParser, Plan, PlanParser, Step
@@ -34,9 +38,14 @@ async def _no_hook(plan: Plan, step: Step) -> None:
 
 
 async def execute_plan(
-    session: ActorRef[Any], plan: Plan, *, on_step_complete: StepHook = _no_hook
+    session: ActorRef[Any],
+    plan: Plan,
+    *,
+    on_step_complete: StepHook = _no_hook,
+    hooks: HookExecutor | None = None,
 ) -> Plan:
-    """Run ``plan``'s pending steps as turns of ``session``; the plan with final statuses."""
+    """Run ``plan``'s pending steps as turns of ``session``; the plan with final statuses
+    (``hooks``: see the module docstring)."""
     stopped_by: Step | None = None
     for step in plan.steps:
         if not step.is_pending:
@@ -56,6 +65,10 @@ async def execute_plan(
                     stopped_by = step
         plan = plan.with_step(step)
         await on_step_complete(plan, step)
+        if hooks:
+            await hooks.execute(
+                HookContext(HookEvent.ON_PLAN_STEP_COMPLETE, plan_step_index=step.index)
+            )
     return plan
 
 
@@ -64,7 +77,8 @@ class TaskAgent:
 
     ``run(goal)`` asks the session for a plan (``planning_prompt`` formatted with
     ``goal``), parses the answer with ``parser`` (a :class:`PlanParseError` if it cannot),
-    then :func:`execute_plan`. ``execute_plan(plan)`` runs a plan made elsewhere.
+    then :func:`execute_plan` (with ``on_step_complete`` and ``hooks``).
+    ``execute_plan(plan)`` runs a plan made elsewhere.
     """
 
     def __init__(
@@ -74,11 +88,13 @@ class TaskAgent:
         parser: PlanParser | None = None,
         planning_prompt: str = DEFAULT_PLANNING_PROMPT,
         on_step_complete: StepHook = _no_hook,
+        hooks: HookExecutor | None = None,
     ) -> None:
         self.session = session
         self.parser = parser or JsonPlanParser()
         self.planning_prompt = planning_prompt
         self.on_step_complete = on_step_complete
+        self.hooks = hooks
 
     async def run(self, goal: str) -> Plan:
         answer: am.TurnResult = await self.session.ask(
@@ -90,4 +106,6 @@ class TaskAgent:
         return await self.execute_plan(plan)
 
     async def execute_plan(self, plan: Plan) -> Plan:
-        return await execute_plan(self.session, plan, on_step_complete=self.on_step_complete)
+        return await execute_plan(
+            self.session, plan, on_step_complete=self.on_step_complete, hooks=self.hooks
+        )

@@ -1,21 +1,40 @@
 """Transcript rules, as pure functions on lists of chat messages.
 
-A transcript is *valid* — every provider accepts it as history — when every tool call
-an assistant message makes is answered by exactly one tool message, and those answers
-come right after that assistant message (in any order among themselves), before the next
-user, system or assistant message. A turn that ends early (cancelled, timed out, failed,
-interrupted by a crash) is closed with :func:`synthetic_results`, so the transcript the
-next turn sees is always valid.
+A transcript is *valid* — every provider accepts it as history — when the calls of each
+assistant message have distinct ids, every one of them is answered by exactly one tool
+message, and those answers come right after that assistant message (in any order among
+themselves), before the next user, system or assistant message. An id may come back in a
+later assistant message (results bind to the message right before them, and some servers
+number calls per response). The store checks the same rule on every write
+(:func:`agcore_actors.store.policy.pending_after`); a test holds the two to one model.
+
+A turn makes the ids of each reply unique (:func:`unique_call_ids`) before any tool runs.
+A turn that ends early (cancelled, timed out, failed, interrupted by a crash) is closed
+with :func:`synthetic_results`, so the transcript the next turn sees is always valid; the
+text it had streamed is kept as an :func:`interrupted` assistant message.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 
+import msgspec
+
+from .._ids import new_id
 from ..llm import AssistantMessage, ToolMessage, UserMessage
 from ..llm import Message as ChatMessage
 
-__all__ = ["synthetic_results", "transcript_errors", "unanswered_calls"]
+__all__ = [
+    "INTERRUPTED",
+    "interrupted",
+    "synthetic_results",
+    "transcript_errors",
+    "unanswered_calls",
+    "unique_call_ids",
+]
+
+#: The note that ends the text of an answer cut short (the model and readers see it).
+INTERRUPTED = "[interrupted]"
 
 
 def unanswered_calls(messages: Sequence[ChatMessage]) -> list[tuple[str, str]]:
@@ -50,7 +69,6 @@ def transcript_errors(messages: Sequence[ChatMessage]) -> list[str]:
     errors: list[str] = []
     open_calls: dict[str, str] = {}  # id -> name, calls of the current assistant message
     answered: set[str] = set()
-    seen_ids: set[str] = set()
 
     def close(at: int) -> None:
         for call_id, name in open_calls.items():
@@ -72,12 +90,39 @@ def transcript_errors(messages: Sequence[ChatMessage]) -> list[str]:
         close(index)
         if isinstance(message, AssistantMessage):
             for call in message.tool_calls or []:
-                if call.id in seen_ids:
+                if call.id in open_calls:
                     errors.append(f"message {index}: call id {call.id!r} used twice")
-                seen_ids.add(call.id)
                 open_calls[call.id] = call.function.name
     close(len(messages))
     return errors
+
+
+def unique_call_ids(message: AssistantMessage) -> AssistantMessage:
+    """``message`` with the ids of its calls distinct and non-empty: an empty id, or one
+    an earlier call of the message already has, becomes a fresh ``call_<32 hex>``; the
+    others are kept. The same object when nothing needed changing (the usual case)."""
+    calls = message.tool_calls
+    if not calls:
+        return message
+    seen: set[str] = set()
+    fixed = None
+    for position, call in enumerate(calls):
+        if call.id and call.id not in seen:
+            seen.add(call.id)
+            continue
+        if fixed is None:
+            fixed = list(calls)
+        # 128 random bits: no other id of the message is the same. Letters, digits and
+        # "_" only, as every provider accepts (Anthropic's tool_use ids are restricted).
+        fresh = f"call_{new_id()}"
+        seen.add(fresh)
+        fixed[position] = msgspec.structs.replace(call, id=fresh)
+    return message if fixed is None else msgspec.structs.replace(message, tool_calls=fixed)
+
+
+def interrupted(text: str) -> AssistantMessage:
+    """The answer a turn had streamed when it ended early, marked as cut short."""
+    return AssistantMessage(f"{text}\n\n{INTERRUPTED}" if text else INTERRUPTED)
 
 
 def valid_tail(history: list[ChatMessage], keep: int) -> list[ChatMessage]:

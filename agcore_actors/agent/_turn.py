@@ -5,13 +5,23 @@ the turn's events, else one plain call; compacted when over
 budget and once more after a context-length refusal) → the tool calls it asked for, in
 parallel through the ToolExecutor → again, up to ``max_tool_turns`` rounds → the answer
 (validated against the agent's output type, with re-asks) — emitting
-:data:`~agcore_actors.agent.messages.TurnEvent` s as it goes.
+:data:`~agcore_actors.agent.messages.TurnEvent` s as it goes. Its limits are its own:
+``max_turns`` model calls and ``max_tool_turns`` tool rounds per turn, however many turns
+the session ran before.
 
 Guarantees, under cancellation too:
 
+- the calls of each reply have distinct, non-empty ids before any tool runs (an empty or
+  repeated id is replaced, in the stored reply and its results alike, so the model sees
+  the same ids next time);
 - every tool call the model made gets exactly one tool message in :attr:`Turn.messages`
   — the real result, or a synthetic one saying why there is none (``cancelled``,
   ``denied``, ``limit``, ``unknown_tool``);
+- the text of a streamed answer the turn was cut off in (cancelled, timed out, failed)
+  is kept by :meth:`Turn.close` as an assistant message ending in ``[interrupted]``: the
+  next turn's model sees what the person saw;
+- an error of the tool batch fails the turn with that error, whether or not subagents
+  ran beside it (never an exception group);
 - usage is added once per model response that reported it;
 - the turn never holds a task after :meth:`Turn.run` returns: the model request, the
   tool batch and any approval wait are children of the caller's task.
@@ -22,19 +32,16 @@ whatever the outcome.
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Mapping, Sequence
-from typing import Any, TypeVar
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
 
 import attrs
 import msgspec
-import trio
 
 from .._decode import DECODE_ERRORS
-from .._errors import AgcoreError
 from ..actor import ActorRef
 from ..context import messages as cm
 from ..llm import (
-    AssistantMessage,
     ChatRequest,
     ChatResponse,
     ContextLengthError,
@@ -42,7 +49,6 @@ from ..llm import (
     JsonSchema,
     ResponseFormatJsonSchema,
     SystemMessage,
-    ToolMessage,
     Usage,
     UserMessage,
 )
@@ -52,28 +58,17 @@ from ..llm import messages as lm
 from ..tools import messages as tm
 from . import messages as am
 from ._config import Agent, AgentConfig
-from ._errors import LimitExceeded, OutputValidationError, PeerFailed
-from ._transcript import synthetic_results
+from ._errors import LimitExceeded, OutputValidationError
+from ._tool_round import Emit, RunChild, ToolRound, peer
+from ._transcript import interrupted, synthetic_results, unique_call_ids
 
-T = TypeVar("T")
-Emit = Callable[[am.TurnEvent], Awaitable[None]]
-#: Runs agent ``Agent`` as a tool for call ``call_id`` on ``task``; its status, answer, usage.
-RunChild = Callable[[Agent, str, str], Awaitable[tuple[am.ToolCallStatus, str, Usage]]]
+__all__ = ["Emit", "RunChild", "Turn", "TurnPorts"]
+
 
 _TASK_SCHEMA: dict[str, Any] = {
     "type": "object",
     "properties": {"task": {"type": "string", "description": "What the agent should do."}},
     "required": ["task"],
-}
-
-_STATUS: dict[str, am.ToolCallStatus] = {
-    "ok": "ok",
-    "error": "error",
-    "timeout": "timeout",
-    "denied": "denied",
-    "cancelled": "cancelled",
-    "invalid_arguments": "invalid_arguments",
-    "unknown_tool": "unknown_tool",
 }
 
 
@@ -89,8 +84,9 @@ class TurnPorts:
 
 
 @attrs.define
-class Turn:
-    """The state of one running turn; see the module docstring."""
+class Turn(ToolRound):
+    """The state of one running turn; see the module docstring (its tool rounds:
+    :class:`~._tool_round.ToolRound`)."""
 
     session: str
     turn_id: str
@@ -101,8 +97,6 @@ class Turn:
     history: list[ChatMessage]
     system_prompt: str
     emit: Emit
-    #: Model calls the session made before this turn (for ``max_turns``).
-    calls_before: int = 0
     messages: list[ChatMessage] = attrs.field(factory=list)
     usage: Usage = attrs.field(factory=Usage)
     model_calls: int = 0
@@ -117,6 +111,9 @@ class Turn:
     #: for turns whose events nobody reads (cheaper on the client).
     streamed: bool = True
     _seen_calls: dict[str, int] = attrs.field(factory=dict)
+    #: The text pieces the model call being streamed has sent so far (the person saw
+    #: them); emptied when its reply is complete.
+    _shown: list[str] = attrs.field(factory=list, init=False)
 
     # -- the loop ------------------------------------------------------------------------
 
@@ -133,11 +130,13 @@ class Turn:
         while True:
             if self.stop_after_step:
                 return False
-            if self.calls_before + self.model_calls >= self.config.max_turns:
-                raise LimitExceeded("max_turns", self.config.max_turns, "model calls per session")
+            if self.model_calls >= self.config.max_turns:
+                raise LimitExceeded("max_turns", self.config.max_turns, "model calls per turn")
             response = await self._model_call()
-            message = response.message
+            # Before any tool runs: results and the next prompt must name each call alike.
+            message = unique_call_ids(response.message)
             self.messages.append(message)
+            self._shown.clear()  # the whole reply is kept now
             calls = message.tool_calls or []
             if calls:
                 if tool_rounds >= self.config.max_tool_turns:
@@ -160,8 +159,13 @@ class Turn:
             )
 
     def close(self, status: str, detail: str = "") -> None:
-        """Answer every call the turn left open with a synthetic ``status`` result."""
+        """Answer every call the turn left open with a synthetic ``status`` result, and
+        keep the text of an answer cut off mid-stream (see the module docstring)."""
         self.messages.extend(synthetic_results(self.messages, status, detail))
+        if self._shown:
+            # Its tool calls (if any had started) are dropped: only the text was seen.
+            self.messages.append(interrupted("".join(self._shown)))
+            self._shown.clear()
 
     # -- the model -----------------------------------------------------------------------
 
@@ -241,10 +245,10 @@ class Turn:
             if compactor is None:
                 messages = self._messages()  # no ask to make: no coroutine either
             else:
-                messages = await _peer("compactor", self._compacted(compactor, reactive))
+                messages = await peer("compactor", self._compacted(compactor, reactive))
             try:
                 call = self._stream(messages) if self.streamed else self._chat(messages)
-                return await _peer(self.ports.provider.name, call)
+                return await peer(self.ports.provider.name, call)
             except ContextLengthError as error:
                 if reactive is not None or self.ports.compactor is None:
                     raise
@@ -262,16 +266,22 @@ class Turn:
     async def _stream(self, messages: list[ChatMessage]) -> ChatResponse:
         request = lm.ChatStream(self._request(messages), provider=self.agent.model.provider)
         self.model_calls += 1
+        shown = self._shown
+        shown.clear()  # what an earlier attempt sent (before a reactive compaction)
         async with self.ports.provider.stream(request) as events:
             async for event in events:
                 match event:
+                    # Kept once the reader has it (a cancelled send delivered nothing).
                     case lm.Content(text=text):
                         await self.emit(am.TextDelta(text))
+                        shown.append(text)
                     case lm.ContentFirst(text=text):
                         await self.emit(am.ContentStarted(text))
+                        shown.append(text)
                     case lm.Thinking(text=text):
                         await self.emit(am.ThinkingDelta(text))
                     case lm.Retrying():
+                        shown.clear()  # (none yet: a stream is not retried after output)
                         await self.emit(
                             am.RetryingModel(
                                 attempt=event.attempt, delay=event.delay, error=event.error
@@ -294,120 +304,3 @@ class Turn:
             return str(exc)
         self.output = msgspec.to_builtins(value)
         return None
-
-    # -- tools ---------------------------------------------------------------------------
-
-    async def _run_tools(self, message: AssistantMessage) -> None:
-        calls = message.tool_calls or []
-        self.tool_calls += len(calls)
-        runnable: list[tm.ToolCall] = []
-        children: list[tuple[str, Agent, str]] = []
-        refused: dict[str, tuple[am.ToolCallStatus, str]] = {}
-        for call in calls:
-            name, arguments = call.function.name, call.function.arguments
-            await self.emit(am.ToolCallStarted(call_id=call.id, name=name, arguments=arguments))
-            key = name + "\x00" + arguments
-            self._seen_calls[key] = self._seen_calls.get(key, 0) + 1
-            if name in self.subagents and self.run_child is not None:
-                task = _task_of(arguments)
-                if task is None:
-                    refused[call.id] = (
-                        "invalid_arguments",
-                        'Error: invalid arguments: expected {"task": "<text>"}',
-                    )
-                else:
-                    children.append((call.id, self.subagents[name], task))
-            elif not self.agent.allows(name) or self.ports.tools is None:
-                refused[call.id] = ("unknown_tool", f"Error: tool {name!r} is not available")
-            elif self._seen_calls[key] > self.config.max_repeated_calls:
-                refused[call.id] = (
-                    "error",
-                    f"Error: the same call of {name!r} was already made "
-                    f"{self.config.max_repeated_calls} times in this turn; do not repeat it",
-                )
-            else:
-                runnable.append(tm.ToolCall(id=call.id, name=name, arguments=arguments))
-        results: dict[str, tm.ToolResult] = {}
-        answered: dict[str, tuple[am.ToolCallStatus, str]] = {}
-
-        async def execute() -> None:
-            assert self.ports.tools is not None
-            results.update(await _peer(self.ports.tools.name, self._execute(runnable)))
-
-        async def child(call_id: str, agent: Agent, task: str) -> None:
-            assert self.run_child is not None
-            status, content, usage = await self.run_child(agent, call_id, task)
-            self.usage = self.usage + usage
-            # Kept at once, so a cancellation of its siblings does not lose it.
-            self.messages.append(ToolMessage(content, call_id))
-            answered[call_id] = (status, content)
-            await self.emit(
-                am.ToolCallFinished(
-                    call_id=call_id, name=agent.name, status=status, content=content
-                )
-            )
-
-        if not children:
-            # The usual batch: one ask, awaited here (no nursery, no task). An error of
-            # the executor's reaches the turn as it is (a failed turn, not a group).
-            if runnable:
-                await execute()
-        else:
-            async with trio.open_nursery() as nursery:
-                if runnable:
-                    nursery.start_soon(execute)
-                for call_id, agent, task in children:
-                    nursery.start_soon(child, call_id, agent, task)
-        for call in calls:
-            if call.id in answered:
-                continue
-            if call.id in refused:
-                status, content = refused[call.id]
-            else:
-                result = results[call.id]
-                status, content = _STATUS.get(result.status.value, "error"), result.content
-            self.messages.append(ToolMessage(content, call.id))
-            await self.emit(
-                am.ToolCallFinished(
-                    call_id=call.id, name=call.function.name, status=status, content=content
-                )
-            )
-
-    async def _execute(self, calls: list[tm.ToolCall]) -> dict[str, tm.ToolResult]:
-        assert self.ports.tools is not None
-        batch_id = f"{self.session}/{self.turn_id}/{self.model_calls}"
-        request = tm.ExecuteTools(
-            batch_id=batch_id, calls=calls, session_id=self.session, trace_id=self.turn_id
-        )
-        try:
-            reply = await self.ports.tools.ask(request)
-        except trio.Cancelled:
-            # The executor recorded what finished; the rest are cancelled. Keep the real
-            # results where there are some, so the transcript says what really ran.
-            with trio.CancelScope(shield=True), trio.move_on_after(5.0):
-                recorded = await self.ports.tools.ask(tm.FetchResults(batch_id))
-                if recorded is not None:
-                    for result in recorded.results:
-                        self.messages.append(ToolMessage(result.content, result.call_id))
-            raise
-        return {result.call_id: result for result in reply.results}
-
-
-def _task_of(arguments: str) -> str | None:
-    try:
-        decoded = msgspec.json.decode(arguments or "{}")
-    except DECODE_ERRORS:
-        return None
-    task = decoded.get("task") if isinstance(decoded, dict) else None
-    return task if isinstance(task, str) else None
-
-
-async def _peer(actor: str, work: Awaitable[T]) -> T:
-    """``await work``, an ask of another actor: an error of ours passes as it is,
-    anything else (a bug in that actor) becomes :class:`PeerFailed`."""
-    try:
-        return await work
-    except AgcoreError:
-        raise
-    except Exception as exc:
-        raise PeerFailed(actor, exc) from exc

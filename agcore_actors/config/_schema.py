@@ -223,7 +223,7 @@ class AgentSettings:
     mcp_servers: tuple[str, ...] = ()
     #: Agents this one may call as tools.
     subagents: tuple[str, ...] = ()
-    #: Model calls per session.
+    #: Model calls in one turn (every call of its tool loop and output re-asks).
     max_turns: int = attrs.field(default=_AGENT.max_turns, validator=at_least_one)
     #: Rounds of tool calls in one turn.
     max_tool_turns: int = attrs.field(default=_AGENT.max_tool_turns, validator=at_least_one)

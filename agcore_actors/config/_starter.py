@@ -68,7 +68,7 @@ instructions = "You are a helpful assistant."
 # mcp_servers = ["time"]                # the tools of these [mcpServers]
 # subagents = []                        # agents it may call as tools
 # Limits:
-# max_turns = 50                        # model calls per session
+# max_turns = 50                        # model calls in one turn
 # max_tool_turns = 10                   # rounds of tool calls in one turn
 # turn_timeout = 600.0                  # seconds; inf: no deadline
 # tool_timeout = 60.0

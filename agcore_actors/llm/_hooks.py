@@ -11,7 +11,11 @@
 - Hooks of one event run one after another in registration order; all of
   them run (no short-circuit). A hook that raises is a bug of the hook: the
   exception propagates and fails the call.
-- The turn and plan events exist for the agent layer, which fires them.
+- ``ON_TURN_START``, ``ON_TURN_END`` and ``ON_PLAN_STEP_COMPLETE`` are fired by the
+  agent layer, not the provider: a session fires the turn events through the executor
+  given as ``agcore_actors.agent.TurnHooks(events=...)`` (``turn_index``, ``session``,
+  and ``usage`` at the end), ``agcore_actors.agent.execute_plan(..., hooks=...)`` the
+  plan-step event after each step (``plan_step_index``). They only observe.
 """
 
 from __future__ import annotations
@@ -50,8 +54,12 @@ class HookContext:
     #: Seconds the call waits before the retry (ON_RETRY only).
     delay: float | None = None
     usage: Usage | None = None
+    #: The turn's 0-based number in its session (turn events only).
     turn_index: int | None = None
+    #: The step's 0-based index in its plan (ON_PLAN_STEP_COMPLETE only).
     plan_step_index: int | None = None
+    #: The session of the turn (turn events only).
+    session: str = ""
 
 
 @attrs.frozen

@@ -2,9 +2,10 @@
 
 Decoding is lenient: every field has a default, unknown fields are ignored,
 ``content: null``, ``"choices": null`` (DeepSeek and Groq usage chunks),
-``"delta": null`` (Azure) and a missing ``usage`` are fine. Streamed tool-call
-deltas carry an ``index`` and optional ``id``/``type``/``name`` (OpenAI sends those
-once per call, llama.cpp repeats them in every piece). A chunk may instead be an
+``"delta": null`` (Azure), a missing ``usage`` and a tool call without an ``id`` (then
+``""``) are fine. Streamed tool-call deltas carry an ``index`` and optional
+``id``/``type``/``name`` (OpenAI sends those once per call, llama.cpp repeats them in
+every piece). A chunk may instead be an
 error: a top-level ``error`` (OpenAI, OpenRouter, which also ends the choice with
 ``finish_reason: "error"``) or vLLM's ``{"object": "error", "message": ...}``.
 """
@@ -15,7 +16,7 @@ from typing import Any
 
 import msgspec
 
-from ._types import AssistantMessage, AssistantToolCall, finish_reason
+from ._types import AssistantMessage, AssistantToolCall, FunctionCall, finish_reason
 from ._usage import Usage, usage_from_openai
 from .messages import ChatResponse
 
@@ -62,6 +63,15 @@ class WireUsage(msgspec.Struct, frozen=True):
         )
 
 
+class ResponseToolCall(msgspec.Struct, frozen=True):
+    """A tool call of a completion; some servers leave ``id`` out (or send ``""``) on
+    parallel calls: it is then ``""``, and the agent layer gives it a fresh one."""
+
+    function: FunctionCall = FunctionCall("")
+    id: str = ""
+    type: str = "function"
+
+
 class ResponseMessage(msgspec.Struct, frozen=True):
     """``choices[].message`` of a completion."""
 
@@ -71,7 +81,7 @@ class ResponseMessage(msgspec.Struct, frozen=True):
     # Some servers (vLLM, OpenRouter) call it ``reasoning``.
     reasoning: str | None = None
     refusal: str | None = None
-    tool_calls: list[AssistantToolCall] | None = None
+    tool_calls: list[ResponseToolCall] | None = None
 
 
 class Choice(msgspec.Struct, frozen=True):
@@ -195,7 +205,9 @@ def response_from_completion(completion: ChatCompletion, provider: str) -> ChatR
         if wire.reasoning_content is not None
         else wire.reasoning,
         refusal=wire.refusal,
-        tool_calls=wire.tool_calls or None,
+        tool_calls=[AssistantToolCall(c.id, c.function) for c in wire.tool_calls]
+        if wire.tool_calls
+        else None,
     )
     return ChatResponse(
         message=message,

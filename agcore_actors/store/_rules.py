@@ -5,6 +5,11 @@ ids of the calls of the last assistant message that no tool message has answered
 (in the order the model made them). :func:`pending_after` checks a run of messages against
 it and returns the new state; every write goes through it, so a stored transcript is
 always valid (see :mod:`agcore_actors.store.messages`).
+
+The rule is the agent layer's (:func:`agcore_actors.agent.transcript_errors`): the calls
+of one assistant message have distinct ids, each answered once by the tool messages right
+after it; an id may come back in a later assistant message (Chat Completions binds results
+to the message before them, and some servers number calls per response).
 """
 
 from __future__ import annotations

@@ -60,7 +60,8 @@ if TYPE_CHECKING:
 class ScriptedToolCall:
     """A tool call the scripted model makes; ``arguments`` may be any text, valid
     JSON or not (a mapping is encoded as JSON); ``id`` defaults to
-    ``call_<attempt>_<n>``."""
+    ``call_<attempt>_<n>`` (``""`` is sent as it is, as servers that leave a call's id
+    out or empty do)."""
 
     name: str
     arguments: str | Mapping[str, Any] = "{}"
@@ -175,7 +176,10 @@ class ScriptedProvider:
         deltas += [ChatDelta(content=t) for t in _pieces(reply.text)]
         for n, call in enumerate(reply.tool_calls):
             piece = DeltaToolCall(
-                n, call.id or f"call_{attempt}_{n}", call.name, call.argument_text()
+                n,
+                f"call_{attempt}_{n}" if call.id is None else call.id,
+                call.name,
+                call.argument_text(),
             )
             deltas.append(ChatDelta(tool_calls=[piece]))
         if deltas:
@@ -200,7 +204,8 @@ class ScriptedProvider:
             raise reply.error
         calls = [
             AssistantToolCall(
-                c.id or f"call_{attempt}_{n}", FunctionCall(c.name, c.argument_text())
+                f"call_{attempt}_{n}" if c.id is None else c.id,
+                FunctionCall(c.name, c.argument_text()),
             )
             for n, c in enumerate(reply.tool_calls)
         ]

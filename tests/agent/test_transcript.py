@@ -7,9 +7,18 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from agcore_actors.agent._transcript import synthetic_results, transcript_errors, unanswered_calls
-from agcore_actors.llm import AssistantMessage, FunctionCall, ToolCall, ToolMessage, UserMessage
+from agcore_actors.llm import (
+    AssistantMessage,
+    FunctionCall,
+    SystemMessage,
+    ToolCall,
+    ToolMessage,
+    UserMessage,
+)
+from agcore_actors.store import InvalidTranscript
+from agcore_actors.store.policy import closed, pending_after
 
-Message = UserMessage | AssistantMessage | ToolMessage
+Message = UserMessage | AssistantMessage | ToolMessage | SystemMessage
 
 
 def _call(call_id: str) -> ToolCall:
@@ -65,11 +74,93 @@ def test_each_broken_rule_is_reported() -> None:
     assert transcript_errors([ToolMessage("x", "z")])  # result without a call
     late: list[Message] = [ask, ToolMessage("x", "a"), UserMessage("hi"), ToolMessage("x", "b")]
     assert transcript_errors(late)
-    reused: list[Message] = [ask, ToolMessage("x", "a"), ToolMessage("x", "b"), ask]
-    assert any("used twice" in e for e in transcript_errors(reused))
+    twice = AssistantMessage(None, tool_calls=[_call("a"), _call("a")])
+    errors = transcript_errors([twice, ToolMessage("x", "a"), ToolMessage("x", "a")])
+    assert any("used twice" in e for e in errors)
+
+
+def test_a_call_id_may_come_back_in_a_later_assistant_message() -> None:
+    # Chat Completions binds results to the assistant message right before them; some
+    # servers number calls per response (call_0 in every reply).
+    ask = AssistantMessage(None, tool_calls=[_call("call_0")])
+    answer = ToolMessage("x", "call_0")
+    reused: list[Message] = [UserMessage("u"), ask, answer, ask, answer, AssistantMessage("a")]
+    assert transcript_errors(reused) == []
+    assert transcript_errors([*reused, UserMessage("v"), ask, answer]) == []
 
 
 def test_synthetic_results_name_the_status() -> None:
     ask = AssistantMessage(None, tool_calls=[_call("a"), _call("b")])
     results = synthetic_results([ask, ToolMessage("x", "b")], "interrupted")
     assert results == [ToolMessage("Error: tool call interrupted", "a")]
+
+
+# -- one rule: the agent's check and the store's agree, with a model of the rule -------------
+
+_IDS = st.sampled_from(["a", "b", "c", ""])
+
+
+@st.composite
+def any_messages(draw: st.DrawFn) -> list[Message]:
+    """Any sequence of messages over a few call ids: mostly calls answered as the rule
+    wants (ids reused across replies included), sometimes broken in one of its ways."""
+    out: list[Message] = []
+    for _ in range(draw(st.integers(0, 8))):
+        match draw(st.sampled_from(["user", "system", "text", "calls", "calls", "tool"])):
+            case "user":
+                out.append(UserMessage("u"))
+            case "system":
+                out.append(SystemMessage("s"))
+            case "text":
+                out.append(AssistantMessage("a"))
+            case "calls":
+                ids = draw(st.lists(_IDS, min_size=1, max_size=3))
+                out.append(AssistantMessage(None, tool_calls=[_call(i) for i in ids]))
+                if draw(st.booleans()):
+                    answered = draw(st.permutations(ids))
+                else:
+                    answered = draw(st.lists(_IDS, max_size=4))
+                out.extend(ToolMessage("r", i) for i in answered)
+            case _:
+                out.append(ToolMessage("r", draw(_IDS)))
+    return out
+
+
+def model_valid(messages: list[Message]) -> bool:
+    """The rule, written out: within one assistant message call ids are distinct; its
+    calls are answered once each by the tool messages right after it, before any other
+    message and before the end; no other tool message exists. Ids may repeat across
+    assistant messages."""
+    i = 0
+    while i < len(messages):
+        message = messages[i]
+        i += 1
+        if isinstance(message, ToolMessage):
+            return False  # a result no call of the message before it is waiting for
+        if not isinstance(message, AssistantMessage) or not message.tool_calls:
+            continue
+        ids = [call.id for call in message.tool_calls]
+        if len(ids) != len(set(ids)):
+            return False
+        answers = []
+        while i < len(messages) and isinstance(messages[i], ToolMessage):
+            answers.append(messages[i].tool_call_id)  # type: ignore[union-attr]
+            i += 1
+        if sorted(answers) != sorted(ids):
+            return False
+    return True
+
+
+def store_valid(messages: list[Message]) -> bool:
+    try:
+        closed(pending_after([], messages), "the log")
+    except InvalidTranscript:
+        return False
+    return True
+
+
+@given(any_messages())
+def test_the_agent_and_the_store_apply_one_transcript_rule(messages: list[Message]) -> None:
+    expected = model_valid(messages)
+    assert (transcript_errors(messages) == []) == expected
+    assert store_valid(messages) == expected

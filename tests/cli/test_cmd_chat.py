@@ -6,6 +6,7 @@ slash commands and exit keys work."""
 from __future__ import annotations
 
 import json
+import subprocess
 import sys
 from collections.abc import Iterator
 from pathlib import Path
@@ -86,12 +87,32 @@ def test_a_turn_streams_ctrl_c_cancels_the_next_turn_sees_the_history(
     assert ("tool", "6 * 7 = 42") in history
     assert ("assistant", "The answer is 42.") in history
     assert ("user", "Tell me a long story") in history  # the cancelled turn is stored too
+    # ... with the words the user saw, marked as cut short.
+    assert ("assistant", "Once upon a time\n\n[interrupted]") in history
     assert history[-1] == ("user", "What did I ask first?")
 
     child.sendeof()  # Ctrl-D at the prompt: exit 0
     child.expect(pexpect.EOF)
     child.close()
     assert child.exitstatus == 0
+    store = ["--store", str(tmp_path / "s.db")]
+    listed = sessions_cli(tmp_path, "list", "--json", *store)
+    [session] = [record["id"] for record in json.loads(listed)]
+    shown = sessions_cli(tmp_path, "show", session, *store)
+    assert "you> Tell me a long story\n\nOnce upon a time\n\n[interrupted]\n" in shown
+
+
+def sessions_cli(tmp_path: Path, *argv: str) -> str:
+    done = subprocess.run(
+        [sys.executable, "-m", "agcore_actors.cli", "sessions", *argv],
+        env=model_env(""),
+        cwd=str(tmp_path),
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=True,
+    )
+    return done.stdout
 
 
 def test_an_approval_is_asked_inline_and_the_answer_decides(

@@ -1,5 +1,6 @@
 """examples/streaming_events.py: events stream in order; a cancelled turn closes its
-HTTP request and is committed, and the next turn's history includes it."""
+HTTP request and is committed, and the next turn's history includes it, with the text the
+user saw marked as interrupted."""
 
 from __future__ import annotations
 
@@ -38,5 +39,6 @@ def test_a_turn_streams_and_a_cancelled_turn_closes_its_request(
         ("user", "Tell me a joke."),
         ("assistant", "Why did the actor restart? It had no state to lose."),
         ("user", "Now tell me a very long story."),
+        ("assistant", "Once upon a time\n\n[interrupted]"),
         ("user", "Just tell me how it ends."),
     ]

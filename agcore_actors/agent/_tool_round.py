@@ -1,0 +1,210 @@
+"""The tool half of a turn: one round of the tool calls a model reply asked for.
+
+:class:`ToolRound` is a part of :class:`~._turn.Turn` (a mixin: the state is the turn's).
+A round runs the calls the executor may run in one ``ExecuteTools`` ask and each agent
+called as a tool in a child session beside it, all children of the caller's task.
+
+Guarantees, under cancellation too:
+
+- every call of the reply gets exactly one tool message in the turn's ``messages``: the
+  executor's result, a child session's answer, or a refusal (``unknown_tool``, repeated
+  call, bad arguments of an agent call); a cancelled round keeps the results the executor
+  had recorded and the answers of children that had finished, the turn's ``close``
+  answers the rest;
+- a typed error of the executor (or :class:`PeerFailed` for a bug there) or of a child
+  session's store ends the round with that error, the same whether or not children ran
+  beside the executor: never an exception group, which the session would take for a bug
+  of its own (a child's failing turn is its call's error result, not the round's).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable, Mapping
+from typing import TYPE_CHECKING, TypeVar
+
+import msgspec
+import trio
+
+from .._decode import DECODE_ERRORS
+from .._errors import AgcoreError
+from ..llm import AssistantMessage, ToolMessage, Usage
+from ..llm import Message as ChatMessage
+from ..tools import messages as tm
+from . import messages as am
+from ._config import Agent, AgentConfig
+from ._errors import PeerFailed
+
+if TYPE_CHECKING:
+    from ._turn import TurnPorts
+
+T = TypeVar("T")
+Emit = Callable[[am.TurnEvent], Awaitable[None]]
+#: Runs agent ``Agent`` as a tool for call ``call_id`` on ``task``; its status, answer, usage.
+RunChild = Callable[[Agent, str, str], Awaitable[tuple[am.ToolCallStatus, str, Usage]]]
+
+_STATUS: dict[str, am.ToolCallStatus] = {
+    "ok": "ok",
+    "error": "error",
+    "timeout": "timeout",
+    "denied": "denied",
+    "cancelled": "cancelled",
+    "invalid_arguments": "invalid_arguments",
+    "unknown_tool": "unknown_tool",
+}
+
+
+class ToolRound:
+    """The tool rounds of a :class:`~._turn.Turn` (see the module docstring)."""
+
+    # The turn's state this part uses: fields of Turn, which holds them (a Turn lives for
+    # one turn, so the mixin gives it no slots of its own).
+    session: str
+    turn_id: str
+    agent: Agent
+    config: AgentConfig
+    ports: TurnPorts
+    emit: Emit
+    messages: list[ChatMessage]
+    usage: Usage
+    model_calls: int
+    tool_calls: int
+    subagents: Mapping[str, Agent]
+    run_child: RunChild | None
+    _seen_calls: dict[str, int]
+
+    async def _run_tools(self, message: AssistantMessage) -> None:
+        calls = message.tool_calls or []
+        self.tool_calls += len(calls)
+        runnable: list[tm.ToolCall] = []
+        children: list[tuple[str, Agent, str]] = []
+        refused: dict[str, tuple[am.ToolCallStatus, str]] = {}
+        for call in calls:
+            name, arguments = call.function.name, call.function.arguments
+            await self.emit(am.ToolCallStarted(call_id=call.id, name=name, arguments=arguments))
+            key = name + "\x00" + arguments
+            self._seen_calls[key] = self._seen_calls.get(key, 0) + 1
+            if name in self.subagents and self.run_child is not None:
+                task = _task_of(arguments)
+                if task is None:
+                    refused[call.id] = (
+                        "invalid_arguments",
+                        'Error: invalid arguments: expected {"task": "<text>"}',
+                    )
+                else:
+                    children.append((call.id, self.subagents[name], task))
+            elif not self.agent.allows(name) or self.ports.tools is None:
+                refused[call.id] = ("unknown_tool", f"Error: tool {name!r} is not available")
+            elif self._seen_calls[key] > self.config.max_repeated_calls:
+                refused[call.id] = (
+                    "error",
+                    f"Error: the same call of {name!r} was already made "
+                    f"{self.config.max_repeated_calls} times in this turn; do not repeat it",
+                )
+            else:
+                runnable.append(tm.ToolCall(id=call.id, name=name, arguments=arguments))
+        results: dict[str, tm.ToolResult] = {}
+        answered: dict[str, tuple[am.ToolCallStatus, str]] = {}
+
+        async def execute() -> None:
+            assert self.ports.tools is not None
+            results.update(await peer(self.ports.tools.name, self._execute(runnable)))
+
+        async def child(call_id: str, agent: Agent, task: str) -> None:
+            assert self.run_child is not None
+            status, content, usage = await self.run_child(agent, call_id, task)
+            self.usage = self.usage + usage
+            # Kept at once, so a cancellation of its siblings does not lose it.
+            self.messages.append(ToolMessage(content, call_id))
+            answered[call_id] = (status, content)
+            await self.emit(
+                am.ToolCallFinished(
+                    call_id=call_id, name=agent.name, status=status, content=content
+                )
+            )
+
+        if not children:
+            # The usual batch: one ask, awaited here (no nursery, no task). An error of
+            # the executor's reaches the turn as it is (a failed turn, not a group).
+            if runnable:
+                await execute()
+        else:
+            try:
+                async with trio.open_nursery() as nursery:
+                    if runnable:
+                        nursery.start_soon(execute)
+                    for call_id, agent, task in children:
+                        nursery.start_soon(child, call_id, agent, task)
+            except BaseExceptionGroup as group:
+                # The same failed turn as without subagents, not a group the session
+                # would take for a bug.
+                raise _typed_failure(group) from None
+        for call in calls:
+            if call.id in answered:
+                continue
+            if call.id in refused:
+                status, content = refused[call.id]
+            else:
+                result = results[call.id]
+                status, content = _STATUS.get(result.status.value, "error"), result.content
+            self.messages.append(ToolMessage(content, call.id))
+            await self.emit(
+                am.ToolCallFinished(
+                    call_id=call.id, name=call.function.name, status=status, content=content
+                )
+            )
+
+    async def _execute(self, calls: list[tm.ToolCall]) -> dict[str, tm.ToolResult]:
+        assert self.ports.tools is not None
+        batch_id = f"{self.session}/{self.turn_id}/{self.model_calls}"
+        request = tm.ExecuteTools(
+            batch_id=batch_id, calls=calls, session_id=self.session, trace_id=self.turn_id
+        )
+        try:
+            reply = await self.ports.tools.ask(request)
+        except trio.Cancelled:
+            # The executor recorded what finished; the rest are cancelled. Keep the real
+            # results where there are some, so the transcript says what really ran.
+            with trio.CancelScope(shield=True), trio.move_on_after(5.0):
+                recorded = await self.ports.tools.ask(tm.FetchResults(batch_id))
+                if recorded is not None:
+                    for result in recorded.results:
+                        self.messages.append(ToolMessage(result.content, result.call_id))
+            raise
+        return {result.call_id: result for result in reply.results}
+
+
+def _task_of(arguments: str) -> str | None:
+    try:
+        decoded = msgspec.json.decode(arguments or "{}")
+    except DECODE_ERRORS:
+        return None
+    task = decoded.get("task") if isinstance(decoded, dict) else None
+    return task if isinstance(task, str) else None
+
+
+def _typed_failure(group: BaseExceptionGroup[BaseException]) -> BaseException:
+    """What a tool batch beside subagents ends the turn with: its first typed error when
+    the rest of ``group`` is the cancellations that error caused (or came with); else the
+    group as it is (a bug, or only cancellations: trio's to handle)."""
+    typed, rest = group.split(AgcoreError)
+    if typed is None:
+        return group
+    if rest is not None:
+        _, other = rest.split(trio.Cancelled)
+        if other is not None:
+            return group
+    first: BaseException = typed
+    while isinstance(first, BaseExceptionGroup):
+        first = first.exceptions[0]
+    return first
+
+
+async def peer(actor: str, work: Awaitable[T]) -> T:
+    """``await work``, an ask of another actor: an error of ours passes as it is,
+    anything else (a bug in that actor) becomes :class:`PeerFailed`."""
+    try:
+        return await work
+    except AgcoreError:
+        raise
+    except Exception as exc:
+        raise PeerFailed(actor, exc) from exc

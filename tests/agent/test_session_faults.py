@@ -16,7 +16,7 @@ import trio
 import trio.testing
 
 from agcore_actors import ActorRef, ActorSystem
-from agcore_actors.agent import Agent, AgentBuilder, session_spec
+from agcore_actors.agent import Agent, AgentBuilder, StoreTurns, session_spec
 from agcore_actors.agent import messages as am
 from agcore_actors.llm import (
     AssistantMessage,
@@ -325,3 +325,67 @@ async def test_a_refused_commit_ends_the_streamed_turn_and_the_next_turn_complet
         assert isinstance(seen[-1], am.TurnCompleted | am.TurnFailed)
         await assert_consistent(host, store, ["s"])
         assert session_rows(system) == {"session:s": 0}
+
+
+# -- a bug escaping a streamed turn: the reader is told, never a silent end -------------------
+
+
+class BuggyWrites(StoreTurns):
+    """A TurnStore whose ``begin`` or ``commit`` raises a bug (no AgcoreError) while armed."""
+
+    def __init__(self, store: ActorRef[Any], write: str) -> None:
+        super().__init__(store)
+        self.write = write
+        self.armed = False
+
+    async def begin_and_load(self, *args: Any, **kwargs: Any) -> Any:
+        if self.armed and self.write == "begin":
+            raise RuntimeError("bug in the store port (begin)")
+        return await super().begin_and_load(*args, **kwargs)
+
+    async def commit(self, *args: Any, **kwargs: Any) -> int:
+        if self.armed and self.write == "commit":
+            raise RuntimeError("bug in the store port (commit)")
+        return await super().commit(*args, **kwargs)
+
+
+@pytest.mark.parametrize("write", ["begin", "commit"])
+async def test_a_bug_ending_a_streamed_turn_is_told_to_its_reader_and_the_session_restarts(
+    backend: str, clock: object, tmp_path: Path, write: str
+) -> None:
+    ports: list[BuggyWrites] = []
+
+    def turns(store: ActorRef[Any]) -> StoreTurns:
+        ports.append(BuggyWrites(store, write))
+        return ports[-1]
+
+    async with host_on(backend, tmp_path, turns=turns) as (host, _store, _system):
+        sessions = [f"s{i}" for i in range(6)]
+        for sid in sessions:
+            await host.run(sid, "warm")
+        await trio.sleep(0.2)  # idle: the next begin reloads the tail (begin_and_load)
+        ports[0].armed = True
+        told: dict[str, object] = {}
+
+        async def read(sid: str) -> None:
+            seen: list[am.TurnEvent] = []
+            try:
+                async with host.submit(sid, "x") as events:
+                    async for event in events:
+                        seen.append(event)
+            except Exception as exc:  # the crash, as the runtime reports it
+                told[sid] = exc
+            else:
+                told[sid] = seen[-1] if seen else None
+
+        async with trio.open_nursery() as nursery:
+            for sid in sessions:
+                nursery.start_soon(read, sid)
+        ports[0].armed = False
+        for sid in sessions:
+            # A final event or an error: a stream that just stops tells the reader nothing.
+            assert isinstance(told[sid], am.TurnFailed | Exception), (sid, told[sid])
+        for sid in sessions:
+            result = await host.run(sid, "after")
+            assert result.status == "completed", (sid, result)
+        assert host.snapshot().crashes >= 1

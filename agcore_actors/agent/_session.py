@@ -60,6 +60,7 @@ import trio
 
 from .._errors import AgcoreError
 from .._ids import new_id
+from ..actor import ActorCrashed
 from ..llm import Message as ChatMessage
 from ..llm import Usage, UserMessage
 from ..tools import ApprovalRequest
@@ -238,17 +239,25 @@ class Session(SessionControl):
                 holder.cancel()  # the reader left: cancel the turn
                 await trio.lowlevel.checkpoint()
 
+        crash: list[BaseException] = []
+
         async def runner() -> None:
             try:
                 with holder:
-                    async with send:
-                        try:
-                            await self._queued_turn(msg.text, turn_id, emit)
-                        except AgcoreError as exc:
-                            # The store refused the turn's begin or commit: the reader's
-                            # answer, not a crash of this task (of the whole actor).
-                            await emit(am.TurnFailed(_failed(self.session, turn_id, exc)))
+                    try:
+                        await self._queued_turn(msg.text, turn_id, emit)
+                    except AgcoreError as exc:
+                        # The store refused the turn's begin or commit: the reader's
+                        # answer, not a crash of this task (of the whole actor).
+                        await emit(am.TurnFailed(_failed(self.session, turn_id, exc)))
+            except BaseException as exc:
+                if not isinstance(exc, trio.Cancelled):
+                    crash.append(exc)  # a bug: it crashes the actor; the reader is told
+                raise
             finally:
+                # Closed without a checkpoint: in a cancelled ``holder`` (the reader left)
+                # an ``aclose`` would raise Cancelled over a crash and lose it.
+                send.close()
                 done.set()
 
         self.ctx.nursery.start_soon(runner)
@@ -261,6 +270,9 @@ class Session(SessionControl):
                 holder.cancel()
                 with trio.CancelScope(shield=True):
                     await done.wait()
+        if crash:
+            # The stream ended with no final event: the turn's task crashed the actor.
+            raise ActorCrashed(self.ctx.name, crash[0])
 
     async def _queued_turn(self, text: str, turn_id: str, emit: Emit) -> am.TurnResult:
         busy = self._busy_now()

@@ -19,7 +19,7 @@ from typing import assert_never
 
 import trio
 
-from ..actor import Actor, ChildSpec
+from ..actor import DEFAULT_ISOLATION, Actor, ChildSpec, CircuitBreaker
 from ..llm import Message, SystemMessage
 from ._breaker import SummaryBreaker
 from ._errors import ContextOverflow, InvalidCompactRequest, SummaryFailed, TokenizerUnavailable
@@ -313,10 +313,12 @@ def compactor_spec(
     estimator: TokenEstimator | None = None,
     shutdown: float = 5.0,
     mailbox_size: int = 1024,
+    isolate: CircuitBreaker | None = DEFAULT_ISOLATION,
 ) -> ChildSpec[CompactorMsg]:
     """A :class:`Compactor` child called ``name``: a fresh actor per (re)start,
     all of them sharing one summary breaker (an open breaker stays open across a
-    restart)."""
+    restart). ``isolate`` parks a compactor that keeps crashing (``ActorParked`` to its
+    askers for a while; its crashes never use up its supervisor's restart intensity)."""
     cfg = config or CompactConfig()
     breaker = SummaryBreaker(cfg.max_failures, cfg.breaker_cooldown)
     return ChildSpec(
@@ -324,6 +326,7 @@ def compactor_spec(
         _factory(cfg, summarizer, estimator, breaker),
         shutdown=shutdown,
         mailbox_size=mailbox_size,
+        isolate=isolate,
     )
 
 

@@ -21,7 +21,7 @@ from typing import ClassVar, TypeVar, assert_never
 
 import trio
 
-from ..actor import Actor, ChildSpec
+from ..actor import DEFAULT_ISOLATION, Actor, ChildSpec, CircuitBreaker
 from ..actor.lowlevel import defer_reply
 from . import _ops
 from ._backend import Backend
@@ -291,12 +291,19 @@ def session_store_spec(
     backend: SessionBackendConfig,
     config: SessionStoreConfig | None = None,
     clock: Clock = time.time,
+    isolate: CircuitBreaker | None = DEFAULT_ISOLATION,
 ) -> ChildSpec[StoreMsg]:
     """A child spec for a :class:`SessionStore` on ``backend``; a fresh actor per start.
 
     ``InMemorySessions``: the sessions live in the spec, so they survive restarts of the
     actor (not of the process). ``SqliteSessions``: each start opens the file (and runs
-    the schema migrations and, once, the transcript migration).
+    the schema migrations and, once, the transcript migration). ``isolate`` parks a store
+    that keeps crashing (an error on every write that is no typed store error): its
+    askers get ``ActorParked`` for a while, and its crashes never use up its
+    supervisor's restart intensity (see :class:`~agcore_actors.actor.ChildSpec`; None:
+    plain OTP restarts).
     """
     cfg = config or SessionStoreConfig()
-    return ChildSpec(name, _factory(backend, cfg, clock), mailbox_size=cfg.mailbox_size)
+    return ChildSpec(
+        name, _factory(backend, cfg, clock), mailbox_size=cfg.mailbox_size, isolate=isolate
+    )

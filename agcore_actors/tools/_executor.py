@@ -15,7 +15,15 @@ import attrs
 import trio
 
 from .._validators import non_negative
-from ..actor import Actor, ActorRef, ActorStopped, ChildSpec, MailboxFull
+from ..actor import (
+    DEFAULT_ISOLATION,
+    Actor,
+    ActorRef,
+    ActorStopped,
+    ChildSpec,
+    CircuitBreaker,
+    MailboxFull,
+)
 from ._approval import DEFAULT_APPROVAL_TIMEOUT, Approver, decide_approval
 from ._context import in_own_context
 from ._errors import (
@@ -328,12 +336,15 @@ def tool_executor_spec(
     config: ExecutorConfig | None = None,
     threads: ToolThreads | None = None,
     shutdown: float = 5.0,
+    isolate: CircuitBreaker | None = DEFAULT_ISOLATION,
 ) -> ChildSpec[ToolExecutorMsg]:
     """A child spec for a :class:`ToolExecutor` called ``name``.
 
     Every (re)start builds a fresh executor over the same ``registry``; the results
     recorded for ``FetchResults`` do not survive a restart. ``shutdown`` is the grace a
-    stop gives running batches before they are cancelled.
+    stop gives running batches before they are cancelled. ``isolate`` parks an executor
+    that keeps crashing: its askers get ``ActorParked`` for a while and its crashes never
+    use up its supervisor's restart intensity (None: plain OTP restarts).
     """
     config = config or ExecutorConfig()
 
@@ -347,4 +358,4 @@ def tool_executor_spec(
             threads=threads,
         )
 
-    return ChildSpec(name=name, factory=factory, shutdown=shutdown)
+    return ChildSpec(name=name, factory=factory, shutdown=shutdown, isolate=isolate)

@@ -8,15 +8,17 @@ its tool call's error. Both stores, many sessions at once."""
 
 from __future__ import annotations
 
+import functools
 from pathlib import Path
 from typing import Any
 
+import attrs
 import pytest
 import trio
 import trio.testing
 
-from agcore_actors import ActorRef, ActorSystem
-from agcore_actors.agent import Agent, AgentBuilder, StoreTurns, session_spec
+from agcore_actors import ActorRef, ActorSystem, AgcoreError
+from agcore_actors.agent import Agent, AgentBuilder, SessionHost, StoreTurns, session_spec
 from agcore_actors.agent import messages as am
 from agcore_actors.llm import (
     AssistantMessage,
@@ -31,9 +33,12 @@ from agcore_actors.llm import (
 )
 from agcore_actors.store import (
     InMemorySessions,
+    SessionStore,
+    StoreStorageError,
     StoreUnavailable,
     session_store_spec,
 )
+from agcore_actors.store.lowlevel import InMemorySessionBackend
 from agcore_actors.testing import ScriptedProvider, ScriptedReply, ScriptedToolCall
 from tests.agent.fakes import scripted
 from tests.agent.races import (
@@ -389,3 +394,74 @@ async def test_a_bug_ending_a_streamed_turn_is_told_to_its_reader_and_the_sessio
             result = await host.run(sid, "after")
             assert result.status == "completed", (sid, result)
         assert host.snapshot().crashes >= 1
+
+
+# -- a session store that crashes on every write is parked, not fatal ----------------------------
+
+
+class IoFailingBackend:
+    """The in-memory backend, its writes failing with an untyped storage error (a crash
+    of the store actor, not ``StoreUnavailable``) while ``failing``."""
+
+    failing = False
+
+    def __init__(self, inner: InMemorySessionBackend) -> None:
+        self._inner = inner
+
+    def run_batch(self, operations: Any, write: bool) -> Any:
+        if write and IoFailingBackend.failing:
+            raise StoreStorageError("disk I/O error")
+        return self._inner.run_batch(operations, write)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._inner, name)
+
+
+async def test_a_store_that_crashes_on_every_write_fails_turns_typed_and_the_runtime_stays_up(
+    autojump_clock: trio.testing.MockClock,
+) -> None:
+    shared = InMemorySessionBackend()
+    factory = functools.partial(
+        SessionStore,
+        functools.partial(IoFailingBackend, shared),
+        threaded=False,
+        clock=trio.current_time,
+    )
+    spec = attrs.evolve(session_store_spec("store", backend=InMemorySessions()), factory=factory)
+    sessions = [f"s{i}" for i in range(20)]
+    async with ActorSystem(strict=True, seed=0) as system:
+        store = await system.root.start_child(spec)
+        llm = await system.spawn(
+            provider_actor(
+                ProviderRegistry().register(scripted([[AssistantMessage("ok")]])),
+                retry=RetryConfig(),
+            ),
+            name="llm",
+        )
+        bundle = (
+            AgentBuilder().provider(llm).store(StoreTurns(store)).agent(Agent(name="a")).build()
+        )
+        async with SessionHost(system, bundle) as host:
+            for sid in sessions:
+                await host.run(sid, "warm")
+            IoFailingBackend.failing = True
+            told: dict[str, BaseException] = {}
+
+            async def turn(sid: str) -> None:
+                try:
+                    await host.run(sid, "x")
+                except Exception as exc:
+                    told[sid] = exc
+
+            try:
+                async with trio.open_nursery() as nursery:
+                    for sid in sessions:
+                        nursery.start_soon(turn, sid)
+            finally:
+                IoFailingBackend.failing = False
+            assert sorted(told) == sorted(sessions)
+            assert all(isinstance(exc, AgcoreError) for exc in told.values()), told
+            await trio.sleep(600)  # the park's backoff has run out
+            for sid in sessions:
+                result = await host.run(sid, "after")
+                assert result.status == "completed", result

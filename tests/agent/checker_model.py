@@ -1,0 +1,225 @@
+"""The concurrency checker's plans, its history of what callers were told, and the
+model it checks the host and the store against.
+
+Nothing here imports the runtime's logic: the transcript rule, what "stored exactly
+once" means and what a caller may be told are written out again from the promises of
+README.md and docs/architecture.md, so a bug shared by the runtime and its own checks
+(``transcript_errors``) cannot hide here. Only the chat message *types* are read.
+
+A scenario is plain frozen data (hypothesis draws and shrinks it):
+``Scenario(rounds=[Round(callers=[[Op, ...], ...], store_fault, restart_after)])``.
+Every op's user text is unique (``u<n>``) and the scripted model answers it with
+``answer(text)``, so a stored transcript says which turn each message belongs to.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from agcore_actors.llm import AssistantMessage, ToolMessage, UserMessage
+
+#: Function tools of the rig (see checker_rig) and the subagent, by what they do.
+ToolKind = Literal["ok", "slow", "fail", "guarded", "helper"]
+#: How the model numbers the calls of one reply.
+IdStyle = Literal["unique", "empty", "dup", "reused"]
+#: What the model does at model call ``fail_at`` of the turn.
+ProviderFault = Literal["none", "error", "bug", "stall"]
+#: Where the session's store port raises a bug (not a typed error): the session crashes.
+CrashAt = Literal["none", "begin", "commit"]
+StoreFault = Literal["full", "readonly", "busy", "io"]
+
+#: Error kinds a session's own serial writes must never produce: a conflict or an invalid
+#: transcript told to a caller means the session's view of its store went stale or it
+#: tried to write what no provider accepts (a wedged session).
+NEVER_TOLD = frozenset({"store_conflict", "store_invalid_transcript", "limit_exceeded"})
+
+
+@dataclass(frozen=True)
+class TurnPlan:
+    #: Tool batches the model asks for, one per model call, before it answers.
+    batches: tuple[tuple[ToolKind, ...], ...] = ()
+    ids: IdStyle = "unique"
+    provider: ProviderFault = "none"
+    fail_at: int = 0
+    crash: CrashAt = "none"
+
+
+@dataclass(frozen=True)
+class Op:
+    """One turn a caller runs, and how the caller (or a peer) interferes with it."""
+
+    session: int
+    via: Literal["run", "submit"] = "run"
+    turn: TurnPlan = TurnPlan()
+    #: Virtual seconds the caller waits before it starts the turn.
+    pause: float = 0.0
+    #: The caller gives up (is cancelled) after this many virtual seconds...
+    cancel_after: float | None = None
+    #: ... or after this many of its own checkpoints (activation, begin: the first few).
+    cancel_ticks: int | None = None
+    #: A ``submit`` reader leaves the stream after this many events.
+    leave_after: int | None = None
+    #: A peer sends ``CancelTurn`` to the session this many seconds after the start.
+    cancel_turn_at: float | None = None
+    approve: Literal["allow", "deny", "ignore"] = "allow"
+
+
+@dataclass(frozen=True)
+class Round:
+    callers: tuple[tuple[Op, ...], ...]
+    #: Writes fail with this typed storage error from ``start`` for ``seconds``.
+    store_fault: tuple[StoreFault, float, float] | None = None
+    restart_after: bool = False
+
+
+@dataclass(frozen=True)
+class Scenario:
+    seed: int
+    sessions: int
+    idle_ttl: float
+    max_live: int
+    rounds: tuple[Round, ...]
+
+
+def answer(text: str) -> str:
+    """The model's final answer to the user text ``text``."""
+    return f"answer to {text}"
+
+
+# -- the history -------------------------------------------------------------------------
+
+Told = Literal["completed", "failed", "cancelled", "raised", "gave_up", "left"]
+
+
+@dataclass
+class Record:
+    text: str
+    caller: int
+    session: str
+    op: Op | None
+    told: Told | None = None
+    detail: str = ""
+
+
+@dataclass
+class History:
+    """What each caller asked and was told, in the order callers were told it."""
+
+    records: dict[str, Record] = field(default_factory=dict)
+    by_caller: dict[int, list[str]] = field(default_factory=dict)
+    violations: list[str] = field(default_factory=list)
+    counter: int = 0
+
+    def start(self, caller: int, session: str, op: Op | None) -> str:
+        text = f"u{self.counter}"
+        self.counter += 1
+        self.records[text] = Record(text, caller, session, op)
+        self.by_caller.setdefault(caller, []).append(text)
+        return text
+
+    def tell(self, text: str, told: Told, detail: str = "") -> None:
+        record = self.records[text]
+        assert record.told is None, (text, record.told, told)
+        record.told, record.detail = told, detail
+        if told == "failed" and detail in NEVER_TOLD:
+            self.violations.append(f"{text} on {record.session}: told failed with {detail}")
+        if told == "raised" and not detail.startswith(("typed:", "planted:")):
+            self.violations.append(f"{text} on {record.session}: raised an untyped {detail}")
+
+
+# -- the transcript rule, written out again ----------------------------------------------
+
+
+def _text(content: Any) -> str:
+    return content if isinstance(content, str) else repr(content)
+
+
+def transcript_problems(messages: Sequence[Any], open_turn: bool) -> list[str]:
+    """Why ``messages`` is not a transcript every provider accepts; ``open_turn``: the
+    stored record says a turn is open, so the last assistant message may still wait for
+    its results. Rule: each call id of an assistant message is non-empty and unique in
+    its turn (from one user message to the next); each is answered by exactly one tool
+    message, right after it (among its siblings), before any other message."""
+    problems: list[str] = []
+    waiting: dict[str, int] = {}  # call id -> how many results it still needs (1)
+    in_turn: set[str] = set()
+    for at, message in enumerate(messages):
+        if isinstance(message, ToolMessage):
+            if waiting.get(message.tool_call_id, 0) != 1:
+                problems.append(f"#{at}: result for {message.tool_call_id!r}, not awaited")
+            else:
+                waiting[message.tool_call_id] = 0
+            continue
+        if any(waiting.values()):
+            problems.append(f"#{at}: calls unanswered before it: {sorted(waiting)}")
+        waiting = {}
+        if isinstance(message, UserMessage):
+            in_turn = set()
+        if isinstance(message, AssistantMessage):
+            for call in message.tool_calls or ():
+                if not call.id:
+                    problems.append(f"#{at}: empty call id")
+                if call.id in in_turn:
+                    problems.append(f"#{at}: call id {call.id!r} twice in one turn")
+                in_turn.add(call.id)
+                waiting[call.id] = 1
+    if any(waiting.values()) and not open_turn:
+        problems.append(f"end: calls unanswered in a closed transcript: {sorted(waiting)}")
+    return problems
+
+
+def segments(messages: Sequence[Any]) -> list[tuple[str, list[Any]]]:
+    """The transcript cut at user messages: ``(user text, the messages after it)``."""
+    found: list[tuple[str, list[Any]]] = []
+    for message in messages:
+        if isinstance(message, UserMessage):
+            found.append((_text(message.content), []))
+        elif found:
+            found[-1][1].append(message)
+    return found
+
+
+def looks_completed(text: str, after: Sequence[Any]) -> bool:
+    """Whether a turn is stored as completed: its last message is the final answer."""
+    if not after:
+        return False
+    last = after[-1]
+    return (
+        isinstance(last, AssistantMessage)
+        and not last.tool_calls
+        and _text(last.content) == answer(text)
+    )
+
+
+def store_problems(
+    history: History, session: str, messages: Sequence[Any], open_turn: bool
+) -> list[str]:
+    """Every property of one stored session against the history (see the module doc)."""
+    problems = [f"{session} {p}" for p in transcript_problems(messages, open_turn)]
+    cut = segments(messages)
+    seen: dict[str, int] = {}
+    for position, (text, after) in enumerate(cut):
+        record = history.records.get(text)
+        if record is None or record.session != session:
+            problems.append(f"{session}: user message {text!r} no caller sent here")
+            continue
+        if text in seen:
+            problems.append(f"{session}: turn {text} stored twice")
+        seen[text] = position
+        told = record.told
+        if told in ("failed", "cancelled") and looks_completed(text, after):
+            problems.append(f"{session}: turn {text} stored as completed, caller told {told}")
+    for text, record in history.records.items():
+        if record.session != session or record.told != "completed":
+            continue
+        if text not in seen:
+            problems.append(f"{session}: acknowledged turn {text} is not stored (lost)")
+        elif not looks_completed(text, cut[seen[text]][1]):
+            problems.append(f"{session}: acknowledged turn {text} is not stored as completed")
+    for texts in history.by_caller.values():
+        acked = [seen[t] for t in texts if t in seen and history.records[t].told == "completed"]
+        if acked != sorted(acked):
+            problems.append(f"{session}: a caller's acknowledged turns are stored out of order")
+    return problems

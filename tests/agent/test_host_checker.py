@@ -1,0 +1,119 @@
+"""The concurrency checker: many callers on a few colliding sessions of a real
+SessionHost, with faults at random checkpoints, checked against an independent model.
+
+Hypothesis draws a :class:`Scenario` (rounds of 3-8 concurrent callers, each running 1-2
+turns on one of three session ids) and :func:`run_scenario` plays it on virtual time on
+the in-memory and the SQLite store. Faults: callers cancelled after a delay or a few
+checkpoints (activation, begin, model call, tool batch, approval, commit), ``CancelTurn``
+from a peer, readers leaving the stream, turn deadlines (a stalled model), typed provider
+errors and provider bugs, empty/duplicate/reused call ids, writes failing with disk full,
+read-only, busy or an I/O error for a while, session crashes (a bug at begin or commit),
+eviction by a tiny TTL and cap, host restarts on the same store.
+
+The properties (tests/agent/checker_model.py and checker_run.py): callers are told a
+result or a typed error (never a conflict, an invalid transcript or a lifetime limit of
+their own session); every acknowledged turn is stored exactly once, as completed, in
+each caller's order; nothing a caller was told failed or cancelled is stored as
+completed; every stored transcript is valid; once the faults stop, the next turn on every
+session completes and leaves no open turn; every ``session:*`` actor is held by the host
+and the reverse; nothing (actor, task, thread, fd, process) is left after the host.
+
+``CHECKER_FAULTS=cancel,ids,store,crash,provider,bug,evict,restart`` limits the faults
+drawn (default: all); a failure prints the scenario and its seed (``derandomize``: the
+same examples every run). tests/agent/CHECKER_NOTES.md says how each bug of issue 26 is
+planted back and which property catches it.
+"""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+from hypothesis import HealthCheck, given, note, settings
+from hypothesis import strategies as st
+
+from .checker_model import Op, Round, Scenario, TurnPlan
+from .checker_run import run_scenario
+
+FAULTS = set(os.environ.get("CHECKER_FAULTS", "all").split(","))
+EXAMPLES = int(os.environ.get("CHECKER_EXAMPLES", "60"))
+
+
+def _on(fault: str) -> bool:
+    return "all" in FAULTS or fault in FAULTS
+
+
+def _maybe(fault: str, values: st.SearchStrategy[object]) -> st.SearchStrategy[object]:
+    return st.none() | values if _on(fault) else st.none()
+
+
+def _choice(fault: str, normal: object, faulty: list[object]) -> st.SearchStrategy[object]:
+    return st.sampled_from([normal, normal, *faulty]) if _on(fault) else st.just(normal)
+
+
+TOOLS = ["ok", "ok", "slow", "fail", "guarded", "helper"]
+turn_plans = st.builds(
+    TurnPlan,
+    batches=st.lists(
+        st.lists(st.sampled_from(TOOLS), min_size=1, max_size=3).map(tuple), max_size=2
+    ).map(tuple),
+    ids=_choice("ids", "unique", ["empty", "dup", "reused"]),
+    provider=_choice("provider", "none", ["error", "stall"])
+    if not _on("bug")
+    else st.sampled_from(["none", "none", "none", "error", "stall", "bug"]),
+    fail_at=st.integers(0, 2),
+    crash=_choice("crash", "none", ["begin", "commit"]),
+)
+ops = st.builds(
+    Op,
+    session=st.integers(0, 2),
+    via=st.sampled_from(["run", "submit"]),
+    turn=turn_plans,
+    pause=st.sampled_from([0.0, 0.0, 0.005, 0.02, 0.5, 3.0]),
+    cancel_after=_maybe("cancel", st.sampled_from([0.0, 0.001, 0.005, 0.012, 0.025, 0.05, 2.5])),
+    cancel_ticks=_maybe("cancel", st.integers(0, 12)),
+    leave_after=_maybe("cancel", st.integers(1, 4)),
+    cancel_turn_at=_maybe("cancel", st.sampled_from([0.005, 0.015, 0.03, 1.0])),
+    approve=st.sampled_from(["allow", "deny", "ignore"]),
+)
+store_faults = st.tuples(
+    st.sampled_from(["full", "readonly", "busy", "io"]),
+    st.sampled_from([0.0, 0.005, 0.02]),
+    st.sampled_from([0.01, 0.05, 1.0]),
+)
+rounds = st.builds(
+    Round,
+    callers=st.lists(st.lists(ops, min_size=1, max_size=2).map(tuple), min_size=3, max_size=8).map(
+        tuple
+    ),
+    store_fault=_maybe("store", store_faults),
+    restart_after=st.booleans() if _on("restart") else st.just(False),
+)
+scenarios = st.builds(
+    Scenario,
+    seed=st.integers(0, 2**32 - 1),
+    sessions=st.just(3),
+    idle_ttl=st.sampled_from([0.05, 1.0, 100.0]) if _on("evict") else st.just(100.0),
+    max_live=st.sampled_from([1, 2, 8]) if _on("evict") else st.just(8),
+    rounds=st.lists(rounds, min_size=1, max_size=3).map(tuple),
+)
+
+CHECKER = settings(
+    max_examples=EXAMPLES,
+    deadline=None,
+    derandomize=True,
+    database=None,
+    print_blob=True,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
+)
+
+
+@pytest.mark.parametrize("store", ["memory", "sqlite"])
+@CHECKER
+@given(scenario=scenarios)
+def test_the_host_keeps_its_promises_to_concurrent_callers_under_faults(
+    store: str, scenario: Scenario
+) -> None:
+    note(f"seed={scenario.seed}")
+    problems = run_scenario(scenario, store)
+    assert not problems, "\n".join(problems)

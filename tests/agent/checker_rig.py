@@ -20,11 +20,13 @@ from __future__ import annotations
 
 import functools
 import os
+import ssl
 import threading
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any
 
+import httpx2
 import outcome
 import trio
 import trio.lowlevel
@@ -197,6 +199,16 @@ def play(faults: Faults) -> Callable[[ChatRequest, int], ScriptedReply | Any]:
     return reply
 
 
+@functools.cache
+def _tls() -> ssl.SSLContext:
+    return ssl.create_default_context()
+
+
+def _client() -> httpx2.AsyncClient:
+    """An unused client (the model is scripted) without loading the CA store each run."""
+    return httpx2.AsyncClient(verify=_tls())
+
+
 # -- tools -------------------------------------------------------------------------------
 
 
@@ -238,7 +250,8 @@ async def build_runtime(
     store = await system.root.start_child(store_spec(store_kind, path, faults))
     provider = ScriptedProvider(play(faults))
     registry = ProviderRegistry().register(provider)
-    llm = await system.spawn(provider_actor(registry, retry=RetryConfig(max_retries=0)), name="llm")
+    factory = provider_actor(registry, retry=RetryConfig(max_retries=0), client_factory=_client)
+    llm = await system.spawn(factory, name="llm")
     executor = await system.spawn(
         lambda: ToolExecutor(TOOLS, approver=session_approver(system)), name="tools"
     )

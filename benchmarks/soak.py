@@ -7,7 +7,11 @@ schedule, with eviction pressure; and the same work SIGKILLed and restarted on o
   tools and a fault-injecting MCP server (benchmarks/soak_rig.py). Reports turns
   completed, failed with a typed error, lost; invalid transcripts (benchmarks/soak_check.py
   says what valid means); tasks, threads, file descriptors and child processes leaked;
-  RSS at start, middle and end.
+  RSS at start, middle and end. With ``--cancel-rate 0.1`` a tenth of the callers give
+  up at a random moment, and with ``--store-faults`` the store's writes fail for a moment
+  now and then (disk full, read-only, busy); after the run, with the faults stopped, one
+  more turn on every session must complete (else the session is *wedged*). Reports lost,
+  duplicated and invalid turns, wedged sessions and leaks.
 - ``crash``: the same work in a child process (``worker``), SIGKILLed at random points
   ``--kills`` times and restarted on the same SQLite store, then run to the end. The
   worker appends an acknowledgement (a JSON line, fsynced) only after the host returned
@@ -17,6 +21,7 @@ schedule, with eviction pressure; and the same work SIGKILLed and restarted on o
     .venv/bin/python benchmarks/soak.py soak --sessions 200 --turns 20
     .venv/bin/python benchmarks/soak.py crash --sessions 50 --turns 10 --kills 8
     .venv/bin/python benchmarks/soak.py soak --sessions 20 --turns 4 --json out.json
+    .venv/bin/python benchmarks/soak.py soak --cancel-rate 0.1 --store-faults
 
 Exit status 0 when every must-be-zero figure is zero (and RSS grew < 10 % from the
 middle to the end of a soak of at least 1,000 turns).
@@ -47,6 +52,7 @@ from soak_check import Findings, check_store, read_acks  # noqa: E402
 from soak_driver import Driver, session_ids  # noqa: E402
 from soak_rig import (  # noqa: E402
     RigConfig,
+    StoreFaults,
     children,
     fault_counts,
     fd_targets,
@@ -77,13 +83,32 @@ def rig_config(args: argparse.Namespace) -> RigConfig:
 # -- soak --------------------------------------------------------------------------------
 
 
-async def _soak(base: str, db: Path, acks: Path, n: int, m: int, rig: RigConfig) -> dict[str, Any]:
+async def _soak(
+    base: str,
+    db: Path,
+    acks: Path,
+    n: int,
+    m: int,
+    rig: RigConfig,
+    cancel_rate: float = 0.0,
+    store_faults: bool = False,
+) -> dict[str, Any]:
     tasks_before = tasks()
     samples: list[tuple[int, ...]] = []
     snapshot: dict[str, Any] = {}
     total = n * m
-    async with ActorSystem() as system, soak_host(system, base, str(db), rig) as host:
-        driver = Driver(host, acks, m, watchdog=rig.turn_timeout * 3, seed=rig.seed)
+    faults = StoreFaults(rig.seed) if store_faults else None
+    faulting = trio.CancelScope()
+    async with (
+        ActorSystem() as system,
+        soak_host(system, base, str(db), rig, faults) as host,
+        trio.open_nursery() as nursery,
+    ):
+        if faults is not None:
+            nursery.start_soon(_faults, faults, faulting)
+        driver = Driver(
+            host, acks, m, watchdog=rig.turn_timeout * 3, seed=rig.seed, cancel_rate=cancel_rate
+        )
         marks = {max(1, total * i // 10) for i in range(1, 11)}
 
         def progress() -> None:
@@ -102,9 +127,12 @@ async def _soak(base: str, db: Path, acks: Path, n: int, m: int, rig: RigConfig)
         started = time.monotonic()
         try:
             await driver.run({s: 0 for s in session_ids(n)}, "a")
+            wall = time.monotonic() - started
+            faulting.cancel()  # the faults stop: every session's next turn must complete
+            wedged = await driver.wedged(session_ids(n), "w")
         finally:
+            faulting.cancel()
             driver.close()
-        wall = time.monotonic() - started
         for session in list(host.live_sessions):
             await host.close(session)
         snap = host.snapshot()
@@ -116,11 +144,19 @@ async def _soak(base: str, db: Path, acks: Path, n: int, m: int, rig: RigConfig)
         "errors": driver.errors,
         "lost_detail": driver.lost[:20],
         "host": snapshot,
+        "wedged_sessions": len(wedged),
+        "wedged_detail": wedged[:20],
+        "store_faults": faults.injected if faults is not None else {},
         # (turns done, RSS, fds, tasks, threads, live sessions, traced heap or 0) at
         # every tenth of the run
         "samples": samples,
         "tasks_leaked": tasks() - tasks_before,
     }
+
+
+async def _faults(faults: StoreFaults, scope: trio.CancelScope) -> None:
+    with scope:
+        await faults.schedule()
 
 
 def settle(measure: Any, baseline: int, seconds: float) -> int:
@@ -147,7 +183,17 @@ def soak(args: argparse.Namespace) -> dict[str, Any]:
                 gc.collect()
                 gc.disable()
             try:
-                report = trio.run(_soak, base, db, acks, args.sessions, args.turns, rig)
+                report = trio.run(
+                    _soak,
+                    base,
+                    db,
+                    acks,
+                    args.sessions,
+                    args.turns,
+                    rig,
+                    args.cancel_rate,
+                    args.store_faults,
+                )
             finally:
                 gc.enable()
                 tracemalloc.stop()
@@ -167,6 +213,9 @@ def _finish(report: dict[str, Any], found: Findings, planned: int) -> dict[str, 
     report["acknowledged"] = found.acknowledged
     report["lost_acknowledged"] = found.lost[:20]
     report["turns_lost"] = report["counts"].get("lost", 0) + len(found.lost)
+    report["stale_session_errors"] = report["counts"].get("stale", 0)
+    report["duplicated"] = len(found.duplicated)
+    report["duplicated_detail"] = found.duplicated[:20]
     report["invalid_transcripts"] = len(found.invalid)
     report["invalid_detail"] = dict(list(found.invalid.items())[:5])
     report["open_turns"] = len(found.open_turns)
@@ -194,7 +243,14 @@ def _finish(report: dict[str, Any], found: Findings, planned: int) -> dict[str, 
 
 
 def passed(report: dict[str, Any]) -> bool:
-    zero = ("turns_lost", "invalid_transcripts", "open_turns")
+    zero = (
+        "turns_lost",
+        "duplicated",
+        "invalid_transcripts",
+        "open_turns",
+        "wedged_sessions",
+        "stale_session_errors",
+    )
     leaks = ("tasks_leaked", "fds_leaked", "children_leaked", "threads_leaked")
     ok = all(report.get(k, 0) == 0 for k in zero + leaks) and report["integrity"] == "ok"
     if report["planned_turns"] >= 1000 and "rss_growth_middle_to_end" in report:
@@ -343,6 +399,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--acks", default="")
     parser.add_argument("--mcp-tag", default="soak")
     parser.add_argument("--drain-after", type=int, default=0)
+    parser.add_argument(
+        "--cancel-rate", type=float, default=0.0, help="share of callers that give up at random"
+    )
+    parser.add_argument(
+        "--store-faults", action="store_true", help="writes fail for a moment now and then"
+    )
     parser.add_argument("--drains", type=int, default=2, help="graceful stops under load")
     args = parser.parse_args(argv)
     if args.what == "worker":

@@ -100,6 +100,9 @@ class Findings:
     acknowledged: int = 0
     #: Acknowledged turns that are missing or not as acknowledged.
     lost: list[str] = field(default_factory=list)
+    #: Turns stored twice: a turn id that comes back after another turn, or an
+    #: acknowledged turn whose user message opens more than one stored turn of that id.
+    duplicated: list[str] = field(default_factory=list)
     #: Sessions whose transcript is not valid, with why.
     invalid: dict[str, list[str]] = field(default_factory=dict)
     open_turns: list[str] = field(default_factory=list)
@@ -138,6 +141,7 @@ def check_store(db: Path, acks: Iterable[dict[str, Any]], sessions: Iterable[str
                 if isinstance(entry.message, ToolMessage):
                     what = _result_kind(entry.message)
                     found.tool_results[what] = found.tool_results.get(what, 0) + 1
+            found.duplicated += _duplicated(session, entries)
             errors = entry_errors(entries)
             errors += transcript_errors([e.message for e in entries])
             if record is not None and record.open_turn is not None:
@@ -152,6 +156,19 @@ def check_store(db: Path, acks: Iterable[dict[str, Any]], sessions: Iterable[str
     finally:
         backend.close()
     return found
+
+
+def _duplicated(session: str, entries: Sequence[LogEntry]) -> list[str]:
+    runs: dict[str, int] = {}
+    users: dict[str, int] = {}
+    previous = None
+    for entry in entries:
+        if entry.turn != previous:
+            runs[entry.turn] = runs.get(entry.turn, 0) + 1
+            previous = entry.turn
+        if isinstance(entry.message, UserMessage):
+            users[entry.turn] = users.get(entry.turn, 0) + 1
+    return [f"{session} {turn}" for turn in runs if runs[turn] > 1 or users.get(turn, 0) > 1]
 
 
 def _result_kind(message: ToolMessage) -> str:

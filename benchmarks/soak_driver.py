@@ -13,8 +13,16 @@ A turn is taken one of four ways, chosen from the seed, the session and the turn
 Outcomes: ``completed``; ``failed`` with a typed error (its ``kind`` is one of the library's
 error tree); ``cancelled`` (only a left or cancelled turn may end so); ``rejected`` (a typed
 error before the turn ran: busy, parked; the turn is tried again, up to 5 times); and
-``lost``: anything else — no answer within the watchdog, an untyped error, an outcome the
-way it was taken does not allow.
+``stale``: a turn refused or failed with an error its session's own serial turns must
+never meet: a conflict or an invalid transcript (a wedged session), ``ActorStopped``
+while the host is up (a dead session the host still hands out), ``DuplicateName`` (an
+actor the host lost track of); ``lost``: anything else — no answer within the watchdog, an untyped
+error, an outcome the way it was taken does not allow.
+
+With ``cancel_rate`` (``--cancel-rate``), that share of the turns (seeded) is taken by a
+caller that gives up after a random 0-0.5 s, wherever the turn is then (activation,
+begin, model call, tools, commit): ``gave_up``, never acknowledged, and the session goes
+on with its next turn.
 
 Once :attr:`Driver.stopping` is set (the host is being shut down under load), any turn may
 end ``cancelled`` (the drain cancels what outlives it), and a session whose next turn is
@@ -24,6 +32,7 @@ refused with ``ActorStopped`` stops taking turns (``refused_at_shutdown``).
 from __future__ import annotations
 
 import json
+import math
 import os
 import pkgutil
 import random
@@ -37,6 +46,13 @@ import agcore_actors
 from agcore_actors._errors import AgcoreError
 from agcore_actors.agent import SessionHost
 from agcore_actors.agent import messages as am
+
+#: Errors a session's own turns must never meet while the host is up: its view of the
+#: store went stale (a conflict), it wrote what the store refuses, or the host still
+#: hands out a session actor that is gone. Counted as ``stale`` (must be zero).
+STALE = frozenset(
+    {"store_conflict", "store_invalid_transcript", "actor_stopped", "duplicate_actor_name"}
+)
 
 WAYS = (("run", 70), ("stream", 15), ("leave", 10), ("cancel", 5))
 
@@ -69,9 +85,16 @@ class Driver:
     """See the module docstring."""
 
     def __init__(
-        self, host: SessionHost, acks: Path, turns: int, watchdog: float, seed: int
+        self,
+        host: SessionHost,
+        acks: Path,
+        turns: int,
+        watchdog: float,
+        seed: int,
+        cancel_rate: float = 0.0,
     ) -> None:
         self.host, self.turns, self.watchdog, self.seed = host, turns, watchdog, seed
+        self.cancel_rate = cancel_rate
         self.kinds = error_kinds()
         self.counts: dict[str, int] = {}
         self.errors: dict[str, int] = {}
@@ -133,9 +156,18 @@ class Driver:
         while k < self.turns:
             turn = f"{session}-t{k}-{nonce}-{rejected}"
             how = way(self.seed, session, k)
+            chance = random.Random(f"{self.seed}:{session}:{k}:{rejected}:give-up")
+            give_up = chance.uniform(0.0, 0.5) if chance.random() < self.cancel_rate else None
             try:
                 with trio.fail_after(self.watchdog):
-                    result = await self._take(how, session, k, turn)
+                    with trio.move_on_after(math.inf if give_up is None else give_up) as caller:
+                        result = await self._take(how, session, k, turn)
+                if caller.cancelled_caught:  # the outcome is unknown to this caller
+                    self._count("gave_up")
+                    self.ways["gave_up"] = self.ways.get("gave_up", 0) + 1
+                    k, rejected = k + 1, 0
+                    self.done += 1
+                    continue
             except trio.TooSlowError:
                 self.lost.append(f"{turn} ({how}): no answer within {self.watchdog:g} s")
                 self._count("lost")
@@ -144,6 +176,8 @@ class Driver:
                     self._count("refused_at_shutdown")
                     return
                 self._count("rejected", exc.kind)
+                if exc.kind in STALE:
+                    self._count("stale")
                 rejected += 1
                 if rejected < 5:
                     await trio.sleep(0.05)
@@ -175,7 +209,38 @@ class Driver:
             self._count("lost")
             return
         self._count(result.status, result.error_kind)
+        if result.error_kind in STALE:
+            self._count("stale")
         self._ack(session, turn, k, result.status, result.text)
+
+    async def wedged(self, sessions: list[str], nonce: str, tries: int = 5) -> list[str]:
+        """Sessions whose next turn, with no caller giving up, does not complete within
+        ``tries`` attempts (a provider fault fails one now and then: that is no wedge).
+        A completed one is acknowledged as turn ``self.turns`` of its session."""
+        stuck: list[str] = []
+
+        async def check(session: str) -> None:
+            problem = ""
+            for attempt in range(tries):
+                turn = f"{session}-t{self.turns}-{nonce}-check{attempt}"
+                try:
+                    with trio.fail_after(self.watchdog):
+                        result = await self.host.run(
+                            session, turn_text(session, self.turns), turn=turn
+                        )
+                except Exception as exc:
+                    problem = f"{type(exc).__name__}: {exc}"
+                    continue
+                if result.status == "completed":
+                    self._ack(session, turn, self.turns, "completed", result.text)
+                    return
+                problem = f"{result.status} {result.error_kind}"
+            stuck.append(f"{session}: {problem}")
+
+        async with trio.open_nursery() as nursery:
+            for session in sessions:
+                nursery.start_soon(check, session)
+        return stuck
 
     async def run(self, plan: dict[str, int], nonce: str) -> None:
         async with trio.open_nursery() as nursery:

@@ -3,13 +3,18 @@ provider pointed at the fault-injecting fake OpenAI server (tests/peers/fault_op
 its own process), function tools that misbehave, and a fault-injecting MCP server (a
 real stdio subprocess: mcp_raw_server.py in ``faults`` mode) under supervision.
 
+With ``StoreFaults`` the store's writes fail now and then, for a moment, with the store's
+own typed errors (disk full, read-only, busy) and then heal (``--store-faults``).
+
 Also the probes the soak counts leaks with: trio tasks, threads, open file descriptors,
 child processes (zombies included) and RSS, all read from this process.
 """
 
 from __future__ import annotations
 
+import functools
 import os
+import random
 import subprocess
 import sys
 import threading
@@ -24,7 +29,7 @@ import trio
 import trio.lowlevel
 
 from agcore_actors import ActorSystem
-from agcore_actors.actor import Backoff
+from agcore_actors.actor import Backoff, ChildSpec
 from agcore_actors.actor.policy import CircuitBreaker
 from agcore_actors.agent import (
     Agent,
@@ -43,7 +48,15 @@ from agcore_actors.llm import (
     provider_actor,
 )
 from agcore_actors.mcp import ClientOptions, ConnectionConfig, StdioServer, servers_spec, wait_ready
-from agcore_actors.store import SqliteSessions, session_store_spec
+from agcore_actors.store import (
+    SessionStore,
+    SqliteSessions,
+    StoreBusy,
+    StoreStorageError,
+    StoreUnavailable,
+    session_store_spec,
+)
+from agcore_actors.store.lowlevel import Backend, SqliteSessionBackend
 from agcore_actors.tools import ExecutorConfig, ToolExecutor, ToolRegistry, function_tool
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -126,16 +139,83 @@ def mcp_config() -> ConnectionConfig:
     )
 
 
+# -- a store whose writes fail for a moment now and then ----------------------------------
+
+
+class StoreFaults:
+    """While :attr:`kind` is set, every write transaction fails with that typed storage
+    error (read in the store's worker thread); :meth:`schedule` sets it on a seeded
+    schedule, about ``lasting`` seconds in every ``every``, until cancelled."""
+
+    def __init__(self, seed: int) -> None:
+        self.kind: str | None = None
+        self.injected: dict[str, int] = {}
+        self._rng = random.Random(f"{seed}:store-faults")
+
+    async def schedule(self, every: float = 1.0, lasting: float = 0.1) -> None:
+        try:
+            while True:
+                await trio.sleep(self._rng.uniform(0, 2 * every))
+                kind = self._rng.choice(["full", "readonly", "busy"])
+                self.injected[kind] = self.injected.get(kind, 0) + 1
+                self.kind = kind
+                await trio.sleep(self._rng.uniform(0, 2 * lasting))
+                self.kind = None
+        finally:
+            self.kind = None
+
+    def error(self) -> StoreStorageError | None:
+        match self.kind:
+            case "full":
+                return StoreUnavailable("database or disk is full")
+            case "readonly":
+                return StoreUnavailable("attempt to write a readonly database")
+            case "busy":
+                return StoreBusy("database is locked")
+        return None
+
+
+class _FaultyBackend:
+    def __init__(self, inner: Backend, faults: StoreFaults) -> None:
+        self._inner, self._faults = inner, faults
+
+    def run_batch(self, operations: Any, write: bool) -> Any:
+        error = self._faults.error() if write else None
+        if error is not None:
+            raise error
+        return self._inner.run_batch(operations, write)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._inner, name)
+
+
+def _store_spec(db: str, rig: RigConfig, faults: StoreFaults | None) -> ChildSpec[Any]:
+    config = SqliteSessions(db, synchronous="NORMAL", cache_mib=rig.cache_mib)
+    if faults is None:
+        return session_store_spec("store", backend=config)
+
+    def writer() -> Backend:
+        inner = SqliteSessionBackend(db, synchronous="NORMAL", cache_mib=rig.cache_mib)
+        return _FaultyBackend(inner, faults)
+
+    def reader() -> Backend:
+        return SqliteSessionBackend(db, synchronous="NORMAL", record_cache=0)
+
+    return ChildSpec(
+        "store", functools.partial(SessionStore, writer, open_reader=reader, threaded=True)
+    )
+
+
 @asynccontextmanager
 async def soak_host(
-    system: ActorSystem, base_url: str, db: str, rig: RigConfig
+    system: ActorSystem,
+    base_url: str,
+    db: str,
+    rig: RigConfig,
+    store_faults: StoreFaults | None = None,
 ) -> AsyncIterator[SessionHost]:
     """Start the store, provider, tools and MCP server in ``system``; yield the host."""
-    store = await system.root.start_child(
-        session_store_spec(
-            "store", backend=SqliteSessions(db, synchronous="NORMAL", cache_mib=rig.cache_mib)
-        )
-    )
+    store = await system.root.start_child(_store_spec(db, rig, store_faults))
     registry = ProviderRegistry().register(
         OpenAICompatibleProvider(
             OpenAIConfig(name="faulty", base_url=base_url, api_key="sk-soak", model="fake")

@@ -140,11 +140,11 @@ def transcript_problems(messages: Sequence[Any], open_turn: bool) -> list[str]:
     """Why ``messages`` is not a transcript every provider accepts; ``open_turn``: the
     stored record says a turn is open, so the last assistant message may still wait for
     its results. Rule: each call id of an assistant message is non-empty and unique in
-    its turn (from one user message to the next); each is answered by exactly one tool
-    message, right after it (among its siblings), before any other message."""
+    its message (servers that number calls per response reuse ids across messages and
+    turns, which Chat Completions allows); each is answered by exactly one tool message,
+    right after it (among its siblings), before any other message."""
     problems: list[str] = []
     waiting: dict[str, int] = {}  # call id -> how many results it still needs (1)
-    in_turn: set[str] = set()
     for at, message in enumerate(messages):
         if isinstance(message, ToolMessage):
             if waiting.get(message.tool_call_id, 0) != 1:
@@ -155,15 +155,12 @@ def transcript_problems(messages: Sequence[Any], open_turn: bool) -> list[str]:
         if any(waiting.values()):
             problems.append(f"#{at}: calls unanswered before it: {sorted(waiting)}")
         waiting = {}
-        if isinstance(message, UserMessage):
-            in_turn = set()
         if isinstance(message, AssistantMessage):
             for call in message.tool_calls or ():
                 if not call.id:
                     problems.append(f"#{at}: empty call id")
-                if call.id in in_turn:
-                    problems.append(f"#{at}: call id {call.id!r} twice in one turn")
-                in_turn.add(call.id)
+                if call.id in waiting:
+                    problems.append(f"#{at}: call id {call.id!r} twice in one message")
                 waiting[call.id] = 1
     if any(waiting.values()) and not open_turn:
         problems.append(f"end: calls unanswered in a closed transcript: {sorted(waiting)}")

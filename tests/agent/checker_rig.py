@@ -23,7 +23,7 @@ import os
 import ssl
 import threading
 from collections.abc import Callable, Iterator, Sequence
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from typing import Any
 
 import httpx2
@@ -102,17 +102,13 @@ def store_spec(kind: str, path: str, faults: Faults) -> ChildSpec[Any]:
     if kind == "memory":
         shared = InMemorySessionBackend()
         opener: Callable[[], Any] = functools.partial(FaultyBackend, shared, faults)
-        factory = functools.partial(
-            SessionStore, opener, threaded=False, clock=trio.current_time
-        )
+        factory = functools.partial(SessionStore, opener, threaded=False, clock=trio.current_time)
     else:
 
         def opener() -> Any:
             return FaultyBackend(SqliteSessionBackend(path, synchronous="NORMAL"), faults)
 
-        factory = functools.partial(
-            SessionStore, opener, threaded=True, clock=trio.current_time
-        )
+        factory = functools.partial(SessionStore, opener, threaded=True, clock=trio.current_time)
     return ChildSpec("store", factory)
 
 
@@ -281,10 +277,8 @@ def task_count() -> int:
 def open_fds() -> set[str]:
     found = set()
     for fd in os.listdir("/proc/self/fd"):
-        try:
+        with suppress(OSError):
             found.add(f"{fd}:{os.readlink(f'/proc/self/fd/{fd}')}")
-        except OSError:
-            pass
     return found
 
 

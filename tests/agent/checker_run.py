@@ -41,7 +41,7 @@ from .checker_rig import (
 )
 
 #: Virtual seconds a whole scenario may take: beyond it a caller is wedged.
-BUDGET = 3600.0
+BUDGET = 400.0
 HEAL_PLAN = TurnPlan(batches=(("ok", "ok"),), ids="reused")
 
 
@@ -198,30 +198,30 @@ class World:
 
     async def main(self, ticker: Any) -> list[str]:
         problems: list[str] = []
-        async with ActorSystem(strict=True, seed=self.scenario.seed) as system:
-            async with trio.open_nursery() as nursery:
-                nursery.start_soon(ticker)
-                store, bundle, _ = await build_runtime(
-                    system, self.store_kind, self.path, self.faults
-                )
-                await trio.sleep(1.0)  # every actor dormant: a stable baseline
-                await _settle()
-                tasks = task_count()
-                rounds = list(self.scenario.rounds)
-                with trio.move_on_after(BUDGET) as budget:
-                    while True:
-                        problems += await self.host_life(system, store, bundle, rounds)
-                        if problems or not rounds:
-                            break
-                if budget.cancelled_caught:
-                    problems.append(f"wedged: the scenario took over {BUDGET} virtual seconds")
-                self.host = None
-                await trio.sleep(1.0)
-                await _settle()
-                problems += self.check_actors(system)
-                if not problems and task_count() > tasks:
-                    problems.append(f"tasks leaked: {task_count()} after, {tasks} before")
-                nursery.cancel_scope.cancel()
+        async with (
+            ActorSystem(strict=True, seed=self.scenario.seed) as system,
+            trio.open_nursery() as nursery,
+        ):
+            nursery.start_soon(ticker)
+            store, bundle, _ = await build_runtime(system, self.store_kind, self.path, self.faults)
+            await trio.sleep(1.0)  # every actor dormant: a stable baseline
+            await _settle()
+            tasks = task_count()
+            rounds = list(self.scenario.rounds)
+            with trio.move_on_after(BUDGET) as budget:
+                while True:
+                    problems += await self.host_life(system, store, bundle, rounds)
+                    if problems or not rounds:
+                        break
+            if budget.cancelled_caught:
+                problems.append(f"wedged: the scenario took over {BUDGET} virtual seconds")
+            self.host = None
+            await trio.sleep(1.0)
+            await _settle()
+            problems += self.check_actors(system)
+            if not problems and task_count() > tasks:
+                problems.append(f"tasks leaked: {task_count()} after, {tasks} before")
+            nursery.cancel_scope.cancel()
         return problems
 
     async def host_life(
@@ -267,6 +267,14 @@ async def _settle() -> None:
         await trio.testing.wait_all_tasks_blocked()
 
 
+def _cause(exc: BaseException) -> str:
+    """The first failure in ``exc`` that is not a cancellation, as one line."""
+    if isinstance(exc, BaseExceptionGroup):
+        leaves = [e for e in exc.exceptions if not isinstance(e, trio.Cancelled)]
+        return _cause(leaves[0] if leaves else exc.exceptions[0])
+    return f"{type(exc).__name__}: {exc}"
+
+
 def run_scenario(scenario: Scenario, store_kind: str) -> list[str]:
     """Run ``scenario`` on a fresh store of ``store_kind``; the violations found."""
     import trio._core._run as trio_run  # the scheduler's coin, seeded: reproducible runs
@@ -276,7 +284,10 @@ def run_scenario(scenario: Scenario, store_kind: str) -> list[str]:
         trio_run._r.seed(scenario.seed)
         world = World(scenario, store_kind, f"{tmp}/sessions.db")
         clock = trio.testing.MockClock(autojump_threshold=0)
-        problems = trio.run(world.main, ticker, clock=clock)
+        try:
+            problems = trio.run(world.main, ticker, clock=clock)
+        except BaseException as exc:  # the whole runtime died: report why, briefly
+            problems = [f"the run died: {_cause(exc)}"]
     if not problems:
         if leaked := open_fds() - fds:
             problems.append(f"file descriptors leaked: {sorted(leaked)}")

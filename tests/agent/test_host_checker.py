@@ -29,7 +29,7 @@ from __future__ import annotations
 import os
 
 import pytest
-from hypothesis import HealthCheck, given, note, settings
+from hypothesis import HealthCheck, Phase, given, note, settings
 from hypothesis import strategies as st
 
 from .checker_model import Op, Round, Scenario, TurnPlan
@@ -37,6 +37,9 @@ from .checker_run import run_scenario
 
 FAULTS = set(os.environ.get("CHECKER_FAULTS", "all").split(","))
 EXAMPLES = int(os.environ.get("CHECKER_EXAMPLES", "60"))
+#: ``CHECKER_SHRINK=0``: report the first failing scenario as found (shrinking one can
+#: take hypothesis' whole five-minute shrink budget).
+SHRINK = os.environ.get("CHECKER_SHRINK", "1") != "0"
 
 
 def _on(fault: str) -> bool:
@@ -104,6 +107,7 @@ CHECKER = settings(
     derandomize=True,
     database=None,
     print_blob=True,
+    phases=list(Phase) if SHRINK else [Phase.explicit, Phase.reuse, Phase.generate],
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
 )
 

@@ -8,7 +8,7 @@ returns the violations found (empty: the host kept every promise checked).
 Quiescent points: after each round (every caller done), after each host exits, and at the
 end. Checked there: what callers were told (:class:`History`), every stored session
 against the model (:func:`store_problems`), that every ``session:*`` actor is one the
-host holds and the reverse; after the faults stop, that one more turn on every session
+host holds; after the faults stop, that one more turn on every session
 completes and leaves no open turn; after the last host, that no session actor, task,
 thread, file descriptor or child process is left.
 """
@@ -171,11 +171,12 @@ class World:
         return problems
 
     def check_actors(self, system: ActorSystem) -> list[str]:
+        """Every ``session:*`` actor is one the host holds. (The reverse need not hold: a
+        crashed incarnation may stay in the live set until its next message notices it;
+        that the next message then gets a working session is P8.)"""
         actors = {i.name for i in system.snapshot() if i.name.startswith("session:")}
         held = {f"session:{s}" for s in (self.host.live_sessions if self.host else [])}
-        problems = [f"actor {a} runs, the host does not hold it" for a in sorted(actors - held)]
-        problems += [f"the host holds {a}, no such actor" for a in sorted(held - actors)]
-        return problems
+        return [f"actor {a} runs, the host does not hold it" for a in sorted(actors - held)]
 
     async def heal(self) -> list[str]:
         """Faults stop: one more turn on every session must complete."""

@@ -15,8 +15,8 @@ result or a typed error (never a conflict, an invalid transcript or a lifetime l
 their own session); every acknowledged turn is stored exactly once, as completed, in
 each caller's order; nothing a caller was told failed or cancelled is stored as
 completed; every stored transcript is valid; once the faults stop, the next turn on every
-session completes and leaves no open turn; every ``session:*`` actor is held by the host
-and the reverse; nothing (actor, task, thread, fd, process) is left after the host.
+session completes and leaves no open turn; every ``session:*`` actor is held by the
+host; nothing (actor, task, thread, fd, process) is left after the host.
 
 ``CHECKER_FAULTS=cancel,ids,store,crash,provider,bug,evict,restart`` limits the faults
 drawn (default: all); a failure prints the scenario and its seed (``derandomize``: the

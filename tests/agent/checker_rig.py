@@ -26,6 +26,7 @@ from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager, suppress
 from typing import Any
 
+import attrs
 import httpx2
 import outcome
 import trio
@@ -44,13 +45,22 @@ from agcore_actors.agent import (
 from agcore_actors.llm import (
     AssistantMessage,
     ChatRequest,
+    ProviderConfig,
     ProviderRegistry,
     RateLimitError,
     RetryConfig,
     UserMessage,
-    provider_actor,
+    provider_spec,
 )
-from agcore_actors.store import SessionStore, StoreBusy, StoreStorageError, StoreUnavailable
+from agcore_actors.store import (
+    InMemorySessions,
+    SessionStore,
+    SqliteSessions,
+    StoreBusy,
+    StoreStorageError,
+    StoreUnavailable,
+    session_store_spec,
+)
 from agcore_actors.store.lowlevel import Backend, InMemorySessionBackend, SqliteSessionBackend
 from agcore_actors.testing import ScriptedProvider, ScriptedReply, ScriptedToolCall
 from agcore_actors.tools import ToolExecutor, ToolRegistry, function_tool
@@ -98,18 +108,21 @@ class FaultyBackend:
 
 
 def store_spec(kind: str, path: str, faults: Faults) -> ChildSpec[Any]:
-    """The SessionStore actor on ``kind`` ("memory" or "sqlite" at ``path``), faulty."""
+    """The SessionStore actor on ``kind`` ("memory" or "sqlite" at ``path``), faulty: the
+    library's own spec (its supervision and isolation defaults), with the backend wrapped."""
     if kind == "memory":
         shared = InMemorySessionBackend()
         opener: Callable[[], Any] = functools.partial(FaultyBackend, shared, faults)
         factory = functools.partial(SessionStore, opener, threaded=False, clock=trio.current_time)
+        backend: Any = InMemorySessions()
     else:
 
         def opener() -> Any:
             return FaultyBackend(SqliteSessionBackend(path, synchronous="NORMAL"), faults)
 
         factory = functools.partial(SessionStore, opener, threaded=True, clock=trio.current_time)
-    return ChildSpec("store", factory)
+        backend = SqliteSessions(path)
+    return attrs.evolve(session_store_spec("store", backend=backend), factory=factory)
 
 
 class CrashingTurns(StoreTurns):
@@ -246,8 +259,11 @@ async def build_runtime(
     store = await system.root.start_child(store_spec(store_kind, path, faults))
     provider = ScriptedProvider(play(faults))
     registry = ProviderRegistry().register(provider)
-    factory = provider_actor(registry, retry=RetryConfig(max_retries=0), client_factory=_client)
-    llm = await system.spawn(factory, name="llm")
+    config = ProviderConfig(retry=RetryConfig(max_retries=0))
+    spec = provider_spec(
+        "llm", registry=registry, config=config, client_factory=_client, max_concurrency=256
+    )
+    llm = await system.root.start_child(spec)
     executor = await system.spawn(
         lambda: ToolExecutor(TOOLS, approver=session_approver(system)), name="tools"
     )

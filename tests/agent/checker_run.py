@@ -41,7 +41,9 @@ from .checker_rig import (
 )
 
 #: Virtual seconds a whole scenario may take: beyond it a caller is wedged.
-BUDGET = 400.0
+BUDGET = 2000.0
+#: Tries of the clean turn while a shared actor is parked, and virtual seconds between.
+HEAL_TRIES, HEAL_WAIT = 4, 120.0
 HEAL_PLAN = TurnPlan(batches=(("ok", "ok"),), ids="reused")
 
 
@@ -179,15 +181,21 @@ class World:
         return [f"actor {a} runs, the host does not hold it" for a in sorted(actors - held)]
 
     async def heal(self) -> list[str]:
-        """Faults stop: one more turn on every session must complete."""
+        """Faults stop: one more turn on every session must complete. A shared actor
+        parked for crashing (``actor_parked``) is tried again after its breaker's
+        backoff, a documented delay: such a turn is retried after it, a few times."""
         self.faults.store = None
         assert self.host is not None
         problems = []
         for session in self.sessions:
-            text = self.history.start(-1, session, None)
-            self.faults.plans[text] = HEAL_PLAN
-            await self.run(self.host, session, text)
-            record = self.history.records[text]
+            for _ in range(HEAL_TRIES):
+                text = self.history.start(-1, session, None)
+                self.faults.plans[text] = HEAL_PLAN
+                await self.run(self.host, session, text)
+                record = self.history.records[text]
+                if not record.detail.endswith("actor_parked"):
+                    break
+                await trio.sleep(HEAL_WAIT)
             if record.told != "completed":
                 problems.append(
                     f"{session}: the first turn after the faults stopped was told "

@@ -10,6 +10,9 @@ A turn is taken one of four ways, chosen from the seed, the session and the turn
   cancelled and committed before leaving returns);
 - ``cancel`` (5 %): ``host.run``, with ``host.cancel`` a moment later.
 
+A ``failed`` turn whose error is the store's own (``store_storage*``: the store could not
+take it) is not acknowledged: nothing of it is promised stored.
+
 Outcomes: ``completed``; ``failed`` with a typed error (its ``kind`` is one of the library's
 error tree); ``cancelled`` (only a left or cancelled turn may end so); ``rejected`` (a typed
 error before the turn ran: busy, parked; the turn is tried again, up to 5 times); and
@@ -211,6 +214,8 @@ class Driver:
         self._count(result.status, result.error_kind)
         if result.error_kind in STALE:
             self._count("stale")
+        if result.error_kind.startswith("store_storage"):
+            return  # the store could not take the turn: nothing of it is promised stored
         self._ack(session, turn, k, result.status, result.text)
 
     async def wedged(self, sessions: list[str], nonce: str, tries: int = 5) -> list[str]:

@@ -19,6 +19,7 @@ the faults it injects (see test_host_checker).
 from __future__ import annotations
 
 import functools
+import math
 import os
 import ssl
 import threading
@@ -31,6 +32,7 @@ import httpx2
 import outcome
 import trio
 import trio.lowlevel
+import trio.testing
 
 from agcore_actors import ActorSystem
 from agcore_actors.actor import ChildSpec
@@ -315,32 +317,27 @@ def child_processes() -> set[str]:
 
 
 @contextmanager
-def still_threads() -> Iterator[Callable[[], Any]]:
-    """While a worker thread runs, keep one task runnable, so a MockClock's autojump (which
-    fires only when every task waits) does not move virtual time under a SQLite write;
-    yields the ticker task to start in the run."""
+def still_threads(clock: trio.testing.MockClock) -> Iterator[None]:
+    """While a worker thread runs (``trio.to_thread.run_sync``: the SQLite store), the
+    clock does not autojump: an autojump fires whenever every task waits, and would move
+    virtual time under a write that takes real time. (The loop then waits for the
+    thread's wake-up as trio.run does on a real clock.)"""
     real = trio.to_thread.run_sync
+    threshold = clock.autojump_threshold
     busy = [0]
-    wake: list[trio.Event] = [trio.Event()]
 
     async def run_sync(*args: Any, **kwargs: Any) -> Any:
         busy[0] += 1
-        wake[0].set()
+        clock.autojump_threshold = math.inf
         try:
             return await real(*args, **kwargs)
         finally:
             busy[0] -= 1
-
-    async def ticker() -> None:
-        while True:
-            if busy[0]:
-                await trio.lowlevel.checkpoint()
-            else:
-                wake[0] = trio.Event()
-                await wake[0].wait()
+            if not busy[0]:
+                clock.autojump_threshold = threshold
 
     trio.to_thread.run_sync = run_sync  # type: ignore[assignment]
     try:
-        yield ticker
+        yield
     finally:
         trio.to_thread.run_sync = real  # type: ignore[assignment]

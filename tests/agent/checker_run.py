@@ -205,13 +205,9 @@ class World:
 
     # -- the scenario ----------------------------------------------------------------
 
-    async def main(self, ticker: Any) -> list[str]:
+    async def main(self) -> list[str]:
         problems: list[str] = []
-        async with (
-            ActorSystem(strict=True, seed=self.scenario.seed) as system,
-            trio.open_nursery() as nursery,
-        ):
-            nursery.start_soon(ticker)
+        async with ActorSystem(strict=True, seed=self.scenario.seed) as system:
             store, bundle, _ = await build_runtime(system, self.store_kind, self.path, self.faults)
             await trio.sleep(1.0)  # every actor dormant: a stable baseline
             await _settle()
@@ -230,7 +226,6 @@ class World:
             problems += self.check_actors(system)
             if not problems and task_count() > tasks:
                 problems.append(f"tasks leaked: {task_count()} after, {tasks} before")
-            nursery.cancel_scope.cancel()
         return problems
 
     async def host_life(
@@ -289,12 +284,12 @@ def run_scenario(scenario: Scenario, store_kind: str) -> list[str]:
     import trio._core._run as trio_run  # the scheduler's coin, seeded: reproducible runs
 
     fds, threads, children = open_fds(), our_threads(), child_processes()
-    with tempfile.TemporaryDirectory() as tmp, still_threads() as ticker:
+    clock = trio.testing.MockClock(autojump_threshold=0)
+    with tempfile.TemporaryDirectory() as tmp, still_threads(clock):
         trio_run._r.seed(scenario.seed)
         world = World(scenario, store_kind, f"{tmp}/sessions.db")
-        clock = trio.testing.MockClock(autojump_threshold=0)
         try:
-            problems = trio.run(world.main, ticker, clock=clock)
+            problems = trio.run(world.main, clock=clock)
         except BaseException as exc:  # the whole runtime died: report why, briefly
             problems = [f"the run died: {_cause(exc)}"]
     if not problems:

@@ -251,7 +251,6 @@ async def guarded_tool(x: str) -> str:
 
 
 TOOLS = ToolRegistry([ok_tool, slow_tool, fail_tool, guarded_tool])
-CONFIG_LIMITS = {"max_turns": 6, "turn_timeout": 20.0, "tool_timeout": 2.0}
 
 
 async def build_runtime(
@@ -261,15 +260,20 @@ async def build_runtime(
     store = await system.root.start_child(store_spec(store_kind, path, faults))
     provider = ScriptedProvider(play(faults))
     registry = ProviderRegistry().register(provider)
-    config = ProviderConfig(retry=RetryConfig(max_retries=0))
+    calls = ProviderConfig(retry=RetryConfig(max_retries=0))
     spec = provider_spec(
-        "llm", registry=registry, config=config, client_factory=_client, max_concurrency=256
+        "llm", registry=registry, config=calls, client_factory=_client, max_concurrency=256
     )
     llm = await system.root.start_child(spec)
     executor = await system.spawn(
         lambda: ToolExecutor(TOOLS, approver=session_approver(system)), name="tools"
     )
-    config = AgentConfig(**CONFIG_LIMITS, approval_timeout=2.0)  # type: ignore[arg-type]
+    config = AgentConfig(
+        max_turns=6,  # model calls per turn; no scripted turn makes more than 3
+        turn_timeout=20.0,
+        tool_timeout=2.0,
+        approval_timeout=2.0,
+    )
     bundle = (
         AgentBuilder()
         .provider(llm)
@@ -340,4 +344,4 @@ def still_threads(clock: trio.testing.MockClock) -> Iterator[None]:
     try:
         yield
     finally:
-        trio.to_thread.run_sync = real  # type: ignore[assignment]
+        trio.to_thread.run_sync = real

@@ -29,7 +29,7 @@ from __future__ import annotations
 import os
 
 import pytest
-from hypothesis import HealthCheck, Phase, given, note, settings
+from hypothesis import HealthCheck, Phase, example, given, note, settings
 from hypothesis import strategies as st
 
 from .checker_model import Op, Round, Scenario, TurnPlan
@@ -101,6 +101,18 @@ scenarios = st.builds(
     rounds=st.lists(rounds, min_size=1, max_size=3).map(tuple),
 )
 
+
+def _one_round(seed: int, *callers: tuple[Op, ...]) -> Scenario:
+    return Scenario(seed=seed, sessions=3, idle_ttl=100.0, max_live=8, rounds=(Round(callers),))
+
+
+#: Scenarios that found bugs of issue 26 on df941de, run first on every run.
+#: Three plain first turns on one cold session (26.4: bool() of a trio.Event).
+COLLIDING_FIRST_TURNS = _one_round(0, (Op(session=0),), (Op(session=0),), (Op(session=0),))
+#: ... one of them cancelled at its first checkpoint (26.1: an actor the host does not hold).
+CANCELLED_ACTIVATION = _one_round(
+    0, (Op(session=0),), (Op(session=0),), (Op(session=0, cancel_ticks=0),)
+)
 CHECKER = settings(
     max_examples=EXAMPLES,
     deadline=None,
@@ -115,6 +127,8 @@ CHECKER = settings(
 @pytest.mark.parametrize("store", ["memory", "sqlite"])
 @CHECKER
 @given(scenario=scenarios)
+@example(scenario=COLLIDING_FIRST_TURNS)
+@example(scenario=CANCELLED_ACTIVATION)
 def test_the_host_keeps_its_promises_to_concurrent_callers_under_faults(
     store: str, scenario: Scenario
 ) -> None:

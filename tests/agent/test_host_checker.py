@@ -112,7 +112,15 @@ COLLIDING_FIRST_TURNS = _one_round(0, (Op(session=0),), (Op(session=0),), (Op(se
 #: ... one of them cancelled at its first checkpoint (26.1: an actor the host does not hold).
 CANCELLED_ACTIVATION = _one_round(
     0, (Op(session=0),), (Op(session=0),), (Op(session=0, cancel_ticks=0),)
+)  #: Two turns and a streamed one crashing at commit on one session: the stream ends with
+#: neither a final event nor an error (seen on main with every fix of issue 26 merged).
+CRASHING_STREAM = _one_round(
+    0,
+    (Op(session=0),),
+    (Op(session=0),),
+    (Op(session=0, via="submit", turn=TurnPlan(crash="commit")),),
 )
+
 CHECKER = settings(
     max_examples=EXAMPLES,
     deadline=None,
@@ -129,6 +137,7 @@ CHECKER = settings(
 @given(scenario=scenarios)
 @example(scenario=COLLIDING_FIRST_TURNS)
 @example(scenario=CANCELLED_ACTIVATION)
+@example(scenario=CRASHING_STREAM)
 def test_the_host_keeps_its_promises_to_concurrent_callers_under_faults(
     store: str, scenario: Scenario
 ) -> None:

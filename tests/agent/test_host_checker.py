@@ -36,7 +36,7 @@ from .checker_model import Op, Round, Scenario, TurnPlan
 from .checker_run import run_scenario
 
 FAULTS = set(os.environ.get("CHECKER_FAULTS", "all").split(","))
-EXAMPLES = int(os.environ.get("CHECKER_EXAMPLES", "100"))
+EXAMPLES = int(os.environ.get("CHECKER_EXAMPLES", "150"))
 #: ``CHECKER_SHRINK=0``: report the first failing scenario as found (shrinking one can
 #: take hypothesis' whole five-minute shrink budget).
 SHRINK = os.environ.get("CHECKER_SHRINK", "1") != "0"

@@ -112,7 +112,22 @@ COLLIDING_FIRST_TURNS = _one_round(0, (Op(session=0),), (Op(session=0),), (Op(se
 #: ... one of them cancelled at its first checkpoint (26.1: an actor the host does not hold).
 CANCELLED_ACTIVATION = _one_round(
     0, (Op(session=0),), (Op(session=0),), (Op(session=0, cancel_ticks=0),)
-)  #: Two turns and a streamed one crashing at commit on one session: the stream ends with
+)  #: ... one of them making a tool call with an empty id (26.5: stored as it came).
+EMPTY_CALL_ID = _one_round(
+    0,
+    (Op(session=0),),
+    (Op(session=0),),
+    (Op(session=0, turn=TurnPlan(batches=(("ok",),), ids="empty")),),
+)
+#: ... while the disk is full for 10 ms (26.6: the session stays behind its store).
+DISK_FULL_FOR_A_MOMENT = Scenario(
+    seed=0,
+    sessions=3,
+    idle_ttl=100.0,
+    max_live=8,
+    rounds=(Round(((Op(session=0),),) * 3, store_fault=("full", 0.005, 0.01)),),
+)
+#: Two turns and a streamed one crashing at commit on one session: the stream ends with
 #: neither a final event nor an error (seen on main with every fix of issue 26 merged).
 CRASHING_STREAM = _one_round(
     0,
@@ -137,6 +152,8 @@ CHECKER = settings(
 @given(scenario=scenarios)
 @example(scenario=COLLIDING_FIRST_TURNS)
 @example(scenario=CANCELLED_ACTIVATION)
+@example(scenario=EMPTY_CALL_ID)
+@example(scenario=DISK_FULL_FOR_A_MOMENT)
 @example(scenario=CRASHING_STREAM)
 def test_the_host_keeps_its_promises_to_concurrent_callers_under_faults(
     store: str, scenario: Scenario

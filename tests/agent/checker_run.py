@@ -24,6 +24,7 @@ import trio.testing
 
 from agcore_actors import ActorSystem
 from agcore_actors._errors import AgcoreError
+from agcore_actors.actor import ActorParked
 from agcore_actors.agent import HostConfig, SessionHost
 from agcore_actors.agent import messages as am
 from agcore_actors.store import SessionNotFound
@@ -160,7 +161,7 @@ class World:
         problems = []
         for session in self.sessions:
             try:
-                saved: sm.SessionSnapshot = await store.ask(sm.ExportSession(session))
+                saved = await _export(store, session)
             except SessionNotFound:
                 messages: list[Any] = []
                 open_turn = None
@@ -258,6 +259,20 @@ class World:
         await _settle()
         problems += self.check_actors(system)
         return problems
+
+
+async def _export(store: Any, session: str) -> sm.SessionSnapshot:
+    """The stored session; a store parked for crashing (a documented, timed state) is
+    asked again once its backoff is over."""
+    for _ in range(HEAL_TRIES):
+        try:
+            snapshot: sm.SessionSnapshot = await store.ask(sm.ExportSession(session))
+        except ActorParked as exc:
+            await trio.sleep(exc.retry_in + 0.1)
+        else:
+            return snapshot
+    snapshot = await store.ask(sm.ExportSession(session))
+    return snapshot
 
 
 async def _cancel_after_ticks(scope: trio.CancelScope, ticks: int) -> None:

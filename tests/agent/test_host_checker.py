@@ -128,7 +128,7 @@ DISK_FULL_FOR_A_MOMENT = Scenario(
     rounds=(Round(((Op(session=0),),) * 3, store_fault=("full", 0.005, 0.01)),),
 )
 #: Two turns and a streamed one crashing at commit on one session: the stream ends with
-#: neither a final event nor an error (seen on main with every fix of issue 26 merged).
+#: neither a final event nor an error (found after the helpers' fixes; fixed by 32d0612).
 CRASHING_STREAM = _one_round(
     0,
     (Op(session=0),),

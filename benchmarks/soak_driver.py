@@ -221,7 +221,7 @@ class Driver:
     async def wedged(self, sessions: list[str], nonce: str, tries: int = 5) -> list[str]:
         """Sessions whose next turn, with no caller giving up, does not complete within
         ``tries`` attempts (a provider fault fails one now and then: that is no wedge).
-        A completed one is acknowledged as turn ``self.turns`` of its session."""
+        These turns are not acknowledged (nor counted): the store check still reads them."""
         stuck: list[str] = []
 
         async def check(session: str) -> None:
@@ -237,7 +237,6 @@ class Driver:
                     problem = f"{type(exc).__name__}: {exc}"
                     continue
                 if result.status == "completed":
-                    self._ack(session, turn, self.turns, "completed", result.text)
                     return
                 problem = f"{result.status} {result.error_kind}"
             stuck.append(f"{session}: {problem}")

@@ -173,7 +173,6 @@ class Session(SessionControl):
         # brings the stored figure back).
         self.usage: Usage | None = Usage()
         self.turns = 0
-        self.model_calls = 0
         self.version = 0
         # Turns one at a time, in arrival order; made when a turn comes, dropped when the
         # last one leaves it (an idle session holds no lock).
@@ -390,7 +389,6 @@ class Session(SessionControl):
         usage = self.usage
         assert usage is not None  # loaded with the history
         self.usage = usage + turn.usage
-        self.model_calls += turn.model_calls
         self.turns += 1
         kind = getattr(error, "kind", type(error).__name__) if error is not None else ""
         return am.TurnResult(

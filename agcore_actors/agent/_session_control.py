@@ -114,7 +114,6 @@ class SessionControl(Actor[SessionRequest]):
         "agent_name",
         "facts",
         "history",
-        "model_calls",
         "session",
         "settings",
         "turns",
@@ -130,7 +129,6 @@ class SessionControl(Actor[SessionRequest]):
     _history_size: int
     usage: Usage | None
     turns: int
-    model_calls: int
     version: int
     _busy: _Busy | None
     _pending_facts: tuple[dict[str, str], list[str]] | None

@@ -30,6 +30,7 @@ from agcore_actors.llm import (
     ToolMessage,
     UserMessage,
     provider_actor,
+    provider_spec,
 )
 from agcore_actors.store import (
     InMemorySessions,
@@ -465,3 +466,65 @@ async def test_a_store_that_crashes_on_every_write_fails_turns_typed_and_the_run
             for sid in sessions:
                 result = await host.run(sid, "after")
                 assert result.status == "completed", result
+
+
+# -- a provider bug: every running turn fails typed, at once, and the host stays up -------------
+
+
+class BuggyModel:
+    """A provider script whose every call raises a plain RuntimeError while ``broken``,
+    but the first, which answers slowly (it is running when the others crash the actor)."""
+
+    broken = True
+    calls = 0
+
+    def __call__(self, request: ChatRequest, attempt: int) -> str | ScriptedReply:
+        self.calls += 1
+        if self.calls == 1:
+            return ScriptedReply(text="slow", latency=1.0)
+        if self.broken:
+            raise RuntimeError("bug in provider code")
+        return "fine"
+
+
+@pytest.mark.parametrize("streamed", [False, True])
+async def test_a_provider_bug_fails_every_running_turn_at_once_with_peer_failed_or_parked(
+    autojump_clock: trio.testing.MockClock, streamed: bool
+) -> None:
+    model = BuggyModel()
+    registry = ProviderRegistry().register(ScriptedProvider(model))
+    sessions = [f"s{i}" for i in range(50)]
+    async with ActorSystem(strict=True, seed=0) as system:
+        store = await system.root.start_child(
+            session_store_spec("store", backend=InMemorySessions(), clock=trio.current_time)
+        )
+        llm = await system.root.start_child(provider_spec("llm", registry=registry))
+        bundle = (
+            AgentBuilder().provider(llm).store(StoreTurns(store)).agent(Agent(name="a")).build()
+        )
+        async with SessionHost(system, bundle) as host:
+            told: dict[str, tuple[str, float]] = {}
+
+            async def turn(sid: str) -> None:
+                begun = trio.current_time()
+                if streamed:
+                    async with host.submit(sid, "hi") as events:
+                        final = [event async for event in events][-1]
+                    assert isinstance(final, am.TurnFailed), final
+                    result = final.result
+                else:
+                    result = await host.run(sid, "hi")
+                told[sid] = (result.error_kind, trio.current_time() - begun)
+
+            async with trio.open_nursery() as nursery:
+                for sid in sessions:
+                    nursery.start_soon(turn, sid)
+            assert sorted(told) == sorted(sessions)
+            kinds = {kind for kind, _ in told.values()}
+            assert kinds <= {"peer_failed", "actor_parked"}, told
+            assert max(seconds for _, seconds in told.values()) < 2.0, told
+            assert host.snapshot().crashes == 0  # the provider's bug is no session's crash
+            model.broken = False
+            await trio.sleep(600)  # the park's backoff has run out
+            result = await host.run("s0", "again")
+            assert (result.status, result.text) == ("completed", "fine")

@@ -119,7 +119,8 @@ class SessionBusy(AgentError):
 
 
 class PeerFailed(AgentError):
-    """An actor the turn asked failed with ``cause`` (not an agcore error)."""
+    """An actor the turn asked failed with ``cause``: a bug of that actor, or the actor
+    crashing or stopping while it handled the ask."""
 
     kind = "peer_failed"
 

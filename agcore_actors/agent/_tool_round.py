@@ -27,6 +27,7 @@ import trio
 
 from .._decode import DECODE_ERRORS
 from .._errors import AgcoreError
+from ..actor import ActorCrashed, ActorStopped
 from ..llm import AssistantMessage, ToolMessage, Usage
 from ..llm import Message as ChatMessage
 from ..tools import messages as tm
@@ -200,10 +201,14 @@ def _typed_failure(group: BaseExceptionGroup[BaseException]) -> BaseException:
 
 
 async def peer(actor: str, work: Awaitable[T]) -> T:
-    """``await work``, an ask of another actor: an error of ours passes as it is,
-    anything else (a bug in that actor) becomes :class:`PeerFailed`."""
+    """``await work``, an ask of another actor: an error of ours passes as it is, but
+    the peer crashing or stopping under the ask, or anything else (a bug in that actor),
+    becomes :class:`PeerFailed` (a parked peer's ``ActorParked`` passes: it says when
+    to try again)."""
     try:
         return await work
+    except (ActorCrashed, ActorStopped) as exc:
+        raise PeerFailed(actor, exc) from exc
     except AgcoreError:
         raise
     except Exception as exc:

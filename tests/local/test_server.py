@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import shlex
 import signal
 import stat
 import sys
@@ -138,11 +139,17 @@ async def test_a_server_that_exits_before_it_is_ready_fails_the_start(
     assert info.value.is_retryable()
 
 
-async def test_a_python_without_xllamacpp_is_a_missing_runtime(model: GgufFile) -> None:
-    # The real child program, run by this test environment's Python (no xllamacpp here).
+async def test_a_python_without_xllamacpp_is_a_missing_runtime(
+    model: GgufFile, tmp_path: Path
+) -> None:
+    # The real child program, run by this test environment's Python without its
+    # site-packages (-S): no xllamacpp, also where `./dev run` installed it in the venv.
+    python = tmp_path / "python-without-site-packages"
+    python.write_text(f'#!/bin/sh\nexec {shlex.quote(sys.executable)} -S "$@"\n')
+    python.chmod(0o755)
     async with ActorSystem(strict=True) as system:
         with pytest.raises(LocalRuntimeMissing, match="agcore-actors\\[local\\]") as info:
-            await start(system, source=model, python=sys.executable, progress=None)
+            await start(system, source=model, python=str(python), progress=None)
     assert isinstance(info.value, LookupError) and not info.value.is_retryable()
 
 

@@ -1,0 +1,46 @@
+"""/metrics over a real server on 127.0.0.1: the set of series is bounded, whatever the
+number of sessions or the length of their ids; sessions show only in aggregates."""
+
+from __future__ import annotations
+
+import httpx2
+from prometheus_client.parser import text_string_to_metric_families
+
+from tests.serve.runtime import served
+
+LONG = "s" * 20_000  # session ids are free text: a long one must not reach a label
+
+
+def series(text: str) -> set[tuple[str, tuple[tuple[str, str], ...]]]:
+    """Each sample's name and labels (its series), values left out."""
+    return {
+        (sample.name, tuple(sorted(sample.labels.items())))
+        for family in text_string_to_metric_families(text)
+        for sample in family.samples
+    }
+
+
+async def test_the_series_do_not_grow_with_the_number_of_live_sessions() -> None:
+    async with served() as s, httpx2.AsyncClient(base_url=s.url) as client:
+        for i in range(10):
+            await s.host.run(f"{LONG}{i}", "hi")
+        few = (await client.get("/metrics")).text
+        for i in range(10, 300):
+            await s.host.run(f"{LONG}{i}", "hi")
+        many = (await client.get("/metrics")).text
+        assert s.host.snapshot().live == 300
+    assert series(few) == series(many)
+    assert LONG[:100] not in many and len(many) < 20_000
+    families = {f.name: f for f in text_string_to_metric_families(many)}
+    by_state = {x.labels["state"]: x.value for x in families["agcore_sessions_actors"].samples}
+    assert by_state["running"] == 300 and sum(by_state.values()) == 300
+
+
+async def test_no_counter_is_split_by_state() -> None:
+    async with served() as s, httpx2.AsyncClient(base_url=s.url) as client:
+        await s.host.run("a", "hi")
+        families = list(text_string_to_metric_families((await client.get("/metrics")).text))
+    counters = [f for f in families if f.type in ("counter", "histogram")]
+    assert counters
+    for family in counters:
+        assert all("state" not in x.labels for x in family.samples), family.name

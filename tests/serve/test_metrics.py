@@ -44,3 +44,29 @@ async def test_no_counter_is_split_by_state() -> None:
     assert counters
     for family in counters:
         assert all("state" not in x.labels for x in family.samples), family.name
+
+
+async def test_each_model_response_is_one_genai_token_and_duration_observation() -> None:
+    async with served() as s, httpx2.AsyncClient(base_url=s.url) as client:
+        # "add": a tool call, then the answer: two model responses of 20 in / 5 out
+        r = await client.post(
+            "/v1/sessions/a/turns", json={"text": "add"}, headers={"accept": "application/json"}
+        )
+        assert r.json()["status"] == "completed"
+        families = {
+            f.name: f for f in text_string_to_metric_families((await client.get("/metrics")).text)
+        }
+    tokens = {
+        (x.name, x.labels["gen_ai_token_type"]): x.value
+        for x in families["gen_ai_client_token_usage"].samples
+        if x.name.endswith(("_count", "_sum"))
+    }
+    assert tokens == {
+        ("gen_ai_client_token_usage_count", "input"): 2,
+        ("gen_ai_client_token_usage_sum", "input"): 40,
+        ("gen_ai_client_token_usage_count", "output"): 2,
+        ("gen_ai_client_token_usage_sum", "output"): 10,
+    }
+    duration = families["gen_ai_client_operation_duration_seconds"].samples
+    count = next(x for x in duration if x.name.endswith("_count"))
+    assert count.labels == {"gen_ai_operation_name": "chat"} and count.value == 2

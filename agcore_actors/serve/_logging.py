@@ -5,8 +5,11 @@ Records go to the ``agcore_actors.serve`` logger with their fields in ``extra``
 one INFO record per turn that ends, one DEBUG record per tool call that ends, a
 WARNING per failed turn. :class:`JsonFormatter` writes each record as one JSON object;
 :class:`TextFormatter` as ``message key=value ...``. Both redact: a field whose name
-says it holds a secret (key, token, secret, password, authorization) is replaced by
-``[redacted]``, and bearer tokens and ``sk-...`` keys inside any text are masked.
+holds a secret word (``token``, ``key``, ``secret``, ``password``, ``authorization``,
+``cookie``, ``credentials``, ...: ``api_key``, ``accessToken``, ``x-auth-token``) is
+replaced by ``[redacted]``; the name is read as words (split at ``_ - .`` and camelCase),
+so counts such as ``input_tokens`` or ``max_tokens`` are logged as they are. Bearer
+tokens and ``sk-...`` keys inside any text are masked.
 """
 
 from __future__ import annotations
@@ -23,7 +26,13 @@ __all__ = ["JsonFormatter", "TextFormatter", "configure_logging", "log_event", "
 
 logger = logging.getLogger("agcore_actors.serve")
 
-_SECRET_NAME = re.compile(r"key|token|secret|password|authorization|cookie", re.IGNORECASE)
+# A name's words: camelCase humps and runs of letters or digits ("APIKey" -> API, Key).
+_WORDS = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|[0-9]+")
+# Singular "token" only: "tokens" names a count (input_tokens), never a credential.
+_SECRET_WORDS = frozenset({
+    "token", "key", "keys", "apikey", "secret", "secrets", "password", "passwords", "passwd",
+    "authorization", "cookie", "cookies", "credential", "credentials",
+})  # fmt: skip
 _SECRET_TEXT = re.compile(r"(?i)(bearer\s+)[^\s\"',;]+|\bsk-[A-Za-z0-9_\-]{6,}")
 _STANDARD = set(vars(logging.makeLogRecord({}))) | {"message", "asctime"}
 REDACTED = "[redacted]"
@@ -35,7 +44,7 @@ def _mask(match: re.Match[str]) -> str:
 
 def redact(name: str, value: Any) -> Any:
     """``value`` of field ``name`` as it may be logged."""
-    if _SECRET_NAME.search(name):
+    if any(word.lower() in _SECRET_WORDS for word in _WORDS.findall(name)):
         return REDACTED
     if isinstance(value, str):
         return _SECRET_TEXT.sub(_mask, value)

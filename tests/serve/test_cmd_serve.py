@@ -1,6 +1,7 @@
 """``agcore-actors serve --http`` as a child process: SIGTERM drains turns in flight
-within the deadline (then cancels and commits them) and exits 0; a non-loopback bind
-without a token is a usage error."""
+within the deadline (then cancels and commits them) and exits 0; with ``--log-format
+json`` every stderr line is JSON, the first included; a non-loopback bind without a token
+is a usage error."""
 
 from __future__ import annotations
 
@@ -61,6 +62,30 @@ def test_http_sigterm_cancels_a_turn_still_running_after_the_deadline(tmp_path: 
     assert [e["event"] for e in events] == ["turn_started", "turn_cancelled"]
     record = stored(tmp_path / "s.db", ["a"])["a"].record
     assert record.turns == 1 and record.status == "idle"
+
+
+def test_json_logs_are_json_from_the_first_line(tmp_path: Path) -> None:
+    with fake_openai() as base:
+        process = start_serve(
+            base, "--http", "127.0.0.1:0", "--store", str(tmp_path / "s.db"),
+            "--log-format", "json", "--log-level", "info",
+        )  # fmt: skip
+        try:
+            assert process.stderr is not None
+            first = json.loads(process.stderr.readline())
+            assert first["message"] == f"serving on {first['url']}" and first["level"] == "info"
+            r = httpx2.post(
+                f"{first['url']}/v1/sessions/a/turns",
+                json={"text": "hi"},
+                headers={"accept": "application/json"},
+            )
+            assert r.json()["status"] == "completed"
+        finally:
+            process.send_signal(signal.SIGTERM)
+            _, err = process.communicate(timeout=30)
+    assert process.returncode == 0, err.decode()
+    records = [json.loads(line) for line in err.decode().splitlines()]
+    assert [r["message"] for r in records] == ["turn completed"]
 
 
 def test_a_public_bind_without_a_token_is_a_usage_error() -> None:

@@ -77,6 +77,7 @@ async def _serve_stdio(args: argparse.Namespace) -> int:
 
 async def _serve_http(args: argparse.Namespace) -> int:
     from ..serve import HttpConfig, serve_http
+    from ..serve._logging import serving_line
 
     bind, port = args.http
     token = os.environ.get("AGCORE_SERVE_TOKEN") or None
@@ -100,7 +101,8 @@ async def _serve_http(args: argparse.Namespace) -> int:
                         return
 
                 async def announce(url: str) -> None:
-                    print(f"serving on {url}", file=sys.stderr, flush=True)
+                    line = serving_line(url, json_format=args.json_logs)
+                    print(line, file=sys.stderr, flush=True)
 
                 url = await nursery.start(_serve, serve_http, host, config, store, shutdown)
                 await announce(url)
@@ -124,7 +126,8 @@ def _run(args: argparse.Namespace) -> int:
     args.settings = settings = _settings(args)
     level = args.log_level or settings.logging.level
     log_format = args.log_format or settings.logging.format
-    configure_logging(level, json_format=log_format == "json")
+    args.json_logs = log_format == "json"
+    configure_logging(level, json_format=args.json_logs)
     if args.stdio:
         status: int = trio.run(_serve_stdio, args)
         return status

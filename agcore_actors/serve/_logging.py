@@ -22,7 +22,14 @@ from typing import Any
 
 from ..agent import messages as am
 
-__all__ = ["JsonFormatter", "TextFormatter", "configure_logging", "log_event", "redact"]
+__all__ = [
+    "JsonFormatter",
+    "TextFormatter",
+    "configure_logging",
+    "log_event",
+    "redact",
+    "serving_line",
+]
 
 logger = logging.getLogger("agcore_actors.serve")
 
@@ -88,6 +95,19 @@ def configure_logging(level: str = "INFO", *, json_format: bool = False) -> logg
     root.addHandler(handler)
     root.setLevel(level.upper())
     return handler
+
+
+def serving_line(url: str, *, json_format: bool = False) -> str:
+    """The line that says where the server listens, written whatever the log level: plain
+    ``serving on URL``, or with ``json_format`` a JSON record like every other line."""
+    message = f"serving on {url}"
+    if not json_format:
+        return message
+    record = logging.makeLogRecord(
+        {"name": logger.name, "msg": message, "levelno": logging.INFO, "levelname": "INFO"}
+    )
+    record.url = url
+    return JsonFormatter().format(record)
 
 
 def log_event(session: str, turn: str, event: am.TurnEvent, seconds: float | None = None) -> None:

@@ -16,10 +16,12 @@ Per-session detail is the observer's (``/observer/state``).
 
 The OpenTelemetry GenAI client metrics are exported under their Prometheus names:
 ``gen_ai_client_token_usage`` (histogram by ``gen_ai_token_type``, one observation per
-model response) and ``gen_ai_client_operation_duration_seconds`` (from the step's start,
-the turn's start or the end of the previous step's tool calls, to the response's usage;
-retries included), both with ``gen_ai_operation_name="chat"`` and the semantic
-conventions' bucket boundaries.
+model response that reports usage) and ``gen_ai_client_operation_duration_seconds``
+(from the step's start, the turn's start or the end of the previous step's tool calls,
+to the response's usage; retries included), both with ``gen_ai_operation_name="chat"``
+and the semantic conventions' bucket boundaries. Both are observed at
+:class:`~agcore_actors.agent.messages.UsageReported`: a response whose provider reports
+no usage is neither counted nor timed.
 """
 
 from __future__ import annotations

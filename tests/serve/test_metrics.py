@@ -48,11 +48,13 @@ async def test_no_counter_is_split_by_state() -> None:
 
 async def test_each_model_response_is_one_genai_token_and_duration_observation() -> None:
     async with served() as s, httpx2.AsyncClient(base_url=s.url) as client:
-        # "add": a tool call, then the answer: two model responses of 20 in / 5 out
-        r = await client.post(
-            "/v1/sessions/a/turns", json={"text": "add"}, headers={"accept": "application/json"}
-        )
-        assert r.json()["status"] == "completed"
+        # "add": a tool call, then the answer: two model responses of 20 in / 5 out;
+        # "hi": one response that reports no usage, hence no observation
+        for text in ("add", "hi"):
+            r = await client.post(
+                "/v1/sessions/a/turns", json={"text": text}, headers={"accept": "application/json"}
+            )
+            assert r.json()["status"] == "completed"
         families = {
             f.name: f for f in text_string_to_metric_families((await client.get("/metrics")).text)
         }

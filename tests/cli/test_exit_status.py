@@ -56,3 +56,28 @@ def test_a_bad_configuration_exits_2_with_one_line_in_every_command(
     assert line.startswith(f"agcore-actors {argv[0]}") and ": config: " in line, line
     assert str(config) in line
     assert not store.exists()
+
+
+# -- [host] max_sessions: the file's name of HostConfig.max_live -----------------------------
+
+
+def test_host_max_live_in_the_file_sets_the_same_limit_as_max_sessions(tmp_path: Path) -> None:
+    from agcore_actors.config import host_config, parse_settings
+
+    by_file_name = parse_settings("[host]\nmax_sessions = 7\n")
+    by_library_name = parse_settings("[host]\nmax_live = 7\n")
+    assert by_file_name == by_library_name
+    assert host_config(by_library_name).max_live == 7
+
+
+def test_host_max_live_and_max_sessions_together_is_one_config_error_exit_2(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    config = tmp_path / "both.toml"
+    config.write_text("[host]\nmax_sessions = 7\nmax_live = 8\n")
+    assert main(["config", "check", str(config)]) == 2
+    (line,) = capsys.readouterr().err.splitlines()
+    assert line == (
+        f"agcore-actors config check: config: {config}: host.max_live:"
+        " the same setting as max_sessions, given twice; keep max_sessions"
+    )

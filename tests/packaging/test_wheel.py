@@ -184,3 +184,11 @@ def test_installed_serve_stdio_runs_without_the_serve_extra(python: Path, tmp_pa
     assert done.returncode == 0, done.stderr
     assert "ModuleNotFoundError" not in done.stderr
     assert done.stdout == ""  # no input, no events
+
+
+def test_installed_bench_says_it_needs_a_checkout_in_one_line(python: Path, tmp_path: Path) -> None:
+    done = _cli(python, tmp_path, "bench", "list")
+    assert done.returncode == 2, done.stderr
+    (line,) = done.stderr.splitlines()
+    assert line.startswith("agcore-actors bench list: usage: no benchmarks directory: ")
+    assert "source checkout" in line and "--dir" in line

@@ -62,8 +62,9 @@ def python(wheel: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
     )  # fmt: skip
     # The dependencies: this interpreter's site-packages, after the venv's own (a line of
     # a .pth file is a plain path entry: the editable install's own .pth is not read).
-    deps = sysconfig.get_paths()["purelib"]
-    Path(site, "zz_agcore_test_deps.pth").write_text(deps + "\n")
+    paths = sysconfig.get_paths()
+    deps = dict.fromkeys([paths["purelib"], paths["platlib"]])  # one line each, in order
+    Path(site, "zz_agcore_test_deps.pth").write_text("".join(f"{d}\n" for d in deps))
     return python
 
 

@@ -151,7 +151,9 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
     )
     mode = serve.add_mutually_exclusive_group(required=True)
     mode.add_argument("--stdio", action="store_true", help="JSON lines on stdin/stdout")
-    mode.add_argument("--http", type=_host_port, metavar="HOST:PORT", help="serve HTTP")
+    mode.add_argument(
+        "--http", type=_host_port, metavar="HOST:PORT", help="serve HTTP (needs the serve extra)"
+    )
     serve.add_argument(
         "--config",
         metavar="PATH",

@@ -1,8 +1,10 @@
 """``agcore-actors bench list|run``: the scripts in ``benchmarks/``.
 
-The benchmarks are scripts of the source tree, not of the installed package: they are
-looked up in ``--dir``, else ``benchmarks/`` of the checkout this package runs from (an
-editable install), else ``./benchmarks``. ``list`` names each with the first line of its
+The benchmarks are scripts of the source tree, not of the installed package (the wheel
+does not ship them): they are looked up in ``--dir``, else ``benchmarks/`` of the checkout
+this package runs from (an editable install: a ``pyproject.toml`` beside the package),
+else ``./benchmarks``. Without any, the command says so in one line (exit 2): run it in a
+checkout, or pass ``--dir``. ``list`` names each with the first line of its
 docstring; ``run NAME [-- ARGS...]`` runs ``python benchmarks/NAME.py ARGS`` with this
 Python, its output passed through, and exits with its status (130 after Ctrl-C, which
 reaches the script too: it shares the terminal's process group).
@@ -29,13 +31,21 @@ def benchmark_dir(given: Path | None) -> Path:
     """The benchmarks directory (see the module doc); :class:`UsageError` if none."""
     candidates = [given] if given is not None else []
     if given is None:
-        candidates.append(Path(__file__).resolve().parents[2] / "benchmarks")
+        checkout = Path(__file__).resolve().parents[2]
+        # Installed, the package's grandparent is site-packages, where another
+        # distribution's top-level ``benchmarks`` must not be taken for ours.
+        if (checkout / "pyproject.toml").is_file():
+            candidates.append(checkout / "benchmarks")
         candidates.append(Path.cwd() / "benchmarks")
     for candidate in candidates:
         if candidate.is_dir():
             return candidate
     where = ", ".join(str(c) for c in candidates)
-    raise UsageError(f"no benchmarks directory (looked in {where}); pass --dir")
+    raise UsageError(
+        "no benchmarks directory: bench runs the scripts of a source checkout's benchmarks/,"
+        f" which the installed package does not ship; run it in a checkout or pass --dir"
+        f" (looked in {where})"
+    )
 
 
 def benchmarks(directory: Path) -> dict[str, str]:

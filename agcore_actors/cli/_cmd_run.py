@@ -6,7 +6,8 @@ stdout, ``{"session", "text", "tool_calls", "usage", "status"}`` (and ``"error"`
 failed turn). Every turn is stored (SQLite, ``--store``); ``--session ID`` continues one.
 
 Exit status: 0 the turn completed; 1 it failed (its error as one line on stderr); 130 it
-was interrupted (Ctrl-C cancels the turn, which is stored as cancelled); 2 bad options.
+was interrupted (Ctrl-C cancels the turn, which is stored as cancelled); 2 bad options or a bad
+configuration file.
 A tool that needs approval is asked about on the terminal, approved by ``--yes``, and
 denied when there is no terminal to ask.
 """

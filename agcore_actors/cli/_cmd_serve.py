@@ -8,8 +8,9 @@
 ``OPENAI_API_KEY`` / ``OPENAI_MODEL`` or ``ANTHROPIC_API_KEY`` configure a provider, and
 without any the embedded local model serves; ``AGCORE_INSTRUCTIONS`` sets the default
 agent's instructions. ``--store``, ``--drain-timeout`` and the log flags win over the
-file. A bad configuration is one line and exit 2. Exit status: 0 after end of input or
-SIGTERM, 130 after SIGINT.
+file. A bad configuration is one line and exit 2; so is ``--http`` without the ``serve``
+extra (hypercorn, prometheus_client), checked first (``--stdio`` does not need it).
+Exit status: 0 after end of input or SIGTERM, 130 after SIGINT.
 """
 
 from __future__ import annotations
@@ -30,6 +31,7 @@ from ..config import ConfigError, Settings, load_settings, open_runtime
 from ._common import INTERRUPTED, add_command, examples
 from ._convert import non_negative_float
 from ._errors import UsageError
+from ._extras import require
 
 
 @asynccontextmanager
@@ -121,6 +123,8 @@ async def _serve(
 
 
 def _run(args: argparse.Namespace) -> int:
+    if args.http:
+        require("serve --http", "hypercorn", "prometheus_client")
     from ..serve import configure_logging
 
     args.settings = settings = _settings(args)
@@ -150,7 +154,9 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
     )
     mode = serve.add_mutually_exclusive_group(required=True)
     mode.add_argument("--stdio", action="store_true", help="JSON lines on stdin/stdout")
-    mode.add_argument("--http", type=_host_port, metavar="HOST:PORT", help="serve HTTP")
+    mode.add_argument(
+        "--http", type=_host_port, metavar="HOST:PORT", help="serve HTTP (needs the serve extra)"
+    )
     serve.add_argument(
         "--config",
         metavar="PATH",

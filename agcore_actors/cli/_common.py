@@ -12,10 +12,13 @@ Exit status, defined here and nowhere else:
 
 Output: results on stdout; diagnostics (progress, retries, reports) on stderr; an
 error is exactly one line on stderr, ``agcore-actors <command>: <kind>: <message>``,
-never a traceback, for any :class:`~agcore_actors.AgcoreError`, any :class:`OSError`
-and any bad input (:class:`ValueError`, which decoding errors are). ``--json`` always
-means: the result as JSON on stdout. Anything else escaping a command is a bug of
-the command and keeps its traceback.
+never a traceback, for any :class:`~agcore_actors.AgcoreError`, any :class:`OSError`,
+any bad input (:class:`ValueError`, which decoding errors are) and a missing module of an
+optional extra (``<command> needs the 'serve' extra ...: pip install
+'agcore-actors[serve]'``, exit 2; see :mod:`agcore_actors.cli._extras`). A
+:class:`~agcore_actors.config.ConfigError` is a usage error (2) in every command.
+``--json`` always means: the result as JSON on stdout. Anything else escaping a command
+is a bug of the command and keeps its traceback.
 
 Interruption: a KeyboardInterrupt — raised alone, or inside an exception group as
 trio may deliver it — ends the command with one line (``<command>: interrupted``) and
@@ -40,7 +43,9 @@ from typing import Any, NoReturn
 import msgspec
 
 from .._errors import AgcoreError
+from ..config import ConfigError
 from ._errors import UsageError
+from ._extras import missing_extra
 
 __all__ = [
     "FAILURE",
@@ -190,7 +195,9 @@ def _leaves(exc: BaseException) -> list[BaseException]:
 
 
 def _status(exc: BaseException, usage_errors: tuple[type[BaseException], ...]) -> int | None:
-    if isinstance(exc, (UsageError, *usage_errors)):
+    # A bad configuration is a usage error in every command (run, chat, sessions as
+    # much as config check and serve): the exit status table above promises 2.
+    if isinstance(exc, (UsageError, ConfigError, *usage_errors)):
         return USAGE
     if _is_library_error(exc) or isinstance(exc, OSError | ValueError):
         return FAILURE
@@ -221,6 +228,10 @@ def report(
     if any(isinstance(leaf, BrokenPipeError) for leaf in leaves):
         _stdout_gone()
         return FAILURE
+    # An extra's module missing on a path no command checked up front: the same one line
+    # as the up-front check (agcore_actors.cli._extras), not an import traceback.
+    what = prog.removeprefix("agcore-actors ")
+    leaves = [missing_extra(leaf, what) or leaf for leaf in leaves]
     statuses = [_status(leaf, usage_errors) for leaf in leaves]
     if any(status is None for status in statuses):
         return None

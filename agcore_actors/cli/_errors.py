@@ -4,6 +4,7 @@
 
     CliError            "cli"            base of the command's own errors
     ├── UsageError      "usage"          bad flags, environment or configuration: exit 2
+    │   └── MissingExtra "missing_extra" an optional dependency (an extra) is not installed
     ├── BadInput        "bad_input"      an input file or stream that cannot be read as asked
     └── NoTranscript    "no_transcript"  ``memory export`` of a session with no messages
 
@@ -17,7 +18,7 @@ from typing import ClassVar
 
 from .._errors import AgcoreError
 
-__all__ = ["BadInput", "CliError", "NoTranscript", "UsageError"]
+__all__ = ["BadInput", "CliError", "MissingExtra", "NoTranscript", "UsageError"]
 
 
 class CliError(AgcoreError):
@@ -38,6 +39,24 @@ class UsageError(CliError, ValueError):
     def __init__(self, message: str, *, prog: str | None = None) -> None:
         super().__init__(message)
         self.prog = prog
+
+
+class MissingExtra(UsageError):
+    """What was asked needs an optional dependency this install lacks: exit 2.
+
+    The message names the extra to install (``pip install 'agcore-actors[serve]'``);
+    ``extra`` is its name, ``module`` the module that could not be imported.
+    """
+
+    kind: ClassVar[str] = "missing_extra"
+
+    def __init__(self, what: str, extra: str, module: str) -> None:
+        super().__init__(
+            f"{what} needs the {extra!r} extra ({module} is not installed):"
+            f" pip install 'agcore-actors[{extra}]'"
+        )
+        self.extra = extra
+        self.module = module
 
 
 class BadInput(CliError, ValueError):

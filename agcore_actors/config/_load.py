@@ -7,6 +7,9 @@ into :class:`Settings`, names checked across tables, and the gaps filled: no pro
 all means the embedded local model (``providers.local``), no agent means one called
 ``assistant``. Relative paths (``store.path``, a local provider's ``gguf``,
 ``chat_template`` and ``cache_dir``) are taken from the config file's directory.
+A key of the file may also be spelled as the library field it sets (:data:`ALIASES`:
+``[host] max_live``, :class:`~agcore_actors.agent.HostConfig`'s name, for
+``max_sessions``); both spellings at once is an error.
 
 Every failure is one :class:`ConfigError`; nothing else escapes, whatever the file holds.
 """
@@ -28,13 +31,22 @@ from ._errors import ConfigError
 from ._problems import Path, describe, format_path
 from ._schema import LocalProviderSettings, OpenAIProviderSettings, Settings
 
-__all__ = ["LOCAL_NAME", "MAX_FILE_BYTES", "find_config", "load_settings", "parse_settings"]
+__all__ = [
+    "ALIASES",
+    "LOCAL_NAME",
+    "MAX_FILE_BYTES",
+    "find_config",
+    "load_settings",
+    "parse_settings",
+]
 
 #: The name of the embedded model's provider when none is configured.
 LOCAL_NAME = "local"
 #: The largest configuration file read.
 MAX_FILE_BYTES = 1 << 20
 _FILE_NAME = "agcore.toml"
+#: (table, the library's name) → the file's name of the same setting.
+ALIASES: dict[tuple[str, str], str] = {("host", "max_live"): "max_sessions"}
 
 
 def find_config(
@@ -98,6 +110,7 @@ def parse_settings(
         raise ConfigError(label, "", f"invalid TOML: {exc}") from None
     except RecursionError:
         raise ConfigError(label, "", "invalid TOML: nested too deeply") from None
+    _unalias(data, label)
     in_file = _paths(data)
     origin = apply_env(data, {} if env is None else env)
 
@@ -114,6 +127,18 @@ def parse_settings(
         raise ConfigError(label, "", "nested too deeply") from None
     settings = _complete(settings, source, env or {}, source_of)
     return attrs.evolve(settings, source=source)
+
+
+def _unalias(data: dict[str, Any], label: str) -> None:
+    """Rename each :data:`ALIASES` key of ``data`` (in place) to the file's name."""
+    for (table, alias), name in ALIASES.items():
+        section = data.get(table)
+        if not isinstance(section, dict) or alias not in section:
+            continue
+        if name in section:
+            where = format_path((table, alias))
+            raise ConfigError(label, where, f"the same setting as {name}, given twice; keep {name}")
+        section[name] = section.pop(alias)
 
 
 def _paths(data: object, prefix: Path = ()) -> set[Path]:

@@ -1,5 +1,8 @@
 """``serve --http``: the HTTP API of a SessionHost, on hypercorn's trio worker.
 
+Needs the ``serve`` extra (hypercorn, prometheus_client), imported only once
+:func:`serve_http` runs: importing :mod:`agcore_actors.serve` (stdio) does without it.
+
 Routes (JSON in and out; ``{id}`` is a session id)::
 
     POST   /v1/sessions/{id}/turns              {"text", "turn"?} -> SSE of the turn's
@@ -39,14 +42,12 @@ import hmac
 import ipaddress
 from collections.abc import Awaitable, Callable
 from contextlib import aclosing
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import parse_qs
 
 import attrs
 import msgspec
 import trio
-from hypercorn.config import Config as HypercornConfig
-from hypercorn.trio import serve
 
 from .._decode import DECODE_ERRORS
 from .._ids import new_id
@@ -58,10 +59,12 @@ from ..store import SessionNotFound
 from ..store import messages as sm
 from ._errors import BadCommand, HttpRefused
 from ._logging import log_event
-from ._metrics import CONTENT_TYPE, Metrics
 from ._observer import observer_page, observer_state
 from ._turns import RunningTurn, TurnRunner
 from ._wire import ApproveCommand, TurnCommand, event_fields, event_kind, parse_command
+
+if TYPE_CHECKING:
+    from hypercorn.config import Config as HypercornConfig
 
 __all__ = ["HttpConfig", "serve_http"]
 
@@ -121,6 +124,10 @@ class _App:
         self.host = host
         self.store = store
         self.config = config
+        # The serve extra's modules (hypercorn, prometheus_client) are imported only to
+        # serve HTTP: importing agcore_actors.serve (serve --stdio) does without them.
+        from ._metrics import Metrics
+
         self.metrics = Metrics(host)
         self.runner: TurnRunner | None = None
         self.streams = 0
@@ -198,6 +205,8 @@ class _App:
         parts = path.strip("/").split("/")
         match method, parts:
             case "GET", ["metrics"]:
+                from ._metrics import CONTENT_TYPE
+
                 await _respond(send, 200, self.metrics.render(), CONTENT_TYPE)
             case "GET", ["observer"]:
                 await _respond(send, 200, observer_page(), "text/html; charset=utf-8")
@@ -345,6 +354,8 @@ async def serve_http(
     ``task_status`` gets the base URL once it listens. ``store``: the SessionStore actor
     (default: the one behind the host's :class:`~agcore_actors.agent.StoreTurns`);
     ``tracer``: a :class:`~agcore_actors.serve.tracing.TurnTracer` for spans."""
+    from hypercorn.config import Config as HypercornConfig
+
     config = config or HttpConfig()
     app = _App(host, store if store is not None else _store_of(host), config)
     app.tracer = tracer
@@ -384,4 +395,6 @@ async def serve_app(
     trigger: Callable[[], Awaitable[None]],
     task_status: trio.TaskStatus[list[str]] = trio.TASK_STATUS_IGNORED,
 ) -> None:
+    from hypercorn.trio import serve
+
     await serve(app, hconfig, shutdown_trigger=trigger, task_status=task_status)  # type: ignore[arg-type]

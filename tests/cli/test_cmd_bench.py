@@ -44,3 +44,12 @@ def test_an_unknown_benchmark_is_a_usage_error(
     assert main(["bench", "run", "two", "--dir", str(tmp_path)]) == 2
     err = capsys.readouterr().err
     assert err == "agcore-actors bench run: usage: no benchmark 'two'; there are: one\n"
+
+
+def test_no_benchmarks_directory_says_they_come_from_a_checkout(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["bench", "list", "--dir", str(tmp_path / "nowhere")]) == 2
+    (line,) = capsys.readouterr().err.splitlines()
+    assert line.startswith("agcore-actors bench list: usage: no benchmarks directory: ")
+    assert "source checkout" in line and "--dir" in line

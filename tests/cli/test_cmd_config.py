@@ -79,7 +79,7 @@ def test_check_without_a_file_reports_the_defaults(capsys: pytest.CaptureFixture
         ("[retry]\nmax_delay = false", "retry.max_delay: expected float, got bool false"),
         ("[timeouts]\nconnect = 'x'", 'timeouts.connect: expected float, got str "x"'),
         ("[logging]\nformat = 1", 'logging.format: expected one of "text", "json", got int 1'),
-        ("[host]\nmax_live = 3", "host.max_live: unknown key; expected one of"),
+        ("[host]\nmax_idle = 3", "host.max_idle: unknown key; expected one of"),
         ("[logging]\nfromat = 'json'", "logging.fromat: unknown key; did you mean format?"),
     ],
 )

@@ -1,0 +1,83 @@
+"""One exit status per cause across the commands: a bad configuration is 2 everywhere.
+
+The exit-status table of :mod:`agcore_actors.cli._common` (and ``--help``) promises 2 for
+"usage or configuration"; every command that reads the configuration file keeps it, with
+one line on stderr naming the file and the key, and nothing started or written.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from agcore_actors.cli import main
+
+#: Every command that reads the configuration file, with what it needs besides.
+COMMANDS = [
+    ["run", "hi"],
+    ["chat", "--plain"],
+    ["sessions", "list"],
+    ["sessions", "show", "s1"],
+    ["serve", "--stdio"],
+    ["config", "check"],
+]
+
+BAD = {
+    "a wrong type": '[host]\nmax_sessions = "ten"\n',
+    "not TOML": "[host\n",
+    "an unknown key": "[host]\nmax_sesions = 10\n",
+}
+
+
+@pytest.fixture(autouse=True)
+def _no_provider_env(monkeypatch: pytest.MonkeyPatch) -> None:
+    for name in list(os.environ):
+        if name.startswith(("OPENAI_", "ANTHROPIC_", "AGCORE_")):
+            monkeypatch.delenv(name)
+
+
+@pytest.mark.parametrize("bad", list(BAD), ids=list(BAD))
+@pytest.mark.parametrize("argv", COMMANDS, ids=[" ".join(a) for a in COMMANDS])
+def test_a_bad_configuration_exits_2_with_one_line_in_every_command(
+    argv: list[str], bad: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    config = tmp_path / "bad.toml"
+    config.write_text(BAD[bad])
+    store = tmp_path / "sessions.db"
+    extra = [str(config)] if argv[0] == "config" else ["--config", str(config)]
+    if argv[0] not in ("config", "sessions"):  # sessions read the file for its store only
+        extra += ["--store", str(store)]
+    status = main([*argv, *extra])
+    err = capsys.readouterr().err
+    assert status == 2, err
+    (line,) = err.splitlines()
+    assert line.startswith(f"agcore-actors {argv[0]}") and ": config: " in line, line
+    assert str(config) in line
+    assert not store.exists()
+
+
+# -- [host] max_sessions: the file's name of HostConfig.max_live -----------------------------
+
+
+def test_host_max_live_in_the_file_sets_the_same_limit_as_max_sessions(tmp_path: Path) -> None:
+    from agcore_actors.config import host_config, parse_settings
+
+    by_file_name = parse_settings("[host]\nmax_sessions = 7\n")
+    by_library_name = parse_settings("[host]\nmax_live = 7\n")
+    assert by_file_name == by_library_name
+    assert host_config(by_library_name).max_live == 7
+
+
+def test_host_max_live_and_max_sessions_together_is_one_config_error_exit_2(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    config = tmp_path / "both.toml"
+    config.write_text("[host]\nmax_sessions = 7\nmax_live = 8\n")
+    assert main(["config", "check", str(config)]) == 2
+    (line,) = capsys.readouterr().err.splitlines()
+    assert line == (
+        f"agcore-actors config check: config: {config}: host.max_live:"
+        " the same setting as max_sessions, given twice; keep max_sessions"
+    )

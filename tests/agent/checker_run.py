@@ -119,6 +119,8 @@ class World:
                 seen = 0
                 async for event in events:
                     seen += 1
+                    if isinstance(event, am.TextDelta | am.ContentStarted):
+                        self.history.records[text].received.append(event.text)
                     if isinstance(event, am.ApprovalRequested) and op.approve != "ignore":
                         with suppress(AgcoreError):
                             await host.approve(session, event.call_id, op.approve == "allow")
@@ -186,6 +188,8 @@ class World:
         parked for crashing (``actor_parked``) is tried again after its breaker's
         backoff, a documented delay: such a turn is retried after it, a few times."""
         self.faults.store = None
+        self.history.round += 1
+        self.history.store_fault = False
         assert self.host is not None
         problems = []
         for session in self.sessions:
@@ -241,6 +245,8 @@ class World:
             while rounds:
                 spec = rounds.pop(0)
                 base, self.next_caller = self.next_caller, self.next_caller + len(spec.callers)
+                self.history.round += 1
+                self.history.store_fault = spec.store_fault is not None
                 async with trio.open_nursery() as nursery:
                     if spec.store_fault is not None:
                         nursery.start_soon(self.store_fault, spec.store_fault)
@@ -248,6 +254,7 @@ class World:
                         nursery.start_soon(self.caller, base + n, ops)
                 await _settle()
                 problems += self.history.violations + self.check_actors(system)
+                problems += self.history.executor_problems(self.history.round)
                 problems += await self.check_store(store, closed=False)
                 if problems or spec.restart_after:
                     return problems

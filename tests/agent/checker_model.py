@@ -188,17 +188,21 @@ class History:
 
     def executor_problems(self, round: int) -> list[str]:
         """P10: a turn of ``round`` whose plan jams a batch, and that nothing else could
-        end first (its caller stays, its model does not fail before that batch, no store
-        fault in the round, no crash of its session in the round), is told ``failed`` with
-        the executor's error: a clean failed turn, whether or not a subagent ran beside
-        the batch. (After a bug in provider code, the provider may be crashed or parked
-        at the turn's model call: those kinds are allowed then.)"""
+        end first (its caller stays, its model does not fail and no slow tool runs before
+        that batch, no store fault, crash or CancelTurn of its session in the round), is
+        told ``failed`` with the executor's error: a clean failed turn, whether or not a
+        subagent ran beside the batch. (After a bug in provider code, the provider may be
+        crashed or parked at the turn's model call: those kinds are allowed then.)"""
         records = list(self.records.values())
         bugs = any(r.op is not None and r.op.turn.provider == "bug" for r in records)
-        crashed = {
+        # Sessions whose running turn something else may end in this round: a crash, or
+        # a CancelTurn (which cancels whichever turn the session is running).
+        hit = {
             r.session
             for r in records
-            if r.round == round and r.op is not None and r.op.turn.crash != "none"
+            if r.round == round
+            and r.op is not None
+            and (r.op.turn.crash != "none" or r.op.cancel_turn_at is not None)
         }
         problems = []
         for record in records:
@@ -209,8 +213,11 @@ class History:
             assert plan.jam is not None
             interfered = (
                 record.store_fault
-                or record.session in crashed
+                or record.session in hit
                 or (plan.provider != "none" and plan.fail_at <= plan.jam)
+                # A slow tool runs into the turn's deadline first (the executor's default
+                # timeout is longer than the rig's turn_timeout).
+                or any("slow" in batch for batch in plan.batches[: plan.jam])
                 or op.cancel_after is not None
                 or op.cancel_ticks is not None
                 or op.leave_after is not None

@@ -21,18 +21,20 @@ host; nothing (actor, task, thread, fd, process) is left after the host; a batch
 executor refused fails its turn with the executor's error kind; a streamed answer cut
 off is stored as the text its reader received, marked ``[interrupted]``.
 
-``CHECKER_FAULTS=cancel,ids,store,crash,provider,bug,executor,evict,restart`` limits the faults
-drawn (default: all); a failure prints the scenario and its seed (``derandomize``: the
-same examples every run). tests/agent/CHECKER_NOTES.md says how each bug of issue 26 is
-planted back and which property catches it.
+``CHECKER_FAULTS=cancel,ids,store,crash,provider,bug,executor,evict,restart`` limits the
+faults drawn (default: all); a failure prints the scenario and its seed (``derandomize``:
+the same examples every run; ``CHECKER_SEED=n``: other examples, the same for the same
+``n``, as ``benchmarks/soak.py checker`` runs them). tests/agent/CHECKER_NOTES.md says how
+each bug of issue 26 is planted back and which property catches it.
 """
 
 from __future__ import annotations
 
 import os
+from typing import Any
 
 import pytest
-from hypothesis import HealthCheck, Phase, example, given, note, settings
+from hypothesis import HealthCheck, Phase, example, given, note, seed, settings
 from hypothesis import strategies as st
 
 from .checker_model import Op, Round, Scenario, TurnPlan
@@ -43,6 +45,8 @@ EXAMPLES = int(os.environ.get("CHECKER_EXAMPLES", "150"))
 #: ``CHECKER_SHRINK=0``: report the first failing scenario as found (shrinking one can
 #: take hypothesis' whole five-minute shrink budget).
 SHRINK = os.environ.get("CHECKER_SHRINK", "1") != "0"
+#: ``CHECKER_SEED=n``: draw the examples from seed ``n`` instead of the fixed CI set.
+SEED = int(os.environ["CHECKER_SEED"]) if os.environ.get("CHECKER_SEED") else None
 
 
 def _on(fault: str) -> bool:
@@ -166,10 +170,13 @@ CHECKER = settings(
     phases=list(Phase) if SHRINK else [Phase.explicit, Phase.reuse, Phase.generate],
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
 )
+#: A seed overrides ``derandomize``: applied only when one is asked for.
+SEEDED: Any = seed(SEED) if SEED is not None else (lambda test: test)
 
 
 @pytest.mark.parametrize("store", ["memory", "sqlite"])
 @CHECKER
+@SEEDED
 @given(scenario=scenarios)
 @example(scenario=COLLIDING_FIRST_TURNS)
 @example(scenario=CANCELLED_ACTIVATION)

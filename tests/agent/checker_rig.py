@@ -289,7 +289,8 @@ class JammingExecutor(ToolExecutor):
     :class:`ToolThreadsExhausted` (a typed error of the executor, to the asker only, as a
     real executor out of worker threads would answer)."""
 
-    expected_errors = (BatchInProgress, ToolThreadsExhausted)
+    # (ToolExecutor's own tuple has no annotation: mypy takes its exact type as the type.)
+    expected_errors = (BatchInProgress, ToolThreadsExhausted)  # type: ignore[assignment]
 
     async def handle(self, msg: tm.ToolExecutorMsg) -> tm.ToolExecutorReply:
         if isinstance(msg, tm.ExecuteTools) and any(c.name == "jam" for c in msg.calls):

@@ -31,7 +31,8 @@ each bug of issue 26 is planted back and which property catches it.
 from __future__ import annotations
 
 import os
-from typing import Any
+from collections.abc import Callable
+from typing import TypeVar
 
 import pytest
 from hypothesis import HealthCheck, Phase, example, given, note, seed, settings
@@ -39,6 +40,8 @@ from hypothesis import strategies as st
 
 from .checker_model import Op, Round, Scenario, TurnPlan
 from .checker_run import run_scenario
+
+T = TypeVar("T", bound=Callable[..., object])
 
 FAULTS = set(os.environ.get("CHECKER_FAULTS", "all").split(","))
 EXAMPLES = int(os.environ.get("CHECKER_EXAMPLES", "150"))
@@ -170,13 +173,17 @@ CHECKER = settings(
     phases=list(Phase) if SHRINK else [Phase.explicit, Phase.reuse, Phase.generate],
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
 )
-#: A seed overrides ``derandomize``: applied only when one is asked for.
-SEEDED: Any = seed(SEED) if SEED is not None else (lambda test: test)
+
+
+def _seeded(test: T) -> T:
+    """``test`` drawing from ``CHECKER_SEED`` when it is set (a seed overrides
+    ``derandomize``: applied only when one is asked for)."""
+    return seed(SEED)(test) if SEED is not None else test
 
 
 @pytest.mark.parametrize("store", ["memory", "sqlite"])
 @CHECKER
-@SEEDED
+@_seeded
 @given(scenario=scenarios)
 @example(scenario=COLLIDING_FIRST_TURNS)
 @example(scenario=CANCELLED_ACTIVATION)

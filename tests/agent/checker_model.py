@@ -43,11 +43,11 @@ EXECUTOR_ERROR = "tool_threads_exhausted"
 TOLD_KINDS = frozenset(
     {
         "rate_limit",  # the provider's typed error
-        "turn_timeout",  # a stalled model
-        "peer_failed",  # a bug in provider code (or in the session's store port)
-        "actor_crashed",  # ... which crashed an actor the turn was asking
-        "actor_parked",  # ... which kept crashing, so it is parked for a while
-        "actor_stopped",  # a session crashed under the turns queued on it
+        "turn_timeout",  # a stalled model (or a slow tool: the deadline comes first)
+        "peer_failed",  # a bug in provider code
+        "actor_crashed",  # an actor the caller waited on crashed (the provider, a session)
+        "actor_parked",  # the provider crashed again and again: parked for a while
+        "actor_stopped",  # a session crashed with turns queued on it
         "store_storage",  # the store's writes failing (an I/O error, busy, full, read-only)
         "store_storage_busy",
         "store_storage_unavailable",

@@ -12,7 +12,7 @@ the faults it injects (see test_host_checker).
   after its first piece).
 - The tools are real function tools in a real ToolExecutor (one needs approval), and an
   agent used as a tool (a child session). :class:`JammingExecutor` is that executor
-  refusing a whole batch with a typed error (:data:`EXECUTOR_ERROR`) when the batch
+  refusing a whole batch with a typed error (``ToolThreadsExhausted``) when the batch
   calls ``jam``: the executor's own failure, where a turn's plan puts it (beside a
   subagent call or not).
 - :class:`CrashingTurns` is the session's real store port, which raises a bug (not a
@@ -279,9 +279,6 @@ async def jam_tool(x: str) -> str:
 
 
 TOOLS = ToolRegistry([ok_tool, slow_tool, fail_tool, guarded_tool, jam_tool])
-
-#: The kind of the typed error the executor answers a jammed batch with.
-EXECUTOR_ERROR = ToolThreadsExhausted.kind
 
 
 class JammingExecutor(ToolExecutor):

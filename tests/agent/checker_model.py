@@ -54,6 +54,9 @@ TOLD_KINDS = frozenset(
         EXECUTOR_ERROR,  # the executor refused a batch
     }
 )
+#: What a caller is told when its session's actor crashed under its turn: only a crash
+#: planted on that session (a bug at its begin or commit) may cause it (P12).
+SESSION_GONE = frozenset({"typed:actor_crashed", "typed:actor_stopped"})
 #: Kinds that a bug in provider code, anywhere in the scenario so far, explains.
 PROVIDER_BUG_KINDS = frozenset({"peer_failed", "actor_crashed", "actor_parked"})
 #: The note that ends a streamed answer cut short (agent/_transcript.py ``INTERRUPTED``,
@@ -178,6 +181,10 @@ class History:
             kind = detail.removeprefix("typed:")
         if kind and kind not in TOLD_KINDS:
             self.violations.append(f"{text} on {record.session}: told {told} with {kind}")
+        if detail in SESSION_GONE and not self.crash_planted(record.session):
+            self.violations.append(
+                f"{text} on {record.session}: told {told} {detail}, no crash was planted there"
+            )
         jammed = record.op is not None and record.op.turn.jammed
         if detail.removeprefix("typed:") == EXECUTOR_ERROR and not jammed:
             self.violations.append(f"{text} on {record.session}: told {kind}, jammed no batch")
@@ -185,6 +192,13 @@ class History:
             self.violations.append(
                 f"{text} on {record.session}: told completed, the executor refused a batch"
             )
+
+    def crash_planted(self, session: str) -> bool:
+        """Whether a turn on ``session`` so far was planned to crash it."""
+        return any(
+            r.session == session and r.op is not None and r.op.turn.crash != "none"
+            for r in self.records.values()
+        )
 
     def executor_problems(self, round: int) -> list[str]:
         """P10: a turn of ``round`` whose plan jams a batch, and that nothing else could

@@ -19,7 +19,8 @@ completed; every stored transcript is valid; once the faults stop, the next turn
 session completes and leaves no open turn; every ``session:*`` actor is held by the
 host; nothing (actor, task, thread, fd, process) is left after the host; a batch the
 executor refused fails its turn with the executor's error kind; a streamed answer cut
-off is stored as the text its reader received, marked ``[interrupted]``.
+off is stored as the text its reader received, marked ``[interrupted]``; a session's
+actor crashes only where a crash was planted.
 
 ``CHECKER_FAULTS=cancel,ids,store,crash,provider,bug,executor,evict,restart`` limits the
 faults drawn (default: all); a failure prints the scenario and its seed (``derandomize``:

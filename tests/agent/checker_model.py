@@ -54,8 +54,9 @@ TOLD_KINDS = frozenset(
         EXECUTOR_ERROR,  # the executor refused a batch
     }
 )
-#: What a caller is told when its session's actor crashed under its turn: only a crash
-#: planted on that session (a bug at its begin or commit) may cause it (P12).
+#: What a caller is told when its session's actor crashed under its turn (the error
+#: names ``session:<id>``; the store's actor may crash too, under the ``io`` fault): only
+#: a crash planted on that session (a bug at its begin or commit) may cause it (P12).
 SESSION_GONE = frozenset({"typed:actor_crashed", "typed:actor_stopped"})
 #: Kinds that a bug in provider code, anywhere in the scenario so far, explains.
 PROVIDER_BUG_KINDS = frozenset({"peer_failed", "actor_crashed", "actor_parked"})
@@ -166,7 +167,9 @@ class History:
         self.by_caller.setdefault(caller, []).append(text)
         return text
 
-    def tell(self, text: str, told: Told, detail: str = "") -> None:
+    def tell(self, text: str, told: Told, detail: str = "", actor: str = "") -> None:
+        """Record what the caller of ``text`` was told; ``actor``: the actor a raised
+        ``ActorCrashed``/``ActorStopped`` names."""
         record = self.records[text]
         assert record.told is None, (text, record.told, told)
         record.told, record.detail = told, detail
@@ -181,7 +184,8 @@ class History:
             kind = detail.removeprefix("typed:")
         if kind and kind not in TOLD_KINDS:
             self.violations.append(f"{text} on {record.session}: told {told} with {kind}")
-        if detail in SESSION_GONE and not self.crash_planted(record.session):
+        own = actor == f"session:{record.session}"
+        if detail in SESSION_GONE and own and not self.crash_planted(record.session):
             self.violations.append(
                 f"{text} on {record.session}: told {told} {detail}, no crash was planted there"
             )

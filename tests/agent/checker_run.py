@@ -56,6 +56,11 @@ def _describe(exc: BaseException) -> str:
     return f"{type(exc).__name__}: {exc}"
 
 
+def _actor(exc: BaseException) -> str:
+    """The actor an ``ActorCrashed``/``ActorStopped`` names (else "")."""
+    return str(getattr(exc, "actor", "")) if isinstance(exc, AgcoreError) else ""
+
+
 class World:
     def __init__(self, scenario: Scenario, store_kind: str, path: str) -> None:
         self.scenario = scenario
@@ -109,7 +114,7 @@ class World:
         try:
             result = await host.run(session, text)
         except Exception as exc:
-            self.history.tell(text, "raised", _describe(exc))
+            self.history.tell(text, "raised", _describe(exc), _actor(exc))
         else:
             self.told_result(text, result)
 
@@ -132,7 +137,7 @@ class World:
                         return
             self.history.tell(text, "raised", "the stream ended without a final event")
         except Exception as exc:
-            self.history.tell(text, "raised", _describe(exc))
+            self.history.tell(text, "raised", _describe(exc), _actor(exc))
 
     def told_result(self, text: str, result: am.TurnResult) -> None:
         self.history.tell(text, result.status, result.error_kind)

@@ -17,14 +17,22 @@ schedule, with eviction pressure; and the same work SIGKILLed and restarted on o
   worker appends an acknowledgement (a JSON line, fsynced) only after the host returned
   the turn's result; afterwards every acknowledged turn must be in the store and every
   transcript valid.
+- ``checker``: the concurrency checker of tests/agent/test_host_checker.py (many callers on
+  colliding sessions, faults at random checkpoints, checked against its own model; see
+  tests/agent/CHECKER_NOTES.md) for ``--examples`` scenarios per store instead of CI's
+  150, drawn from ``--seed`` (so not CI's: the same command reproduces a failure), with
+  ``--faults`` (``all`` or some of cancel,ids,store,crash,provider,bug,executor,evict,
+  restart) on ``--stores`` (benchmarks/soak_checker.py).
 
     .venv/bin/python benchmarks/soak.py soak --sessions 200 --turns 20
     .venv/bin/python benchmarks/soak.py crash --sessions 50 --turns 10 --kills 8
     .venv/bin/python benchmarks/soak.py soak --sessions 20 --turns 4 --json out.json
     .venv/bin/python benchmarks/soak.py soak --cancel-rate 0.1 --store-faults
+    .venv/bin/python benchmarks/soak.py checker --examples 2000 --faults all
 
 Exit status 0 when every must-be-zero figure is zero (and RSS grew < 10 % from the
-middle to the end of a soak of at least 1,000 turns).
+middle to the end of a soak of at least 1,000 turns); for ``checker``, when no scenario
+broke a property.
 """
 
 from __future__ import annotations
@@ -49,6 +57,7 @@ HERE = Path(__file__).resolve().parent
 sys.path[:0] = [str(HERE), str(HERE.parent)]
 
 from soak_check import Findings, check_store, read_acks  # noqa: E402
+from soak_checker import run_checker  # noqa: E402
 from soak_driver import Driver, session_ids  # noqa: E402
 from soak_rig import (  # noqa: E402
     RigConfig,
@@ -377,7 +386,7 @@ def _start_worker(
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description="soak and crash-resume")
-    parser.add_argument("what", choices=["soak", "crash", "worker"])
+    parser.add_argument("what", choices=["soak", "crash", "worker", "checker"])
     parser.add_argument("--sessions", type=int, default=200)
     parser.add_argument("--turns", type=int, default=20)
     parser.add_argument("--kills", type=int, default=8)
@@ -406,12 +415,22 @@ def main(argv: list[str] | None = None) -> int:
         "--store-faults", action="store_true", help="writes fail for a moment now and then"
     )
     parser.add_argument("--drains", type=int, default=2, help="graceful stops under load")
+    parser.add_argument("--examples", type=int, default=2000, help="checker: scenarios per store")
+    parser.add_argument("--faults", default="all", help="checker: all, or cancel,ids,...")
+    parser.add_argument("--stores", default="memory,sqlite", help="checker: memory,sqlite")
+    parser.add_argument("--shrink", action="store_true", help="checker: shrink a failure")
     args = parser.parse_args(argv)
     if args.what == "worker":
         print(json.dumps(worker(args)), flush=True)
         return 0
-    report = soak(args) if args.what == "soak" else crash(args)
-    report["passed"] = passed(report)
+    if args.what == "checker":
+        try:
+            report = run_checker(args.examples, args.faults, args.stores, args.seed, args.shrink)
+        except ValueError as exc:
+            parser.error(str(exc))
+    else:
+        report = soak(args) if args.what == "soak" else crash(args)
+        report["passed"] = passed(report)
     text = json.dumps(report, indent=1)
     print(text)
     if args.json:

@@ -6,10 +6,15 @@ the faults it injects (see test_host_checker).
   (disk full, read-only, busy, an I/O error) while :attr:`Faults.store` is set.
 - The model is the public ScriptedProvider behind the real ProviderActor; it plays each
   turn's :class:`TurnPlan` (found by the turn's unique user text): tool batches with
-  unique, empty, duplicate or reused call ids, then the answer; or a typed error, a bug
-  (an exception in provider code) or a stall at a chosen model call.
+  unique, empty, duplicate or reused call ids, then the answer, streamed in three pieces
+  (so a reader may have part of it when the turn is cut off); or a typed error, a bug
+  (an exception in provider code) or a stall at a chosen model call (at the answer:
+  after its first piece).
 - The tools are real function tools in a real ToolExecutor (one needs approval), and an
-  agent used as a tool (a child session).
+  agent used as a tool (a child session). :class:`JammingExecutor` is that executor
+  refusing a whole batch with a typed error (``ToolThreadsExhausted``) when the batch
+  calls ``jam``: the executor's own failure, where a turn's plan puts it (beside a
+  subagent call or not).
 - :class:`CrashingTurns` is the session's real store port, which raises a bug (not a
   typed error) at the begin or commit of turns planned to crash the session.
 - :func:`still_threads` keeps virtual time from jumping while a worker thread (SQLite)
@@ -65,7 +70,14 @@ from agcore_actors.store import (
 )
 from agcore_actors.store.lowlevel import Backend, InMemorySessionBackend, SqliteSessionBackend
 from agcore_actors.testing import ScriptedProvider, ScriptedReply, ScriptedToolCall
-from agcore_actors.tools import ToolExecutor, ToolRegistry, function_tool
+from agcore_actors.tools import (
+    BatchInProgress,
+    ToolExecutor,
+    ToolRegistry,
+    ToolThreadsExhausted,
+    function_tool,
+)
+from agcore_actors.tools import messages as tm
 
 from .checker_model import StoreFault, TurnPlan, answer
 
@@ -175,6 +187,12 @@ def _call_id(plan: TurnPlan, text: str, step: int, n: int) -> str:
             return f"r{n}"
 
 
+def _pieces(text: str) -> tuple[str, ...]:
+    """``text`` as the three pieces a stream sends: ``"answer ", "to ", "u7"``."""
+    first, second, rest = text.split(" ", 2)
+    return f"{first} ", f"{second} ", rest
+
+
 def _arguments(kind: str, step: int, n: int) -> str:
     key = "task" if kind == "helper" else "x"
     return f'{{"{key}": "{step}-{n}"}}'
@@ -191,21 +209,25 @@ def play(faults: Faults) -> Callable[[ChatRequest, int], ScriptedReply | Any]:
             return ScriptedReply(text="helper done", latency=LATENCY)
         after = request.messages[users[-1] + 1 :]
         step = sum(1 for m in after if isinstance(m, AssistantMessage) and m.tool_calls)
+        pieces = _pieces(answer(text))
         if plan.provider != "none" and step == plan.fail_at:
             match plan.provider:
                 case "error":
                     return RateLimitError("scripted", retry_after=None)
                 case "bug":
                     raise RuntimeError("planted provider bug")
+                case "stall" if step >= len(plan.batches):
+                    return ScriptedReply(text=pieces, latency=LATENCY, stall_after=1)
                 case "stall":
                     return ScriptedReply(stall_after=0)
         if step < len(plan.batches):
+            kinds = plan.batches[step] + (("jam",) if step == plan.jam else ())
             calls = [
                 ScriptedToolCall(kind, _arguments(kind, step, n), _call_id(plan, text, step, n))
-                for n, kind in enumerate(plan.batches[step])
+                for n, kind in enumerate(kinds)
             ]
             return ScriptedReply(tool_calls=calls, latency=LATENCY)
-        return ScriptedReply(text=answer(text), latency=LATENCY)
+        return ScriptedReply(text=pieces, latency=LATENCY, gap=LATENCY)
 
     return reply
 
@@ -250,7 +272,28 @@ async def guarded_tool(x: str) -> str:
     return f"guarded {x}"
 
 
-TOOLS = ToolRegistry([ok_tool, slow_tool, fail_tool, guarded_tool])
+@function_tool(name="jam")
+async def jam_tool(x: str) -> str:
+    """Never runs: :class:`JammingExecutor` refuses a batch that calls it."""
+    return f"jam {x}"
+
+
+TOOLS = ToolRegistry([ok_tool, slow_tool, fail_tool, guarded_tool, jam_tool])
+
+
+class JammingExecutor(ToolExecutor):
+    """The real executor, except that a batch calling ``jam`` is refused as a whole with
+    :class:`ToolThreadsExhausted` (a typed error of the executor, to the asker only, as a
+    real executor out of worker threads would answer)."""
+
+    # (ToolExecutor's own tuple has no annotation: mypy takes its exact type as the type.)
+    expected_errors = (BatchInProgress, ToolThreadsExhausted)  # type: ignore[assignment]
+
+    async def handle(self, msg: tm.ToolExecutorMsg) -> tm.ToolExecutorReply:
+        if isinstance(msg, tm.ExecuteTools) and any(c.name == "jam" for c in msg.calls):
+            await trio.sleep(LATENCY)
+            raise ToolThreadsExhausted("jam", 99)
+        return await super().handle(msg)
 
 
 async def build_runtime(
@@ -266,7 +309,7 @@ async def build_runtime(
     )
     llm = await system.root.start_child(spec)
     executor = await system.spawn(
-        lambda: ToolExecutor(TOOLS, approver=session_approver(system)), name="tools"
+        lambda: JammingExecutor(TOOLS, approver=session_approver(system)), name="tools"
     )
     config = AgentConfig(
         max_turns=6,  # model calls per turn; no scripted turn makes more than 3

@@ -56,6 +56,11 @@ def _describe(exc: BaseException) -> str:
     return f"{type(exc).__name__}: {exc}"
 
 
+def _actor(exc: BaseException) -> str:
+    """The actor an ``ActorCrashed``/``ActorStopped`` names (else "")."""
+    return str(getattr(exc, "actor", "")) if isinstance(exc, AgcoreError) else ""
+
+
 class World:
     def __init__(self, scenario: Scenario, store_kind: str, path: str) -> None:
         self.scenario = scenario
@@ -109,7 +114,7 @@ class World:
         try:
             result = await host.run(session, text)
         except Exception as exc:
-            self.history.tell(text, "raised", _describe(exc))
+            self.history.tell(text, "raised", _describe(exc), _actor(exc))
         else:
             self.told_result(text, result)
 
@@ -119,6 +124,8 @@ class World:
                 seen = 0
                 async for event in events:
                     seen += 1
+                    if isinstance(event, am.TextDelta | am.ContentStarted):
+                        self.history.records[text].received.append(event.text)
                     if isinstance(event, am.ApprovalRequested) and op.approve != "ignore":
                         with suppress(AgcoreError):
                             await host.approve(session, event.call_id, op.approve == "allow")
@@ -130,7 +137,7 @@ class World:
                         return
             self.history.tell(text, "raised", "the stream ended without a final event")
         except Exception as exc:
-            self.history.tell(text, "raised", _describe(exc))
+            self.history.tell(text, "raised", _describe(exc), _actor(exc))
 
     def told_result(self, text: str, result: am.TurnResult) -> None:
         self.history.tell(text, result.status, result.error_kind)
@@ -186,6 +193,8 @@ class World:
         parked for crashing (``actor_parked``) is tried again after its breaker's
         backoff, a documented delay: such a turn is retried after it, a few times."""
         self.faults.store = None
+        self.history.round += 1
+        self.history.store_fault = False
         assert self.host is not None
         problems = []
         for session in self.sessions:
@@ -241,6 +250,8 @@ class World:
             while rounds:
                 spec = rounds.pop(0)
                 base, self.next_caller = self.next_caller, self.next_caller + len(spec.callers)
+                self.history.round += 1
+                self.history.store_fault = spec.store_fault is not None
                 async with trio.open_nursery() as nursery:
                     if spec.store_fault is not None:
                         nursery.start_soon(self.store_fault, spec.store_fault)
@@ -248,6 +259,7 @@ class World:
                         nursery.start_soon(self.caller, base + n, ops)
                 await _settle()
                 problems += self.history.violations + self.check_actors(system)
+                problems += self.history.executor_problems(self.history.round)
                 problems += await self.check_store(store, closed=False)
                 if problems or spec.restart_after:
                     return problems

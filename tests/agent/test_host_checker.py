@@ -8,6 +8,7 @@ checkpoints (activation, begin, model call, tool batch, approval, commit), ``Can
 from a peer, readers leaving the stream, turn deadlines (a stalled model), typed provider
 errors and provider bugs, empty/duplicate/reused call ids, writes failing with disk full,
 read-only, busy or an I/O error for a while, session crashes (a bug at begin or commit),
+the tool executor refusing a batch with a typed error (beside a subagent call or not),
 eviction by a tiny TTL and cap, host restarts on the same store.
 
 The properties (tests/agent/checker_model.py and checker_run.py): callers are told a
@@ -16,30 +17,40 @@ their own session); every acknowledged turn is stored exactly once, as completed
 each caller's order; nothing a caller was told failed or cancelled is stored as
 completed; every stored transcript is valid; once the faults stop, the next turn on every
 session completes and leaves no open turn; every ``session:*`` actor is held by the
-host; nothing (actor, task, thread, fd, process) is left after the host.
+host; nothing (actor, task, thread, fd, process) is left after the host; a batch the
+executor refused fails its turn with the executor's error kind; a streamed answer cut
+off is stored as the text its reader received, marked ``[interrupted]``; a session's
+actor crashes only where a crash was planted.
 
-``CHECKER_FAULTS=cancel,ids,store,crash,provider,bug,evict,restart`` limits the faults
-drawn (default: all); a failure prints the scenario and its seed (``derandomize``: the
-same examples every run). tests/agent/CHECKER_NOTES.md says how each bug of issue 26 is
-planted back and which property catches it.
+``CHECKER_FAULTS=cancel,ids,store,crash,provider,bug,executor,evict,restart`` limits the
+faults drawn (default: all); a failure prints the scenario and its seed (``derandomize``:
+the same examples every run; ``CHECKER_SEED=n``: other examples, the same for the same
+``n``, as ``benchmarks/soak.py checker`` runs them). tests/agent/CHECKER_NOTES.md says how
+each bug of issue 26 is planted back and which property catches it.
 """
 
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
+from typing import TypeVar
 
 import pytest
-from hypothesis import HealthCheck, Phase, example, given, note, settings
+from hypothesis import HealthCheck, Phase, example, given, note, seed, settings
 from hypothesis import strategies as st
 
 from .checker_model import Op, Round, Scenario, TurnPlan
 from .checker_run import run_scenario
+
+T = TypeVar("T", bound=Callable[..., object])
 
 FAULTS = set(os.environ.get("CHECKER_FAULTS", "all").split(","))
 EXAMPLES = int(os.environ.get("CHECKER_EXAMPLES", "150"))
 #: ``CHECKER_SHRINK=0``: report the first failing scenario as found (shrinking one can
 #: take hypothesis' whole five-minute shrink budget).
 SHRINK = os.environ.get("CHECKER_SHRINK", "1") != "0"
+#: ``CHECKER_SEED=n``: draw the examples from seed ``n`` instead of the fixed CI set.
+SEED = int(os.environ["CHECKER_SEED"]) if os.environ.get("CHECKER_SEED") else None
 
 
 def _on(fault: str) -> bool:
@@ -66,6 +77,7 @@ turn_plans = st.builds(
     else st.sampled_from(["none", "none", "none", "error", "stall", "bug"]),
     fail_at=st.integers(0, 2),
     crash=_choice("crash", "none", ["begin", "commit"]),
+    jam=_choice("executor", None, [0, 1]),
 )
 ops = st.builds(
     Op,
@@ -127,6 +139,23 @@ DISK_FULL_FOR_A_MOMENT = Scenario(
     max_live=8,
     rounds=(Round(((Op(session=0),),) * 3, store_fault=("full", 0.005, 0.01)),),
 )
+#: A batch the executor refuses with a typed error, beside a subagent call and not, and a
+#: plain turn after them (26.7: the error reached the session as an exception group).
+JAMMED_BATCHES = _one_round(
+    0,
+    (Op(session=0, turn=TurnPlan(batches=(("helper", "ok"),), jam=0)),),
+    (Op(session=0, via="submit", turn=TurnPlan(batches=(("ok",), ("ok", "ok")), jam=1)),),
+    (Op(session=0),),
+)
+#: Streamed answers cut off after their first piece: by CancelTurn, by the reader leaving
+#: and by the turn's deadline (a stalled model); one plain turn after them (26.14: the
+#: partial answer was dropped).
+CUT_OFF_ANSWERS = _one_round(
+    0,
+    (Op(session=0, via="submit", cancel_turn_at=0.025),),
+    (Op(session=1, via="submit", leave_after=2),),
+    (Op(session=2, via="submit", turn=TurnPlan(provider="stall")), Op(session=2)),
+)
 #: Two turns and a streamed one crashing at commit on one session: the stream ends with
 #: neither a final event nor an error (found after the helpers' fixes; fixed by 32d0612).
 CRASHING_STREAM = _one_round(
@@ -147,14 +176,23 @@ CHECKER = settings(
 )
 
 
+def _seeded(test: T) -> T:
+    """``test`` drawing from ``CHECKER_SEED`` when it is set (a seed overrides
+    ``derandomize``: applied only when one is asked for)."""
+    return seed(SEED)(test) if SEED is not None else test
+
+
 @pytest.mark.parametrize("store", ["memory", "sqlite"])
 @CHECKER
+@_seeded
 @given(scenario=scenarios)
 @example(scenario=COLLIDING_FIRST_TURNS)
 @example(scenario=CANCELLED_ACTIVATION)
 @example(scenario=EMPTY_CALL_ID)
 @example(scenario=DISK_FULL_FOR_A_MOMENT)
 @example(scenario=CRASHING_STREAM)
+@example(scenario=JAMMED_BATCHES)
+@example(scenario=CUT_OFF_ANSWERS)
 def test_the_host_keeps_its_promises_to_concurrent_callers_under_faults(
     store: str, scenario: Scenario
 ) -> None:

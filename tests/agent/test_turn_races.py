@@ -510,3 +510,39 @@ async def test_a_turn_cancelled_at_any_moment_keeps_exactly_what_was_shown(
         assert result.status == "completed"
         prompt = [m.content for m in r.provider.requests[-1].messages]
         assert [c for c in prompt if c in kept] == kept
+
+
+# -- AgentConfig.tool_timeout bounds each tool call of a turn -----------------------------------
+
+
+@function_tool
+async def stall() -> str:
+    """A tool that takes far longer than any turn should wait."""
+    await trio.sleep(3_600)
+    return "never"
+
+
+def calls_stall_once(request: ChatRequest, attempt: int) -> ScriptedReply:
+    if isinstance(request.messages[-1], UserMessage):
+        return ScriptedReply(tool_calls=[ScriptedToolCall("stall", {}, "c1")])
+    return ScriptedReply(text="gave up on it")
+
+
+@pytest.mark.parametrize("seconds", [2.0, 7.5])
+async def test_the_agents_tool_timeout_bounds_each_tool_call(
+    kind: str, clock: object, tmp_path: Path, seconds: float
+) -> None:
+    config = AgentConfig(tool_timeout=seconds, turn_timeout=None)
+
+    def executor(_: ToolRegistry) -> ToolExecutor:
+        return ToolExecutor(ToolRegistry([stall]))
+
+    async with rig(kind, tmp_path, calls_stall_once, config=config, executor=executor) as r:
+        begun = trio.current_time()
+        result = await r.session.ask(am.RunTurn(text="go"))
+        assert (result.status, result.text) == ("completed", "gave up on it")
+        log = await transcript(r.store, "s1")
+        (answer,) = [m for m in log if isinstance(m, ToolMessage)]
+        assert f"timed out after {seconds:g} s" in str(answer.content), answer
+        if isinstance(clock, trio.testing.MockClock):
+            assert trio.current_time() - begun < seconds + 1

@@ -245,7 +245,11 @@ async def soak_host(
         .store(StoreTurns(store))
         .tools(executor, tools)
         .agent(Agent(name="soak", instructions="Be brief."))
-        .config(AgentConfig(turn_timeout=rig.turn_timeout, max_turns=10_000))
+        .config(
+            AgentConfig(
+                turn_timeout=rig.turn_timeout, tool_timeout=rig.tool_timeout, max_turns=10_000
+            )
+        )
         .build()
     )
     config = HostConfig(

@@ -158,7 +158,11 @@ class ToolRound:
         assert self.ports.tools is not None
         batch_id = f"{self.session}/{self.turn_id}/{self.model_calls}"
         request = tm.ExecuteTools(
-            batch_id=batch_id, calls=calls, session_id=self.session, trace_id=self.turn_id
+            batch_id=batch_id,
+            calls=calls,
+            session_id=self.session,
+            trace_id=self.turn_id,
+            default_timeout=self.config.tool_timeout,
         )
         try:
             reply = await self.ports.tools.ask(request)

@@ -230,7 +230,10 @@ class ToolExecutor(Actor[ToolExecutorMsg]):
         try:
             with scope:
                 tool, args = await self._admit(msg, call)
-                timeout = effective_timeout(tool.timeout, self.config.default_timeout)
+                default = msg.default_timeout
+                if default is None:
+                    default = self.config.default_timeout
+                timeout = effective_timeout(tool.timeout, default)
                 scope.deadline = trio.current_time() + timeout
                 try:
                     value = await tool.call(args, ctx)

@@ -2,7 +2,7 @@
 
 ::
 
-    ExecuteTools(batch_id, calls, session_id, trace_id) -> ToolResults
+    ExecuteTools(batch_id, calls, session_id, trace_id, default_timeout) -> ToolResults
     CancelBatch(batch_id)                                  (a tell: no reply)
     FetchResults(batch_id)                              -> ToolResults | None
     ApprovalRequest(call_id, tool, arguments, ...)      -> ApprovalDecision  (asked of an approver)
@@ -115,6 +115,9 @@ class ExecuteTools(Request[ToolResults], frozen=True, tag=True, kw_only=True):
     calls: list[ToolCall]
     session_id: str = ""
     trace_id: str = ""
+    #: Seconds each call may take when its tool sets no ``timeout`` (0: none); None:
+    #: the executor's ``default_timeout``. A session sends its agent's ``tool_timeout``.
+    default_timeout: float | None = None
 
 
 class CancelBatch(msgspec.Struct, frozen=True, tag=True):

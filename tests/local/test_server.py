@@ -267,3 +267,25 @@ async def test_prepare_model_makes_the_file_first_and_gives_a_short_bound(
                 source=CatalogModel(name="small", cache_dir=tmp_path / "empty", download=False)
             )
         )
+
+
+async def test_a_missing_runtime_is_told_before_any_download(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Without the `local` extra a first run used to fetch and join the 1 GB model, then
+    # say xllamacpp is missing: the runtime is checked first, and nothing is fetched.
+    from agcore_actors.local import _parts
+
+    fetched: list[object] = []
+    monkeypatch.setattr(_parts, "installed_parts", lambda model: None)
+    monkeypatch.setattr(
+        _parts, "download_command", lambda *args, **kwargs: fetched.append(args) or ["false"]
+    )
+    python = tmp_path / "python-without-site-packages"
+    python.write_text(f'#!/bin/sh\nexec {shlex.quote(sys.executable)} -S "$@"\n')
+    python.chmod(0o755)
+    catalog = CatalogModel(name="small", cache_dir=tmp_path / "models", download=True)
+    config = LocalModelConfig(source=catalog, python=str(python), progress=None)
+    with pytest.raises(LocalRuntimeMissing, match="agcore-actors\\[local\\]"):
+        await prepare_model(config)
+    assert fetched == []

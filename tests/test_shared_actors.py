@@ -3,7 +3,7 @@ session store, the memory store) is isolated by its spec's default: one that kee
 crashing is parked with a typed error to its askers, never taking its supervisor, the
 host and every session down with it (issue 26, symptom 10). The behaviour is tested per
 actor (tests/llm/test_actor_isolation.py, tests/memory/test_actor_isolation.py,
-tests/agent/test_session_faults.py) and in tests/actor/test_isolation.py; this keeps the
+tests/agent/test_session_bugs.py) and in tests/actor/test_isolation.py; this keeps the
 defaults so."""
 
 from __future__ import annotations

@@ -1,6 +1,7 @@
 """A turn keeps its promises against what real model servers and callers do: call ids
 that are empty or repeated in one reply, a failing tool batch beside a subagent, sessions
-that stay live for hundreds of turns, hook events, and a stream cut off mid-answer.
+that stay live for hundreds of turns, and a stream cut off mid-answer (hook events and the
+tool timeout: test_turn_settings.py).
 
 Every test runs on both stores (the in-memory one on virtual time, SQLite on a file).
 """
@@ -8,25 +9,19 @@ Every test runs on both stores (the in-memory one on virtual time, SQLite on a f
 from __future__ import annotations
 
 import json
-from collections.abc import AsyncIterator, Callable
-from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
 
-import attrs
 import pytest
 import trio
 import trio.testing
 
-from agcore_actors import Actor, ActorRef, ActorSystem
+from agcore_actors import Actor, ActorSystem
 from agcore_actors.agent import (
     Agent,
     AgentBuilder,
     AgentConfig,
-    JsonPlanParser,
     StoreTurns,
-    TurnHooks,
-    execute_plan,
     session_spec,
     transcript_errors,
 )
@@ -34,10 +29,6 @@ from agcore_actors.agent import messages as am
 from agcore_actors.llm import (
     AssistantMessage,
     ChatRequest,
-    HookContext,
-    HookEvent,
-    HookExecutor,
-    Message,
     OpenAICompatibleProvider,
     OpenAIConfig,
     ProviderRegistry,
@@ -46,12 +37,12 @@ from agcore_actors.llm import (
     UserMessage,
     provider_actor,
 )
-from agcore_actors.store import InMemorySessions, SqliteSessions, session_store_spec
-from agcore_actors.store.policy import closed, pending_after
-from agcore_actors.testing import ScriptedProvider, ScriptedReply, ScriptedToolCall
+from agcore_actors.store import InMemorySessions, session_store_spec
+from agcore_actors.testing import ScriptedReply, ScriptedToolCall
 from agcore_actors.tools import ToolExecutor, ToolRegistry, ToolThreadsExhausted, function_tool
 from agcore_actors.tools import messages as tm
 from tests.agent.stores import transcript
+from tests.agent.turn_rig import last_user, rig, store_accepts
 from tests.peers.fault_server import (
     FaultServer,
     chunk,
@@ -60,85 +51,6 @@ from tests.peers.fault_server import (
     sse,
     sse_reply,
 )
-
-Play = Callable[[ChatRequest, int], Any]
-
-
-@pytest.fixture(params=["memory", "sqlite"])
-def kind(request: pytest.FixtureRequest) -> str:
-    return str(request.param)
-
-
-@pytest.fixture
-def clock(kind: str) -> trio.testing.MockClock | None:
-    """Virtual time with the in-memory store; SQLite waits on its threads in real time
-    (a clock that jumps while a write is on its thread could fire any deadline)."""
-    return trio.testing.MockClock(autojump_threshold=0) if kind == "memory" else None
-
-
-@attrs.define
-class Rig:
-    provider: ScriptedProvider
-    store: ActorRef[Any]
-    session: ActorRef[Any]
-    ran: list[int]
-
-
-@asynccontextmanager
-async def rig(
-    kind: str,
-    tmp_path: Path,
-    play: Play,
-    *,
-    agents: tuple[Agent, ...] = (Agent(name="helper"),),
-    config: AgentConfig | None = None,
-    hooks: TurnHooks | None = None,
-    executor: Callable[[ToolRegistry], Actor[Any]] | None = None,
-) -> AsyncIterator[Rig]:
-    """A session ``s1`` over a scripted model, the ``record`` tool and a real store."""
-    ran: list[int] = []
-
-    @function_tool
-    async def record(n: int) -> str:
-        """Record n (a side effect the test counts)."""
-        ran.append(n)
-        return f"recorded {n}"
-
-    async with ActorSystem(strict=True, seed=0) as system:
-        provider = ScriptedProvider(play)
-        llm = await system.spawn(
-            provider_actor(ProviderRegistry().register(provider), retry=RetryConfig(max_retries=0)),
-            name="llm",
-        )
-        backend = InMemorySessions() if kind == "memory" else SqliteSessions(str(tmp_path / "s.db"))
-        store_ref = await system.root.start_child(
-            session_store_spec("store", backend=backend, clock=trio.current_time)
-        )
-        registry = ToolRegistry([record])
-        make = executor or (lambda tools: ToolExecutor(tools))
-        tools = await system.spawn(lambda: make(registry), name="tools")
-        builder = AgentBuilder().provider(llm).store(StoreTurns(store_ref)).agents(agents)
-        builder = builder.tools(tools, registry)
-        if config is not None:
-            builder = builder.config(config)
-        if hooks is not None:
-            builder = builder.hooks(hooks)
-        session = await system.root.start_child(session_spec("s1", builder.build()))
-        yield Rig(provider, store_ref, session, ran)
-
-
-def store_accepts(messages: list[Message]) -> bool:
-    """The store's rule: every write goes through pending_after, a turn ends closed."""
-    try:
-        closed(pending_after([], messages), "the log")
-    except Exception:
-        return False
-    return True
-
-
-def last_user(request: ChatRequest) -> str:
-    user = next(m for m in reversed(request.messages) if isinstance(m, UserMessage))
-    return str(user.content)
 
 
 def rounds_since_user(request: ChatRequest) -> int:
@@ -164,7 +76,7 @@ ID_CASES = {
 @pytest.mark.parametrize("ids", list(ID_CASES))
 @pytest.mark.parametrize("streamed", [False, True])
 async def test_call_ids_of_one_reply_are_made_unique_before_any_tool_runs(
-    kind: str, clock: object, tmp_path: Path, ids: str, streamed: bool
+    backend: str, clock: object, tmp_path: Path, ids: str, streamed: bool
 ) -> None:
     call_ids = ID_CASES[ids]
 
@@ -174,7 +86,7 @@ async def test_call_ids_of_one_reply_are_made_unique_before_any_tool_runs(
             return ScriptedReply(tool_calls=calls)
         return ScriptedReply(text=f"done {last_user(request)}")
 
-    async with rig(kind, tmp_path, play) as r:
+    async with rig(backend, tmp_path, play) as r:
         if streamed:
             async with r.session.stream(am.SubmitTurn(text="go")) as events:
                 outcome = [e async for e in events][-1]
@@ -291,7 +203,7 @@ class RefusingExecutor(Actor[Any]):
     ("with_subagent", "refuse_after"), [(False, 0.0), (True, 0.0), (True, 0.05)]
 )
 async def test_a_typed_executor_error_fails_the_turn_alike_with_or_without_a_subagent(
-    kind: str, clock: object, tmp_path: Path, with_subagent: bool, refuse_after: float
+    backend: str, clock: object, tmp_path: Path, with_subagent: bool, refuse_after: float
 ) -> None:
     def play(request: ChatRequest, attempt: int) -> Any:
         if last_user(request) == "find x":
@@ -306,7 +218,7 @@ async def test_a_typed_executor_error_fails_the_turn_alike_with_or_without_a_sub
     lead = Agent(name="lead", subagents=frozenset({"researcher"}))
     researcher = Agent(name="researcher", description="Finds things.")
     async with rig(
-        kind,
+        backend,
         tmp_path,
         play,
         agents=(lead, researcher),
@@ -340,9 +252,9 @@ def three_calls_per_turn(request: ChatRequest, attempt: int) -> Any:
 
 
 async def test_a_live_session_runs_100_turns_of_several_model_calls_each(
-    kind: str, clock: object, tmp_path: Path
+    backend: str, clock: object, tmp_path: Path
 ) -> None:
-    async with rig(kind, tmp_path, three_calls_per_turn) as r:
+    async with rig(backend, tmp_path, three_calls_per_turn) as r:
         for n in range(100):
             result = await r.session.ask(am.RunTurn(text=f"turn {n}"))
             assert result.status == "completed", (n, result)
@@ -353,58 +265,16 @@ async def test_a_live_session_runs_100_turns_of_several_model_calls_each(
 
 
 async def test_max_turns_bounds_the_model_calls_of_each_turn(
-    kind: str, clock: object, tmp_path: Path
+    backend: str, clock: object, tmp_path: Path
 ) -> None:
     config = AgentConfig(max_turns=2)
-    async with rig(kind, tmp_path, three_calls_per_turn, config=config) as r:
+    async with rig(backend, tmp_path, three_calls_per_turn, config=config) as r:
         for _ in range(3):  # every turn gets its own budget of two calls
             result = await r.session.ask(am.RunTurn(text="go"))
             assert result.status == "failed" and result.error_kind == "limit_exceeded"
             assert result.model_calls == 2 and "per turn" in result.error
         log = await transcript(r.store, "s1")
         assert transcript_errors(log) == [] and store_accepts(log)
-
-
-# -- 12: turn and plan-step hook events ----------------------------------------------------------
-
-
-async def test_turn_and_plan_step_hook_events_fire_once_each_in_order(
-    kind: str, clock: object, tmp_path: Path
-) -> None:
-    seen: list[tuple[str, int | None, int | None]] = []
-
-    async def note(ctx: HookContext) -> None:
-        seen.append((ctx.event.value, ctx.turn_index, ctx.plan_step_index))
-
-    events = HookExecutor()
-    for event in (HookEvent.ON_TURN_START, HookEvent.ON_TURN_END, HookEvent.ON_PLAN_STEP_COMPLETE):
-        events.register(event, note)
-
-    def play(request: ChatRequest, attempt: int) -> Any:
-        return ScriptedReply(text=f"did {last_user(request)}")
-
-    async with rig(kind, tmp_path, play, hooks=TurnHooks(events=events)) as r:
-        await r.session.ask(am.RunTurn(text="a"))
-        async with r.session.stream(am.SubmitTurn(text="b")) as stream:
-            [_ async for _ in stream]
-        plan = JsonPlanParser().parse(
-            '{"steps": [{"description": "c"}, {"description": "d"}]}', "g"
-        )
-        done = await execute_plan(r.session, plan, hooks=events)
-        assert done.succeeded
-    start, end, step = "on_turn_start", "on_turn_end", "on_plan_step_complete"
-    assert seen == [
-        (start, 0, None),
-        (end, 0, None),
-        (start, 1, None),
-        (end, 1, None),
-        (start, 2, None),
-        (end, 2, None),
-        (step, None, 0),
-        (start, 3, None),
-        (end, 3, None),
-        (step, None, 1),
-    ]
 
 
 # -- 14: a cancelled turn's streamed text --------------------------------------------------------
@@ -414,7 +284,7 @@ async def test_turn_and_plan_step_hook_events_fire_once_each_in_order(
 @pytest.mark.parametrize("how", ["cancel_turn", "leave_stream"])
 @pytest.mark.parametrize("after_tools", [False, True])
 async def test_a_cancelled_turns_streamed_text_is_kept_for_the_next_turn(
-    kind: str, clock: object, tmp_path: Path, pieces: int, how: str, after_tools: bool
+    backend: str, clock: object, tmp_path: Path, pieces: int, how: str, after_tools: bool
 ) -> None:
     def play(request: ChatRequest, attempt: int) -> Any:
         if last_user(request) != "tell":
@@ -423,7 +293,7 @@ async def test_a_cancelled_turns_streamed_text_is_kept_for_the_next_turn(
             return ScriptedReply(tool_calls=[ScriptedToolCall("record", {"n": 7})])
         return ScriptedReply(text=["Once ", "upon ", "a time"], stall_after=pieces)
 
-    async with rig(kind, tmp_path, play) as r:
+    async with rig(backend, tmp_path, play) as r:
         seen: list[str] = []
         async with r.session.stream(am.SubmitTurn(text="tell")) as events:
             async for event in events:
@@ -510,39 +380,3 @@ async def test_a_turn_cancelled_at_any_moment_keeps_exactly_what_was_shown(
         assert result.status == "completed"
         prompt = [m.content for m in r.provider.requests[-1].messages]
         assert [c for c in prompt if c in kept] == kept
-
-
-# -- AgentConfig.tool_timeout bounds each tool call of a turn -----------------------------------
-
-
-@function_tool
-async def stall() -> str:
-    """A tool that takes far longer than any turn should wait."""
-    await trio.sleep(3_600)
-    return "never"
-
-
-def calls_stall_once(request: ChatRequest, attempt: int) -> ScriptedReply:
-    if isinstance(request.messages[-1], UserMessage):
-        return ScriptedReply(tool_calls=[ScriptedToolCall("stall", {}, "c1")])
-    return ScriptedReply(text="gave up on it")
-
-
-@pytest.mark.parametrize("seconds", [2.0, 7.5])
-async def test_the_agents_tool_timeout_bounds_each_tool_call(
-    kind: str, clock: object, tmp_path: Path, seconds: float
-) -> None:
-    config = AgentConfig(tool_timeout=seconds, turn_timeout=None)
-
-    def executor(_: ToolRegistry) -> ToolExecutor:
-        return ToolExecutor(ToolRegistry([stall]))
-
-    async with rig(kind, tmp_path, calls_stall_once, config=config, executor=executor) as r:
-        begun = trio.current_time()
-        result = await r.session.ask(am.RunTurn(text="go"))
-        assert (result.status, result.text) == ("completed", "gave up on it")
-        log = await transcript(r.store, "s1")
-        (answer,) = [m for m in log if isinstance(m, ToolMessage)]
-        assert f"timed out after {seconds:g} s" in str(answer.content), answer
-        if isinstance(clock, trio.testing.MockClock):
-            assert trio.current_time() - begun < seconds + 1

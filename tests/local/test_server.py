@@ -139,14 +139,20 @@ async def test_a_server_that_exits_before_it_is_ready_fails_the_start(
     assert info.value.is_retryable()
 
 
+@pytest.fixture
+def python(tmp_path: Path) -> Path:
+    """This test environment's Python without its site-packages (-S): it cannot import
+    xllamacpp, also where `./dev run` installed it in the venv."""
+    path = tmp_path / "python-without-site-packages"
+    path.write_text(f'#!/bin/sh\nexec {shlex.quote(sys.executable)} -S "$@"\n')
+    path.chmod(0o755)
+    return path
+
+
 async def test_a_python_without_xllamacpp_is_a_missing_runtime(
-    model: GgufFile, tmp_path: Path
+    model: GgufFile, python: Path
 ) -> None:
-    # The real child program, run by this test environment's Python without its
-    # site-packages (-S): no xllamacpp, also where `./dev run` installed it in the venv.
-    python = tmp_path / "python-without-site-packages"
-    python.write_text(f'#!/bin/sh\nexec {shlex.quote(sys.executable)} -S "$@"\n')
-    python.chmod(0o755)
+    # The real child program, run by a Python without xllamacpp (see the fixture).
     async with ActorSystem(strict=True) as system:
         with pytest.raises(LocalRuntimeMissing, match="agcore-actors\\[local\\]") as info:
             await start(system, source=model, python=str(python), progress=None)
@@ -270,7 +276,7 @@ async def test_prepare_model_makes_the_file_first_and_gives_a_short_bound(
 
 
 async def test_a_missing_runtime_is_told_before_any_download(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, python: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     # Without the `local` extra a first run used to fetch and join the 1 GB model, then
     # say xllamacpp is missing: the runtime is checked first, and nothing is fetched.
@@ -284,9 +290,6 @@ async def test_a_missing_runtime_is_told_before_any_download(
 
     monkeypatch.setattr(_parts, "installed_parts", lambda model: None)
     monkeypatch.setattr(_parts, "download_command", download_command)
-    python = tmp_path / "python-without-site-packages"
-    python.write_text(f'#!/bin/sh\nexec {shlex.quote(sys.executable)} -S "$@"\n')
-    python.chmod(0o755)
     catalog = CatalogModel(name="small", cache_dir=tmp_path / "models", download=True)
     config = LocalModelConfig(source=catalog, python=str(python), progress=None)
     with pytest.raises(LocalRuntimeMissing, match="agcore-actors\\[local\\]"):

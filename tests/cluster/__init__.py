@@ -1,0 +1,1 @@
+"""Tests of agcore_actors.cluster: ownership of sessions across hosts."""

@@ -23,13 +23,16 @@ import trio
 
 from ..actor import DEFAULT_ISOLATION, Actor, ChildSpec, CircuitBreaker
 from ..actor.lowlevel import defer_reply
-from . import _ops
+from . import _leases, _ops
 from ._backend import Backend
 from ._config import InMemorySessions, SessionBackendConfig, SessionStoreConfig, SqliteSessions
 from ._errors import (
     Conflict,
+    Fenced,
+    HostNotFound,
     InvalidRequest,
     InvalidTranscript,
+    LeaseHeld,
     SessionNotFound,
     StoreBusy,
     StoreUnavailable,
@@ -39,6 +42,7 @@ from ._memory import InMemorySessionBackend
 from ._migrate import migrate_memory_transcripts
 from ._sqlite import SqliteSessionBackend
 from .messages import (
+    AcquireLease,
     AppendTurn,
     BeginTurn,
     BeginTurnAndLoad,
@@ -46,12 +50,19 @@ from .messages import (
     DeleteSessions,
     ExpireSessions,
     ExportSession,
+    FindLease,
+    HostHeartbeat,
+    ListHosts,
     ListSessions,
     LoadSession,
+    RegisterHost,
+    ReleaseLeases,
+    RenewLeases,
     RepairInterrupted,
     RestoreSession,
     StoreMsg,
     StoreReply,
+    UnregisterHost,
     UpdateSession,
 )
 
@@ -99,8 +110,9 @@ class SessionStore(Actor[StoreMsg]):
         :class:`ActorStopped`.
 
     Errors
-        :class:`Conflict`, :class:`SessionNotFound`, :class:`InvalidTranscript` and
-        :class:`InvalidRequest` are the asker's: nothing was written, the actor carries
+        :class:`Conflict`, :class:`SessionNotFound`, :class:`InvalidTranscript`,
+        :class:`InvalidRequest`, :class:`Fenced`, :class:`LeaseHeld` and
+        :class:`HostNotFound` are the asker's: nothing was written, the actor carries
         on. :class:`StoreBusy` (retryable) and :class:`StoreUnavailable` (disk full,
         read-only, I/O error) fail every request of their batch, which was rolled back;
         the actor carries on, and after a :class:`StoreUnavailable` reports itself
@@ -113,7 +125,9 @@ class SessionStore(Actor[StoreMsg]):
         Every timestamp (``created_at``, ``updated_at``) comes from ``clock``, read on the
         event loop when a request arrives, never in the worker thread: pass
         ``trio.current_time`` to run on virtual time. The default is ``time.time`` (Unix
-        seconds, so stored times mean the same after a restart).
+        seconds, so stored times mean the same after a restart). Leases and host
+        heartbeats are on the store's clock: ``clock`` too in memory and on SQLite,
+        PostgreSQL's own on PostgreSQL (the one clock every host sharing it sees).
     """
 
     #: Requests waiting in one lane at once; more wait in the mailbox.
@@ -125,6 +139,9 @@ class SessionStore(Actor[StoreMsg]):
         SessionNotFound,
         InvalidTranscript,
         InvalidRequest,
+        Fenced,
+        LeaseHeld,
+        HostNotFound,
         StoreBusy,
         StoreUnavailable,
     )
@@ -207,6 +224,22 @@ class SessionStore(Actor[StoreMsg]):
                 return await self._write(_ops.expire, msg)
             case RestoreSession():
                 return await self._write(_ops.restore, msg)
+            case AcquireLease():
+                return await self._write(_leases.acquire, msg)
+            case RenewLeases():
+                return await self._write(_leases.renew, msg)
+            case ReleaseLeases():
+                return await self._write(_leases.release, msg)
+            case FindLease():
+                return await self._read(_leases.find, msg)
+            case RegisterHost():
+                return await self._write(_leases.register, msg)
+            case HostHeartbeat():
+                return await self._write(_leases.heartbeat, msg)
+            case ListHosts():
+                return await self._read(_leases.list_hosts, msg)
+            case UnregisterHost():
+                return await self._write(_leases.unregister, msg)
             case _:
                 assert_never(msg)
 

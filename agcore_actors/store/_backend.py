@@ -12,6 +12,13 @@ and must depend only on the stored state and its own arguments. The batch is dur
 when ``run_batch`` returns. A storage failure fails the whole batch with
 :class:`StoreStorageError`.
 
+Time: an operation is given ``now``, the actor's clock when the request arrived; leases
+and host heartbeats use :meth:`Backend.clock` instead, the store's own clock, which all
+the hosts sharing a database share (PostgreSQL's; the actor's ``now`` for the others).
+
+Leases and hosts outlive their sessions: :meth:`Backend.delete` leaves them alone, so a
+deleted session's next lease still gets a higher token.
+
 Threads: a backend is not thread-safe. The actor calls it from one thread at a time.
 """
 
@@ -25,7 +32,7 @@ import outcome
 
 from ..llm import Message
 from ._errors import InvalidRequest
-from .messages import LogEntry, SessionRecord, SessionStatus
+from .messages import HostRecord, Lease, LeaseRef, LogEntry, SessionRecord, SessionStatus
 
 #: One operation of a batch: runs against the backend, returns the reply.
 Operation = Callable[[], Any]
@@ -120,4 +127,74 @@ class Backend(Protocol):
         """Delete these sessions whole; the ids that were there, in the given order."""
         ...
 
+    # -- leases and hosts (stored ``expires_in`` is not kept: the reader computes it) --
+
+    def clock(self, now: float) -> float:
+        """The store's clock for leases and heartbeats: ``now``, or the database's own."""
+        ...
+
+    def lease(self, session: str, *, lock: bool) -> Lease | None:
+        """The session's stored lease (None or token 0: never granted); ``lock``: hold it
+        until the transaction ends (a write that decides on it)."""
+        ...
+
+    def put_lease(self, lease: Lease) -> None: ...
+
+    def renew_leases(
+        self, host: str, leases: Sequence[LeaseRef], now: float, until: float
+    ) -> tuple[list[str], bool]:
+        """Set ``expires_at = until`` on each of ``leases`` held by ``host`` with that
+        token, not released and ``expires_at > now``, and on ``host``'s heartbeat if it
+        is registered: the sessions renewed, and whether the host was (one statement
+        where the backend can)."""
+        ...
+
+    def release_leases(self, host: str, leases: Sequence[LeaseRef], now: float) -> list[str]:
+        """Mark released (``expires_at = now``) each of ``leases`` held by ``host`` with
+        that token and not released yet: the sessions released."""
+        ...
+
+    def host(self, host: str) -> HostRecord | None: ...
+
+    def put_host(self, record: HostRecord) -> None: ...
+
+    def hosts(self) -> list[HostRecord]:
+        """Every registered host, ordered by id."""
+        ...
+
+    def delete_host(self, host: str) -> bool: ...
+
     def close(self) -> None: ...
+
+
+def renew_each(
+    b: Backend, host: str, leases: Sequence[LeaseRef], now: float, until: float
+) -> tuple[list[str], bool]:
+    """:meth:`Backend.renew_leases` one lease at a time (for an embedded backend)."""
+    renewed: list[str] = []
+    for session, token in leases:
+        lease = b.lease(session, lock=True)
+        if (
+            lease is not None
+            and lease.host == host
+            and lease.token == token
+            and not lease.released
+            and lease.expires_at > now
+        ):
+            b.put_lease(msgspec.structs.replace(lease, expires_at=until))
+            renewed.append(session)
+    found = b.host(host)
+    if found is not None:
+        b.put_host(msgspec.structs.replace(found, expires_at=until))
+    return renewed, found is not None
+
+
+def release_each(b: Backend, host: str, leases: Sequence[LeaseRef], now: float) -> list[str]:
+    """:meth:`Backend.release_leases` one lease at a time (for an embedded backend)."""
+    released: list[str] = []
+    for session, token in leases:
+        lease = b.lease(session, lock=True)
+        if lease is not None and lease.host == host and lease.token == token and not lease.released:
+            b.put_lease(msgspec.structs.replace(lease, expires_at=now, released=True))
+            released.append(session)
+    return released

@@ -8,16 +8,21 @@
     ├── InvalidTranscript      store_invalid_transcript   (ValueError) the write would break the
     │                                                     tool-call pairing of the transcript
     ├── InvalidRequest         store_invalid_request      (ValueError) a bad argument
+    ├── Fenced                 store_fenced               a write carried a lease token that is
+    │                                                     not the session's live lease's
+    ├── LeaseHeld              store_lease_held           another host holds a live lease
+    ├── HostNotFound           store_host_not_found       (LookupError) no such host registered
     └── StoreStorageError      store_storage              the database failed (a crash)
         ├── StoreBusy          store_storage_busy         retryable: the file stayed locked
         └── StoreUnavailable   store_storage_unavailable  disk full, read-only, I/O error:
                                                           the asker's; the actor stays up
 
-:class:`Conflict`, :class:`SessionNotFound`, :class:`InvalidTranscript` and
-:class:`InvalidRequest` are raised before anything is written and go to the asker only
-(the actor carries on). :class:`StoreBusy` and :class:`StoreUnavailable` fail every
-request of their transaction, which was rolled back, and stop there: the actor carries
-on, degraded after a :class:`StoreUnavailable` until a write succeeds again. Any other
+:class:`Conflict`, :class:`SessionNotFound`, :class:`InvalidTranscript`,
+:class:`InvalidRequest`, :class:`Fenced`, :class:`LeaseHeld` and :class:`HostNotFound`
+are raised before anything is written and go to the asker only (the actor carries on).
+:class:`StoreBusy` and :class:`StoreUnavailable` fail every request of their
+transaction, which was rolled back, and stop there: the actor carries on, degraded
+after a :class:`StoreUnavailable` until a write succeeds again. Any other
 :class:`StoreStorageError` crashes the actor: its supervisor restarts it, which reopens
 the database; the outcome of the writes in the failed transaction is then unknown to
 their askers (reload to learn it).
@@ -32,8 +37,12 @@ from .._errors import AgcoreError
 __all__ = [
     "Conflict",
     "ConflictReason",
+    "FenceReason",
+    "Fenced",
+    "HostNotFound",
     "InvalidRequest",
     "InvalidTranscript",
+    "LeaseHeld",
     "SessionNotFound",
     "SessionStoreError",
     "StoreBusy",
@@ -97,6 +106,63 @@ class InvalidRequest(SessionStoreError, ValueError):
     """An argument the store refuses (an empty id, a negative limit, a bad cursor)."""
 
     kind: ClassVar[str] = "store_invalid_request"
+
+
+#: Why a fenced write was refused: another grant made the token ``stale``, the lease
+#: was ``released``, it ``expired`` by the store's clock, or the session never had one
+#: (``none``).
+FenceReason = Literal["stale", "released", "expired", "none"]
+
+
+class Fenced(SessionStoreError):
+    """A write carried a fencing token that is not the session's live lease's; nothing
+    was written (checked in the write's own transaction).
+
+    ``token`` is the token the writer gave, ``current`` the session's latest (0: none
+    ever granted). The writer no longer owns the session: it must drop it without
+    writing again (another host may own it now).
+    """
+
+    kind: ClassVar[str] = "store_fenced"
+
+    def __init__(self, session: str, reason: FenceReason, *, token: int, current: int) -> None:
+        super().__init__(
+            f"session {session!r}: write fenced ({reason}: token {token}, current {current})"
+        )
+        self.session = session
+        self.reason: FenceReason = reason
+        self.token = token
+        self.current = current
+
+
+class LeaseHeld(SessionStoreError):
+    """Another host holds a live lease on the session; no lease was granted.
+
+    ``seconds_left`` is how long the lease has to run by the store's clock, unless
+    renewed (it is no promise: the owner may renew or release it).
+    """
+
+    kind: ClassVar[str] = "store_lease_held"
+
+    def __init__(self, session: str, *, host: str, token: int, seconds_left: float) -> None:
+        super().__init__(
+            f"session {session!r}: leased by host {host!r} (token {token}) for "
+            f"{seconds_left:.3f} s more"
+        )
+        self.session = session
+        self.host = host
+        self.token = token
+        self.seconds_left = seconds_left
+
+
+class HostNotFound(SessionStoreError, LookupError):
+    """No host is registered under this id (never, or unregistered)."""
+
+    kind: ClassVar[str] = "store_host_not_found"
+
+    def __init__(self, host: str) -> None:
+        super().__init__(f"host not registered: {host!r}")
+        self.host = host
 
 
 class StoreStorageError(SessionStoreError):

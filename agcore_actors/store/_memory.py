@@ -29,8 +29,10 @@ from ._backend import (
     decode_messages,
     encode_message,
     encode_messages,
+    release_each,
+    renew_each,
 )
-from .messages import LogEntry, SessionRecord, SessionStatus
+from .messages import HostRecord, Lease, LeaseRef, LogEntry, SessionRecord, SessionStatus
 
 #: Where the role of an encoded message starts: msgspec writes the tag field first.
 _ROLE_AT = len(b'{"role":"')
@@ -97,6 +99,8 @@ class InMemorySessionBackend:
         self._sessions: dict[str, _Session] = {}
         #: Every record, ordered by ``(updated_at, id)``.
         self._order: list[SessionRecord] = []
+        self._leases: dict[str, Lease] = {}
+        self._hosts: dict[str, HostRecord] = {}
 
     def run_batch(self, operations: Sequence[Operation], write: bool) -> list[outcome.Outcome[Any]]:
         return [outcome.capture(op) for op in operations]
@@ -220,6 +224,37 @@ class InMemorySessionBackend:
                 self._unindex(found.record)
                 gone.append(session)
         return gone
+
+    # -- leases and hosts -------------------------------------------------------------
+
+    def clock(self, now: float) -> float:
+        return now
+
+    def lease(self, session: str, *, lock: bool) -> Lease | None:
+        return self._leases.get(session)
+
+    def put_lease(self, lease: Lease) -> None:
+        self._leases[lease.session] = lease
+
+    def renew_leases(
+        self, host: str, leases: Sequence[LeaseRef], now: float, until: float
+    ) -> tuple[list[str], bool]:
+        return renew_each(self, host, leases, now, until)
+
+    def release_leases(self, host: str, leases: Sequence[LeaseRef], now: float) -> list[str]:
+        return release_each(self, host, leases, now)
+
+    def host(self, host: str) -> HostRecord | None:
+        return self._hosts.get(host)
+
+    def put_host(self, record: HostRecord) -> None:
+        self._hosts[record.host] = record
+
+    def hosts(self) -> list[HostRecord]:
+        return [self._hosts[h] for h in sorted(self._hosts)]
+
+    def delete_host(self, host: str) -> bool:
+        return self._hosts.pop(host, None) is not None
 
     def close(self) -> None:
         pass

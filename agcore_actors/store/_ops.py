@@ -2,7 +2,8 @@
 
 Each function applies one request at time ``now`` (the caller's clock) and returns its
 reply. Every check comes before the first write, so a request that raises one of the
-asker's errors writes nothing, on any backend.
+asker's errors writes nothing, on any backend. A fenced write checks its fence first
+(:func:`._leases.check_fence`), in its own transaction.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ import msgspec
 from ..llm import Message, ToolMessage, Usage
 from ._backend import Backend, decode_cursor, encode_cursor
 from ._errors import Conflict, ConflictReason, InvalidRequest, InvalidTranscript, SessionNotFound
+from ._leases import check_fence
 from ._rules import closed, pending_after, synthetic_results
 from .messages import (
     AppendTurn,
@@ -110,6 +112,11 @@ def _usage(total: Usage, delta: Usage) -> Usage:
 
 
 def begin(b: Backend, m: BeginTurn | BeginTurnAndLoad, now: float) -> SessionRecord:
+    check_fence(b, m.session, m.fence, now)
+    return _begin(b, m, now)
+
+
+def _begin(b: Backend, m: BeginTurn | BeginTurnAndLoad, now: float) -> SessionRecord:
     _non_empty("turn", m.turn)
     record = _current(b, m.session, m.expected_version, create=True)
     if record is not None and record.open_turn is not None:
@@ -133,13 +140,15 @@ def begin(b: Backend, m: BeginTurn | BeginTurnAndLoad, now: float) -> SessionRec
 
 
 def begin_and_load(b: Backend, m: BeginTurnAndLoad, now: float) -> LoadedSession:
+    check_fence(b, m.session, m.fence, now)
     _check_tail(m.tail)  # before anything is written
-    begin(b, m, now)
+    _begin(b, m, now)
     tail = None if m.tail is None else m.tail + len(m.messages)
     return load(b, LoadSession(m.session, tail), now)
 
 
 def append_turn(b: Backend, m: AppendTurn, now: float) -> SessionRecord:
+    check_fence(b, m.session, m.fence, now)
     record = _open(b, m.session, m.turn, m.expected_version)
     pending = pending_after(record.pending_calls, m.messages)
     new = _replace(
@@ -174,6 +183,7 @@ def _check_compaction(
 
 
 def commit(b: Backend, m: CommitTurn, now: float) -> SessionRecord:
+    check_fence(b, m.session, m.fence, now)
     record = _open(b, m.session, m.turn, m.expected_version)
     closed(pending_after(record.pending_calls, m.messages), "the turn")
     _check_facts(m.facts_set, m.facts_removed)
@@ -200,6 +210,7 @@ def commit(b: Backend, m: CommitTurn, now: float) -> SessionRecord:
 
 
 def repair(b: Backend, m: RepairInterrupted, now: float) -> SessionRecord:
+    check_fence(b, m.session, m.fence, now)
     record = _open(b, m.session, m.turn, m.expected_version)
     results = synthetic_results(record.pending_calls, "interrupted")
     new = _replace(
@@ -217,6 +228,7 @@ def repair(b: Backend, m: RepairInterrupted, now: float) -> SessionRecord:
 
 
 def update(b: Backend, m: UpdateSession, now: float) -> SessionRecord:
+    check_fence(b, m.session, m.fence, now)
     record = _current(b, m.session, m.expected_version, create=True)
     _check_facts(m.facts_set, m.facts_removed)
     base = record or _new(m.session, now)
@@ -309,6 +321,7 @@ def restore(b: Backend, m: RestoreSession, now: float) -> SessionRecord:
     snap = m.snapshot
     rec = snap.record
     _non_empty("session", rec.id)
+    check_fence(b, rec.id, m.fence, now)
     if [e.index for e in snap.entries] != list(range(len(snap.entries))):
         raise InvalidRequest("snapshot entries must be numbered 0, 1, 2, ... without gaps")
     if rec.last_index != len(snap.entries) - 1:

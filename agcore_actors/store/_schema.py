@@ -14,10 +14,15 @@ bigint, a JSON body → jsonb; ``WITHOUT ROWID`` is SQLite's clustered primary k
     messages (session, idx, turn, role, body JSON, created_at; PK (session, idx))
         the primary key is the last-N index: a tail is a range scan of it
     facts (session, key, value; PK (session, key))
+    leases (session PK, host, token, expires_at, released)      schema version 4
+        index leases_host (host)
+    hosts (host PK, address, registered_at, expires_at)         schema version 4
     store_meta (key PK, value)  the schema version and one-off migrations done
 
-``owner``, ``lease_until`` and ``fence`` are reserved for several hosts sharing one
-database (a lease with a fencing token); nothing reads them yet.
+``leases`` is a table of its own, not columns of ``sessions``, so that a session's
+fencing token outlives the session's deletion (a recreated session's first lease still
+gets a higher token). ``owner``, ``lease_until`` and ``fence`` of ``sessions`` (version
+1) are unused.
 
 Why ``sessions_open`` is partial (schema version 2; version 1 indexed every status):
 a turn moves its session idle → running → idle, and a full status index took each move
@@ -118,6 +123,22 @@ MIGRATIONS: tuple[str, ...] = (
         SELECT session, idx, turn, role, body, created_at FROM messages ORDER BY session, idx;
     DROP TABLE messages;
     ALTER TABLE messages_v3 RENAME TO messages;
+    """,
+    """
+    CREATE TABLE leases (
+        session TEXT PRIMARY KEY,
+        host TEXT NOT NULL,
+        token INTEGER NOT NULL,
+        expires_at REAL NOT NULL,
+        released INTEGER NOT NULL DEFAULT 0
+    );
+    CREATE INDEX leases_host ON leases (host);
+    CREATE TABLE hosts (
+        host TEXT PRIMARY KEY,
+        address TEXT NOT NULL,
+        registered_at REAL NOT NULL,
+        expires_at REAL NOT NULL
+    );
     """,
 )
 SCHEMA_VERSION = len(MIGRATIONS)

@@ -47,6 +47,7 @@ from ._schema import (
     storage_errors,
 )
 from ._sqlite_batch import RecordCache, WriteBuffer
+from ._sqlite_leases import SqliteLeases
 from .messages import LogEntry, SessionRecord, SessionStatus
 
 _ROLE: dict[type, str] = {cls: cls.__struct_config__.tag for cls in get_args(Message)}
@@ -112,7 +113,7 @@ def _values(r: SessionRecord) -> tuple[Any, ...]:
     )
 
 
-class SqliteSessionBackend:
+class SqliteSessionBackend(SqliteLeases):
     """Sessions in one SQLite file (see the module doc for the guarantees)."""
 
     def __init__(

@@ -13,6 +13,11 @@ and the version bumped by one)::
     UpdateSession(session, expected_version, agent, facts_set, facts_removed)
                                                                        -> SessionRecord
 
+A write may carry ``fence``, the writer's lease token on the session (see Ownership):
+it is then refused with :class:`~agcore_actors.store.Fenced`, in its own transaction
+and with nothing written, unless the session's lease is live with that very token.
+``fence=None`` (the default) is unfenced: one process, no leases, no extra cost.
+
 Reads (one consistent read each)::
 
     LoadSession(session, tail, missing_ok)           -> LoadedSession
@@ -25,6 +30,32 @@ Whole sessions (retention never removes single messages)::
     ExpireSessions(idle_before, limit)     -> Deleted
     RestoreSession(snapshot, replace)      -> SessionRecord
 
+Ownership (leases, one transaction each; times on the store's clock: PostgreSQL's own
+for that backend, the actor's ``clock`` otherwise)::
+
+    AcquireLease(session, host, ttl)      -> Lease
+    RenewLeases(host, ttl, leases)        -> RenewedLeases
+    ReleaseLeases(host, leases)           -> ReleasedLeases
+    FindLease(session)                    -> Lease | None        (a read)
+
+Hosts (membership, in the same store)::
+
+    RegisterHost(host, address, ttl)      -> HostRecord
+    HostHeartbeat(host, ttl)              -> HostRecord
+    ListHosts()                           -> Hosts               (a read)
+    UnregisterHost(host)                  -> Deleted
+
+A lease is granted when the session has none, or it was released, or it has expired
+by the store's clock, or ``host`` itself holds it (a re-activation); every grant gives a
+token one above the session's previous one (tokens only grow: they outlive release,
+expiry and the session's deletion). Otherwise :class:`~agcore_actors.store.LeaseHeld`.
+``RenewLeases`` extends, in one statement, those of ``leases`` (``(session, token)``
+pairs) that ``host`` still holds live with that token, and refreshes ``host``'s
+heartbeat if it is registered (one round trip per interval for both); the others are
+``lost``. A host must stop writing a session before its lease could have expired by
+its own clock: ``ttl`` seconds after it *sent* the request that granted or renewed it
+(the store's clock is not the host's; ``expires_in`` says what was left at the store).
+
 Cancelling the asker:
 
 - of a write: if the store has not taken the request yet it is withdrawn and never
@@ -36,8 +67,10 @@ Order: requests are applied one at a time, in the order the store takes them; re
 in flight at the same moment (several askers, pipelined tells) have no order between
 them. Wait for a reply before sending a request that depends on it.
 
-Errors (the asker's, nothing written): :class:`~agcore_actors.store.Conflict` (stale
+Errors (the asker's, nothing written): :class:`~agcore_actors.store.Fenced` (checked
+first), :class:`~agcore_actors.store.Conflict` (stale
 version, or the turn is not in the state the request needs),
+:class:`~agcore_actors.store.LeaseHeld`, :class:`~agcore_actors.store.HostNotFound`,
 :class:`~agcore_actors.store.SessionNotFound`,
 :class:`~agcore_actors.store.InvalidTranscript`,
 :class:`~agcore_actors.store.InvalidRequest`. A session that does not exist has version
@@ -61,6 +94,7 @@ from ..actor import Request
 from ..llm import Message, Usage
 
 __all__ = [
+    "AcquireLease",
     "AppendTurn",
     "BeginTurn",
     "BeginTurnAndLoad",
@@ -70,10 +104,22 @@ __all__ = [
     "Deleted",
     "ExpireSessions",
     "ExportSession",
+    "FindLease",
+    "HostHeartbeat",
+    "HostRecord",
+    "Hosts",
+    "Lease",
+    "LeaseRef",
+    "ListHosts",
     "ListSessions",
     "LoadSession",
     "LoadedSession",
     "LogEntry",
+    "RegisterHost",
+    "ReleaseLeases",
+    "ReleasedLeases",
+    "RenewLeases",
+    "RenewedLeases",
     "RepairInterrupted",
     "RestoreSession",
     "SessionPage",
@@ -82,6 +128,7 @@ __all__ = [
     "SessionStatus",
     "StoreMsg",
     "StoreReply",
+    "UnregisterHost",
     "UpdateSession",
 ]
 
@@ -191,6 +238,73 @@ class SessionSnapshot(msgspec.Struct, frozen=True, kw_only=True):
     entries: list[LogEntry] = msgspec.field(default_factory=list)
 
 
+class Lease(msgspec.Struct, frozen=True, kw_only=True, gc=False):
+    """A session's lease: which host holds it, its fencing token, until when."""
+
+    session: str
+    #: The host it was granted to (a released or expired lease keeps its last holder).
+    host: str
+    #: The fencing token of this grant: one above the session's previous grant.
+    token: int
+    #: Seconds on the store's clock when it expires (when it was released, if it was).
+    expires_at: float
+    #: Seconds it had left when the store read it (<= 0: expired or released); unlike
+    #: ``expires_at`` it means the same on any host's clock.
+    expires_in: float = 0.0
+    released: bool = False
+
+    @property
+    def live(self) -> bool:
+        """Held, as the store saw it: not released and not expired."""
+        return not self.released and self.expires_in > 0
+
+
+#: ``(session, token)``: a lease as its holder names it.
+LeaseRef = tuple[str, int]
+
+
+class RenewedLeases(msgspec.Struct, frozen=True, kw_only=True):
+    """Which leases were renewed (to ``expires_at``), and which the host had lost."""
+
+    renewed: list[str]
+    #: Held by another grant now, released, expired or never granted: stop using them.
+    lost: list[str]
+    #: The renewed leases' new expiry, on the store's clock.
+    expires_at: float
+    #: Whether the host's heartbeat was refreshed too (False: it is not registered).
+    heartbeat: bool = False
+
+
+class ReleasedLeases(msgspec.Struct, frozen=True):
+    """The sessions whose lease the host held with that token and has now released."""
+
+    released: list[str]
+
+
+class HostRecord(msgspec.Struct, frozen=True, kw_only=True):
+    """A registered host: its id, where others reach it, and its heartbeat."""
+
+    host: str
+    #: Where other hosts forward to (e.g. ``http://10.0.0.2:8080``); opaque to the store.
+    address: str
+    #: When it (last) registered, on the store's clock.
+    registered_at: float
+    #: When its heartbeat runs out, on the store's clock.
+    expires_at: float
+    #: Seconds left when the store read it (<= 0: presumed dead).
+    expires_in: float = 0.0
+
+    @property
+    def alive(self) -> bool:
+        return self.expires_in > 0
+
+
+class Hosts(msgspec.Struct, frozen=True):
+    """Every registered host, ordered by id, dead ones included (see ``alive``)."""
+
+    hosts: list[HostRecord]
+
+
 # -- turns ----------------------------------------------------------------------------
 
 
@@ -204,6 +318,8 @@ class BeginTurn(Request[SessionRecord], frozen=True, tag=True, kw_only=True):
     messages: list[Message]
     #: None: keep the session's agent.
     agent: str | None = None
+    #: The writer's lease token (None: unfenced); see the module doc.
+    fence: int | None = None
 
 
 class BeginTurnAndLoad(Request[LoadedSession], frozen=True, tag=True, kw_only=True):
@@ -219,6 +335,8 @@ class BeginTurnAndLoad(Request[LoadedSession], frozen=True, tag=True, kw_only=Tr
     #: None: keep the session's agent.
     agent: str | None = None
     tail: int | None = None
+    #: The writer's lease token (None: unfenced); see the module doc.
+    fence: int | None = None
 
 
 class AppendTurn(Request[SessionRecord], frozen=True, tag=True, kw_only=True):
@@ -229,6 +347,8 @@ class AppendTurn(Request[SessionRecord], frozen=True, tag=True, kw_only=True):
     expected_version: int
     messages: list[Message]
     usage_delta: Usage = Usage()
+    #: The writer's lease token (None: unfenced); see the module doc.
+    fence: int | None = None
 
 
 class CommitTurn(Request[SessionRecord], frozen=True, tag=True, kw_only=True):
@@ -245,6 +365,8 @@ class CommitTurn(Request[SessionRecord], frozen=True, tag=True, kw_only=True):
     #: Applied before ``facts_set``.
     facts_removed: list[str] = msgspec.field(default_factory=list)
     compaction: Compaction | None = None
+    #: The writer's lease token (None: unfenced); see the module doc.
+    fence: int | None = None
 
 
 class RepairInterrupted(Request[SessionRecord], frozen=True, tag=True):
@@ -254,6 +376,8 @@ class RepairInterrupted(Request[SessionRecord], frozen=True, tag=True):
     turn: str
     #: None: do not compare (the turn id is the guard).
     expected_version: int | None = None
+    #: The writer's lease token (None: unfenced); see the module doc.
+    fence: int | None = None
 
 
 class UpdateSession(Request[SessionRecord], frozen=True, tag=True, kw_only=True):
@@ -264,6 +388,8 @@ class UpdateSession(Request[SessionRecord], frozen=True, tag=True, kw_only=True)
     agent: str | None = None
     facts_set: dict[str, str] = msgspec.field(default_factory=dict)
     facts_removed: list[str] = msgspec.field(default_factory=list)
+    #: The writer's lease token (None: unfenced); see the module doc.
+    fence: int | None = None
 
 
 # -- reads ----------------------------------------------------------------------------
@@ -317,9 +443,81 @@ class RestoreSession(Request[SessionRecord], frozen=True, tag=True):
 
     snapshot: SessionSnapshot
     replace: bool = False
+    #: The writer's lease token (None: unfenced); see the module doc.
+    fence: int | None = None
 
 
-StoreReply = SessionRecord | LoadedSession | SessionPage | SessionSnapshot | Deleted
+# -- ownership ------------------------------------------------------------------------
+
+
+class AcquireLease(Request[Lease], frozen=True, tag=True, kw_only=True):
+    """Lease ``session`` to ``host`` for ``ttl`` seconds with a new fencing token."""
+
+    session: str
+    host: str
+    ttl: float
+
+
+class RenewLeases(Request[RenewedLeases], frozen=True, tag=True, kw_only=True):
+    """Extend ``host``'s leases by ``ttl`` seconds from now, and its heartbeat."""
+
+    host: str
+    ttl: float
+    leases: list[LeaseRef] = msgspec.field(default_factory=list)
+
+
+class ReleaseLeases(Request[ReleasedLeases], frozen=True, tag=True, kw_only=True):
+    """Give up ``host``'s leases (tokens kept: the next grant is one above)."""
+
+    host: str
+    leases: list[LeaseRef]
+
+
+class FindLease(Request[Lease | None], frozen=True, tag=True):
+    """The session's lease as it stands (None: never granted), live or not."""
+
+    session: str
+
+
+class RegisterHost(Request[HostRecord], frozen=True, tag=True, kw_only=True):
+    """Register (or re-register, after a restart) ``host`` at ``address``, alive for
+    ``ttl`` seconds unless its heartbeat is refreshed."""
+
+    host: str
+    address: str
+    ttl: float
+
+
+class HostHeartbeat(Request[HostRecord], frozen=True, tag=True, kw_only=True):
+    """Keep ``host`` alive ``ttl`` seconds more (``RenewLeases`` does it too)."""
+
+    host: str
+    ttl: float
+
+
+class ListHosts(Request[Hosts], frozen=True, tag=True):
+    """Every registered host with its liveness by the store's clock."""
+
+
+class UnregisterHost(Request[Deleted], frozen=True, tag=True):
+    """Remove ``host`` from the registry (its leases stay until released or expired)."""
+
+    host: str
+
+
+StoreReply = (
+    SessionRecord
+    | LoadedSession
+    | SessionPage
+    | SessionSnapshot
+    | Deleted
+    | Lease
+    | RenewedLeases
+    | ReleasedLeases
+    | HostRecord
+    | Hosts
+    | None
+)
 
 StoreMsg = (
     BeginTurn
@@ -334,6 +532,14 @@ StoreMsg = (
     | DeleteSessions
     | ExpireSessions
     | RestoreSession
+    | AcquireLease
+    | RenewLeases
+    | ReleaseLeases
+    | FindLease
+    | RegisterHost
+    | HostHeartbeat
+    | ListHosts
+    | UnregisterHost
 )
 
 publish(__name__, __all__)

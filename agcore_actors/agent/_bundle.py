@@ -166,18 +166,21 @@ def session_spec(
     history_tail: int | None = 200,
     restart: Restart = Restart.TRANSIENT,
     shutdown: float = 30.0,
+    store: TurnStore | None = None,
 ) -> ChildSpec[Any]:
     """A child spec for the Session of ``session``, named :func:`session_name`.
 
     ``agent`` is the agent a new session starts with (a stored session keeps its own);
     ``restart`` defaults to transient: a crashed session restarts from the store, one
-    that stopped normally stays stopped.
+    that stopped normally stays stopped. ``store``, if given, is what the session writes
+    through instead of the bundle's (a view of it under a lease, on a clustered host).
     """
     default = agent or bundle.default_agent
     if default not in bundle.agents:
         raise AgentConfigError(f"unknown agent {default!r}")
 
-    factory = _SessionFactory(session, bundle.session_settings(default, max_queued, history_tail))
+    settings = bundle.session_settings(default, max_queued, history_tail)
+    factory = _SessionFactory(session, settings, store)
     return ChildSpec(
         name=session_name(session), factory=factory, restart=restart, shutdown=shutdown
     )
@@ -187,14 +190,17 @@ class _SessionFactory:
     """Makes a session's actor (each restart a fresh one); a few slots, kept as long as
     the session is live, so smaller than a closure."""
 
-    __slots__ = ("session", "settings")
+    __slots__ = ("session", "settings", "store")
 
-    def __init__(self, session: str, settings: SessionSettings) -> None:
+    def __init__(
+        self, session: str, settings: SessionSettings, store: TurnStore | None = None
+    ) -> None:
         self.session = session
         self.settings = settings
+        self.store = store
 
     def __call__(self) -> Session:
-        return Session.sharing(self.session, self.settings)
+        return Session.sharing(self.session, self.settings, self.store)
 
 
 def session_approver(system: ActorSystem) -> Any:

@@ -149,17 +149,23 @@ class Session(SessionControl):
         self._setup(session, settings)
 
     @classmethod
-    def sharing(cls, session: str, settings: SessionSettings) -> Session:
-        """A session that shares ``settings`` with others (as a host's sessions do)."""
+    def sharing(
+        cls, session: str, settings: SessionSettings, store: TurnStore | None = None
+    ) -> Session:
+        """A session that shares ``settings`` with others (as a host's sessions do),
+        writing through ``store`` if given (else ``settings.store``)."""
         self = cls.__new__(cls)
-        self._setup(session, settings)
+        self._setup(session, settings, store)
         return self
 
-    def _setup(self, session: str, settings: SessionSettings) -> None:
+    def _setup(
+        self, session: str, settings: SessionSettings, store: TurnStore | None = None
+    ) -> None:
         if settings.default_agent not in settings.agents:
             raise AgentConfigError(f"unknown agent {settings.default_agent!r}")
         self.session = session
         self.settings = settings
+        self._store = settings.store if store is None else store
         self.agent_name = settings.default_agent
         # The transcript tail the next prompt starts with; None while idle, when it is the
         # last ``_history_size`` messages of the stored log (reloaded by the next turn).
@@ -187,7 +193,7 @@ class Session(SessionControl):
         self._unsure = False
 
     async def on_start(self) -> None:
-        snapshot = await self.settings.store.load(self.session, self.settings.history_tail)
+        snapshot = await self._store.load(self.session, self.settings.history_tail)
         self._adopt(snapshot)
         if snapshot.agent in self.settings.agents:
             self.agent_name = snapshot.agent
@@ -413,7 +419,7 @@ class Session(SessionControl):
             agent,
             call_id,
             task,
-            store=self.settings.store,
+            store=self._store,
             config=self.settings.config,
             ports=self.settings.ports,
             commit=self._store_commit,

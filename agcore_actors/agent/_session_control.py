@@ -109,6 +109,7 @@ class SessionControl(Actor[SessionRequest]):
         "_busy",
         "_history_size",
         "_pending_facts",
+        "_store",
         "_switch_notes",
         "_unsure",
         "agent_name",
@@ -132,6 +133,9 @@ class SessionControl(Actor[SessionRequest]):
     version: int
     _busy: _Busy | None
     _pending_facts: tuple[dict[str, str], list[str]] | None
+    #: The store as this session writes it: the settings' one, or a view of it under
+    #: this host's lease on the session (a clustered host, see ``_store_fenced``).
+    _store: TurnStore
     _switch_notes: tuple[ChatMessage, ...]
     _unsure: bool
 
@@ -189,7 +193,7 @@ class SessionControl(Actor[SessionRequest]):
         acknowledged but not stored are written. Called holding the turn lock (or from
         the turn that holds it); raises the store's error, and the session stays unsure:
         a reload and a facts write give the same result when repeated."""
-        store = self.settings.store
+        store = self._store
         state = await store.load(self.session, self.settings.history_tail)
         version = state.version
         pending = self._pending_facts
@@ -217,7 +221,7 @@ class SessionControl(Actor[SessionRequest]):
             await self._resync()
             if self._busy is not None:
                 self._busy.wake()
-        store = self.settings.store
+        store = self._store
         history = self.history
         try:
             if history is None:
@@ -251,7 +255,7 @@ class SessionControl(Actor[SessionRequest]):
     ) -> int:
         """Close ``turn``'s open calls and commit it, shielded from cancellation."""
         return await commit_turn(
-            self.settings.store,
+            self._store,
             self.settings.commit_timeout,
             turn,
             version,
@@ -345,7 +349,7 @@ class SessionControl(Actor[SessionRequest]):
                 if self._unsure:
                     await self._resync()
                 try:
-                    self.version = await self.settings.store.set_facts(
+                    self.version = await self._store.set_facts(
                         self.session, self.version, dict(msg.set), list(msg.remove)
                     )
                 except BaseException:
@@ -367,7 +371,7 @@ class SessionControl(Actor[SessionRequest]):
                 # store, and the load would close it as interrupted.
                 await self._acquire()
                 try:
-                    usage = self.usage or (await self.settings.store.load(self.session, 0)).usage
+                    usage = self.usage or (await self._store.load(self.session, 0)).usage
                 finally:
                     self._release()
             else:

@@ -95,12 +95,27 @@ class TurnStore(Protocol):
 
 
 class StoreTurns:
-    """:class:`TurnStore` over a SessionStore actor (``store``: its ref)."""
+    """:class:`TurnStore` over a SessionStore actor (``store``: its ref).
+
+    Every write carries :meth:`fence` of its session (None here: unfenced; a clustered
+    host's sessions write through :class:`~._store_fenced.FencedTurns`, which fences
+    them with its lease) and is sent by :meth:`_ask`."""
+
+    __slots__ = ("store",)
 
     def __init__(self, store: ActorRef[Any]) -> None:
         self.store = store
 
+    def fence(self, session: str) -> int | None:
+        """The lease token a write of ``session`` carries (None: unfenced)."""
+        return None
+
+    async def _ask(self, request: Any) -> Any:
+        """Send a write."""
+        return await self.store.ask(request)
+
     async def load(self, session: str, tail: int | None) -> SessionState:
+        fence = self.fence(session)
         loaded: sm.LoadedSession = await self.store.ask(
             sm.LoadSession(session, tail, missing_ok=True)
         )
@@ -109,7 +124,9 @@ class StoreTurns:
             record = loaded.record
             assert record.open_turn is not None
             repaired = record.open_turn
-            await self.store.ask(sm.RepairInterrupted(session, record.open_turn, record.version))
+            await self._ask(
+                sm.RepairInterrupted(session, record.open_turn, record.version, fence=fence)
+            )
             loaded = await self.store.ask(sm.LoadSession(session, tail))
         return _state(loaded, loaded.messages, repaired)
 
@@ -117,9 +134,14 @@ class StoreTurns:
         self, session: str, turn: str, version: int, messages: list[ChatMessage], agent: str
     ) -> int:
         request = sm.BeginTurn(
-            session=session, turn=turn, expected_version=version, messages=messages, agent=agent
+            session=session,
+            turn=turn,
+            expected_version=version,
+            messages=messages,
+            agent=agent,
+            fence=self.fence(session),
         )
-        record: sm.SessionRecord = await self.store.ask(request)
+        record: sm.SessionRecord = await self._ask(request)
         return record.version
 
     async def begin_and_load(
@@ -138,8 +160,9 @@ class StoreTurns:
             messages=messages,
             agent=agent,
             tail=tail,
+            fence=self.fence(session),
         )
-        loaded: sm.LoadedSession = await self.store.ask(request)
+        loaded: sm.LoadedSession = await self._ask(request)
         return _state(loaded, loaded.messages[: len(loaded.messages) - len(messages)])
 
     async def commit(
@@ -164,8 +187,9 @@ class StoreTurns:
             agent=agent,
             facts_set=facts_set,
             facts_removed=facts_removed,
+            fence=self.fence(session),
         )
-        record: sm.SessionRecord = await self.store.ask(request)
+        record: sm.SessionRecord = await self._ask(request)
         return record.version
 
     async def set_facts(
@@ -176,8 +200,9 @@ class StoreTurns:
             expected_version=version,
             facts_set=facts_set,
             facts_removed=facts_removed,
+            fence=self.fence(session),
         )
-        record: sm.SessionRecord = await self.store.ask(request)
+        record: sm.SessionRecord = await self._ask(request)
         return record.version
 
     async def delete(self, session: str) -> bool:

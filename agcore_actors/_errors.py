@@ -15,6 +15,7 @@ drawn in ``docs/errors.md`` (kept in step with the code by
     ├── CompactError          agcore_actors.context  context compaction and token counts
     ├── PromptError           agcore_actors.prompt   templates and composition
     ├── SessionStoreError     agcore_actors.store    sessions, messages, facts; turn commits
+    ├── ClusterError          agcore_actors.cluster  several hosts: leases, ownership, config
     ├── AgentError            agcore_actors.agent    turns, limits, plans, the session host
     ├── LocalModelError       agcore_actors.local    the embedded model server
     ├── ServeError            agcore_actors.serve    the stdio and HTTP bot host

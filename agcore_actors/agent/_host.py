@@ -40,6 +40,16 @@ Cancellation:
     ``ActorStopped``, so a busy host drains in time; turns in flight get
     ``drain_timeout`` seconds to finish, then are cancelled (and committed); then every
     session is deactivated.
+
+Several hosts:
+    Given ``cluster`` (a :class:`~agcore_actors.cluster.LeaseKeeper` over the same
+    store), the host shares the store with other hosts and owns a session only while it
+    holds its lease (see :mod:`._host_live` and :mod:`agcore_actors.cluster`): a message
+    for a session another live host holds fails with
+    :class:`~agcore_actors.cluster.SessionOwnedElsewhere` (naming the owner and its
+    address); :meth:`SessionHost.locate` says where a session lives without activating
+    it. The keeper's tasks run in the host's nursery; leaving the host releases every
+    lease (with the deactivations) and unregisters the host.
 """
 
 from __future__ import annotations
@@ -62,10 +72,13 @@ from ..actor import (
     SupervisorSpec,
 )
 from ..actor.policy import Intensity
+from ..cluster import LeaseKeeper, Local, Location
 from . import messages as am
 from ._bundle import RuntimeBundle
+from ._errors import AgentConfigError
 from ._host_config import HostConfig, HostSnapshot
 from ._host_live import Live, LiveSet
+from ._store_port import StoreTurns
 
 __all__ = ["SessionHost"]
 
@@ -80,11 +93,15 @@ class SessionHost(LiveSet):
         config: HostConfig | None = None,
         *,
         name: str = "sessions",
+        cluster: LeaseKeeper | None = None,
     ) -> None:
+        if cluster is not None and not isinstance(bundle.store, StoreTurns):
+            raise AgentConfigError("a clustered host needs the bundle's store to be StoreTurns")
         self.system = system
         self.bundle = bundle
         self.config = config or HostConfig()
         self.name = name
+        self.cluster = cluster
         # Least recently used first: a plain dict keeps insertion order, and a session
         # used again is moved to the end by re-inserting it (an OrderedDict would cost
         # ~45 B more per live session).
@@ -129,9 +146,12 @@ class SessionHost(LiveSet):
         )
         self._supervisor = await self.system.start_supervisor(spec)
         async with trio.open_nursery() as nursery:
+            self._nursery = nursery
             nursery.start_soon(self._sweeper)
             nursery.start_soon(self._shrinker)
             try:
+                if self.cluster is not None:
+                    await nursery.start(self.cluster.run, self._on_lease_lost)
                 yield
             finally:
                 with trio.CancelScope(shield=True):
@@ -142,6 +162,8 @@ class SessionHost(LiveSet):
                     for session in list(self._live):
                         await self._deactivate(session, "shutdown")
                     await self.system.stop(self.name)
+                    if self.cluster is not None:
+                        await self.cluster.unregister()
                 nursery.cancel_scope.cancel()
 
     async def _drain(self) -> None:
@@ -175,6 +197,7 @@ class SessionHost(LiveSet):
             # Also an error of the caller's own code in the block: a bug of its own is
             # no crash of the session unless the session's actor has in fact ended.
             await self._turn_failed(session, live, exc, caller_code=True)
+            self._raise_if_lost(session, live, exc)
             raise
         finally:
             self._leave_turn(session, live)
@@ -186,6 +209,7 @@ class SessionHost(LiveSet):
             result: am.TurnResult = await live.ref.ask(am.RunTurn(text=text, turn=turn))
         except Exception as exc:
             await self._turn_failed(session, live, exc)
+            self._raise_if_lost(session, live, exc)
             raise
         finally:
             self._leave_turn(session, live)
@@ -263,6 +287,7 @@ class SessionHost(LiveSet):
             return await live.ref.ask(msg)
         except Exception as exc:
             await self._turn_failed(session, live, exc)
+            self._raise_if_lost(session, live, exc)
             raise
         finally:
             live.busy -= 1
@@ -300,10 +325,22 @@ class SessionHost(LiveSet):
             evicted_cap=self._counts["evicted_cap"],
             crashes=self._counts["crashes"],
             parked=len(self._parked),
+            cluster=None if self.cluster is None else self.cluster.snapshot(),
         )
 
     def is_live(self, session: str) -> bool:
         return session in self._live
+
+    async def locate(self, session: str) -> Location:
+        """Where ``session`` lives: :class:`~agcore_actors.cluster.Local` (live or being
+        activated here, or free to be: always, on a host without a cluster),
+        :class:`~agcore_actors.cluster.Remote` (another live host holds its lease: its id
+        and address) or :class:`~agcore_actors.cluster.Unowned` (no live lease: a message
+        here activates it). One read of the store for a session not live here; nothing
+        is activated or written."""
+        if self.cluster is None or session in self._live or session in self._activating:
+            return Local()
+        return await self.cluster.locate(session)
 
     @property
     def live_sessions(self) -> list[str]:

@@ -6,6 +6,7 @@ import attrs
 import msgspec
 
 from .._validators import at_least_one, non_negative, positive
+from ..cluster import ClusterSnapshot
 
 __all__ = ["HostConfig", "HostSnapshot"]
 
@@ -45,3 +46,5 @@ class HostSnapshot(msgspec.Struct, frozen=True, kw_only=True):
     evicted_cap: int
     crashes: int
     parked: int
+    #: Leases, takeovers, fenced writes, losses and self-fencing of a clustered host.
+    cluster: ClusterSnapshot | None = None

@@ -18,6 +18,16 @@ Guarantees:
       actor fails with that actor's ``ActorStopped``, which is then what notices it.)
     - An activation that completes after the host began to stop refuses its caller
       with ``ActorStopped``; the host's shutdown waits for it and deactivates it.
+    - On a clustered host (``cluster``, see :mod:`agcore_actors.cluster`) a session is
+      live here only under this host's lease: the activation takes it before the actor
+      starts (and loads, repairing an interrupted turn with the new token), shielded with
+      the start, so every live session holds a lease and a lease taken is given back if
+      the start fails; :class:`~agcore_actors.cluster.SessionOwnedElsewhere` when another
+      live host holds it (nothing started). The way out releases it after the actor
+      stopped. A session whose lease is revoked (lost, refused, self-fenced) has its
+      turn cut and is dropped through the way out without another store write (its
+      writes fail with :class:`~agcore_actors.cluster.LeaseLost` locally); its next
+      message activates it anew.
 """
 
 from __future__ import annotations
@@ -39,9 +49,13 @@ from ..actor import (
     Restart,
     Supervisor,
 )
+from ..cluster import LeaseHandle, LeaseKeeper, LeaseLost
+from . import messages as am
 from ._bundle import RuntimeBundle, session_name, session_spec
 from ._errors import SessionParked
 from ._host_config import HostConfig
+from ._store_fenced import FencedTurns
+from ._store_port import StoreTurns
 
 __all__ = ["LiveSet"]
 
@@ -54,6 +68,8 @@ class Live:
     ref: ActorRef[Any]
     last_used: float
     busy: int = 0
+    #: This host's lease on the session (a clustered host only).
+    lease: LeaseHandle | None = None
 
 
 class LiveSet:
@@ -63,6 +79,7 @@ class LiveSet:
     bundle: RuntimeBundle
     config: HostConfig
     name: str
+    cluster: LeaseKeeper | None
     # Least recently used first (see SessionHost.__init__).
     _live: dict[str, Live]
     _crashes: dict[str, list[float]]
@@ -73,6 +90,7 @@ class LiveSet:
     _counts: collections.Counter[str]
     _stopping: bool
     _over_cap: trio.Event
+    _nursery: trio.Nursery
 
     async def _activate(self, session: str) -> Live:
         """The live incarnation of ``session``, started if there is none.
@@ -95,6 +113,9 @@ class LiveSet:
                 if self._ended(live):
                     await self._on_crash(session, live)
                     continue
+                if live.lease is not None and live.lease.revoked is not None:
+                    await self._deactivate(session, "lost")
+                    continue
                 self._live[session] = self._live.pop(session)  # most recent last
                 return live
             pending = self._activating.get(session)
@@ -106,17 +127,25 @@ class LiveSet:
         done = self._activating[session] = trio.Event()
         try:
             await self._make_room()
-            assert self._supervisor is not None
-            spec = session_spec(
-                session,
-                self.bundle,
-                max_queued=self.config.max_queued,
-                history_tail=self.config.history_tail,
-                restart=Restart.TEMPORARY,
-            )
+            supervisor = self._supervisor
+            assert supervisor is not None
             with trio.CancelScope(shield=True):
-                ref = await self._supervisor.start_child(spec)
-            live = Live(ref, trio.current_time())
+                lease = None if self.cluster is None else await self.cluster.acquire(session)
+                try:
+                    spec = session_spec(
+                        session,
+                        self.bundle,
+                        max_queued=self.config.max_queued,
+                        history_tail=self.config.history_tail,
+                        restart=Restart.TEMPORARY,
+                        store=self._fenced(session, lease),
+                    )
+                    ref = await supervisor.start_child(spec)
+                except BaseException:
+                    if lease is not None:
+                        await self._release(lease)
+                    raise
+            live = Live(ref, trio.current_time(), lease=lease)
             self._live[session] = live
             self._counts["activated"] += 1
             if self._stopping:  # the host began to stop meanwhile: it deactivates this one
@@ -125,6 +154,50 @@ class LiveSet:
         finally:
             del self._activating[session]
             done.set()
+
+    def _fenced(self, session: str, lease: LeaseHandle | None) -> FencedTurns | None:
+        if lease is None:
+            return None
+        store = self.bundle.store
+        assert isinstance(store, StoreTurns)  # checked when the host was made
+        return FencedTurns(store.store, session, lease)
+
+    async def _release(self, lease: LeaseHandle) -> None:
+        """Give a lease back (shielded, within one lease TTL: after that it has lapsed)."""
+        assert self.cluster is not None
+        ttl = self.cluster.config.lease_ttl
+        with trio.CancelScope(shield=True, deadline=trio.current_time() + ttl):
+            await self.cluster.release(lease)
+
+    def _on_lease_lost(self, session: str, why: str) -> None:
+        """The keeper revoked this host's lease on ``session``: cut its turn and drop it
+        (in the background: the keeper must not wait)."""
+        live = self._live.get(session)
+        if live is not None and live.lease is not None and live.lease.revoked is not None:
+            # A nursery already closed (the host has stopped) has nothing left to drop.
+            with suppress(RuntimeError):
+                self._nursery.start_soon(self._drop_lost, session, live)
+
+    async def _drop_lost(self, session: str, live: Live) -> None:
+        if live.busy:
+            # Cut the running turn (its commit fails locally: no store write), so the
+            # stop below does not wait out a turn that can no longer be stored.
+            with suppress(Exception):
+                await live.ref.ask(am.CancelTurn("immediate"))
+        if self._live.get(session) is live:
+            await self._deactivate(session, "lost")
+
+    def _raise_if_lost(self, session: str, live: Live, error: Exception) -> None:
+        """A call that failed because its session was dropped for a lost lease (its actor
+        stopped under it) raises :class:`LeaseLost`, what the caller can act on."""
+        lease = live.lease
+        if (
+            lease is not None
+            and lease.revoked is not None
+            and isinstance(error, (ActorCrashed, ActorStopped))
+            and error.actor == live.ref.name
+        ):
+            raise LeaseLost(session, lease.revoked) from error
 
     def _ended(self, live: Live) -> bool:
         """Whether the actor of ``live`` has ended (a temporary child leaves the system's
@@ -168,8 +241,11 @@ class LiveSet:
             # Persist: between turns everything is durable already (turns commit before
             # they end, facts when they are set), so there is nothing to write here.
             # Close: stop the actor (its on_stop runs); a crashed one is gone already.
-            with trio.CancelScope(shield=True), suppress(LookupError):
-                await self.system.stop(session_name(session))
+            with trio.CancelScope(shield=True):
+                with suppress(LookupError):
+                    await self.system.stop(session_name(session))
+                if live.lease is not None:
+                    await self._release(live.lease)  # nothing if it was revoked
         finally:
             del self._closing[session]
             closed.set()
@@ -206,6 +282,9 @@ class LiveSet:
         """
         if self._live.get(session) is not live:
             return  # deactivated already (by us, or by a caller who saw the end first)
+        if live.lease is not None and live.lease.revoked is not None:
+            await self._deactivate(session, "lost")  # no crash: the lease went
+            return
         if isinstance(error, (ActorCrashed, ActorStopped)):
             gone = error.actor == live.ref.name
         elif isinstance(error, AgcoreError):

@@ -19,13 +19,22 @@ from __future__ import annotations
 from .._exports import publish
 from ._config import ClusterConfig, default_host_id
 from ._errors import ClusterConfigError, ClusterError, LeaseLost, SessionOwnedElsewhere
+from ._keeper import LeaseHandle, LeaseKeeper
+from ._types import ClusterSnapshot, Local, Location, Remote, Unowned
 
 __all__ = [
     "ClusterConfig",
     "ClusterConfigError",
     "ClusterError",
+    "ClusterSnapshot",
+    "LeaseHandle",
+    "LeaseKeeper",
     "LeaseLost",
+    "Local",
+    "Location",
+    "Remote",
     "SessionOwnedElsewhere",
+    "Unowned",
     "default_host_id",
 ]
 

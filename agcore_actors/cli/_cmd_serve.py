@@ -37,11 +37,14 @@ from ._extras import require
 @asynccontextmanager
 async def settings_host(settings: Settings) -> AsyncIterator[tuple[SessionHost, object]]:
     """A running SessionHost over the runtime ``settings`` describe (see
-    :func:`agcore_actors.config.open_runtime`); yields the host and the store actor's ref.
+    :func:`agcore_actors.config.open_runtime`), one of a cluster if ``[cluster]`` is
+    enabled; yields the host and the store actor's ref.
     Leaving it drains the host and stops every actor."""
     async with (
         open_runtime(settings) as runtime,
-        SessionHost(runtime.system, runtime.bundle, runtime.host_config) as host,
+        SessionHost(
+            runtime.system, runtime.bundle, runtime.host_config, cluster=runtime.lease_keeper()
+        ) as host,
     ):
         yield host, runtime.store
 

@@ -31,6 +31,7 @@ from ._runtime import (
 from ._schema import (
     AgentSettings,
     AnthropicProviderSettings,
+    ClusterSettings,
     HostSettings,
     HttpServerSettings,
     LocalProviderSettings,
@@ -50,6 +51,7 @@ __all__ = [
     "LOCAL_NAME",
     "AgentSettings",
     "AnthropicProviderSettings",
+    "ClusterSettings",
     "ConfigError",
     "HostSettings",
     "HttpServerSettings",

@@ -23,6 +23,7 @@ from ._problems import OMITTED, RENAMED, Path, Problem, format_path, problems
 from ._schema import (
     AgentSettings,
     AnthropicProviderSettings,
+    ClusterSettings,
     HostSettings,
     HttpServerSettings,
     LocalProviderSettings,
@@ -55,6 +56,7 @@ _CLASSES: tuple[type, ...] = (
     HttpServerSettings,
     StoreSettings,
     HostSettings,
+    ClusterSettings,
     RetrySettings,
     TimeoutSettings,
     LoggingSettings,

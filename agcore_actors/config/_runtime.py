@@ -38,6 +38,7 @@ from ..agent import (
     StoreTurns,
     session_approver,
 )
+from ..cluster import ClusterConfig, LeaseKeeper
 from ..llm import (
     AnthropicConfig,
     AnthropicProvider,
@@ -70,6 +71,7 @@ __all__ = [
     "Runtime",
     "agent_config",
     "agents_of",
+    "cluster_config",
     "host_config",
     "local_model_config",
     "mcp_servers",
@@ -106,6 +108,15 @@ class Runtime:
     local_servers: Mapping[str, str] = attrs.field(factory=dict)
     #: Each local provider's :class:`~agcore_actors.local.messages.Endpoint`, by name.
     endpoints: Mapping[str, Any] = attrs.field(factory=dict)
+    #: ``[cluster]`` when ``enabled``: this host as one of several sharing the store.
+    cluster_config: ClusterConfig | None = None
+
+    def lease_keeper(self) -> LeaseKeeper | None:
+        """A fresh lease keeper over :attr:`store` for one SessionHost (``cluster=``), or
+        None when ``[cluster]`` is not enabled."""
+        if self.cluster_config is None:
+            return None
+        return LeaseKeeper(self.store, self.cluster_config)
 
     def bundle_for(self, agent: str) -> RuntimeBundle:
         """``bundle`` with ``agent`` first (the agent new sessions start as) and its own
@@ -257,6 +268,16 @@ def host_config(settings: Settings) -> HostConfig:
     return library_config(HostConfig, settings.host, HOST_RENAMES)
 
 
+def cluster_config(settings: Settings) -> ClusterConfig | None:
+    """``[cluster]`` as a :class:`~agcore_actors.cluster.ClusterConfig`, or None when it
+    is not enabled (by default it is exactly when the store is PostgreSQL)."""
+    enabled = settings.cluster.enabled
+    if enabled is None:
+        url = getattr(settings.store, "url", None)
+        enabled = isinstance(url, str) and url.startswith(("postgresql:", "postgres:"))
+    return settings.cluster.config() if enabled else None
+
+
 def store_backend(settings: Settings) -> SessionBackendConfig:
     """``[store]``: a SQLite file, or memory when no ``path`` is set."""
     s = settings.store
@@ -397,6 +418,7 @@ async def open_runtime(
             settings=settings,
             local_servers=local_servers,
             endpoints=endpoints,
+            cluster_config=cluster_config(settings),
         )
 
 

@@ -22,11 +22,13 @@ from .._validators import (
     positive,
 )
 from ..agent import AgentConfig, HostConfig
+from ..cluster import ClusterConfig, default_host_id
 from ..llm import AnthropicConfig, OpenAIConfig, RetryConfig, Timeouts
 
 __all__ = [
     "AgentSettings",
     "AnthropicProviderSettings",
+    "ClusterSettings",
     "HostSettings",
     "HttpServerSettings",
     "LocalProviderSettings",
@@ -47,6 +49,7 @@ _OPENAI = OpenAIConfig()
 _ANTHROPIC = AnthropicConfig()
 _AGENT = AgentConfig()
 _HOST = HostConfig()
+_CLUSTER = ClusterConfig(host_id="defaults")
 _RETRY = RetryConfig()
 _TIMEOUTS = Timeouts()
 
@@ -317,6 +320,42 @@ class HostSettings:
 
 
 @attrs.frozen(kw_only=True)
+class ClusterSettings:
+    """This host as one of several sharing the store: leases, fencing and membership.
+
+    Checked as a whole when loaded (e.g. ``fence_margin < lease_ttl``): a setting that
+    cannot work is a :class:`~agcore_actors.cluster.ClusterConfigError`.
+    """
+
+    #: Take a lease on each session served (default: when the store is PostgreSQL, the
+    #: store hosts share).
+    enabled: bool | None = None
+    #: This host's id, unique in the cluster ("": ``host-`` and 12 random hex digits).
+    host_id: str = ""
+    #: Where other hosts reach this one to forward a request (a URL; "": nowhere).
+    address: str = _CLUSTER.address
+    #: Seconds a lease (and the host's registration) lasts unless renewed.
+    lease_ttl: float = _CLUSTER.lease_ttl
+    #: Seconds between two renewals of all the host's leases.
+    renew_interval: float = _CLUSTER.renew_interval
+    #: Seconds before a lease could expire when the host stops serving, by its own clock.
+    fence_margin: float = _CLUSTER.fence_margin
+
+    def __attrs_post_init__(self) -> None:
+        self.config()  # every check of ClusterConfig, at load time
+
+    def config(self) -> ClusterConfig:
+        """These settings as the library's :class:`~agcore_actors.cluster.ClusterConfig`."""
+        return ClusterConfig(
+            host_id=self.host_id or default_host_id(),
+            address=self.address,
+            lease_ttl=self.lease_ttl,
+            renew_interval=self.renew_interval,
+            fence_margin=self.fence_margin,
+        )
+
+
+@attrs.frozen(kw_only=True)
 class RetrySettings:
     """How model calls are retried."""
 
@@ -378,6 +417,8 @@ class Settings:
     store: StoreSettings = attrs.field(factory=StoreSettings)
     #: Limits of the session host.
     host: HostSettings = attrs.field(factory=HostSettings)
+    #: This host as one of several sharing the store.
+    cluster: ClusterSettings = attrs.field(factory=ClusterSettings)
     #: How model calls are retried.
     retry: RetrySettings = attrs.field(factory=RetrySettings)
     #: Time limits of one model call.

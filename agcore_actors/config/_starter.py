@@ -109,6 +109,14 @@ path = "sessions.db"                    # SQLite, next to this file; remove for 
 # crash_window = 60.0
 # drain_timeout = 30.0
 
+[cluster]                               # several hosts sharing one store
+# enabled = true                       # default: with a PostgreSQL store
+# host_id = "host-a"                    # default: host- and 12 random hex digits
+# address = "http://10.0.0.2:8080"      # where other hosts forward to
+# lease_ttl = 10.0
+# renew_interval = 2.0
+# fence_margin = 2.0
+
 [retry]
 # max_retries = 3
 # base_delay = 1.0

@@ -12,7 +12,9 @@ degraded and dormant counts); per-actor series (``name``, ``kind`` labels) are k
 the other actors, which the configuration names (provider, tools, store, supervisors).
 No counter carries a ``state`` label: an actor's state is ``agcore_actor_state``, one
 0/1 gauge per possible state, so a state change moves a value, never a series.
-Per-session detail is the observer's (``/observer/state``).
+Per-session detail is the observer's (``/observer/state``). A clustered host's ownership
+is ``agcore_cluster_*``: leases held, and counters of grants, takeovers, activations
+refused for another owner, fenced writes, lost leases, self-fencing and failed renewals.
 
 The OpenTelemetry GenAI client metrics are exported under their Prometheus names:
 ``gen_ai_client_token_usage`` (histogram by ``gen_ai_token_type``, one observation per
@@ -36,6 +38,7 @@ from prometheus_client.registry import Collector
 from ..actor import ActorInfo, State
 from ..agent import SessionHost, session_name
 from ..agent import messages as am
+from ..cluster import ClusterSnapshot
 from ._turns import RunningTurn
 
 __all__ = ["CONTENT_TYPE", "Metrics"]
@@ -43,6 +46,16 @@ __all__ = ["CONTENT_TYPE", "Metrics"]
 CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8"
 _HOST_GAUGES = ("live", "busy", "turns_in_flight", "parked")
 _HOST_COUNTERS = ("activated", "deactivated", "evicted_idle", "evicted_cap", "crashes")
+# Ownership of a clustered host (zeros on a host of one process: the same series).
+_CLUSTER_COUNTERS = (
+    "acquired",
+    "takeovers",
+    "owned_elsewhere",
+    "fenced_writes",
+    "lease_losses",
+    "self_fences",
+    "renewal_failures",
+)
 _SESSION = session_name("")
 # The GenAI semantic conventions' advised bucket boundaries.
 _TOKEN_BUCKETS = tuple(4.0**i for i in range(14))
@@ -121,6 +134,12 @@ class _Snapshots(Collector):
         for name in _HOST_COUNTERS:
             counter = CounterMetricFamily(f"agcore_sessions_{name}", f"Sessions: {name}.")
             counter.add_metric([], getattr(snap, name))
+            yield counter
+        cluster = snap.cluster or ClusterSnapshot(host="")
+        yield _gauge("agcore_cluster_leases_held", "Leases held by this host.", cluster.leases_held)
+        for name in _CLUSTER_COUNTERS:
+            counter = CounterMetricFamily(f"agcore_cluster_{name}", f"Cluster: {name}.")
+            counter.add_metric([], getattr(cluster, name))
             yield counter
         rows = self.host.system.snapshot()
         sessions = [row for row in rows if row.name.startswith(_SESSION)]

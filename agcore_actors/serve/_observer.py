@@ -15,6 +15,7 @@ import collections
 from importlib import resources
 from typing import Any
 
+import msgspec
 import trio
 
 from ..agent import SessionHost
@@ -61,6 +62,7 @@ def observer_state(host: SessionHost, runner: TurnRunner, *, recent: int = 20) -
             "parked": snap.parked,
             "crashes": snap.crashes,
         },
+        "cluster": None if snap.cluster is None else msgspec.to_builtins(snap.cluster),
         "busiest": [{"session": s, "turns": n} for s, n in per_session.most_common(10)],
         "in_flight": [
             {

@@ -9,8 +9,12 @@ import hypothesis.strategies as st
 import pytest
 from hypothesis import given
 
-from agcore_actors import AgcoreError
+from agcore_actors import ActorSystem, AgcoreError
+from agcore_actors.agent import SessionHost
 from agcore_actors.cluster import ClusterConfig, ClusterConfigError
+from agcore_actors.config import ConfigError, open_runtime, parse_settings
+from agcore_actors.config._runtime import cluster_config
+from agcore_actors.testing import ScriptedProvider, ScriptedReply
 
 
 def test_the_defaults_are_valid_and_each_host_gets_its_own_id() -> None:
@@ -59,3 +63,58 @@ def test_a_valid_config_can_always_renew_before_it_fences(
         assert margin >= ttl or interval >= ttl - margin or not interval > 0
         return
     assert config.renew_interval < config.lease_ttl - config.fence_margin
+
+
+def test_the_cluster_table_loads_into_a_cluster_config() -> None:
+    text = (
+        '[cluster]\nenabled = true\nhost_id = "h1"\naddress = "http://10.0.0.2:8080"\n'
+        "lease_ttl = 6.0\nrenew_interval = 1.0\nfence_margin = 1.5\n"
+    )
+    config = cluster_config(parse_settings(text))
+    assert config == ClusterConfig(
+        host_id="h1",
+        address="http://10.0.0.2:8080",
+        lease_ttl=6.0,
+        renew_interval=1.0,
+        fence_margin=1.5,
+    )
+    assert cluster_config(parse_settings("")) is None  # not enabled: one process
+    generated = cluster_config(parse_settings("[cluster]\nenabled = true\n"))
+    assert generated is not None and generated.host_id.startswith("host-")
+
+
+@pytest.mark.parametrize(
+    ("body", "key"),
+    [
+        ("fence_margin = 20.0", "fence_margin"),
+        ("renew_interval = 9.0", "renew_interval"),
+        ('host_id = "two words"', "host_id"),
+        ("lease_ttl = -1.0", "lease_ttl"),
+    ],
+)
+def test_a_cluster_setting_that_cannot_work_is_a_config_error_naming_it(
+    body: str, key: str
+) -> None:
+    with pytest.raises(ConfigError) as info:
+        parse_settings(f"[cluster]\nenabled = true\n{body}\n")
+    assert "cluster" in str(info.value) and key in str(info.value)
+
+
+async def test_an_enabled_cluster_table_makes_the_runtime_give_a_lease_keeper() -> None:
+    text = (
+        '[providers.p]\nkind = "openai"\nbase_url = "http://127.0.0.1:9/v1"\n'
+        '[agents.a]\nprovider = "p"\n'
+        '[cluster]\nenabled = true\nhost_id = "h1"\naddress = "http://h1.test"\n'
+    )
+    providers = {"p": ScriptedProvider([ScriptedReply(text="done")], name="p")}
+    async with (
+        ActorSystem(strict=True, seed=0) as system,
+        open_runtime(parse_settings(text), system=system, providers=providers) as runtime,
+    ):
+        keeper = runtime.lease_keeper()
+        assert keeper is not None and keeper.host == "h1"
+        async with SessionHost(system, runtime.bundle, cluster=keeper) as host:
+            assert (await host.run("s", "hi")).status == "completed"
+            snap = host.snapshot().cluster
+            assert snap is not None and (snap.host, snap.leases_held) == ("h1", 1)
+            assert [h.host for h in await keeper.hosts()] == ["h1"]

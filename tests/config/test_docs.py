@@ -11,6 +11,7 @@ import pytest
 from agcore_actors.config import (
     AgentSettings,
     AnthropicProviderSettings,
+    ClusterSettings,
     HostSettings,
     HttpServerSettings,
     LocalProviderSettings,
@@ -38,6 +39,7 @@ SECTIONS: dict[type, str] = {
     HttpServerSettings: "## `[mcpServers.NAME]`",
     StoreSettings: "## `[store]`",
     HostSettings: "## `[host]`",
+    ClusterSettings: "## `[cluster]`",
     RetrySettings: "## `[retry]`",
     TimeoutSettings: "## `[timeouts]`",
     LoggingSettings: "## `[logging]`",
@@ -64,7 +66,7 @@ def test_every_key_is_in_its_tables_section_of_the_reference(cls: type) -> None:
 def test_the_starter_file_shows_every_key(cls: type) -> None:
     text = starter_text()
     shown = set(re.findall(r"^#? ?([A-Za-z_]+) = ", text, re.MULTILINE))
-    keys = set(toml_keys(cls)) - {"providers", "agents", "mcpServers", "store", "host"}
+    keys = set(toml_keys(cls)) - {"providers", "agents", "mcpServers", "store", "host", "cluster"}
     keys -= {"retry", "timeouts", "logging"}
     assert not keys - shown, f"the starter file does not show {sorted(keys - shown)}"
 

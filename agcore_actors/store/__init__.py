@@ -21,7 +21,13 @@ in :mod:`agcore_actors.store.policy`. ``docs/store.md`` explains the design.
 from .._exports import publish
 from . import messages
 from ._actor import SessionStore, session_store_spec
-from ._config import InMemorySessions, SessionBackendConfig, SessionStoreConfig, SqliteSessions
+from ._config import (
+    InMemorySessions,
+    PostgresSessions,
+    SessionBackendConfig,
+    SessionStoreConfig,
+    SqliteSessions,
+)
 from ._errors import (
     Conflict,
     ConflictReason,
@@ -70,6 +76,7 @@ __all__ = [
     "LeaseHeld",
     "LoadedSession",
     "LogEntry",
+    "PostgresSessions",
     "SessionBackendConfig",
     "SessionNotFound",
     "SessionPage",

@@ -25,7 +25,13 @@ from ..actor import DEFAULT_ISOLATION, Actor, ChildSpec, CircuitBreaker
 from ..actor.lowlevel import defer_reply
 from . import _leases, _ops
 from ._backend import Backend
-from ._config import InMemorySessions, SessionBackendConfig, SessionStoreConfig, SqliteSessions
+from ._config import (
+    InMemorySessions,
+    PostgresSessions,
+    SessionBackendConfig,
+    SessionStoreConfig,
+    SqliteSessions,
+)
 from ._errors import (
     Conflict,
     Fenced,
@@ -294,8 +300,30 @@ def _factory(
                 config=config,
                 clock=clock,
             )
+        case PostgresSessions():
+            return functools.partial(
+                SessionStore,
+                functools.partial(_open_postgres, backend, reader=False),
+                open_reader=functools.partial(_open_postgres, backend, reader=True),
+                threaded=True,
+                config=config,
+                clock=clock,
+            )
         case _:
             assert_never(backend)
+
+
+def _open_postgres(config: PostgresSessions, *, reader: bool) -> Backend:
+    from ._postgres import PostgresSessionBackend  # psycopg only when used
+
+    return PostgresSessionBackend(
+        config.url,
+        connect_timeout=config.connect_timeout,
+        lease_clock=config.lease_clock,
+        retries=config.retries,
+        migrate=not reader,
+        reader=reader,
+    )
 
 
 def _open_sqlite(config: SqliteSessions, *, migrate: bool) -> Backend:
@@ -330,7 +358,9 @@ def session_store_spec(
 
     ``InMemorySessions``: the sessions live in the spec, so they survive restarts of the
     actor (not of the process). ``SqliteSessions``: each start opens the file (and runs
-    the schema migrations and, once, the transcript migration). ``isolate`` parks a store
+    the schema migrations and, once, the transcript migration). ``PostgresSessions``:
+    each start connects (a writer and a reader connection) and migrates the schema.
+    ``isolate`` parks a store
     that keeps crashing (an error on every write that is no typed store error): its
     askers get ``ActorParked`` for a while, and its crashes never use up its
     supervisor's restart intensity (see :class:`~agcore_actors.actor.ChildSpec`; None:

@@ -9,7 +9,13 @@ import attrs
 from .._validators import at_least_one, non_empty, positive
 from ._schema import DEFAULT_CHECKPOINT_PAGES, DEFAULT_PAGE_SIZE, check_page_size
 
-__all__ = ["InMemorySessions", "SessionBackendConfig", "SessionStoreConfig", "SqliteSessions"]
+__all__ = [
+    "InMemorySessions",
+    "PostgresSessions",
+    "SessionBackendConfig",
+    "SessionStoreConfig",
+    "SqliteSessions",
+]
 
 
 def _synchronous(_: object, attribute: attrs.Attribute[str], value: str) -> None:
@@ -55,7 +61,38 @@ class SqliteSessions:
     migrate_from: str | None = None
 
 
-SessionBackendConfig = InMemorySessions | SqliteSessions
+def _postgres_url(_: object, attribute: attrs.Attribute[str], value: str) -> None:
+    if not isinstance(value, str) or not value.startswith(("postgresql://", "postgres://")):
+        raise ValueError(f"{attribute.name} must be a postgresql:// URL")
+
+
+def _lease_clock(_: object, attribute: attrs.Attribute[str], value: str) -> None:
+    if value not in ("database", "local"):
+        raise ValueError(f"{attribute.name} must be 'database' or 'local', not {value!r}")
+
+
+@attrs.frozen
+class PostgresSessions:
+    """Sessions in a PostgreSQL database, which several hosts may share (psycopg 3, the
+    ``postgres`` extra). The tables are created or migrated on open; give the store a
+    database (or a ``search_path`` schema) of its own."""
+
+    #: ``postgresql://user:password@host:port/database?options``; the password is never
+    #: logged nor put in an error (``repr`` hides it too).
+    url: str = attrs.field(validator=_postgres_url, repr=False)
+    #: Seconds to wait for a connection (at open, and when reconnecting after a loss).
+    connect_timeout: float = attrs.field(default=10.0, validator=positive)
+    #: Leases and heartbeats on the server's clock ("database", shared by every host) or
+    #: on the actor's ("local": one host only, or tests on virtual time).
+    lease_clock: Literal["database", "local"] = attrs.field(
+        default="database", validator=_lease_clock
+    )
+    #: Times a batch is run again after a deadlock, serialization failure or a
+    #: concurrent insert of the same row, before its requests get ``StoreBusy``.
+    retries: int = attrs.field(default=8, validator=at_least_one)
+
+
+SessionBackendConfig = InMemorySessions | SqliteSessions | PostgresSessions
 
 
 @attrs.frozen

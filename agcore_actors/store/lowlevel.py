@@ -11,6 +11,8 @@ from ._migrate import MIGRATED_KEY, MigrationReport, migrate_memory_transcripts
 from ._schema import SCHEMA_VERSION
 from ._sqlite import SqliteSessionBackend
 
+# ``PostgresSessionBackend`` is in ``agcore_actors.store._postgres`` (it needs psycopg).
+
 __all__ = [
     "MIGRATED_KEY",
     "SCHEMA_VERSION",

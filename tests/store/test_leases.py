@@ -21,6 +21,7 @@ from agcore_actors.store import (
     InMemorySessions,
     InvalidRequest,
     LeaseHeld,
+    PostgresSessions,
     SessionBackendConfig,
     SqliteSessions,
     session_store_spec,
@@ -28,17 +29,20 @@ from agcore_actors.store import (
 from agcore_actors.store import _leases as leases
 from agcore_actors.store import _ops as ops
 from agcore_actors.store import messages as sm
+from agcore_actors.store._postgres import PostgresSessionBackend
 from agcore_actors.store.lowlevel import Backend, InMemorySessionBackend, SqliteSessionBackend
 from tests.store.helpers import user
 
 
-@pytest.fixture(params=["memory", "sqlite"])
+@pytest.fixture(params=["memory", "sqlite", "postgres"])
 def backend(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Backend]:
-    b: Backend = (
-        InMemorySessionBackend()
-        if request.param == "memory"
-        else SqliteSessionBackend(tmp_path / "s.db")
-    )
+    b: Backend
+    if request.param == "memory":
+        b = InMemorySessionBackend()
+    elif request.param == "sqlite":
+        b = SqliteSessionBackend(tmp_path / "s.db")
+    else:  # the store's clock is the caller's here, as the tests give it
+        b = PostgresSessionBackend(request.getfixturevalue("postgres_url"), lease_clock="local")
     yield b
     b.close()
 
@@ -193,19 +197,23 @@ def test_a_grant_and_a_stale_write_in_one_batch_keep_their_order(backend: Backen
 # -- many hosts at once ---------------------------------------------------------------
 
 
-@pytest.mark.parametrize("kind", ["memory", "sqlite"])
+@pytest.mark.parametrize("kind", ["memory", "sqlite", "postgres"])
 async def test_concurrent_acquirers_get_at_most_one_live_lease_per_session(
-    kind: str, tmp_path: Path, mock_clock: trio.testing.MockClock
+    kind: str, tmp_path: Path, mock_clock: trio.testing.MockClock, request: pytest.FixtureRequest
 ) -> None:
     """30 hosts (trio tasks) race for 4 sessions (150 rounds each; 50 on SQLite), acquiring,
     writing fenced and releasing, some acquires cancelled at random checkpoints: a
     session is never granted to a host while another host's lease on it is live, tokens
     are distinct, and no fenced write is accepted once a newer token was granted."""
-    config: SessionBackendConfig = (
-        InMemorySessions() if kind == "memory" else SqliteSessions(str(tmp_path / "s.db"))
-    )
+    config: SessionBackendConfig
+    if kind == "memory":
+        config = InMemorySessions()
+    elif kind == "sqlite":
+        config = SqliteSessions(str(tmp_path / "s.db"))
+    else:  # on virtual time: the store's clock is the actor's
+        config = PostgresSessions(request.getfixturevalue("postgres_url"), lease_clock="local")
     # Virtual time, but it jumps only once every task waits on the clock for 10 ms of
-    # real time: not while a batch is being written in SQLite's thread (which would
+    # real time: not while a batch is being written in the store's thread (which would
     # expire every lease before its write).
     mock_clock.autojump_threshold = 0.0 if kind == "memory" else 0.01
     rounds = 150 if kind == "memory" else 50

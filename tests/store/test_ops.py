@@ -19,17 +19,20 @@ from agcore_actors.store import (
 )
 from agcore_actors.store import _ops as ops
 from agcore_actors.store import messages as sm
+from agcore_actors.store._postgres import PostgresSessionBackend
 from agcore_actors.store.lowlevel import Backend, InMemorySessionBackend, SqliteSessionBackend
 from tests.store.helpers import calls, problems, result, user
 
 
-@pytest.fixture(params=["memory", "sqlite"])
+@pytest.fixture(params=["memory", "sqlite", "postgres"])
 def backend(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Backend]:
-    b: Backend = (
-        InMemorySessionBackend()
-        if request.param == "memory"
-        else SqliteSessionBackend(tmp_path / "s.db")
-    )
+    b: Backend
+    if request.param == "memory":
+        b = InMemorySessionBackend()
+    elif request.param == "sqlite":
+        b = SqliteSessionBackend(tmp_path / "s.db")
+    else:  # the store's clock is the caller's here, as the tests give it
+        b = PostgresSessionBackend(request.getfixturevalue("postgres_url"), lease_clock="local")
     yield b
     b.close()
 

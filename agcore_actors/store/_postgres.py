@@ -1,0 +1,437 @@
+"""The PostgreSQL backend: the session tables in a database that several hosts share.
+
+Durability: :meth:`PostgresSessionBackend.run_batch` is one transaction, committed (by
+the server's own ``synchronous_commit`` setting: durable on its disk by default) before
+it returns.
+
+One batch, few round trips: the batch's transaction starts with one pipelined round trip
+that reads the server's clock and locks (``SELECT … FOR UPDATE``, in id order) the rows of
+every session and lease its requests name, so the operations then read them from
+memory; their writes wait in a buffer and go, with ``COMMIT``, in one last pipelined round
+trip (``executemany``). If one operation fails (a conflict), the transaction is rolled
+back and the batch runs again with each operation in a savepoint, writing straight
+through, as on SQLite (:mod:`._sqlite`).
+
+Several writers (hosts) at once: every write transaction locks the rows it decides on, so
+a version check or a fence check and the write it guards are never split by another
+host's transaction; a new session or lease row is a plain ``INSERT`` (a second creator
+fails on the primary key rather than overwriting). A deadlock, a serialization failure
+or such a duplicate key rolls the batch back and runs it again (at most ``retries``
+times, then :class:`StoreBusy`).
+
+Connection loss: the batch fails with :class:`StoreUnavailable` (or, if it was lost
+during ``COMMIT``, whose outcome is then unknown, with :class:`StoreStorageError`,
+which restarts the actor) and the next batch connects again, so a fault that heals
+leaves the store usable.
+
+Time: leases and heartbeats use the server's ``clock_timestamp()``, read once per write
+transaction (``lease_clock="database"``, the default); ``"local"`` uses the actor's clock
+instead (one host only, or tests on virtual time).
+
+Threads: like SQLite's, called from one worker thread at a time, never concurrently.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import time
+from collections.abc import Sequence
+from typing import Any, Literal
+
+import outcome
+
+from ..llm import Message
+from ._backend import Operation, decode_message, decode_messages, encode_message, encode_messages
+from ._errors import InvalidRequest, StoreBusy, StoreStorageError
+from ._postgres_leases import PostgresLeases
+from ._postgres_schema import check_values, classify, connect, import_psycopg
+from ._sqlite import _COLUMNS, _ROLE, _record, _values
+from .messages import LogEntry, SessionRecord, SessionStatus
+
+_N = len(_COLUMNS.split(","))
+_SET = ", ".join(f"{c.strip()} = %s" for c in _COLUMNS.split(",")[1:])
+_INSERT_SESSION = (
+    f"INSERT INTO sessions ({_COLUMNS}, summary) VALUES ({', '.join(['%s'] * (_N + 1))})"
+)
+_UPDATE_SESSION = f"UPDATE sessions SET {_SET} WHERE id = %s"
+_UPDATE_SESSION_SUMMARY = f"UPDATE sessions SET {_SET}, summary = %s WHERE id = %s"
+_INSERT_MESSAGE = (
+    "INSERT INTO messages (session, idx, turn, role, body, created_at) "
+    "VALUES (%s, %s, %s, %s, %s, %s)"
+)
+_DELETE_FACT = "DELETE FROM facts WHERE session = %s AND key = %s"
+_UPSERT_FACT = (
+    "INSERT INTO facts (session, key, value) VALUES (%s, %s, %s) "
+    "ON CONFLICT (session, key) DO UPDATE SET value = excluded.value"
+)
+
+
+def _sessions_of(operations: Sequence[Operation]) -> tuple[list[str], list[str]]:
+    """The sessions the batch's requests name, and those whose lease they read."""
+    sessions: set[str] = set()
+    leased: set[str] = set()
+    for op in operations:
+        args: tuple[Any, ...] = getattr(op, "args", ())
+        msg = args[1] if len(args) > 1 else None
+        session = getattr(msg, "session", None)
+        snapshot = getattr(msg, "snapshot", None)
+        if snapshot is not None:
+            session = snapshot.record.id
+        if not isinstance(session, str):
+            continue
+        if hasattr(msg, "expected_version") or snapshot is not None:
+            sessions.add(session)
+        if getattr(msg, "fence", None) is not None or hasattr(msg, "ttl"):
+            leased.add(session)
+    return sorted(sessions), sorted(leased)
+
+
+class PostgresSessionBackend(PostgresLeases):
+    """Sessions in a PostgreSQL database (see the module doc for the guarantees)."""
+
+    def __init__(
+        self,
+        url: str,
+        *,
+        connect_timeout: float = 10.0,
+        lease_clock: Literal["database", "local"] = "database",
+        retries: int = 8,
+        migrate: bool = True,
+        reader: bool = False,
+    ) -> None:
+        """Connect to ``url`` (and migrate the schema if ``migrate``). ``reader``: a
+        connection for read batches only (repeatable read, read only)."""
+        self._psycopg = import_psycopg()
+        self.url = url
+        self._connect_timeout = connect_timeout
+        self._retries = retries
+        self._reader = reader
+        self.lease_clock = lease_clock
+        self._conn: Any = None
+        self._conn = self._open(migrate)
+        #: Within one transaction: records and leases known (None: no row), the clock.
+        self._records: dict[str, SessionRecord | None] = {}
+        self._buffer: dict[str, list[tuple[str, list[tuple[Any, ...]]]]] = {}
+        self._buffering = False
+        self._reset_leases()
+
+    def _open(self, migrate: bool) -> Any:
+        conn = connect(self.url, connect_timeout=self._connect_timeout, migrate_schema=migrate)
+        if self._reader:
+            conn.isolation_level = self._psycopg.IsolationLevel.REPEATABLE_READ
+            conn.read_only = True
+        return conn
+
+    @property
+    def connection(self) -> Any:
+        """The psycopg connection (None between a lost connection and the next batch)."""
+        return self._conn
+
+    # -- batches ----------------------------------------------------------------------
+
+    def run_batch(self, operations: Sequence[Operation], write: bool) -> list[outcome.Outcome[Any]]:
+        psycopg = self._psycopg
+        for attempt in range(self._retries + 1):
+            if self._conn is None or self._conn.closed:
+                self._conn = self._open(False)
+            committing = False
+            try:
+                results = self._apply(operations, write, isolated=False)
+                if results is None:
+                    self._rollback()
+                    results = self._apply(operations, write, isolated=True)
+                    assert results is not None
+                committing = True
+                self._commit()
+                return results
+            except psycopg.Error as exc:
+                self._abandon()
+                error = classify(exc, self.url)
+                if isinstance(error, StoreBusy) and attempt < self._retries:
+                    time.sleep(min(0.2, 0.002 * 2**attempt))
+                    continue
+                if committing and not isinstance(error, StoreBusy):
+                    error = StoreStorageError(f"{error} (during COMMIT: outcome unknown)")
+                raise error from None
+            except BaseException:
+                self._abandon()
+                raise
+            finally:
+                self._end()
+        raise AssertionError("unreachable")  # pragma: no cover
+
+    def _end(self) -> None:
+        self._records.clear()
+        self._buffer.clear()
+        self._buffering = False
+        self._reset_leases()
+
+    def _abandon(self) -> None:
+        """Roll back what is open; a connection that is broken is dropped."""
+        conn = self._conn
+        self._end()
+        if conn is None:
+            return
+        with contextlib.suppress(self._psycopg.Error):
+            conn.rollback()
+        if conn.broken or conn.closed:
+            self._conn = None
+            with contextlib.suppress(self._psycopg.Error):
+                conn.close()
+
+    def _rollback(self) -> None:
+        self._end()
+        self._conn.rollback()
+
+    def _commit(self) -> None:
+        with self._conn.pipeline():
+            self._flush_buffer()
+            self._conn.execute("COMMIT")
+
+    def _apply(
+        self, operations: Sequence[Operation], write: bool, *, isolated: bool
+    ) -> list[outcome.Outcome[Any]] | None:
+        conn = self._conn
+        if write:
+            self._prefetch(*_sessions_of(operations))
+        savepoints = write and isolated
+        self._buffering = not savepoints
+        results: list[outcome.Outcome[Any]] = []
+        for op in operations:
+            if savepoints:
+                conn.execute("SAVEPOINT op")
+            try:
+                value = op()
+            except self._psycopg.errors.DataError as exc:
+                # A value the server refused (checked ones never get there): the
+                # request's fault, undone alone in its savepoint.
+                value = outcome.Error(InvalidRequest(str(exc).splitlines()[0]))
+                if not savepoints:
+                    if write:
+                        return None
+                    raise
+                conn.execute("ROLLBACK TO SAVEPOINT op")
+                self._forget()
+                results.append(value)
+                continue
+            except self._psycopg.Error:
+                raise
+            except Exception as exc:
+                if write and not isolated:
+                    return None
+                if savepoints:
+                    conn.execute("ROLLBACK TO SAVEPOINT op")
+                    self._forget()
+                results.append(outcome.Error(exc))
+            else:
+                if savepoints:
+                    conn.execute("RELEASE SAVEPOINT op")
+                results.append(outcome.Value(value))
+        return results
+
+    def _forget(self) -> None:
+        """After a rollback to a savepoint: what was read may have been undone."""
+        self._records.clear()
+        self._reset_leases()
+
+    def _prefetch(self, sessions: list[str], leased: list[str]) -> None:
+        """Lock and read the batch's sessions and leases, and the clock: one round trip."""
+        conn = self._conn
+        with conn.pipeline():
+            clock = (
+                conn.execute("SELECT extract(epoch from clock_timestamp())::float8")
+                if self.lease_clock == "database"
+                else None
+            )
+            leases = conn.execute(self.LEASES_FOR_UPDATE, (leased,)) if leased else None
+            records = (
+                conn.execute(
+                    f"SELECT {_COLUMNS} FROM sessions WHERE id = ANY(%s) ORDER BY id FOR UPDATE",
+                    (sessions,),
+                )
+                if sessions
+                else None
+            )
+        if clock is not None:
+            self._now = float(clock.fetchone()[0])
+        if leases is not None:
+            self._known_leases(leased, leases.fetchall())
+        if records is not None:
+            self._records.update(dict.fromkeys(sessions))
+            for row in records.fetchall():
+                self._records[row[0]] = _record(row)
+
+    # -- writes -----------------------------------------------------------------------
+
+    def _write(self, table: str, sql: str, rows: list[tuple[Any, ...]]) -> None:
+        for row in rows:
+            check_values(row)
+        if self._buffering:
+            runs = self._buffer.setdefault(table, [])
+            if runs and runs[-1][0] == sql:
+                runs[-1][1].extend(rows)
+            else:
+                runs.append((sql, rows))
+        elif len(rows) == 1:
+            self._conn.execute(sql, rows[0])
+        else:
+            self._conn.cursor().executemany(sql, rows)
+
+    def _flush_buffer(self) -> None:
+        tables, self._buffer = self._buffer, {}
+        for runs in tables.values():
+            for sql, rows in runs:
+                self._conn.cursor().executemany(sql, rows)
+
+    def _flush(self) -> Any:
+        """The connection, once the buffered writes are in it (before a read of them)."""
+        if self._buffer:
+            with self._conn.pipeline():
+                self._flush_buffer()
+        return self._conn
+
+    # -- records ----------------------------------------------------------------------
+
+    def record(self, session: str) -> SessionRecord | None:
+        if session in self._records:
+            return self._records[session]
+        check_values([session])
+        lock = "" if self._reader else " FOR UPDATE"
+        row = self._conn.execute(
+            f"SELECT {_COLUMNS} FROM sessions WHERE id = %s{lock}", (session,)
+        ).fetchone()
+        found = None if row is None else _record(row)
+        self._records[session] = found
+        return found
+
+    def summary(self, session: str) -> list[Message]:
+        row = self._flush().execute("SELECT summary FROM sessions WHERE id = %s", (session,))
+        found = row.fetchone()
+        return [] if found is None or found[0] is None else decode_messages(found[0])
+
+    def put_record(
+        self, record: SessionRecord, *, new: bool, summary: Sequence[Message] | None = None
+    ) -> None:
+        text = None if not summary else encode_messages(summary).decode()
+        if new:
+            self._write("sessions", _INSERT_SESSION, [(record.id, *_values(record), text)])
+        elif summary is None:
+            self._write("sessions", _UPDATE_SESSION, [(*_values(record), record.id)])
+        else:
+            self._write("sessions", _UPDATE_SESSION_SUMMARY, [(*_values(record), text, record.id)])
+        if self._buffering:
+            self._records[record.id] = record
+        else:
+            self._records.pop(record.id, None)
+
+    # -- the log and the facts --------------------------------------------------------
+
+    def append(self, session: str, entries: Sequence[LogEntry]) -> None:
+        if entries:
+            rows = [
+                (
+                    session,
+                    e.index,
+                    e.turn,
+                    _ROLE[type(e.message)],
+                    encode_message(e.message).decode(),
+                    e.created_at,
+                )
+                for e in entries
+            ]
+            self._write("messages", _INSERT_MESSAGE, rows)
+
+    def update_facts(self, session: str, removed: Sequence[str], values: dict[str, str]) -> None:
+        if removed:
+            self._write("facts", _DELETE_FACT, [(session, k) for k in removed])
+        if values:
+            self._write("facts", _UPSERT_FACT, [(session, k, v) for k, v in values.items()])
+
+    def facts(self, session: str) -> dict[str, str]:
+        rows = self._flush().execute(
+            "SELECT key, value FROM facts WHERE session = %s ORDER BY key",
+            (session,),
+        )
+        return dict(rows.fetchall())
+
+    def entries(self, session: str, start: int, stop: int) -> list[LogEntry]:
+        rows = self._flush().execute(
+            "SELECT idx, turn, created_at, body FROM messages "
+            "WHERE session = %s AND idx >= %s AND idx < %s ORDER BY idx",
+            (session, start, stop),
+        )
+        return [
+            LogEntry(index=i, turn=t, created_at=at, message=decode_message(body))
+            for i, t, at, body in rows.fetchall()
+        ]
+
+    def messages(self, session: str, start: int, stop: int) -> list[Message]:
+        rows = self._flush().execute(
+            "SELECT body FROM messages WHERE session = %s AND idx >= %s AND idx < %s ORDER BY idx",
+            (session, start, stop),
+        )
+        return [decode_message(body) for (body,) in rows.fetchall()]
+
+    def is_tool(self, session: str, index: int) -> bool:
+        row = self._flush().execute(
+            "SELECT role FROM messages WHERE session = %s AND idx = %s", (session, index)
+        )
+        found = row.fetchone()
+        return found is not None and found[0] == "tool"
+
+    def group_start(self, session: str, index: int) -> int:
+        row = self._flush().execute(
+            "SELECT idx FROM messages WHERE session = %s AND idx <= %s AND role <> 'tool' "
+            "ORDER BY idx DESC LIMIT 1",
+            (session, index),
+        )
+        found = row.fetchone()
+        return 0 if found is None else int(found[0])
+
+    # -- whole sessions ---------------------------------------------------------------
+
+    def page(
+        self,
+        idle_before: float | None,
+        status: SessionStatus | None,
+        after: tuple[float, str] | None,
+        limit: int,
+    ) -> list[SessionRecord]:
+        where: list[str] = []
+        args: list[Any] = []
+        if status is not None:
+            where.append("status = %s")
+            args.append(status)
+        if idle_before is not None:
+            where.append("updated_at < %s")
+            args.append(idle_before)
+        if after is not None:
+            check_values([after[1]])
+            where.append("(updated_at, id) > (%s, %s)")
+            args.extend(after)
+        clause = f"WHERE {' AND '.join(where)} " if where else ""
+        rows = self._flush().execute(
+            f"SELECT {_COLUMNS} FROM sessions {clause}ORDER BY updated_at, id LIMIT %s",
+            (*args, limit),
+        )
+        return [_record(row) for row in rows.fetchall()]
+
+    def delete(self, sessions: Sequence[str]) -> list[str]:
+        check_values(sessions)
+        conn = self._flush()
+        ids = list(sessions)
+        with conn.pipeline():
+            gone = conn.execute("DELETE FROM sessions WHERE id = ANY(%s) RETURNING id", (ids,))
+            conn.execute("DELETE FROM messages WHERE session = ANY(%s)", (ids,))
+            conn.execute("DELETE FROM facts WHERE session = ANY(%s)", (ids,))
+        found = {row[0] for row in gone.fetchall()}
+        for session in ids:
+            self._records[session] = None
+        return [s for s in ids if s in found]
+
+    def close(self) -> None:
+        """Close the connection (idempotent)."""
+        conn, self._conn = self._conn, None
+        if conn is not None:
+            with contextlib.suppress(self._psycopg.Error):
+                conn.close()

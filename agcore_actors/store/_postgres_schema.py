@@ -1,0 +1,222 @@
+"""The session store's PostgreSQL schema, its migrations, connecting, and errors.
+
+Tables mirror the SQLite ones (:mod:`._schema`) column for column: text, bigint, double
+precision, boolean; ids and keys sort by code point (``COLLATE "C"``, as Python and
+SQLite compare strings). Message bodies, summaries and pending calls are stored as the exact
+JSON text msgspec wrote (``text``, not ``jsonb``: jsonb would reorder keys and re-render
+numbers, and a body must read back byte for byte)::
+
+    sessions (id PK, agent, status, open_turn, turns, last_index, compacted_upto,
+              summary, pending_calls, usage per kind (5 columns), created_at,
+              updated_at, version)
+        index sessions_idle (updated_at, id)
+        index sessions_open (status, updated_at, id) WHERE status <> 'idle'
+    messages (session, idx, turn, role, body, created_at; PK (session, idx))
+    facts (session, key, value; PK (session, key))
+    leases (session PK, host, token, expires_at, released)   outlive their session
+        index leases_host (host)
+    hosts (host PK, address, registered_at, expires_at)
+    store_meta (key PK, value)  the schema version
+
+Migrations run on open, in one transaction holding a transaction-level advisory lock
+(:data:`MIGRATION_LOCK`), so several processes opening one database at once migrate it
+once: the others wait for the lock, then find the schema current. A database whose
+schema is newer than this code's is refused.
+
+Errors: :func:`classify` maps psycopg's. A lost or refused connection is
+:class:`StoreUnavailable` (the backend reconnects on its next batch); a deadlock, a
+serialization failure or a lock timeout is retried by the backend, then
+:class:`StoreBusy`. No error or log line carries the URL's password (:func:`redact`).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from typing import Any
+
+from ._errors import InvalidRequest, StoreBusy, StoreStorageError, StoreUnavailable
+
+#: Migration ``i`` takes the schema from version i to i + 1.
+MIGRATIONS: tuple[str, ...] = (
+    """
+    CREATE TABLE sessions (
+        id text COLLATE "C" PRIMARY KEY,
+        agent text NOT NULL DEFAULT '',
+        status text NOT NULL DEFAULT 'idle'
+            CHECK (status IN ('idle', 'running', 'interrupted')),
+        open_turn text,
+        turns bigint NOT NULL DEFAULT 0,
+        last_index bigint NOT NULL DEFAULT -1,
+        compacted_upto bigint NOT NULL DEFAULT 0,
+        summary text,
+        pending_calls text,
+        input_tokens bigint NOT NULL DEFAULT 0,
+        output_tokens bigint NOT NULL DEFAULT 0,
+        cache_read_tokens bigint NOT NULL DEFAULT 0,
+        cache_write_tokens bigint NOT NULL DEFAULT 0,
+        reasoning_tokens bigint NOT NULL DEFAULT 0,
+        created_at double precision NOT NULL,
+        updated_at double precision NOT NULL,
+        version bigint NOT NULL
+    );
+    CREATE INDEX sessions_idle ON sessions (updated_at, id);
+    CREATE INDEX sessions_open ON sessions (status, updated_at, id) WHERE status <> 'idle';
+    CREATE TABLE messages (
+        session text COLLATE "C" NOT NULL,
+        idx bigint NOT NULL,
+        turn text NOT NULL,
+        role text NOT NULL,
+        body text NOT NULL,
+        created_at double precision NOT NULL,
+        PRIMARY KEY (session, idx)
+    );
+    CREATE TABLE facts (
+        session text COLLATE "C" NOT NULL,
+        key text COLLATE "C" NOT NULL,
+        value text NOT NULL,
+        PRIMARY KEY (session, key)
+    );
+    CREATE TABLE leases (
+        session text COLLATE "C" PRIMARY KEY,
+        host text NOT NULL,
+        token bigint NOT NULL,
+        expires_at double precision NOT NULL,
+        released boolean NOT NULL DEFAULT false
+    );
+    CREATE INDEX leases_host ON leases (host);
+    CREATE TABLE hosts (
+        host text COLLATE "C" PRIMARY KEY,
+        address text NOT NULL,
+        registered_at double precision NOT NULL,
+        expires_at double precision NOT NULL
+    );
+    """,
+)
+SCHEMA_VERSION = len(MIGRATIONS)
+_VERSION_KEY = "sessions_schema_version"
+#: The advisory lock held while the schema is checked and migrated ("agcore" + 27).
+MIGRATION_LOCK = 0x6167636F7265_27
+
+_PASSWORD_IN_URL = re.compile(r"(?P<head>://[^:/@]*:)[^@]*(?P<tail>@)")
+_PASSWORD_IN_DSN = re.compile(r"(?P<head>password\s*=\s*)('(\\.|[^'])*'|\S+)", re.IGNORECASE)
+
+
+def redact(url: str) -> str:
+    """``url`` with its password (``user:secret@`` or ``password=secret``) as ``***``."""
+    url = _PASSWORD_IN_URL.sub(r"\g<head>***\g<tail>", url)
+    url = re.sub(r"([?&]password=)[^&]*", r"\1***", url, flags=re.IGNORECASE)
+    return _PASSWORD_IN_DSN.sub(r"\g<head>***", url)
+
+
+_INT64 = 1 << 63
+
+
+def check_values(values: Sequence[Any]) -> None:
+    """Refuse what PostgreSQL cannot store before anything is written: a NUL in a text
+    value, an integer beyond ``bigint``."""
+    for v in values:
+        if isinstance(v, str):
+            if "\x00" in v:
+                raise InvalidRequest("PostgreSQL text cannot contain NUL (\\x00) characters")
+        elif isinstance(v, int) and not -_INT64 <= v < _INT64:
+            raise InvalidRequest(f"an integer beyond 64 bits: {v}")
+
+
+def import_psycopg() -> Any:
+    """The psycopg module, or one clear line naming the extra to install."""
+    try:
+        import psycopg
+    except ImportError:
+        raise ModuleNotFoundError(
+            "PostgresSessions needs psycopg: pip install 'agcore-actors[postgres]'",
+            name="psycopg",
+        ) from None
+    return psycopg
+
+
+def _text(exc: BaseException, url: str) -> str:
+    """The error's first line, the URL's password removed if it shows up in it."""
+    text = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
+    for secret in _secrets(url):
+        text = text.replace(secret, "***")
+    return f"PostgreSQL ({redact(url)}): {text}"
+
+
+def _secrets(url: str) -> list[str]:
+    found = [m.group(0)[len(m.group("head")) : -1] for m in _PASSWORD_IN_URL.finditer(url)]
+    return [s for s in found if s]
+
+
+#: SQLSTATE classes and codes: retried by the backend, then StoreBusy.
+RETRYABLE = {"40001", "40P01", "55P03", "23505"}
+#: Unavailable: the connection (08), insufficient resources (53), operator intervention
+#: (57: shutdown, cancelled), system errors (58), read-only transactions (25006).
+_UNAVAILABLE_CLASSES = {"08", "53", "57", "58"}
+
+
+def classify(exc: BaseException, url: str) -> StoreStorageError:
+    """The store's error for one of psycopg's (see the module doc)."""
+    psycopg = import_psycopg()
+    text = _text(exc, url)
+    state = getattr(exc, "sqlstate", None) or ""
+    if state in RETRYABLE:
+        return StoreBusy(text)
+    if (
+        (isinstance(exc, psycopg.OperationalError | psycopg.InterfaceError) and not state)
+        or state[:2] in _UNAVAILABLE_CLASSES
+        or state == "25006"
+    ):
+        return StoreUnavailable(text)
+    return StoreStorageError(text)
+
+
+def migrate(conn: Any) -> int:
+    """Bring the schema to :data:`SCHEMA_VERSION` under the advisory lock; the version
+    found. ``conn`` is a psycopg connection outside any transaction; it is left so."""
+    with conn.transaction():
+        conn.execute("SELECT pg_advisory_xact_lock(%s)", (MIGRATION_LOCK,))
+        conn.execute(
+            "CREATE TABLE IF NOT EXISTS store_meta (key text PRIMARY KEY, value text NOT NULL)"
+        )
+        row = conn.execute(
+            "SELECT value FROM store_meta WHERE key = %s", (_VERSION_KEY,)
+        ).fetchone()
+        found = 0 if row is None else int(row[0])
+        if found > SCHEMA_VERSION:
+            raise StoreStorageError(
+                f"the session tables have schema version {found}, newer than this "
+                f"code's {SCHEMA_VERSION}"
+            )
+        for version in range(found, SCHEMA_VERSION):
+            for statement in MIGRATIONS[version].split(";"):
+                if statement.strip():
+                    conn.execute(statement)
+        if found != SCHEMA_VERSION:
+            conn.execute(
+                "INSERT INTO store_meta (key, value) VALUES (%s, %s) "
+                "ON CONFLICT (key) DO UPDATE SET value = excluded.value",
+                (_VERSION_KEY, str(SCHEMA_VERSION)),
+            )
+    return found
+
+
+def connect(url: str, *, connect_timeout: float, migrate_schema: bool) -> Any:
+    """A psycopg connection to ``url`` (not autocommit), its schema migrated if asked."""
+    psycopg = import_psycopg()
+    try:
+        conn = psycopg.connect(url, connect_timeout=max(1, round(connect_timeout)))
+    except psycopg.Error as exc:
+        raise classify(exc, url) from None
+    try:
+        if migrate_schema:
+            migrate(conn)
+        conn.execute("SET SESSION CHARACTERISTICS AS TRANSACTION ISOLATION LEVEL READ COMMITTED")
+        conn.commit()
+    except psycopg.Error as exc:
+        conn.close()
+        raise classify(exc, url) from None
+    except BaseException:
+        conn.close()
+        raise
+    return conn

@@ -273,9 +273,13 @@ def cluster_config(settings: Settings) -> ClusterConfig | None:
     is not enabled (by default it is exactly when the store is PostgreSQL)."""
     enabled = settings.cluster.enabled
     if enabled is None:
-        url = getattr(settings.store, "url", None)
-        enabled = isinstance(url, str) and url.startswith(("postgresql:", "postgres:"))
+        # ``[store] url``, or a ``path`` (``--store``) that is a PostgreSQL URL.
+        where = [getattr(settings.store, "url", None), settings.store.path]
+        enabled = any(isinstance(w, str) and w.startswith(_POSTGRES) for w in where)
     return settings.cluster.config() if enabled else None
+
+
+_POSTGRES = ("postgresql://", "postgres://")
 
 
 def store_backend(settings: Settings) -> SessionBackendConfig:

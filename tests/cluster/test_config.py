@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
+import attrs
 import hypothesis.strategies as st
 import pytest
 from hypothesis import given
@@ -12,7 +13,7 @@ from hypothesis import given
 from agcore_actors import ActorSystem, AgcoreError
 from agcore_actors.agent import SessionHost
 from agcore_actors.cluster import ClusterConfig, ClusterConfigError
-from agcore_actors.config import ConfigError, open_runtime, parse_settings
+from agcore_actors.config import ClusterSettings, ConfigError, open_runtime, parse_settings
 from agcore_actors.config._runtime import cluster_config
 from agcore_actors.testing import ScriptedProvider, ScriptedReply
 
@@ -78,7 +79,15 @@ def test_the_cluster_table_loads_into_a_cluster_config() -> None:
         renew_interval=1.0,
         fence_margin=1.5,
     )
-    assert cluster_config(parse_settings("")) is None  # not enabled: one process
+    assert cluster_config(parse_settings("")) is None  # one process (SQLite, memory)
+    # ``--store postgresql://...`` (as serve sets it): a shared store, on by default.
+    settings = parse_settings("")
+    on_postgres = attrs.evolve(
+        settings, store=attrs.evolve(settings.store, path="postgresql://db/agcore")
+    )
+    assert cluster_config(on_postgres) is not None
+    off = attrs.evolve(on_postgres, cluster=ClusterSettings(enabled=False))
+    assert cluster_config(off) is None
     generated = cluster_config(parse_settings("[cluster]\nenabled = true\n"))
     assert generated is not None and generated.host_id.startswith("host-")
 

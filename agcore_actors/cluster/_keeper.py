@@ -65,7 +65,11 @@ class LeaseHandle:
         self._in_flight: set[trio.CancelScope] | None = None
 
     def check(self) -> int:
-        """The token to fence a write with; :class:`LeaseLost` once revoked."""
+        """The token to fence a write with; :class:`LeaseLost` once revoked, or once its
+        time is up by this host's clock (also before the watchdog had its turn, after
+        the event loop was held up)."""
+        if self.revoked is None:
+            self._keeper._fence_if_overdue(self)
         if self.revoked is not None:
             raise LeaseLost(self.session, self.revoked)
         return self.token
@@ -184,6 +188,16 @@ class LeaseKeeper:
         handle.revoke(why)
         if self._on_lost is not None:
             self._on_lost(session, why)
+
+    def _fence_if_overdue(self, handle: LeaseHandle) -> None:
+        held = self._held.get(handle.session)
+        if (
+            self._handles.get(handle.session) is handle
+            and held is not None
+            and trio.current_time() >= fence_deadline(held.sent, self.timing)
+        ):
+            self._counts["self_fences"] += 1
+            self._drop(handle.session, "self_fenced")
 
     def _refused(self, handle: LeaseHandle, error: Fenced) -> None:
         self._counts["fenced_writes"] += 1

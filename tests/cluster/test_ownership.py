@@ -256,3 +256,18 @@ async def test_hosts_register_keep_alive_by_renewing_and_leave_when_stopped(
             await trio.sleep(RENEW * 2)
             assert all(h.alive for h in await a.keeper.hosts())
         assert [h.host for h in await a.keeper.hosts()] == ["a"]  # b unregistered
+
+
+async def test_a_lease_past_its_deadline_refuses_writes_even_before_the_watchdog_runs(
+    system: ActorSystem, autojump_clock: trio.testing.MockClock
+) -> None:
+    """The event loop was held up past the deadline (a long blocking call): the first
+    write after it is refused locally, whatever ran first."""
+    store = await start_store(system)
+    async with node(store, "a") as a:
+        handle = await a.keeper.acquire("s")
+        assert handle.check() == 1
+        autojump_clock.jump(TTL - MARGIN)  # no task ran meanwhile: no renewal, no watchdog
+        with pytest.raises(LeaseLost):
+            handle.check()
+        assert not a.keeper.holds("s") and handle.revoked == "self_fenced"

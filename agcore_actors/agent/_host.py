@@ -295,14 +295,23 @@ class SessionHost(LiveSet):
 
     async def delete(self, session: str) -> bool:
         """Deactivate ``session`` and delete everything stored for it; False if the store
-        had nothing. A turn running in it is cancelled (and committed) first."""
+        had nothing. A turn running in it is cancelled (and committed) first. A clustered
+        host deletes under the session's lease (no other host can activate it meanwhile),
+        and refuses with :class:`~agcore_actors.cluster.SessionOwnedElsewhere` a session
+        another live host serves."""
         live = self._live.get(session)
         if live is not None and live.busy:
             await self.cancel(session)
             while self._live.get(session) is live and live.busy:
                 await trio.lowlevel.checkpoint()
         await self.close(session)
-        return await self.bundle.store.delete(session)
+        if self.cluster is None:
+            return await self.bundle.store.delete(session)
+        lease = await self.cluster.acquire(session)
+        try:
+            return await self.bundle.store.delete(session)
+        finally:
+            await self._release(lease)
 
     async def close(self, session: str) -> None:
         """Deactivate ``session`` now (its data stays) and unpark it."""

@@ -271,3 +271,19 @@ async def test_a_lease_past_its_deadline_refuses_writes_even_before_the_watchdog
         with pytest.raises(LeaseLost):
             handle.check()
         assert not a.keeper.holds("s") and handle.revoked == "self_fenced"
+
+
+async def test_a_session_served_elsewhere_is_not_deleted_under_its_owner(
+    system: ActorSystem, autojump_clock: trio.testing.MockClock
+) -> None:
+    store = await start_store(system)
+    async with node(store, "a") as a, node(store, "b") as b:
+        await a.host.run("s", "hi")
+        with pytest.raises(SessionOwnedElsewhere) as owner:
+            await b.host.delete("s")
+        assert owner.value.host == "a"
+        assert [m.content for m in await transcript(store, "s")] == ["hi", "echo: hi"]
+        assert await a.host.delete("s") is True
+        assert not a.keeper.holds("s") and await b.host.locate("s") == Unowned()
+        assert (await b.host.run("s", "anew")).status == "completed"
+        assert [m.content for m in await transcript(store, "s")] == ["anew", "echo: anew"]

@@ -185,12 +185,14 @@ class BlockingHost:
 
     def _call(self, fn: Any, *args: Any) -> Any:
         event = self._check_thread()
-        job = self._portal.start(fn, args, event.set)
+        job: Job | None = None
         try:
+            job = self._portal.start(fn, args, event.set)
             _wait(job, event)
         except KeyboardInterrupt:
-            job.cancel()
-            _wait_out(job, event)
+            if job is not None:
+                job.cancel()
+                _wait_out(job, event)
             raise
         assert job.outcome is not None
         return job.outcome.unwrap()

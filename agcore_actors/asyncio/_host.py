@@ -9,7 +9,8 @@ Semantics:
     and each method below runs the host's method of the same name there, for the
     asyncio task that awaits it. Results, events and errors are the host's own objects:
     an error the trio API raises is raised here as it is (same class, same ``kind``).
-    A host is used from the loop that entered it.
+    A host is used from the loop that entered it; one host at a time per loop (trio
+    keeps one run per thread), serving any number of sessions.
 
 Cancellation:
     Cancelling the asyncio task that awaits a call (``task.cancel()``,
@@ -88,15 +89,22 @@ class AsyncioHost:
         loop = self._loop = asyncio.get_running_loop()
         self._ready = loop.create_future()
         self._done = loop.create_future()
-        trio.lowlevel.start_guest_run(
-            self._portal.main,
-            self._on_ready,
-            run_sync_soon_threadsafe=loop.call_soon_threadsafe,
-            run_sync_soon_not_threadsafe=loop.call_soon,
-            done_callback=self._on_done,
-            # asyncio owns the signal wakeup fd (add_signal_handler); trio needs none.
-            host_uses_signal_set_wakeup_fd=True,
-        )
+        try:
+            trio.lowlevel.start_guest_run(
+                self._portal.main,
+                self._on_ready,
+                run_sync_soon_threadsafe=loop.call_soon_threadsafe,
+                run_sync_soon_not_threadsafe=loop.call_soon,
+                done_callback=self._on_done,
+                # asyncio owns the signal wakeup fd (add_signal_handler); trio needs none.
+                host_uses_signal_set_wakeup_fd=True,
+            )
+        except RuntimeError:
+            # trio keeps one run per thread: another AsyncioHost (or TrioDriver) is open.
+            raise RuntimeError(
+                "a trio run is already open in this thread (another AsyncioHost?): "
+                "one AsyncioHost per event loop; a host serves any number of sessions"
+            ) from None
         starting: list[asyncio.Future[Any]] = [self._ready, self._done]
         try:
             await asyncio.wait(starting, return_when=asyncio.FIRST_COMPLETED)

@@ -10,6 +10,7 @@ answers a user message by its first word:
     "auth"          fails with AuthenticationError (a typed provider error)
     "bug"           raises RuntimeError in the provider (a bug, no LlmError)
     "stream"        "echo" in three pieces
+    "many N"        N pieces of text, at once
     anything else   "echo: <message>"
 
 Every request the model got is kept (``Model.requests``): the last one of a session
@@ -92,6 +93,8 @@ class Model:
             return AuthenticationError("scripted", 401, "bad key")
         if word == "bug":
             raise RuntimeError("a bug in the provider")
+        if word == "many":
+            return ScriptedReply(text=[f"{i} " for i in range(int(rest))])
         if word == "stream":
             return ScriptedReply(text=["ec", "h", "o"], gap=self.latency)
         return ScriptedReply(text=f"echo: {last.content}", latency=self.latency)

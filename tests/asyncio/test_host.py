@@ -7,6 +7,7 @@ host of the trio run); what the trio API does for the same input is the referenc
 from __future__ import annotations
 
 import asyncio
+import gc
 from collections.abc import Awaitable, Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -344,5 +345,74 @@ def test_concurrent_turns_of_many_sessions() -> None:
         async with AsyncioHost(builder(model)) as host:
             results = await asyncio.gather(*(host.run(f"s{n}", f"hi {n}") for n in range(50)))
             assert [r.text for r in results] == [f"echo: hi {n}" for n in range(50)]
+
+    in_asyncio(main)
+
+
+def test_a_second_host_in_the_same_loop_is_refused_and_the_first_goes_on() -> None:
+    async def main() -> None:
+        async with AsyncioHost(builder(Model())) as host:
+            with pytest.raises(RuntimeError, match="one AsyncioHost per event loop"):
+                async with AsyncioHost(builder(Model())):
+                    raise AssertionError("entered")
+            assert (await host.run("s", "hello")).status == "completed"
+
+    in_asyncio(main)
+
+
+def test_a_host_is_used_from_its_own_loop() -> None:
+    async def main() -> None:
+        async with AsyncioHost(builder(Model())) as host:
+            other = await asyncio.to_thread(asyncio.run, _expect_refused(host))
+            assert "event loop that entered it" in other
+
+    in_asyncio(main)
+
+
+async def _expect_refused(host: AsyncioHost) -> str:
+    try:
+        await host.run("s", "hello")
+    except RuntimeError as exc:
+        return str(exc)
+    return "not refused"
+
+
+def test_a_stream_dropped_mid_turn_cancels_it_and_the_next_turn_runs() -> None:
+    model = Model()
+
+    async def main() -> None:
+        async with AsyncioHost(builder(model)) as host:
+            for stop_at in (1, 3, 5):
+                session = f"d{stop_at}"
+                stream = host.submit(session, "tools 3")
+                seen = 0
+                async for _ in stream:
+                    seen += 1
+                    if seen == stop_at:
+                        break
+                del stream  # dropped: its turn is cancelled, nobody waits for it
+                gc.collect()
+                assert (await host.run(session, f"next {session}")).status == "completed"
+                _check_cancelled_turn_then_next(model, session, "tools 3")
+                if stop_at == 1:  # dropped right after TurnStarted: not all tools ran
+                    results = tool_results(model.transcript_before(f"next {session}"))
+                    assert sum("slept" in str(r) for r in results.values()) < 3
+
+    in_asyncio(main)
+
+
+def test_a_reader_that_stops_reading_does_not_hold_up_the_drain() -> None:
+    """A turn streams more events than the window while its reader sleeps; leaving the
+    host lets the stream run ahead: the turn completes (no drain timeout, no cancel)."""
+
+    async def main() -> None:
+        async with AsyncioHost(builder(Model()), HostConfig(drain_timeout=600.0)) as host:
+            stream = host.submit("s", "many 500")
+            first = await stream.__anext__()
+            assert isinstance(first, am.TurnStarted)
+            await asyncio.sleep(0.05)  # the trio side waits for this reader now
+        rest = [event async for event in stream]
+        assert isinstance(rest[-1], am.TurnCompleted)
+        assert rest[-1].result.text == "".join(f"{i} " for i in range(500))
 
     in_asyncio(main)

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import gc
+import random
 from collections.abc import Awaitable, Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -171,7 +172,11 @@ def _check_cancelled_turn_then_next(model: Model, session: str, text: str) -> No
 
 
 async def _cancel_then_next(
-    host: AsyncioHost, session: str, cancel: Callable[[asyncio.Task[Any]], Awaitable[None]]
+    host: AsyncioHost,
+    session: str,
+    cancel: Callable[[asyncio.Task[Any]], Awaitable[None]],
+    *,
+    alone: bool = True,
 ) -> bool:
     """Run "tools 3" in a task, cancel it by ``cancel``; then the next turn must work.
     True if the task was in fact cancelled (not already done)."""
@@ -184,7 +189,11 @@ async def _cancel_then_next(
     else:
         assert result.status == "completed"
         cancelled = False
-    assert not (await host.snapshot()).busy
+    # The cancelled turn has ended (committed) before CancelledError came.
+    info = await host.ask(session, am.GetSessionInfo())
+    assert (info.running_turn, info.queued_turns) == (None, 0)
+    if alone:
+        assert not (await host.snapshot()).busy
     after = await host.run(session, f"next {session}")
     assert after.status == "completed"
     return cancelled
@@ -416,3 +425,27 @@ def test_a_reader_that_stops_reading_does_not_hold_up_the_drain() -> None:
         assert rest[-1].result.text == "".join(f"{i} " for i in range(500))
 
     in_asyncio(main)
+
+
+def test_many_turns_cancelled_at_once_at_random_points() -> None:
+    """30 sessions' turns run together; each task is cancelled at its own (seeded) point
+    while the others run; then every session's next turn sees a valid history."""
+    model = Model()
+    rng = random.Random(32)
+    delays = [rng.uniform(0.0, 0.1) for _ in range(30)]
+
+    async def one(host: AsyncioHost, n: int) -> bool:
+        async def cancel(task: asyncio.Task[Any]) -> None:
+            await asyncio.sleep(delays[n])
+            task.cancel()
+
+        return await _cancel_then_next(host, f"r{n}", cancel, alone=False)
+
+    async def main() -> list[bool]:
+        async with AsyncioHost(builder(model)) as host:
+            return list(await asyncio.gather(*(one(host, n) for n in range(30))))
+
+    cancelled = in_asyncio(main)
+    assert sum(cancelled) >= 10
+    for n in range(30):
+        _check_cancelled_turn_then_next(model, f"r{n}", "tools 3")

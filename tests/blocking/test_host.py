@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import _thread
+import random
 import threading
 import time
 from collections.abc import Iterator
@@ -138,6 +139,8 @@ def test_ctrl_c_while_a_call_waits_cancels_its_turn_at_many_points() -> None:
             except KeyboardInterrupt:
                 interrupted += in_run
             timer.join()
+            info = host.ask(session, am.GetSessionInfo())
+            assert (info.running_turn, info.queued_turns) == (None, 0)
             assert not host.snapshot().busy
             assert host.run(session, f"next {session}").status == "completed"
             _check_next(model, session)
@@ -188,3 +191,32 @@ def test_shutdown_with_turns_in_flight_in_other_threads(tmp_path: Path) -> None:
     for n in range(12):
         messages = model.transcript_before(f"next s{n}")
         assert transcript_errors(messages) == []
+
+
+def test_turns_in_many_threads_cancelled_from_other_threads() -> None:
+    """16 threads run turns; 16 others cancel them through the host at seeded points."""
+    model = Model()
+    rng = random.Random(32)
+    delays = [rng.uniform(0.0, 0.1) for _ in range(16)]
+    statuses: dict[int, str] = {}
+
+    with open_host(builder(model)) as host:
+
+        def turn(n: int) -> None:
+            statuses[n] = host.run(f"r{n}", "tools 3").status
+
+        def cancel(n: int) -> None:
+            time.sleep(delays[n])
+            host.cancel(f"r{n}")
+
+        with ThreadPoolExecutor(32) as pool:
+            futures = [pool.submit(turn, n) for n in range(16)]
+            futures += [pool.submit(cancel, n) for n in range(16)]
+            for future in futures:
+                future.result()
+        assert set(statuses.values()) <= {"completed", "cancelled"}
+        assert "cancelled" in statuses.values()
+        for n in range(16):
+            assert host.run(f"r{n}", f"next r{n}").status == "completed"
+    for n in range(16):
+        _check_next(model, f"r{n}")

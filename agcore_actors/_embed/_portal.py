@@ -227,6 +227,9 @@ class Portal:
             with job.scope:
                 value = await fn(*args)
                 job.finish(outcome.Value(value))
+                # Stay awake one more scheduling pass: a caller that answers with its next
+                # call at once finds the run awake (see the asyncio face's Ticks).
+                await trio.lowlevel.cancel_shielded_checkpoint()
                 return
             # The job's own scope caught its cancellation: the caller asked for it, and
             # will not read the outcome.

@@ -50,6 +50,7 @@ from .._embed import _calls as calls
 from ..agent import HostConfig, HostSnapshot, SessionHost
 from ..agent import messages as am
 from ._stream import AsyncioTurnStream, Waiter, wait_out
+from ._ticks import Ticks
 
 __all__ = ["AsyncioHost"]
 
@@ -75,6 +76,7 @@ class AsyncioHost:
         self.handle_sigterm = handle_sigterm
         self._portal = Portal(functools.partial(open_session_host, source, config, name), name=name)
         self._loop: asyncio.AbstractEventLoop | None = None
+        self._ticks: Ticks | None = None
         self._ready: asyncio.Future[None] | None = None
         self._done: asyncio.Future[outcome.Outcome[None]] | None = None
         self._task: asyncio.Task[Any] | None = None
@@ -87,6 +89,7 @@ class AsyncioHost:
         if self._loop is not None:
             raise RuntimeError("an AsyncioHost is entered once")
         loop = self._loop = asyncio.get_running_loop()
+        self._ticks = Ticks(loop)
         self._ready = loop.create_future()
         self._done = loop.create_future()
         try:
@@ -94,7 +97,7 @@ class AsyncioHost:
                 self._portal.main,
                 self._on_ready,
                 run_sync_soon_threadsafe=loop.call_soon_threadsafe,
-                run_sync_soon_not_threadsafe=loop.call_soon,
+                run_sync_soon_not_threadsafe=self._ticks.soon,
                 done_callback=self._on_done,
                 # asyncio owns the signal wakeup fd (add_signal_handler); trio needs none.
                 host_uses_signal_set_wakeup_fd=True,
@@ -223,7 +226,7 @@ class AsyncioHost:
     # -- the bridge ----------------------------------------------------------------------
 
     async def _call(self, fn: Any, *args: Any) -> Any:
-        waiter = Waiter(self._check_loop())
+        waiter = self._waiter()
         job = self._portal.start(fn, args, waiter.wake)
         while job.outcome is None:
             try:
@@ -234,12 +237,14 @@ class AsyncioHost:
                 raise
         return job.outcome.unwrap()
 
-    def _start_stream(self, args: tuple[Any, ...], waiter: Waiter) -> Job:
-        self._check_loop()
-        return self._portal.start(calls.stream_turn, args, waiter.wake, stream=True)
+    def _start_stream(self, args: tuple[Any, ...]) -> tuple[Job, Waiter]:
+        waiter = self._waiter()
+        return self._portal.start(calls.stream_turn, args, waiter.wake, stream=True), waiter
 
-    def _check_loop(self) -> asyncio.AbstractEventLoop:
+    def _waiter(self) -> Waiter:
+        """A waiter on the loop of this host (a host not entered: any loop; its calls
+        fail with ActorStopped)."""
         loop = asyncio.get_running_loop()
         if self._loop is not None and loop is not self._loop:
             raise RuntimeError("an AsyncioHost is used from the event loop that entered it")
-        return loop
+        return Waiter(loop, self._ticks or Ticks(loop))

@@ -14,23 +14,27 @@ from typing import Any
 
 from .._embed import Job
 from ..agent import messages as am
+from ._ticks import Ticks
 
 __all__ = ["AsyncioTurnStream", "Waiter", "wait_out"]
 
 
 class Waiter:
-    """Wakes the asyncio task waiting for a change of its job."""
+    """Wakes the asyncio task waiting for a change of its job (and lets it run before
+    trio's next tick: :meth:`Ticks.yield_to_host`)."""
 
-    __slots__ = ("_future", "_loop")
+    __slots__ = ("_future", "_loop", "_ticks")
 
-    def __init__(self, loop: asyncio.AbstractEventLoop) -> None:
+    def __init__(self, loop: asyncio.AbstractEventLoop, ticks: Ticks) -> None:
         self._loop = loop
+        self._ticks = ticks
         self._future: asyncio.Future[None] | None = None
 
     def wake(self) -> None:
         future = self._future
         if future is not None and not future.done():
             future.set_result(None)
+            self._ticks.yield_to_host()
 
     async def wait(self) -> None:
         """Until the next :meth:`wake` (the caller checks its job before waiting)."""
@@ -63,7 +67,7 @@ class AsyncioTurnStream:
     """
 
     def __init__(
-        self, start: Callable[[tuple[Any, ...], Waiter], Job], args: tuple[Any, ...]
+        self, start: Callable[[tuple[Any, ...]], tuple[Job, Waiter]], args: tuple[Any, ...]
     ) -> None:
         self._start = start
         self._args = args
@@ -72,8 +76,7 @@ class AsyncioTurnStream:
 
     def _begin(self) -> Job:
         if self._job is None:
-            self._waiter = Waiter(asyncio.get_running_loop())
-            self._job = self._start(self._args, self._waiter)
+            self._job, self._waiter = self._start(self._args)
         return self._job
 
     def __aiter__(self) -> AsyncioTurnStream:

@@ -5,6 +5,7 @@ The model (the public ``testing.ScriptedProvider``, behind the real ProviderActo
 answers a user message by its first word:
 
     "tools N"       N calls of ``slow`` (call i sleeps i * TOOL_STEP s), then "done"
+    "hang"          one call of ``slow`` for an hour (it ends by cancellation)
     "broken"        one call of ``broken`` (it raises), then "done"
     "pay"           one call of ``pay`` (needs approval), then "done"
     "auth"          fails with AuthenticationError (a typed provider error)
@@ -85,6 +86,8 @@ class Model:
                 for i in range(1, int(rest) + 1)
             ]
             return ScriptedReply(tool_calls=calls, latency=self.latency)
+        if word == "hang":
+            return ScriptedReply(tool_calls=[ScriptedToolCall("slow", '{"seconds": 3600}', "h1")])
         if word == "broken":
             return ScriptedReply(tool_calls=[ScriptedToolCall("broken", "{}", "b1")])
         if word == "pay":

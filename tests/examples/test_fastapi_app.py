@@ -76,15 +76,25 @@ def test_uvicorn_serves_turns_from_the_embedded_host(
             assert answers == [{"status": "completed", "text": "Hello!"}] * 40
             streamed = client.get("/chats/s1/stream", params={"text": "stream please"})
             assert streamed.text == "Hello!"
-            # One session per chat: chat c3's fourth turn carries its own history only.
-            last = [b for b in bodies(scenario) if b["messages"][-1]["content"] == "hi 33"]
-            history = [m["content"] for m in last[0]["messages"] if m["role"] == "user"]
-            assert history == ["hi 3", "hi 13", "hi 23", "hi 33"]
+            # One session per chat: every request shows the model one chat's turns only,
+            # and each chat's last one all four of its turns (in their arrival order).
+            users = [
+                [m["content"] for m in b["messages"] if m["role"] == "user"]
+                for b in bodies(scenario)
+                if b["messages"][-1]["content"].startswith("hi ")
+            ]
+            assert all(len({int(u.split()[1]) % 10 for u in turn}) == 1 for turn in users)
+            longest = {int(turn[0].split()[1]) % 10: turn for turn in users if len(turn) == 4}
+            assert {c: sorted(t) for c, t in longest.items()} == {
+                c: sorted(f"hi {c + 10 * k}" for k in range(4)) for c in range(10)
+            }
             # A turn in flight when the signal comes is finished first (uvicorn waits
             # for its requests), then the host drains and stops.
             with ThreadPoolExecutor(1) as pool:
                 late = pool.submit(client.post, "/chats/late", json={"text": "late"})
-                time.sleep(0.03)
+                while not any(b["messages"][-1]["content"] == "late" for b in bodies(scenario)):
+                    assert not late.done(), late.result()
+                    time.sleep(0.005)  # until its turn has reached the model
                 child.send_signal(stop)
                 assert late.result().json() == {"status": "completed", "text": "Hello!"}
         out, err = child.communicate(timeout=30)

@@ -21,9 +21,12 @@ from agcore_actors.actor import ActorStopped
 from agcore_actors.agent import HostConfig, SessionHost, transcript_errors
 from agcore_actors.agent import messages as am
 from agcore_actors.asyncio import AsyncioHost
+from agcore_actors.blocking import open_host
+from agcore_actors.config import parse_settings
 from agcore_actors.llm import UserMessage
 from agcore_actors.store import SqliteSessions
 from tests.asyncio.rig import Model, builder, no_threads_left, tool_results
+from tests.serve.helpers import fake_openai
 
 
 @pytest.fixture(autouse=True)
@@ -449,3 +452,23 @@ def test_many_turns_cancelled_at_once_at_random_points() -> None:
     assert sum(cancelled) >= 10
     for n in range(30):
         _check_cancelled_turn_then_next(model, f"r{n}", "tools 3")
+
+
+def test_a_host_from_the_settings_file(tmp_path: Path) -> None:
+    """The same configuration the CLI reads (agcore.toml), here with a real HTTP model."""
+    with fake_openai() as base:
+        settings = parse_settings(
+            f'[providers.fake]\nkind = "openai"\nbase_url = "{base}"\nmodel = "fake"\n'
+            f'[store]\npath = "{tmp_path / "s.db"}"\n[host]\nmax_live = 7\n'
+        )
+
+        async def main() -> None:
+            async with AsyncioHost(settings) as host:
+                result = await host.run("s1", "hi")
+                assert result.status == "completed" and result.text
+                assert (await host.ask("s1", am.GetSessionInfo())).turns == 1
+
+        in_asyncio(main)
+        with open_host(settings) as blocking:
+            assert blocking.ask("s1", am.GetSessionInfo()).turns == 1  # from the file
+            assert blocking.run("s1", "again").status == "completed"

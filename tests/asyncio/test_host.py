@@ -10,6 +10,7 @@ import asyncio
 import gc
 import random
 from collections.abc import Awaitable, Callable, Iterator
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -472,3 +473,52 @@ def test_a_host_from_the_settings_file(tmp_path: Path) -> None:
         with open_host(settings) as blocking:
             assert blocking.ask("s1", am.GetSessionInfo()).turns == 1  # from the file
             assert blocking.run("s1", "again").status == "completed"
+
+
+def _error(exc: BaseException) -> tuple[str, str]:
+    return type(exc).__qualname__, getattr(exc, "kind", "")
+
+
+async def _trio_raised(model: Model) -> list[tuple[str, str]]:
+    """What the trio API raises for an unknown agent and for a full session queue."""
+    async with ActorSystem() as system:
+        bundle = (await builder(model)(system)).build()
+        async with SessionHost(system, bundle) as host:
+            with pytest.raises(Exception) as unknown:
+                await host.ask("s", am.SwitchAgent("nobody"))
+            busy: list[BaseException] = []
+
+            async def turn() -> None:
+                try:
+                    await host.run("b", "tools 3")
+                except Exception as exc:
+                    busy.append(exc)
+
+            async with trio.open_nursery() as nursery:
+                for _ in range(8):
+                    nursery.start_soon(turn)
+    return [_error(unknown.value), *sorted({_error(e) for e in busy})]
+
+
+def test_errors_the_host_raises_are_raised_as_the_trio_api_raises_them() -> None:
+    reference = trio.run(_trio_raised, Model())
+    assert reference[0][1] and reference[1][0] == "SessionBusy"
+
+    async def main() -> list[tuple[str, str]]:
+        async with AsyncioHost(builder(Model())) as host:
+            with pytest.raises(Exception) as unknown:
+                await host.ask("s", am.SwitchAgent("nobody"))
+            outcomes = await asyncio.gather(
+                *(host.run("b", "tools 3") for _ in range(8)), return_exceptions=True
+            )
+            busy = {_error(e) for e in outcomes if isinstance(e, BaseException)}
+            return [_error(unknown.value), *sorted(busy)]
+
+    assert in_asyncio(main) == reference
+    with open_host(builder(Model())) as host:
+        with pytest.raises(Exception) as unknown:
+            host.ask("s", am.SwitchAgent("nobody"))
+        with ThreadPoolExecutor(8) as pool:
+            futures = [pool.submit(host.run, "b", "tools 3") for _ in range(8)]
+            busy = {_error(e) for f in futures if (e := f.exception()) is not None}
+    assert [_error(unknown.value), *sorted(busy)] == reference

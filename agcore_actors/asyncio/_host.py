@@ -24,8 +24,10 @@ Shutdown:
     Leaving the ``async with`` (also by an exception or a cancellation) drains the host
     as the trio host does (turns in flight get ``HostConfig.drain_timeout``, then are
     cancelled and committed), stops the actors and ends the trio run, then returns; no
-    task of the run, and no thread of it, outlives the block. Calls still waiting (from
-    other asyncio tasks) end with :class:`~agcore_actors.actor.ActorStopped`. Under
+    task of the run outlives the block (the helper thread goes back to trio's worker
+    cache, which ends idle threads after 10 s). A call that waited for a turn gets that
+    turn's result; one still running once the host has closed (a stream nobody reads),
+    and any later call, ends with :class:`~agcore_actors.actor.ActorStopped`. Under
     :func:`asyncio.run`, Ctrl-C cancels the main task, so the host drains as the task
     unwinds. SIGTERM, when nothing else handles it (``handle_sigterm``, main thread
     only), does the same to the task that entered the host, which then ends the program
@@ -161,8 +163,11 @@ class AsyncioHost:
             return
         if signal.getsignal(signal.SIGTERM) is not signal.SIG_DFL:
             return  # the program (uvicorn, a bot framework) handles it
+        try:
+            loop.add_signal_handler(signal.SIGTERM, self._on_sigterm)
+        except (NotImplementedError, RuntimeError):
+            return  # a loop without signal handlers (Windows' proactor)
         self._task = asyncio.current_task()
-        loop.add_signal_handler(signal.SIGTERM, self._on_sigterm)
         self._sigterm = True
 
     def _remove_sigterm(self) -> None:

@@ -20,8 +20,9 @@ Shutdown:
     Leaving the ``with`` (or :meth:`BlockingHost.shutdown`, or the interpreter's exit
     for a host never shut down) drains the host as the trio host does (turns in flight
     get ``HostConfig.drain_timeout``, then are cancelled and committed), stops the
-    actors, ends the run and joins its thread. Calls still waiting in other threads end
-    with :class:`~agcore_actors.actor.ActorStopped`, and so does every later call.
+    actors, ends the run and joins its thread. A call that waited for a turn gets that
+    turn's result; one still running once the host has closed, and any later call, ends
+    with :class:`~agcore_actors.actor.ActorStopped`.
 """
 
 from __future__ import annotations

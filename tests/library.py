@@ -11,7 +11,7 @@ import agcore_actors
 # Public packages whose top-level names users import (the CLI is a program, not an API).
 PACKAGES = (
     "actor", "llm", "tools", "mcp", "memory", "context", "prompt", "store", "agent", "local",
-    "testing",
+    "testing", "asyncio", "blocking",
 )  # fmt: skip
 
 

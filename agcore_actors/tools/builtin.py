@@ -116,7 +116,7 @@ def _evaluate(node: ast.AST) -> int | float:
 @function_tool(name="calculate")
 def _calculate(
     expression: Annotated[
-        str, msgspec.Meta(description="Arithmetic such as (17 * 23 + 4) / 2 or sqrt(2)")
+        str, msgspec.Meta(description="The arithmetic expression to evaluate, written as in Python")
     ],
 ) -> str:
     """Evaluate an arithmetic expression exactly and return the result."""

@@ -3,6 +3,7 @@ gate them (shell and delete stay denied)."""
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
@@ -95,3 +96,22 @@ def test_the_cli_permissions_allow_the_builtins_and_deny_shell_and_delete(tmp_pa
         checker.check(shell.name, shell.required_permissions)
     with pytest.raises(PermissionDenied):
         checker.check("rm", ["Delete"])
+
+
+def _descriptions(schema: object) -> list[str]:
+    if isinstance(schema, dict):
+        own = [schema["description"]] if isinstance(schema.get("description"), str) else []
+        return own + [text for value in schema.values() for text in _descriptions(value)]
+    if isinstance(schema, list):
+        return [text for value in schema for text in _descriptions(value)]
+    return []
+
+
+def test_no_builtin_schema_shows_a_worked_example_a_small_model_could_copy(
+    tmp_path: Path,
+) -> None:
+    # Issue 29.3: "(17 * 23 + 4) / 2" in calculate's description was copied by the 1.5B
+    # model into its call for "What is 17 * 23?" (answering 197.5, 3 runs of 3).
+    for tool in builtin_tools(tmp_path):
+        for text in [tool.description, *_descriptions(dict(tool.parameters))]:
+            assert not re.search(r"\d\s*[-+*/^%]\s*[\d(]", text), (tool.name, text)

@@ -1,0 +1,33 @@
+"""The host's calls as the faces send them: one small trio function per call that needs
+more than the host's own method (a keyword argument, a stream, a read of its state)."""
+
+from __future__ import annotations
+
+from ..agent import HostSnapshot, SessionHost
+from ..agent import messages as am
+from ._portal import Job
+
+__all__ = ["is_live", "live_sessions", "run_turn", "snapshot", "stream_turn"]
+
+
+async def run_turn(host: SessionHost, session: str, text: str, turn: str) -> am.TurnResult:
+    return await host.run(session, text, turn=turn)
+
+
+async def stream_turn(host: SessionHost, job: Job, session: str, text: str, turn: str) -> None:
+    """Hand each event of the turn to the job's reader (see :meth:`Job.put`)."""
+    async with host.submit(session, text, turn=turn) as events:
+        async for event in events:
+            await job.put(event)
+
+
+async def snapshot(host: SessionHost) -> HostSnapshot:
+    return host.snapshot()
+
+
+async def is_live(host: SessionHost, session: str) -> bool:
+    return host.is_live(session)
+
+
+async def live_sessions(host: SessionHost) -> list[str]:
+    return host.live_sessions

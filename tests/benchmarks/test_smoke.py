@@ -37,6 +37,10 @@ CASES: dict[str, tuple[list[str], list[str]]] = {
             "| `Get` sent while that `Append` is being written |",
         ],
     ),
+    "ownership": (
+        [],
+        ["| store | workload | turns | plain | clustered | ratio |", "| memory | cold |"],
+    ),
     "tools": ([], ["| 100 |", "| 8 in parallel |"]),
 }
 

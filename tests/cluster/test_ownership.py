@@ -12,6 +12,7 @@ import trio
 import trio.testing
 
 from agcore_actors import ActorSystem
+from agcore_actors.agent import messages as am
 from agcore_actors.agent import transcript_errors
 from agcore_actors.cluster import LeaseLost, Local, Remote, SessionOwnedElsewhere, Unowned
 from agcore_actors.store import Fenced
@@ -287,3 +288,21 @@ async def test_a_session_served_elsewhere_is_not_deleted_under_its_owner(
         assert not a.keeper.holds("s") and await b.host.locate("s") == Unowned()
         assert (await b.host.run("s", "anew")).status == "completed"
         assert [m.content for m in await transcript(store, "s")] == ["anew", "echo: anew"]
+
+
+async def test_a_streamed_turn_cut_by_self_fencing_ends_with_a_lease_lost_event(
+    system: ActorSystem, autojump_clock: trio.testing.MockClock
+) -> None:
+    store = await start_store(system)
+    async with node(store, "a", model=echo(100.0)) as a:
+        kinds: list[str] = []
+        async with a.host.submit("s", "long") as events:
+            async for event in events:
+                kinds.append(type(event).__name__)
+                if isinstance(event, am.TurnStarted):
+                    a.link.pause()
+                final = event
+        assert kinds[0] == "TurnStarted" and isinstance(final, am.TurnFailed)
+        assert final.result.error_kind == "cluster_lease_lost"
+        assert not a.host.is_live("s") and a.keeper.snapshot().self_fences == 1
+        a.link.resume()

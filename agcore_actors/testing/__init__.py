@@ -13,6 +13,10 @@
   only module here that needs hypothesis.
 - Errors, all under :class:`KitError` (an ``AgcoreError``): :class:`StepTimeout`,
   :class:`TrioRunEnded` and :class:`ProbeCrash`.
+- :func:`scripted_host`: a running :class:`~agcore_actors.agent.SessionHost` on a
+  scripted model in one call, :func:`count_user_turns` (a script that tells what the model saw),
+  :func:`run_virtual` to run a scenario in virtual time,
+  and :class:`Visit` (drawn by ``strategies.visits``) for a bot's traffic.
 - :class:`ScriptedProvider`, a model provider whose replies and streamed attempts
   follow a script (:class:`ScriptedReply`, :class:`ScriptedToolCall`), on trio's
   clock, to run behind the real ``ProviderActor``.
@@ -21,6 +25,7 @@
 from .._exports import publish
 from ._driver import DEFAULT_TIMEOUT, TrioDriver
 from ._errors import KitError, ProbeCrash, StepTimeout, TrioRunEnded
+from ._host import BOT, Visit, count_user_turns, run_virtual, scripted_host
 from ._probe import (
     Crash,
     EventLog,
@@ -46,6 +51,7 @@ from ._scripted import ScriptedProvider, ScriptedReply, ScriptedToolCall, Script
 from ._time import Elapsed, advance, elapsed, settle, virtual_clock
 
 __all__ = [
+    "BOT",
     "DEFAULT_TIMEOUT",
     "AdvanceTime",
     "Crash",
@@ -71,10 +77,14 @@ __all__ = [
     "StopChild",
     "TrioDriver",
     "TrioRunEnded",
+    "Visit",
     "advance",
     "apply_operation",
+    "count_user_turns",
     "elapsed",
+    "run_virtual",
     "running_children",
+    "scripted_host",
     "settle",
     "stop_reason",
     "virtual_clock",

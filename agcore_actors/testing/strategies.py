@@ -1,4 +1,5 @@
-"""Hypothesis strategies for supervision scenarios (needs hypothesis installed).
+"""Hypothesis strategies for supervision scenarios and bot traffic (needs hypothesis
+installed).
 
 The numbers are small on purpose: intensities of a few restarts within a few
 seconds, backoffs of fractions of a second, time steps of fractions of a
@@ -37,6 +38,7 @@ from typing import Any
 from hypothesis import strategies as st
 
 from ..actor import Actor, Backoff, ChildSpec, Intensity, Restart, Strategy, SupervisorSpec
+from ._host import Visit
 from ._scenario import AdvanceTime, CrashChild, ExitChild, Operation, StartChild, StopChild
 
 __all__ = [
@@ -48,6 +50,7 @@ __all__ = [
     "supervision_strategies",
     "supervisor_specs",
     "time_steps",
+    "visits",
 ]
 
 
@@ -193,3 +196,32 @@ def operations(
         return named
 
     return st.lists(op, min_size=min_size, max_size=max_size).map(name_dynamic)
+
+
+def visits(
+    *,
+    sessions: int = 5,
+    max_wait: float = 1200.0,
+    min_size: int = 1,
+    max_size: int = 20,
+) -> st.SearchStrategy[list[Visit]]:
+    """Traffic for a :class:`~agcore_actors.agent.SessionHost`: a list of
+    :class:`~agcore_actors.testing.Visit` (wait, then one turn of a session).
+
+    Sessions are named ``s0`` .. ``s<sessions-1>``; waits are whole seconds from 0 to
+    ``max_wait``, as often a burst (0 to 10 s) as a long pause (``max_wait`` itself comes
+    up often), and add up exactly in virtual time.
+    Pick ``max_wait`` above the idle TTL under test, so that some sessions are evicted
+    for idleness and others by the live cap. Shrinks towards fewer visits, to ``s0``,
+    and to shorter waits.
+    """
+    if sessions < 1 or max_wait < 0:
+        raise ValueError("visits() needs sessions >= 1 and max_wait >= 0")
+    top = int(max_wait)
+    # Bursts (waits of a few seconds) as often as long pauses, so that both the live cap
+    # and the idle TTL are crossed within a few visits.
+    wait = st.one_of(
+        st.just(0.0), st.integers(0, min(top, 10)), st.integers(0, top), st.just(top)
+    ).map(float)
+    visit = st.builds(Visit, st.integers(0, sessions - 1).map(lambda n: f"s{n}"), wait)
+    return st.lists(visit, min_size=min_size, max_size=max_size)

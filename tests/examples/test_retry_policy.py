@@ -43,7 +43,7 @@ def test_the_property_catches_a_runtime_that_retries_less(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     example = load_example(monkeypatch)
-    retries_less = attrs.evolve(example.MY_POLICY, max_retries=1)
+    retries_less = attrs.evolve(example.MY_RETRY, max_retries=1)
     monkeypatch.setattr(example, "MY_CONFIG", ProviderConfig(retry=retries_less))
     with pytest.raises(AssertionError):
         example.test_my_retry_policy()

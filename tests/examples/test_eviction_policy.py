@@ -1,0 +1,91 @@
+"""examples/test_eviction_policy.py: its property test passes, and fails for a host
+that does not keep the policy's promises (over the cap, idle sessions kept, a
+conversation forgotten)."""
+
+from __future__ import annotations
+
+import importlib.util
+import subprocess
+import sys
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from types import ModuleType
+from typing import Any
+
+import attrs
+import pytest
+
+from agcore_actors.agent import HostConfig, SessionHost
+from agcore_actors.testing import Visit, scripted_host
+from tests.examples.model import EXAMPLES, ROOT
+
+
+def load_example(monkeypatch: pytest.MonkeyPatch) -> ModuleType:
+    monkeypatch.syspath_prepend(str(EXAMPLES))
+    spec = importlib.util.spec_from_file_location(
+        "eviction_example", EXAMPLES / "test_eviction_policy.py"
+    )
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_the_example_property_test_passes_as_a_script() -> None:
+    done = subprocess.run(
+        [sys.executable, str(EXAMPLES / "test_eviction_policy.py")],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+        env={"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin"},
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == "the eviction policy keeps its promises\n"
+
+
+def break_the_host(monkeypatch: pytest.MonkeyPatch, **broken: Any) -> ModuleType:
+    """The example, its bot run by a host whose limits are ``broken``."""
+    example = load_example(monkeypatch)
+
+    @asynccontextmanager
+    async def host_breaking_it(
+        model: Any, *, config: HostConfig, **kw: Any
+    ) -> AsyncIterator[SessionHost]:
+        async with scripted_host(model, config=attrs.evolve(config, **broken), **kw) as host:
+            yield host
+
+    monkeypatch.setattr(example, "scripted_host", host_breaking_it)
+    return example
+
+
+FOUR_AT_ONCE = [Visit("s0", 0.0), Visit("s1", 0.0), Visit("s2", 0.0), Visit("s3", 0.0)]
+TWICE = [Visit("s0", 0.0), Visit("s0", 1.0)]
+BACK_AFTER_EVICTION = [Visit("s0", 0.0), Visit("s0", 600.0)]
+
+
+@pytest.mark.parametrize(
+    ("broken", "traffic"),
+    [
+        ({"max_live": 5}, FOUR_AT_ONCE),
+        ({"idle_ttl": 3000.0}, TWICE),
+        ({"history_tail": 1}, BACK_AFTER_EVICTION),
+    ],
+    ids=["over-the-cap", "keeps-idle-sessions", "forgets-history"],
+)
+def test_the_property_catches_a_host_that_breaks_the_policy(
+    monkeypatch: pytest.MonkeyPatch, broken: dict[str, Any], traffic: list[Visit]
+) -> None:
+    right = load_example(monkeypatch)
+    right.test_my_eviction_policy.hypothesis.inner_test(traffic=traffic)
+    broken_example = break_the_host(monkeypatch, **broken)
+    with pytest.raises(AssertionError):
+        broken_example.test_my_eviction_policy.hypothesis.inner_test(traffic=traffic)
+
+
+def test_hypothesis_finds_a_host_that_forgets_on_its_own(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    example = break_the_host(monkeypatch, history_tail=1)
+    with pytest.raises(AssertionError):
+        example.test_my_eviction_policy()

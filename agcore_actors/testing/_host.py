@@ -31,7 +31,15 @@ import attrs
 import trio
 
 from ..actor import ActorSystem
-from ..agent import Agent, AgentBuilder, HostConfig, SessionHost, StoreTurns, session_approver
+from ..agent import (
+    Agent,
+    AgentBuilder,
+    HostConfig,
+    SessionHost,
+    StoreTurns,
+    TurnHooks,
+    session_approver,
+)
 from ..llm import ChatRequest, ProviderConfig, ProviderRegistry, UserMessage, provider_spec
 from ..store import InMemorySessions, session_store_spec
 from ..tools import Tool, ToolRegistry, tool_executor_spec
@@ -64,6 +72,7 @@ async def scripted_host(
     provider: ProviderConfig | None = None,
     agent: Agent = BOT,
     tools: Iterable[Tool] = (),
+    hooks: TurnHooks | None = None,
 ) -> AsyncIterator[SessionHost]:
     """A running :class:`~agcore_actors.agent.SessionHost` whose model plays ``model``.
 
@@ -71,9 +80,10 @@ async def scripted_host(
     script (a list of items, the last repeating, or a function ``(request, attempt) ->
     item``). ``config`` is the host's limits (default :class:`HostConfig()`), ``provider``
     how the provider actor calls the model (its ``retry`` and ``timeouts``; default
-    :class:`ProviderConfig()`), ``agent`` the one agent sessions run as, ``tools`` what it
-    may call (a tool that ``requires_approval`` asks the session: answer the turn's
-    ``ApprovalRequested`` event with :meth:`SessionHost.approve`). The system is strict:
+    :class:`ProviderConfig()`), ``agent`` the one agent sessions run as, ``hooks`` its
+    :class:`~agcore_actors.agent.TurnHooks`, ``tools`` what it may call (a tool that
+    ``requires_approval`` asks the session: answer the turn's ``ApprovalRequested`` event
+    with :meth:`SessionHost.approve`). The system is strict:
     every message is round-tripped through msgpack, as a bug of a message type should
     fail a test.
 
@@ -98,6 +108,8 @@ async def scripted_host(
         )
         store = await root.start_child(session_store_spec("store", backend=InMemorySessions()))
         builder = AgentBuilder().provider(llm).store(StoreTurns(store)).agent(agent)
+        if hooks is not None:
+            builder.hooks(hooks)
         if len(registry):
             approver = session_approver(system)
             spec = tool_executor_spec("tools", registry=registry, approver=approver)

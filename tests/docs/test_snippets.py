@@ -1,0 +1,152 @@
+"""The code blocks of the guides (docs/tools.md, sessions.md, memory.md, mcp.md,
+observability.md) are included from tests/docs/snippets/, and run here: a guide cannot
+show code that does not work."""
+
+from __future__ import annotations
+
+import logging
+from pathlib import Path
+
+import pytest
+import trio
+
+from agcore_actors import ActorSystem
+from agcore_actors.agent import HostConfig, SessionHost
+from agcore_actors.agent import messages as am
+from agcore_actors.config import load_settings
+from agcore_actors.llm import ProviderRegistry, provider_spec
+from agcore_actors.mcp import HttpServer, StdioServer, load_config
+from agcore_actors.memory import messages as mm
+from agcore_actors.store import InMemorySessions, session_store_spec
+from agcore_actors.testing import (
+    ScriptedProvider,
+    ScriptedReply,
+    ScriptedToolCall,
+    ScriptItem,
+    run_virtual,
+    scripted_host,
+)
+from tests.docs.snippets import host, memory, observe, tools
+
+SNIPPETS = Path(__file__).resolve().parent / "snippets"
+
+
+def calls(*tool_calls: ScriptedToolCall) -> ScriptedReply:
+    return ScriptedReply(tool_calls=list(tool_calls))
+
+
+def test_tools_guide_the_tools_run_and_an_unapproved_call_is_denied(tmp_path: Path) -> None:
+    notes = tmp_path / "notes.txt"
+    notes.write_text("one\ntwo\nthree\n")
+    script: list[ScriptItem] = [
+        calls(
+            ScriptedToolCall("get_weather", {"city": "Paris"}),
+            ScriptedToolCall("get_weather", {"city": "Atlantis"}),
+            ScriptedToolCall("count_lines", {"path": str(notes)}),
+            ScriptedToolCall("send_email", {"to": "a@b.c", "subject": "s", "body": "b"}),
+        ),
+        "done",
+    ]
+
+    async def scenario() -> am.TurnResult:
+        used = [tools.get_weather, tools.send_email, tools.count_lines]
+        async with scripted_host(script, tools=used) as bot:
+            return await tools.run_with_approvals(bot, "s1", "go", tools.always_no)
+
+    # Real time: count_lines is a sync tool (a worker thread; see scripted_host's doc).
+    result = trio.run(scenario)
+    assert (result.status, result.text, result.tool_calls) == ("completed", "done", 4)
+    assert tools.SENT == []  # denied, so never run
+
+
+def test_tools_guide_results_reach_the_model(tmp_path: Path) -> None:
+    notes = tmp_path / "notes.txt"
+    notes.write_text("one\ntwo\n")
+    model = ScriptedProvider(
+        [
+            calls(
+                ScriptedToolCall("get_weather", {"city": "Atlantis"}),
+                ScriptedToolCall("count_lines", {"path": str(notes)}),
+            ),
+            "done",
+        ]
+    )
+
+    async def scenario() -> None:
+        async with scripted_host(model, tools=[tools.get_weather, tools.count_lines]) as bot:
+            await bot.run("s1", "go")
+
+    trio.run(scenario)
+    results = [str(m) for m in model.requests[1].messages[-2:]]
+    assert "no data for 'Atlantis'" in results[0]
+    assert "content='2'" in results[1]
+
+
+def test_sessions_guide_a_host_over_sqlite(tmp_path: Path) -> None:
+    lines = trio.run(host.main, ScriptedProvider(["Hi, I am here."]), tmp_path)
+    assert lines == ["completed: Hi, I am here. (1 turn(s) stored)", "live: 1"]
+    assert (tmp_path / "bot.db").exists()
+
+
+def test_memory_guide_pages_are_retrieved_and_offered_as_the_retrieve_tool(
+    tmp_path: Path,
+) -> None:
+    model = ScriptedProvider(
+        [calls(ScriptedToolCall("retrieve", {"query": "refund days"})), "30 days."]
+    )
+
+    async def scenario() -> tuple[list[str], am.TurnResult]:
+        async with ActorSystem() as system:
+            store_ref, titles = await memory.fill(system, tmp_path)
+            llm = await system.root.start_child(
+                provider_spec("llm", registry=ProviderRegistry().register(model))
+            )
+            store = await system.root.start_child(
+                session_store_spec("store", backend=InMemorySessions())
+            )
+            bundle = await memory.knowledge_bot(system, llm, store, store_ref)
+
+            async with SessionHost(system, bundle) as bot:
+                result = await bot.run("s1", "How long do I have for a refund?")
+            assert await store_ref.ask(mm.PageIndex())
+            return titles, result
+
+    titles, result = trio.run(scenario)
+    assert len(titles) == 1 and titles[0].startswith("Refund policy (")
+    assert (result.status, result.text, result.tool_calls) == ("completed", "30 days.", 1)
+    assert "within 30 days" in str(model.requests[1].messages[-1])
+
+
+def test_mcp_guide_both_configuration_files_load() -> None:
+    servers = load_config(SNIPPETS / "mcp.json")
+    assert isinstance(servers["time"], StdioServer) and isinstance(servers["docs"], HttpServer)
+    settings = load_settings(SNIPPETS / "mcp.toml", env={})
+    assert set(settings.mcp_servers) == {"time", "docs"}
+    assert settings.agents["assistant"].mcp_servers == ("time",)
+
+
+def test_observability_guide_hooks_refuse_and_record(caplog: pytest.LogCaptureFixture) -> None:
+    async def scenario() -> list[am.TurnResult]:
+        async with scripted_host(["hello"], hooks=observe.HOOKS) as bot:
+            return [await bot.run("s1", "   "), await bot.run("s1", "hi")]
+
+    with caplog.at_level(logging.INFO, logger="my_bot"):
+        refused, ran = run_virtual(scenario)
+    assert (refused.status, refused.error_kind) == ("failed", "hook_blocked")
+    assert ran.status == "completed"
+    assert [r.getMessage() for r in caplog.records if r.name == "my_bot"] == [
+        f"turn {ran.turn} of s1: completed, 1 model call(s), 0 tokens"
+    ]
+
+
+def test_observability_guide_the_reporter_logs_the_host(caplog: pytest.LogCaptureFixture) -> None:
+    async def scenario() -> None:
+        async with scripted_host(["hello"], config=HostConfig(idle_ttl=100.0)) as bot:
+            await bot.run("s1", "hi")
+            with trio.move_on_after(25):
+                await observe.report_every(10.0, bot.system, bot)
+
+    with caplog.at_level(logging.INFO, logger="my_bot"):
+        run_virtual(scenario)
+    lines = [r.getMessage() for r in caplog.records if r.name == "my_bot"]
+    assert lines == ["sessions live=1 busy=0 parked=0"] * 3

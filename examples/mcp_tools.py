@@ -32,6 +32,7 @@ DEFAULT_SERVERS = {
 
 
 async def main(config: str, question: str) -> None:
+    # --8<-- [start:connect]
     servers = load_config(config) if config else parse_config(DEFAULT_SERVERS)
     async with ActorSystem() as actors:
         registry = ToolRegistry()
@@ -40,6 +41,7 @@ async def main(config: str, question: str) -> None:
         for name in servers:
             await wait_ready(actors.lookup(f"mcp:{name}"), timeout=30)
         print(f"tools: {', '.join(sorted(registry.names()))}")
+        # --8<-- [end:connect]
 
         llm = await actors.root.start_child(llm_spec())
         tools = await actors.root.start_child(tool_executor_spec("tools", registry=registry))

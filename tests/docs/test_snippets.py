@@ -4,7 +4,9 @@ show code that does not work."""
 
 from __future__ import annotations
 
+import importlib.util
 import logging
+import re
 from pathlib import Path
 
 import pytest
@@ -108,7 +110,8 @@ def test_memory_guide_pages_are_retrieved_and_offered_as_the_retrieve_tool(
 
             async with SessionHost(system, bundle) as bot:
                 result = await bot.run("s1", "How long do I have for a refund?")
-            assert await store_ref.ask(mm.PageIndex())
+            pinned = await store_ref.ask(mm.Get("knowledge_refunds"))
+            assert pinned is not None and pinned.pinned
             return titles, result
 
     titles, result = trio.run(scenario)
@@ -150,3 +153,64 @@ def test_observability_guide_the_reporter_logs_the_host(caplog: pytest.LogCaptur
         run_virtual(scenario)
     lines = [r.getMessage() for r in caplog.records if r.name == "my_bot"]
     assert lines == ["sessions live=1 busy=0 parked=0"] * 3
+
+
+ROOT = SNIPPETS.parents[2]
+GUIDES = ["getting-started", "tools", "mcp", "memory", "sessions", "testing", "observability"]
+
+
+def section(path: Path, name: str) -> list[str]:
+    """The lines of ``path`` between its ``--8<-- [start:name]`` and ``[end:name]``
+    markers, without the blank lines around them."""
+    text = path.read_text()
+    start, end = f"# --8<-- [start:{name}]\n", f"# --8<-- [end:{name}]"
+    body = text[text.index(start) + len(start) : text.index(end)]
+    return body.strip("\n").splitlines()
+
+
+@pytest.mark.parametrize("example", ["test_retry_policy", "test_eviction_policy"])
+def test_the_testing_guides_property_tests_stay_under_20_lines(example: str) -> None:
+    lines = section(ROOT / "examples" / f"{example}.py", "test")
+    assert 10 <= len(lines) <= 20, "\n".join(lines)
+    assert any(line.startswith("def test_my_") for line in lines)
+
+
+def test_the_builtin_tools_table_names_the_builtin_tools() -> None:
+    from agcore_actors.tools.builtin import builtin_tools
+
+    text = (ROOT / "docs" / "tools.md").read_text()
+    table = text.split("## The built-in tools of `run` and `chat`")[1].split("\n## ")[0]
+    rows = [r.split("|")[1:-1] for r in table.splitlines() if r.startswith("| `")]
+    listed = [(name.strip().strip("`"), asks.strip()) for name, _, asks in rows]
+    actual = [(t.name, "yes" if t.requires_approval else "no") for t in builtin_tools(ROOT)]
+    assert listed == actual
+
+
+def test_the_cli_page_lists_every_command_of_the_parser() -> None:
+    spec = importlib.util.spec_from_file_location(
+        "cli_reference", ROOT / "docs" / "hooks" / "cli_reference.py"
+    )
+    assert spec is not None and spec.loader is not None
+    hook = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(hook)
+    leaves = {
+        " ".join(path)
+        for path, parser in hook._commands(hook._parser(), ("agcore-actors",))
+        if len(path) > 1 and not parser._subparsers
+    }
+    text = (ROOT / "docs" / "cli.md").read_text()
+    listed = set()
+    for row in text.splitlines():
+        if row.startswith("| `agcore-actors "):
+            words = row.split("`")[1].split()
+            listed.add(" ".join(w for w in words if not w.isupper()))
+    assert listed == leaves
+
+
+@pytest.mark.parametrize("guide", GUIDES)
+def test_every_file_a_guide_names_exists(guide: str) -> None:
+    text = (ROOT / "docs" / f"{guide}.md").read_text()
+    named = set(re.findall(r"`((?:examples|tests)/[\w/.]+\.(?:py|json|toml))", text))
+    named |= set(re.findall(r'--8<-- "([\w/.]+?)(?::\w+)?"', text))
+    assert named, guide
+    assert [p for p in sorted(named) if not (ROOT / p).is_file()] == []

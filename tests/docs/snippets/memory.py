@@ -23,7 +23,7 @@ async def fill(system: ActorSystem, path: Path) -> tuple[ActorRef[mm.MemoryMsg],
     # --8<-- [start:store]
     config = MemoryStoreConfig(
         path=str(path / "memory.db"),  # None: in memory
-        eviction=EvictionConfig(policy=Lru(max_items=10_000)),  # items only, never pages
+        eviction=EvictionConfig(policy=Lru(max_items=10_000)),  # keep the 10,000 last used
     )
     memory = await system.root.start_child(memory_store_spec("memory", config=config))
     await memory.ask(
@@ -36,6 +36,7 @@ async def fill(system: ActorSystem, path: Path) -> tuple[ActorRef[mm.MemoryMsg],
             )
         )
     )
+    await memory.ask(mm.Pin("knowledge_refunds", True))  # a page is an item: never evict it
     found = await memory.ask(mm.Retrieve(query="how many days for a refund?"))
     titles = [f"{hit.page.title} ({hit.score:.2f})" for hit in found.items]
     # --8<-- [end:store]

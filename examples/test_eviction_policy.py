@@ -13,6 +13,7 @@ with the number of user messages it was sent: each answer says how much of the
 conversation it saw.
 """
 
+# --8<-- [start:imports]
 from __future__ import annotations
 
 from collections import Counter
@@ -22,6 +23,8 @@ from hypothesis import given, settings
 from agcore_actors.agent import HostConfig
 from agcore_actors.testing import Visit, advance, count_user_turns, run_virtual, scripted_host
 from agcore_actors.testing.strategies import visits
+
+# --8<-- [end:imports]
 
 # --8<-- [start:test]
 MY_HOST = HostConfig(idle_ttl=300.0, max_live=3)

@@ -7,6 +7,7 @@ import importlib.util
 import subprocess
 import sys
 from types import ModuleType
+from typing import Any
 
 import attrs
 import pytest
@@ -39,11 +40,16 @@ def test_the_example_property_test_passes_as_a_script() -> None:
     assert done.stdout == "the retry policy keeps its promises\n"
 
 
-def test_the_property_catches_a_runtime_that_retries_less(
-    monkeypatch: pytest.MonkeyPatch,
+@pytest.mark.parametrize(
+    "broken",
+    [{"max_retries": 1}, {"base_delay": 8.0, "max_delay": 30.0}, {"max_retry_after": 120.0}],
+    ids=["retries-less", "waits-longer-than-the-cap", "waits-for-too-long-a-retry-after"],
+)
+def test_the_property_catches_a_runtime_that_breaks_the_policy(
+    monkeypatch: pytest.MonkeyPatch, broken: dict[str, Any]
 ) -> None:
     example = load_example(monkeypatch)
-    retries_less = attrs.evolve(example.MY_RETRY, max_retries=1)
-    monkeypatch.setattr(example, "MY_CONFIG", ProviderConfig(retry=retries_less))
+    runtime_policy = attrs.evolve(example.MY_RETRY, **broken)
+    monkeypatch.setattr(example, "MY_CONFIG", ProviderConfig(retry=runtime_policy))
     with pytest.raises(AssertionError):
         example.test_my_retry_policy()

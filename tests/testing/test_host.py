@@ -7,7 +7,7 @@ import pytest
 import trio
 from hypothesis import given, settings
 
-from agcore_actors.agent import HostConfig
+from agcore_actors.agent import HostConfig, HostSnapshot, SessionHost
 from agcore_actors.agent import messages as am
 from agcore_actors.llm import ProviderConfig, RateLimitError, RetryConfig
 from agcore_actors.testing import (
@@ -133,3 +133,22 @@ def test_visits_name_the_sessions_and_wait_whole_seconds(traffic: list[Visit]) -
 def test_visits_refuse_no_sessions() -> None:
     with pytest.raises(ValueError, match="sessions"):
         visits(sessions=0)
+
+
+@pytest.mark.parametrize("cancel_at", [0.001, 0.5, 1.0, 1.5, 2.5])
+def test_cancelling_the_block_mid_turns_puts_every_session_away(cancel_at: float) -> None:
+    slow = ScriptedReply(text=["a", "b", "c"], latency=1.0, gap=0.5)
+
+    async def scenario() -> HostSnapshot:
+        hosts: list[SessionHost] = []
+        with trio.move_on_after(cancel_at):
+            async with scripted_host([slow]) as bot, trio.open_nursery() as nursery:
+                hosts.append(bot)
+                for n in range(20):
+                    nursery.start_soon(bot.run, f"s{n}", "hi")
+                await trio.sleep(10)
+        return hosts[0].snapshot()
+
+    # Returning at all means every task scripted_host started has ended.
+    after = run_virtual(scenario)
+    assert (after.live, after.busy, after.turns_in_flight) == (0, 0, 0)

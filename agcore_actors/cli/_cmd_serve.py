@@ -2,7 +2,9 @@
 
 ``--stdio`` reads JSON-lines commands on stdin and writes turn events on stdout
 (:func:`agcore_actors.serve.serve_stdio`); ``--http HOST:PORT`` serves the HTTP API
-(:func:`agcore_actors.serve.serve_http`). The runtime is built from the configuration
+(:func:`agcore_actors.serve.serve_http`); every HTTP request but ``/healthz`` needs a bearer
+token: ``--token-file``, else ``AGCORE_SERVE_TOKEN``, else (loopback binds only) a fresh
+one shown once on stderr after the ``serving on`` line. The runtime is built from the configuration
 (``--config PATH``, else ``./agcore.toml``, else the user's ``config.toml``; see
 ``docs/configuration.md``) with the environment over it: ``OPENAI_BASE_URL`` /
 ``OPENAI_API_KEY`` / ``OPENAI_MODEL`` or ``ANTHROPIC_API_KEY`` configure a provider, and
@@ -80,18 +82,41 @@ async def _serve_stdio(args: argparse.Namespace) -> int:
             )
 
 
+def _token(args: argparse.Namespace, bind: str) -> tuple[str | None, bool]:
+    """The bearer token (``--token-file``, else ``AGCORE_SERVE_TOKEN``, else a fresh one
+    for a loopback bind) and whether it was made here (then it is shown once)."""
+    from ..serve._auth import fresh_token, is_loopback
+
+    if args.token_file:
+        try:
+            with open(args.token_file, encoding="utf-8") as file:
+                token = file.read().strip()
+        except (OSError, UnicodeDecodeError) as exc:
+            raise UsageError(f"cannot read --token-file: {exc.__class__.__name__}") from None
+        if not token:
+            raise UsageError("--token-file is empty")
+        return token, False
+    from_env = os.environ.get("AGCORE_SERVE_TOKEN") or None
+    if from_env is None and is_loopback(bind):
+        return fresh_token(), True
+    return from_env, False
+
+
 async def _serve_http(args: argparse.Namespace) -> int:
     from ..serve import HttpConfig, serve_http
-    from ..serve._logging import serving_line
+    from ..serve._logging import serving_line, token_line
 
     bind, port = args.http
-    token = os.environ.get("AGCORE_SERVE_TOKEN") or None
+    token, made = _token(args, bind)
     settings: Settings = args.settings
     drain = settings.host.drain_timeout
+    allowed = tuple(args.allowed_host or ())
     try:
-        config = HttpConfig(host=bind, port=port, token=token, drain_timeout=drain)
+        config = HttpConfig(
+            host=bind, port=port, token=token, drain_timeout=drain, allowed_hosts=allowed
+        )
     except ValueError as exc:
-        raise UsageError(f"{exc} (set AGCORE_SERVE_TOKEN)") from None
+        raise UsageError(f"{exc} (set AGCORE_SERVE_TOKEN or --token-file)") from None
     status = 0
     async with settings_host(settings) as (host, store):
         with trio.open_signal_receiver(signal.SIGTERM, signal.SIGINT) as signals:
@@ -108,6 +133,9 @@ async def _serve_http(args: argparse.Namespace) -> int:
                 async def announce(url: str) -> None:
                     line = serving_line(url, json_format=args.json_logs)
                     print(line, file=sys.stderr, flush=True)
+                    if made and config.token is not None:
+                        line = token_line(url, config.token, json_format=args.json_logs)
+                        print(line, file=sys.stderr, flush=True)
 
                 url = await nursery.start(_serve, serve_http, host, config, store, shutdown)
                 await announce(url)
@@ -166,6 +194,18 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
         help="configuration file (default: ./agcore.toml, else the user's config.toml)",
     )
     serve.add_argument("--store", metavar="PATH", help="SQLite file of the sessions ([store] path)")
+    serve.add_argument(
+        "--token-file",
+        metavar="PATH",
+        help="read the bearer token from PATH (default: AGCORE_SERVE_TOKEN, else a fresh "
+        "one for a loopback bind, shown once on stderr)",
+    )
+    serve.add_argument(
+        "--allowed-host",
+        action="append",
+        metavar="NAME",
+        help="a name the Host header may give besides the bound address (repeatable)",
+    )
     serve.add_argument(
         "--log-format", choices=["text", "json"], help="stderr log lines ([logging] format)"
     )

@@ -21,6 +21,7 @@ import argparse
 import os
 import signal
 import sys
+import tomllib
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from typing import Any
@@ -78,7 +79,10 @@ async def _serve_stdio(args: argparse.Namespace) -> int:
         sink = trio.lowlevel.FdStream(os.dup(sys.stdout.fileno()))
         async with source, sink:
             return await serve_stdio(
-                host, source, sink, StdioConfig(drain_timeout=settings.host.drain_timeout)
+                host,
+                source,
+                sink,
+                StdioConfig(drain_timeout=settings.host.drain_timeout, tenant=args.tenant or ""),
             )
 
 
@@ -102,6 +106,33 @@ def _token(args: argparse.Namespace, bind: str) -> tuple[str | None, bool]:
     return from_env, False
 
 
+def _tenants(path: str | None) -> tuple[Any, ...]:
+    """The tenants of ``--tenants PATH``: a TOML file of ``[[tenants]]`` tables with
+    ``name``, ``token`` and ``scopes`` (default ``["turns", "read"]``)."""
+    from ..serve import Tenant
+
+    if path is None:
+        return ()
+    try:
+        with open(path, "rb") as file:
+            data = tomllib.load(file)
+    except (OSError, tomllib.TOMLDecodeError) as exc:
+        raise UsageError(f"cannot read --tenants: {exc.__class__.__name__}: {exc}") from None
+    tables = data.get("tenants")
+    if not isinstance(tables, list) or not all(isinstance(t, dict) for t in tables):
+        raise UsageError("--tenants: expected [[tenants]] tables with name, token, scopes")
+    tenants = []
+    for index, table in enumerate(tables):
+        extra = sorted(set(table) - {"name", "token", "scopes"})
+        if extra:
+            raise UsageError(f"--tenants: tenant {index + 1}: unknown key(s) {', '.join(extra)}")
+        try:
+            tenants.append(Tenant(**table))
+        except (TypeError, ValueError) as exc:
+            raise UsageError(f"--tenants: tenant {index + 1}: {exc}") from None
+    return tuple(tenants)
+
+
 async def _serve_http(args: argparse.Namespace) -> int:
     from ..serve import HttpConfig, serve_http
     from ..serve._logging import serving_line, token_line
@@ -113,7 +144,12 @@ async def _serve_http(args: argparse.Namespace) -> int:
     allowed = tuple(args.allowed_host or ())
     try:
         config = HttpConfig(
-            host=bind, port=port, token=token, drain_timeout=drain, allowed_hosts=allowed
+            host=bind,
+            port=port,
+            token=token,
+            tenants=_tenants(args.tenants),
+            drain_timeout=drain,
+            allowed_hosts=allowed,
         )
     except ValueError as exc:
         raise UsageError(f"{exc} (set AGCORE_SERVE_TOKEN or --token-file)") from None
@@ -158,6 +194,15 @@ def _run(args: argparse.Namespace) -> int:
         require("serve --http", "hypercorn", "prometheus_client")
     from ..serve import configure_logging
 
+    if args.tenant:
+        if args.http:
+            raise UsageError("--tenant is for --stdio (--http takes --tenants)")
+        from ..serve._auth import check_id
+
+        try:
+            check_id("tenant", args.tenant)
+        except ValueError as exc:
+            raise UsageError(f"--tenant: {exc}") from None
     args.settings = settings = _settings(args)
     level = args.log_level or settings.logging.level
     log_format = args.log_format or settings.logging.format
@@ -199,6 +244,17 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
         metavar="PATH",
         help="read the bearer token from PATH (default: AGCORE_SERVE_TOKEN, else a fresh "
         "one for a loopback bind, shown once on stderr)",
+    )
+    serve.add_argument(
+        "--tenants",
+        metavar="PATH",
+        help="TOML file of [[tenants]] (name, token, scopes): named tokens, each seeing only "
+        "its own sessions (--http)",
+    )
+    serve.add_argument(
+        "--tenant",
+        metavar="NAME",
+        help="serve the sessions of tenant NAME only (--stdio: ids stored as NAME/id)",
     )
     serve.add_argument(
         "--allowed-host",

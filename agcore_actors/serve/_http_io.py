@@ -138,14 +138,6 @@ def wants_json(scope: Scope) -> bool:
     return "application/json" in accept and "text/event-stream" not in accept
 
 
-def _fields(session: str, turn: RunningTurn, event: Any) -> dict[str, Any]:
-    fields = event_fields(session, turn.turn, event)
-    result = fields.get("result")
-    if isinstance(result, dict):  # the client's own id, not the stored one
-        result["session"] = session
-    return fields
-
-
 async def answer_result(send: Send, session: str, turn: RunningTurn) -> None:
     """The turn's result once it has ended, as one JSON answer."""
     result = msgspec.to_builtins(await turn.result())
@@ -179,7 +171,7 @@ async def stream_turn(
             nursery.start_soon(watch, streaming)
             async with aclosing(turn.follow()) as events:
                 async for event in events:
-                    data = encode(_fields(session, turn, event))
+                    data = encode(event_fields(session, turn.turn, event))
                     chunk = b"event: %s\ndata: %s\n\n" % (event_kind(event).encode(), data)
                     await send({"type": "http.response.body", "body": chunk, "more_body": True})
             nursery.cancel_scope.cancel()  # stop watching before the end is sent

@@ -153,6 +153,8 @@ def event_fields(session: str, turn: str, event: am.TurnEvent) -> dict[str, Any]
         if result.error_kind:
             out["error_kind"] = result.error_kind
     out.update((k, v) for k, v in fields.items() if k not in ("session", "turn"))
+    if isinstance(out.get("result"), dict):  # the caller's id, not the stored one
+        out["result"]["session"] = session
     return out
 
 

@@ -62,7 +62,7 @@ async def test_a_page_on_another_origin_cannot_run_a_turn() -> None:
             seen.append(session)
             return original(session, *args, **kwargs)  # type: ignore[arg-type]
 
-        s.host.submit = counting  # type: ignore[method-assign]
+        s.host.submit = counting  # type: ignore[method-assign,assignment]
         html = (PAGE % {"url": s.url, "token": s.config.token or ""}).encode()
         port = await nursery.start(page_server, html)
         flags = ["--headless", "--no-sandbox", "--disable-gpu", "--virtual-time-budget=5000"]

@@ -32,7 +32,7 @@ import trio
 from ..agent import SessionHost
 from ..config import ConfigError, Settings, load_settings, open_runtime
 from ._common import INTERRUPTED, add_command, examples
-from ._convert import non_negative_float
+from ._convert import int_at_least, non_negative_float
 from ._errors import UsageError
 from ._extras import require
 
@@ -150,6 +150,7 @@ async def _serve_http(args: argparse.Namespace) -> int:
             tenants=_tenants(args.tenants),
             drain_timeout=drain,
             allowed_hosts=allowed,
+            max_admitted=args.max_admitted,
         )
     except ValueError as exc:
         raise UsageError(f"{exc} (set AGCORE_SERVE_TOKEN or --token-file)") from None
@@ -255,6 +256,13 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
         "--tenant",
         metavar="NAME",
         help="serve the sessions of tenant NAME only (--stdio: ids stored as NAME/id)",
+    )
+    serve.add_argument(
+        "--max-admitted",
+        type=int_at_least(1),
+        metavar="N",
+        help="turns admitted at once, running or waiting (--http; more get 503 with "
+        "Retry-After; default: [host] max_turns_in_flight)",
     )
     serve.add_argument(
         "--allowed-host",

@@ -73,7 +73,8 @@ from ._http_io import (
 from ._http_sessions import SessionReads
 from ._logging import log_event
 from ._observer import observer_page, observer_state
-from ._turns import RunningTurn, TurnRunner
+from ._shed import Backoff
+from ._turns import FINAL, RunningTurn, TurnRunner
 from ._wire import ApproveCommand, TurnCommand, parse_command
 
 if TYPE_CHECKING:
@@ -129,6 +130,7 @@ class _App:
         self.admitted = config.max_admitted or host.config.max_turns_in_flight
         self.page = observer_page()
         self.page_csp = page_csp(self.page)
+        self.backoff = Backoff(floor=config.retry_after)
         #: A :class:`~agcore_actors.serve.tracing.TurnTracer`, when spans are wanted.
         self.tracer: Any = None
 
@@ -136,6 +138,8 @@ class _App:
         if self.tracer is not None:
             self.tracer.observe(turn.session, turn.turn, event)
         now = trio.current_time()
+        if isinstance(event, FINAL):
+            self.backoff.completed(now)
         self.metrics.observe(turn, event, now)
         log_event(turn.session, turn.turn, event, now - turn.started_at)
 
@@ -150,9 +154,13 @@ class _App:
         try:
             await self._route(scope, receive, send)
         except (HttpRefused, BadCommand) as exc:
-            if isinstance(exc, HttpRefused) and exc.reason == "bad_framing":
-                await self._drain(receive)
-            await refuse(send, exc, self.config.retry_after)
+            retry_after = self.config.retry_after
+            if isinstance(exc, HttpRefused):
+                if exc.reason == "bad_framing":
+                    await self._drain(receive)
+                if exc.status in (429, 503):
+                    retry_after = self.backoff.refused(trio.current_time())
+            await refuse(send, exc, retry_after)
 
     async def _drain(self, receive: Receive) -> None:
         """Read a refused request's body (within the body limits) so that its answer goes
@@ -287,7 +295,7 @@ class _App:
             raise HttpRefused(503, "shutting_down", "the server is shutting down")
         if streaming and self.streams >= self.config.max_streams:
             raise HttpRefused(503, "too_many_streams", "too many open event streams")
-        if runner.running >= self.admitted:
+        if runner.open >= self.admitted:
             raise HttpRefused(503, "overloaded", "too many turns at once; retry later")
         if runner.pending[sid] > self.host.config.max_queued:
             raise HttpRefused(429, "session_busy", "the session has too many turns waiting")

@@ -91,7 +91,11 @@ class TurnRunner:
             collections.OrderedDict()
         )
         self.running = 0
-        #: Turns started and not ended, per session.
+        #: Turns started that have not reported their end yet: what admission counts. A
+        #: turn reports its end (committed) before its task is done; its client may send
+        #: the next turn at once, which must not find the slot still taken.
+        self.open = 0
+        #: Turns started that have not reported their end, per session.
         self.pending: collections.Counter[str] = collections.Counter()
         #: No more turns start (the server is shutting down).
         self.closed = False
@@ -105,6 +109,7 @@ class TurnRunner:
         running = RunningTurn(session, turn or new_id())
         self.turns[(session, running.turn)] = running
         self.running += 1
+        self.open += 1
         self.pending[session] += 1
         self.nursery.start_soon(self._run, running, text)
         return running
@@ -125,7 +130,13 @@ class TurnRunner:
                     return
 
     def _push(self, running: RunningTurn, event: am.TurnEvent) -> None:
+        was_open = running.final is None
         running.push(event)
+        if was_open and running.final is not None:
+            self.open -= 1
+            self.pending[running.session] -= 1
+            if not self.pending[running.session]:
+                del self.pending[running.session]
         if self.observe is not None:
             self.observe(running, event)
 
@@ -144,9 +155,6 @@ class TurnRunner:
                 result = am.TurnResult(session=session, turn=turn, status="cancelled")
                 self._push(running, am.TurnCancelled(result))
             self.running -= 1
-            self.pending[session] -= 1
-            if not self.pending[session]:
-                del self.pending[session]
             if self.turns.get((session, turn)) is running:
                 self._finished += 1
                 self._forget_finished()

@@ -153,3 +153,39 @@ def test_a_token_file_gives_the_token(tmp_path: Path) -> None:
             process.send_signal(signal.SIGTERM)
             _, err = process.communicate(timeout=30)
     assert b"from-a-file" not in err
+
+
+def test_a_tenants_file_gives_named_tokens_each_with_its_own_sessions(tmp_path: Path) -> None:
+    (tmp_path / "tenants.toml").write_text(
+        '[[tenants]]\nname = "acme"\ntoken = "acme-token-0123456789"\n'
+        '[[tenants]]\nname = "ops"\ntoken = "ops-token-0123456789ab"\nscopes = ["admin"]\n'
+    )
+    with fake_openai() as base:
+        process = start_serve(base, "--http", "127.0.0.1:0", "--store", str(tmp_path / "s.db"),
+                              "--tenants", str(tmp_path / "tenants.toml"))  # fmt: skip
+        try:
+            url = url_of(process)
+            acme = {"authorization": "Bearer acme-token-0123456789"}
+            assert _first_turn(url, acme) == 200
+            assert _first_turn(url, {"authorization": "Bearer ops-token-0123456789ab"}) == 403
+            own = httpx2.get(f"{url}/v1/sessions", headers=AUTH).json()["sessions"]
+            assert own == []  # the server's token does not see acme's "a"
+        finally:
+            process.send_signal(signal.SIGTERM)
+            _, err = process.communicate(timeout=30)
+    assert process.returncode == 0, err.decode()
+    assert stored(tmp_path / "s.db", ["acme/a"])["acme/a"].record.turns == 1
+
+
+def test_a_bad_tenants_file_or_tenant_name_is_a_usage_error(tmp_path: Path) -> None:
+    (tmp_path / "bad.toml").write_text('[[tenants]]\nname = "a/b"\ntoken = "t"\n')
+    env = serve_env("http://127.0.0.1:9/v1")
+    for args in (["--http", "127.0.0.1:0", "--tenants", str(tmp_path / "bad.toml")],
+                 ["--http", "127.0.0.1:0", "--tenants", str(tmp_path / "missing.toml")],
+                 ["--stdio", "--tenant", "a b"]):  # fmt: skip
+        process = subprocess.run(
+            [sys.executable, "-m", "agcore_actors.cli", "serve", *args],
+            capture_output=True, env=env, timeout=60, stdin=subprocess.DEVNULL,
+        )  # fmt: skip
+        assert process.returncode == 2, (args, process.stderr)
+        assert len(process.stderr.decode().strip().splitlines()) == 1

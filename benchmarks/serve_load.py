@@ -39,6 +39,8 @@ import trio
 
 HERE = Path(__file__).resolve().parent
 TOKEN = "load-token-0123456789abcdef"
+#: Seconds a connection may sit idle before a request reuses it (hypercorn closes at 5).
+KEEP_ALIVE = 4.0
 
 
 @attrs.define
@@ -49,6 +51,9 @@ class Level:
     #: Latencies of the turns started during the warm-up (the burst).
     burst: list[float] = attrs.field(factory=list)
     refused: int = 0
+    #: Seconds of Retry-After handed out, summed.
+    told: float = 0.0
+    reasons: dict[str, int] = attrs.field(factory=dict)
     errors: int = 0
     kinds: dict[str, int] = attrs.field(factory=dict)
 
@@ -64,8 +69,11 @@ class Connection:
         self.host, self.port = host, port
         self.stream: trio.SocketStream | None = None
         self.buffer = b""
+        self.used = 0.0
 
     async def request(self, raw: bytes) -> tuple[int, dict[bytes, bytes], bytes]:
+        if self.stream is not None and trio.current_time() - self.used > KEEP_ALIVE:
+            await self.aclose()  # the server may be closing it: a fresh one, as clients do
         if self.stream is None:
             self.stream = await trio.open_tcp_stream(self.host, self.port)
             self.buffer = b""
@@ -83,6 +91,7 @@ class Connection:
         while len(self.buffer) < length:
             await self._more()
         body, self.buffer = self.buffer[:length], self.buffer[length:]
+        self.used = trio.current_time()
         if headers.get(b"connection", b"").lower() == b"close":
             await self.aclose()
         return status, headers, body
@@ -133,6 +142,9 @@ async def client(url: str, index: int, level: Level, measured: float, until: flo
                 into.append(time.perf_counter() - started)
             elif status in (429, 503) and b"retry-after" in headers:
                 level.refused += 1
+                reason = json.loads(body).get("error_kind", "?")
+                level.reasons[reason] = level.reasons.get(reason, 0) + 1
+                level.told += float(headers[b"retry-after"])
                 await trio.sleep(
                     min(float(headers[b"retry-after"]), max(0.0, until - trio.current_time()))
                 )
@@ -211,6 +223,10 @@ def main(argv: list[str] | None = None) -> int:
         print(f"| {level.clients} | {len(level.latencies) / level.seconds:,.0f} | {p50 * 1e3:,.0f} "
               f"| {p99 * 1e3:,.0f} | {p99 / base:.2f} | {every * 1e3:,.0f} | {level.refused:,} "
               f"| {level.errors:,}{kinds} |")  # fmt: skip
+    for level in results:
+        if level.refused:
+            print(f"\n{level.clients} clients: refusals {level.reasons}, mean Retry-After "
+                  f"{level.told / level.refused:.1f} s")  # fmt: skip
     completed = sum(len(level.latencies) for level in results)
     mean = statistics.fmean(x for level in results for x in level.latencies) if completed else 0
     print(f"\n{completed:,} turns completed, mean {mean * 1e3:,.0f} ms")

@@ -58,6 +58,7 @@ from ._auth import Tenant, check_id, host_allowed, identify, origin_allowed
 from ._errors import BadCommand, HttpRefused
 from ._http_config import HttpConfig
 from ._http_io import (
+    BODY_READ,
     Receive,
     Scope,
     Send,
@@ -155,17 +156,20 @@ class _App:
             await self._route(scope, receive, send)
         except (HttpRefused, BadCommand) as exc:
             retry_after = self.config.retry_after
-            if isinstance(exc, HttpRefused):
-                if exc.reason == "bad_framing":
+            if not (isinstance(exc, HttpRefused) and exc.status in (408, 413)):
+                if not scope.get(BODY_READ):
                     await self._drain(receive)
+            if isinstance(exc, HttpRefused):
                 if exc.status in (429, 503):
                     retry_after = self.backoff.refused(trio.current_time())
             await refuse(send, exc, retry_after)
 
     async def _drain(self, receive: Receive) -> None:
-        """Read a refused request's body (within the body limits) so that its answer goes
-        out whole before the connection closes: the server cuts a connection at once when
-        bytes pipelined behind a request that must close arrive."""
+        """Read a refused request's body (within the body limits) before answering: the
+        server keeps a connection alive only after the whole request was read (a refusal
+        would otherwise cost the client a new connection), and one that must close goes
+        out whole (the server cuts a connection at once when bytes pipelined behind a
+        request that must close arrive)."""
         size = 0
         with trio.move_on_after(self.config.body_timeout):
             while size <= self.config.max_body:

@@ -35,6 +35,8 @@ Receive = Callable[[], Awaitable[dict[str, Any]]]
 Send = Callable[[dict[str, Any]], Awaitable[None]]
 Headers = Sequence[tuple[bytes, bytes]]
 encode = msgspec.json.Encoder().encode
+#: Set in the ASGI scope once the request's body has been read to its end.
+BODY_READ = "agcore.body_read"
 
 _COMMON: list[tuple[bytes, bytes]] = [
     (b"x-content-type-options", b"nosniff"),
@@ -119,6 +121,7 @@ async def read_body(scope: Scope, receive: Receive, *, limit: int, timeout: floa
             if len(body) > limit:
                 raise HttpRefused(413, "body_too_large", f"the body is larger than {limit} bytes")
             if not message.get("more_body"):
+                scope[BODY_READ] = True
                 break
     if waited.cancelled_caught:
         raise HttpRefused(408, "body_timeout", f"the body took over {timeout:g} s", close=True)

@@ -95,3 +95,21 @@ async def test_a_request_with_both_framings_is_refused_and_nothing_behind_it_is_
         assert answer.startswith(b"HTTP/1.1 400") and answer.count(b"HTTP/1.1") == 1
         async with s.client() as client:
             assert (await client.get("/v1/sessions/b")).status_code == 404
+
+
+async def test_a_refused_request_keeps_its_connection_alive() -> None:
+    """A refusal decided before the body is read (here: a foreign Origin) still reads it,
+    so the connection serves the next request instead of costing a new one."""
+    async with served() as s:
+        stream = await connect(s)
+        async with stream:
+            refused = turn_request(s, "a", {"text": "hi"}, "origin: http://evil.example")
+            await stream.send_all(refused)
+            received = b""
+            while b"bad_origin" not in received:
+                chunk = await stream.receive_some()
+                assert chunk, received
+                received += chunk
+            await stream.send_all(head(s, "GET", "/healthz", "connection: close"))
+            answer = await read_to_eof(stream)
+        assert answer.startswith(b"HTTP/1.1 200"), answer[:100]

@@ -155,13 +155,12 @@ class _App:
         try:
             await self._route(scope, receive, send)
         except (HttpRefused, BadCommand) as exc:
+            status = exc.status if isinstance(exc, HttpRefused) else 400
+            if status not in (408, 413) and not scope.get(BODY_READ):
+                await self._drain(receive)
             retry_after = self.config.retry_after
-            if not (isinstance(exc, HttpRefused) and exc.status in (408, 413)):
-                if not scope.get(BODY_READ):
-                    await self._drain(receive)
-            if isinstance(exc, HttpRefused):
-                if exc.status in (429, 503):
-                    retry_after = self.backoff.refused(trio.current_time())
+            if status in (429, 503):
+                retry_after = self.backoff.refused(trio.current_time())
             await refuse(send, exc, retry_after)
 
     async def _drain(self, receive: Receive) -> None:

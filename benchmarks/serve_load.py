@@ -210,6 +210,9 @@ def main(argv: list[str] | None = None) -> int:
             for process in (serve, fake):
                 process.terminate()
                 process.wait(timeout=60)
+                for pipe in (process.stdout, process.stderr):
+                    if pipe is not None:
+                        pipe.close()
     base = percentile(results[0].latencies, 0.99)
     admitted = args.max_admitted or "default"
     print(f"## serve --http under load (benchmarks/serve_load.py), max_admitted={admitted}\n")

@@ -2,7 +2,9 @@
 
 ``--stdio`` reads JSON-lines commands on stdin and writes turn events on stdout
 (:func:`agcore_actors.serve.serve_stdio`); ``--http HOST:PORT`` serves the HTTP API
-(:func:`agcore_actors.serve.serve_http`). The runtime is built from the configuration
+(:func:`agcore_actors.serve.serve_http`); every HTTP request but ``/healthz`` needs a bearer
+token: ``--token-file``, else ``AGCORE_SERVE_TOKEN``, else (loopback binds only) a fresh
+one shown once on stderr after the ``serving on`` line. The runtime is built from the configuration
 (``--config PATH``, else ``./agcore.toml``, else the user's ``config.toml``; see
 ``docs/configuration.md``) with the environment over it: ``OPENAI_BASE_URL`` /
 ``OPENAI_API_KEY`` / ``OPENAI_MODEL`` or ``ANTHROPIC_API_KEY`` configure a provider, and
@@ -19,6 +21,7 @@ import argparse
 import os
 import signal
 import sys
+import tomllib
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from typing import Any
@@ -29,7 +32,7 @@ import trio
 from ..agent import SessionHost
 from ..config import ConfigError, Settings, load_settings, open_runtime
 from ._common import INTERRUPTED, add_command, examples
-from ._convert import non_negative_float
+from ._convert import int_at_least, non_negative_float
 from ._errors import UsageError
 from ._extras import require
 
@@ -76,22 +79,81 @@ async def _serve_stdio(args: argparse.Namespace) -> int:
         sink = trio.lowlevel.FdStream(os.dup(sys.stdout.fileno()))
         async with source, sink:
             return await serve_stdio(
-                host, source, sink, StdioConfig(drain_timeout=settings.host.drain_timeout)
+                host,
+                source,
+                sink,
+                StdioConfig(drain_timeout=settings.host.drain_timeout, tenant=args.tenant or ""),
             )
+
+
+def _token(args: argparse.Namespace, bind: str) -> tuple[str | None, bool]:
+    """The bearer token (``--token-file``, else ``AGCORE_SERVE_TOKEN``, else a fresh one
+    for a loopback bind) and whether it was made here (then it is shown once)."""
+    from ..serve._auth import fresh_token, is_loopback
+
+    if args.token_file:
+        try:
+            with open(args.token_file, encoding="utf-8") as file:
+                token = file.read().strip()
+        except (OSError, UnicodeDecodeError) as exc:
+            raise UsageError(f"cannot read --token-file: {exc.__class__.__name__}") from None
+        if not token:
+            raise UsageError("--token-file is empty")
+        return token, False
+    from_env = os.environ.get("AGCORE_SERVE_TOKEN") or None
+    if from_env is None and is_loopback(bind):
+        return fresh_token(), True
+    return from_env, False
+
+
+def _tenants(path: str | None) -> tuple[Any, ...]:
+    """The tenants of ``--tenants PATH``: a TOML file of ``[[tenants]]`` tables with
+    ``name``, ``token`` and ``scopes`` (default ``["turns", "read"]``)."""
+    from ..serve import Tenant
+
+    if path is None:
+        return ()
+    try:
+        with open(path, "rb") as file:
+            data = tomllib.load(file)
+    except (OSError, tomllib.TOMLDecodeError) as exc:
+        raise UsageError(f"cannot read --tenants: {exc.__class__.__name__}: {exc}") from None
+    tables = data.get("tenants")
+    if not isinstance(tables, list) or not all(isinstance(t, dict) for t in tables):
+        raise UsageError("--tenants: expected [[tenants]] tables with name, token, scopes")
+    tenants = []
+    for index, table in enumerate(tables):
+        extra = sorted(set(table) - {"name", "token", "scopes"})
+        if extra:
+            raise UsageError(f"--tenants: tenant {index + 1}: unknown key(s) {', '.join(extra)}")
+        try:
+            tenants.append(Tenant(**table))
+        except (TypeError, ValueError) as exc:
+            raise UsageError(f"--tenants: tenant {index + 1}: {exc}") from None
+    return tuple(tenants)
 
 
 async def _serve_http(args: argparse.Namespace) -> int:
     from ..serve import HttpConfig, serve_http
-    from ..serve._logging import serving_line
+    from ..serve._logging import serving_line, token_line
 
     bind, port = args.http
-    token = os.environ.get("AGCORE_SERVE_TOKEN") or None
+    token, made = _token(args, bind)
     settings: Settings = args.settings
     drain = settings.host.drain_timeout
+    allowed = tuple(args.allowed_host or ())
     try:
-        config = HttpConfig(host=bind, port=port, token=token, drain_timeout=drain)
+        config = HttpConfig(
+            host=bind,
+            port=port,
+            token=token,
+            tenants=_tenants(args.tenants),
+            drain_timeout=drain,
+            allowed_hosts=allowed,
+            max_admitted=args.max_admitted,
+        )
     except ValueError as exc:
-        raise UsageError(f"{exc} (set AGCORE_SERVE_TOKEN)") from None
+        raise UsageError(f"{exc} (set AGCORE_SERVE_TOKEN or --token-file)") from None
     status = 0
     async with settings_host(settings) as (host, store):
         with trio.open_signal_receiver(signal.SIGTERM, signal.SIGINT) as signals:
@@ -108,6 +170,9 @@ async def _serve_http(args: argparse.Namespace) -> int:
                 async def announce(url: str) -> None:
                     line = serving_line(url, json_format=args.json_logs)
                     print(line, file=sys.stderr, flush=True)
+                    if made and config.token is not None:
+                        line = token_line(url, config.token, json_format=args.json_logs)
+                        print(line, file=sys.stderr, flush=True)
 
                 url = await nursery.start(_serve, serve_http, host, config, store, shutdown)
                 await announce(url)
@@ -130,6 +195,15 @@ def _run(args: argparse.Namespace) -> int:
         require("serve --http", "hypercorn", "prometheus_client")
     from ..serve import configure_logging
 
+    if args.tenant:
+        if args.http:
+            raise UsageError("--tenant is for --stdio (--http takes --tenants)")
+        from ..serve._auth import check_id
+
+        try:
+            check_id("tenant", args.tenant)
+        except ValueError as exc:
+            raise UsageError(f"--tenant: {exc}") from None
     args.settings = settings = _settings(args)
     level = args.log_level or settings.logging.level
     log_format = args.log_format or settings.logging.format
@@ -166,6 +240,36 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
         help="configuration file (default: ./agcore.toml, else the user's config.toml)",
     )
     serve.add_argument("--store", metavar="PATH", help="SQLite file of the sessions ([store] path)")
+    serve.add_argument(
+        "--token-file",
+        metavar="PATH",
+        help="read the bearer token from PATH (default: AGCORE_SERVE_TOKEN, else a fresh "
+        "one for a loopback bind, shown once on stderr)",
+    )
+    serve.add_argument(
+        "--tenants",
+        metavar="PATH",
+        help="TOML file of [[tenants]] (name, token, scopes): named tokens, each seeing only "
+        "its own sessions (--http)",
+    )
+    serve.add_argument(
+        "--tenant",
+        metavar="NAME",
+        help="serve the sessions of tenant NAME only (--stdio: ids stored as NAME/id)",
+    )
+    serve.add_argument(
+        "--max-admitted",
+        type=int_at_least(1),
+        metavar="N",
+        help="turns admitted at once, running or waiting (--http; more get 503 with "
+        "Retry-After; default: [host] max_turns_in_flight)",
+    )
+    serve.add_argument(
+        "--allowed-host",
+        action="append",
+        metavar="NAME",
+        help="a name the Host header may give besides the bound address (repeatable)",
+    )
     serve.add_argument(
         "--log-format", choices=["text", "json"], help="stderr log lines ([logging] format)"
     )

@@ -6,8 +6,10 @@ them to the command line.
 """
 
 from .._exports import publish
+from ._auth import Tenant
 from ._errors import BadCommand, HttpRefused, ServeError
-from ._http import HttpConfig, serve_http
+from ._http import serve_http
+from ._http_config import HttpConfig
 from ._logging import JsonFormatter, TextFormatter, configure_logging
 from ._stdio import StdioConfig, serve_stdio
 
@@ -18,6 +20,7 @@ __all__ = [
     "JsonFormatter",
     "ServeError",
     "StdioConfig",
+    "Tenant",
     "TextFormatter",
     "configure_logging",
     "serve_http",

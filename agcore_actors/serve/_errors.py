@@ -33,11 +33,17 @@ class BadCommand(ServeError, ValueError):
 
 class HttpRefused(ServeError):
     """A request refused with HTTP ``status``; ``reason`` is the body's ``error_kind``
-    (``unauthorized``, ``body_too_large``, ``too_many_streams``, ...)."""
+    (``unauthorized``, ``body_too_large``, ``too_many_streams``, ...). ``close``: the
+    connection is closed after the answer (its framing cannot be trusted); ``allow``: the
+    methods a 405 names."""
 
     kind: ClassVar[str] = "http_refused"
 
-    def __init__(self, status: int, reason: str, message: str) -> None:
+    def __init__(
+        self, status: int, reason: str, message: str, *, close: bool = False, allow: str = ""
+    ) -> None:
         super().__init__(message)
         self.status = status
         self.reason = reason
+        self.close = close
+        self.allow = allow

@@ -3,134 +3,135 @@
 Needs the ``serve`` extra (hypercorn, prometheus_client), imported only once
 :func:`serve_http` runs: importing :mod:`agcore_actors.serve` (stdio) does without it.
 
-Routes (JSON in and out; ``{id}`` is a session id)::
+Routes (JSON in and out; ``{id}`` is a session id; the scope each needs)::
 
-    POST   /v1/sessions/{id}/turns              {"text", "turn"?} -> SSE of the turn's
-                                                events, or with Accept: application/json
-                                                its TurnResult when it has ended
-    GET    /v1/sessions/{id}/turns/{turn}       reattach: the same, from the first event
-    POST   /v1/sessions/{id}/cancel             {"mode"?} -> {"cancelled": bool}
-    POST   /v1/sessions/{id}/approvals/{call}   {"allow", "reason"?} -> {"answered": bool}
-    GET    /v1/sessions/{id}                    transcript, facts, usage (404: none)
-    GET    /v1/sessions?limit=&cursor=          a page of session records
-    DELETE /v1/sessions/{id}                    204, or 404 when nothing was stored
-    GET    /healthz                             {"status": "ok"}, no token needed
-    GET    /metrics                             Prometheus text
-    GET    /observer                            the live observer page (HTML)
-    GET    /observer/state                      what it shows, as JSON
+    POST   /v1/sessions/{id}/turns              turns  {"text", "turn"?} -> SSE of the
+                                                turn's events, or with Accept:
+                                                application/json its TurnResult
+    GET    /v1/sessions/{id}/turns/{turn}       read   reattach: the same, from the first event
+    POST   /v1/sessions/{id}/cancel             turns  {"mode"?} -> {"cancelled": bool}
+    POST   /v1/sessions/{id}/approvals/{call}   turns  {"allow", "reason"?} -> {"answered": bool}
+    GET    /v1/sessions/{id}                    read   transcript, facts, usage (404: none)
+    GET    /v1/sessions?limit=&cursor=          read   a page of the tenant's session records
+    DELETE /v1/sessions/{id}                    turns  204, or 404 when nothing was stored
+    GET    /healthz                             -      {"status": "ok"}
+    GET    /observer                            -      the observer page (static HTML)
+    GET    /observer/state                      admin  what it shows, as JSON
+    GET    /metrics                             admin  Prometheus text
 
 Semantics:
-    Every route but ``/healthz`` needs ``Authorization: Bearer <token>`` when a token is
-    configured, and one must be when the server binds a non-loopback address. A body
-    larger than ``max_body`` is refused with 413 before it is parsed; more than
-    ``max_streams`` open event streams are refused with 503. A malformed body gets 400
-    naming the problem and changes nothing. A turn's response carries its id in
-    ``X-Turn-Id`` before any event.
+    Before anything runs, a request is checked in this order: its framing (both
+    ``Content-Length`` and ``Transfer-Encoding``: 400, connection closed), its ``Host``
+    (403 unless it names the server: DNS rebinding), its bearer token (401), the
+    ``Origin`` of a POST or DELETE (403 unless the server's own), the route (404; a
+    known path with another method: 405), the tenant's scope (403), the ids in the path
+    (400 unless they follow the id rule), and the body (413 over ``max_body``, 408 when
+    slower than ``body_timeout``, 415 unless ``application/json``, 400 when malformed).
+    A refused request changes nothing. A turn is admitted or refused before it starts:
+    a session with ``max_queued`` turns waiting gets 429, a server with ``max_admitted``
+    turns admitted or ``max_streams`` streams open, or shutting down, gets 503; each with
+    ``Retry-After``. A turn is known by (session, turn id): POSTing an id the server
+    remembers reattaches to that turn, and an id the session has stored is 409; a turn
+    never runs twice. A turn's response carries its id in ``X-Turn-Id`` before any event.
 
 Cancellation:
     A turn runs apart from its request (:class:`~agcore_actors.serve._turns.TurnRunner`):
     a client that disconnects mid-stream cancels nothing (unless
     ``cancel_on_disconnect``); the turn ends and is committed, and the client can
-    reattach by its id. Shutdown (``shutdown`` returns) stops taking requests, gives
+    reattach by its id. Shutdown (``shutdown`` returns) stops taking turns, gives
     turns in flight ``drain_timeout`` seconds, then cancels them (each committed as
     cancelled). Cancelling :func:`serve_http` cancels every turn at once.
 """
 
 from __future__ import annotations
 
-import hmac
-import ipaddress
 from collections.abc import Awaitable, Callable
-from contextlib import aclosing
 from typing import TYPE_CHECKING, Any
-from urllib.parse import parse_qs
 
-import attrs
-import msgspec
 import trio
 
-from .._decode import DECODE_ERRORS
 from .._ids import new_id
-from .._validators import at_least_one, non_negative
 from ..actor import ActorRef
 from ..agent import SessionHost, StoreTurns
 from ..agent import messages as am
-from ..store import SessionNotFound
-from ..store import messages as sm
+from ._auth import Tenant, check_id, host_allowed, identify, origin_allowed
 from ._errors import BadCommand, HttpRefused
+from ._http_config import HttpConfig
+from ._http_io import (
+    BODY_READ,
+    Receive,
+    Scope,
+    Send,
+    answer_result,
+    encode,
+    page_csp,
+    read_body,
+    refuse,
+    respond,
+    stream_turn,
+    wants_json,
+)
+from ._http_sessions import SessionReads
 from ._logging import log_event
 from ._observer import observer_page, observer_state
-from ._turns import RunningTurn, TurnRunner
-from ._wire import ApproveCommand, TurnCommand, event_fields, event_kind, parse_command
+from ._shed import Backoff
+from ._turns import FINAL, RunningTurn, TurnRunner
+from ._wire import ApproveCommand, TurnCommand, parse_command
 
 if TYPE_CHECKING:
     from hypercorn.config import Config as HypercornConfig
 
 __all__ = ["HttpConfig", "serve_http"]
 
-Scope = dict[str, Any]
-Receive = Callable[[], Awaitable[dict[str, Any]]]
-Send = Callable[[dict[str, Any]], Awaitable[None]]
-_encode = msgspec.json.Encoder().encode
+#: (method, path shape) -> the scope it needs; ``*`` stands for an id.
+ROUTES: dict[tuple[str, tuple[str, ...]], str] = {
+    ("POST", ("v1", "sessions", "*", "turns")): "turns",
+    ("GET", ("v1", "sessions", "*", "turns", "*")): "read",
+    ("POST", ("v1", "sessions", "*", "cancel")): "turns",
+    ("POST", ("v1", "sessions", "*", "approvals", "*")): "turns",
+    ("GET", ("v1", "sessions", "*")): "read",
+    ("DELETE", ("v1", "sessions", "*")): "turns",
+    ("GET", ("v1", "sessions")): "read",
+    ("GET", ("observer", "state")): "admin",
+    ("GET", ("metrics",)): "admin",
+}
+_ID_NAMES = {"turns": "turn", "approvals": "call"}
 
 
-def _is_loopback(host: str) -> bool:
-    if host == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        return False
+def _fits(pattern: tuple[str, ...], parts: list[str]) -> bool:
+    return len(pattern) == len(parts) and all(
+        p in ("*", x) for p, x in zip(pattern, parts, strict=True)
+    )
 
 
-@attrs.frozen(kw_only=True)
-class HttpConfig:
-    """Where and how :func:`serve_http` serves."""
-
-    #: Address to bind; anything but loopback needs ``token``.
-    host: str = "127.0.0.1"
-    #: Port to bind; 0 picks a free one (``task_status`` reports the URL).
-    port: int = attrs.field(default=8000, validator=non_negative)
-    #: Bearer token every route but /healthz requires (None: none, loopback only).
-    token: str | None = attrs.field(default=None, repr=False)
-    #: Largest request body in bytes.
-    max_body: int = attrs.field(default=1 << 20, validator=at_least_one)
-    #: Event streams open at once; more get 503.
-    max_streams: int = attrs.field(default=1024, validator=at_least_one)
-    #: A client that disconnects mid-stream cancels its turn (default: it runs on).
-    cancel_on_disconnect: bool = False
-    #: Largest page of GET /v1/sessions.
-    max_page: int = attrs.field(default=1000, validator=at_least_one)
-    #: Finished turns kept for reattaching.
-    keep_turns: int = attrs.field(default=256, validator=at_least_one)
-    #: Seconds turns in flight get after shutdown begins.
-    drain_timeout: float = attrs.field(default=30.0, validator=non_negative)
-
-    def __attrs_post_init__(self) -> None:
-        if not self.token and not _is_loopback(self.host):
-            raise ValueError(f"binding {self.host!r} (not loopback) needs a bearer token")
-
-
-async def _respond(
-    send: Send, status: int, body: bytes, content_type: str = "application/json"
-) -> None:
-    headers = [(b"content-type", content_type.encode()), (b"content-length", b"%d" % len(body))]
-    await send({"type": "http.response.start", "status": status, "headers": headers})
-    await send({"type": "http.response.body", "body": body})
+def _match(method: str, parts: list[str]) -> str:
+    """The scope the route needs; 404 for an unknown path, 405 for another method."""
+    methods = {m: scope for (m, pattern), scope in ROUTES.items() if _fits(pattern, parts)}
+    if not methods:
+        raise HttpRefused(404, "no_such_route", "no such route")
+    if method not in methods:
+        allowed = ", ".join(sorted(methods))
+        raise HttpRefused(405, "method_not_allowed", f"use {allowed}", allow=allowed)
+    return methods[method]
 
 
 class _App:
     def __init__(self, host: SessionHost, store: ActorRef[Any], config: HttpConfig) -> None:
         self.host = host
-        self.store = store
         self.config = config
+        self.tenants = config.all_tenants
         # The serve extra's modules (hypercorn, prometheus_client) are imported only to
         # serve HTTP: importing agcore_actors.serve (serve --stdio) does without them.
         from ._metrics import Metrics
 
         self.metrics = Metrics(host)
+        self.sessions = SessionReads(host, store, max_page=config.max_page)
         self.runner: TurnRunner | None = None
         self.streams = 0
+        self.admitted = config.max_admitted or host.config.max_turns_in_flight
+        self.page = observer_page()
+        self.page_csp = page_csp(self.page)
+        self.backoff = Backoff(floor=config.retry_after)
         #: A :class:`~agcore_actors.serve.tracing.TurnTracer`, when spans are wanted.
         self.tracer: Any = None
 
@@ -138,6 +139,8 @@ class _App:
         if self.tracer is not None:
             self.tracer.observe(turn.session, turn.turn, event)
         now = trio.current_time()
+        if isinstance(event, FINAL):
+            self.backoff.completed(now)
         self.metrics.observe(turn, event, now)
         log_event(turn.session, turn.turn, event, now - turn.started_at)
 
@@ -151,100 +154,117 @@ class _App:
             return
         try:
             await self._route(scope, receive, send)
-        except HttpRefused as exc:
-            body = _encode({"error_kind": exc.reason, "error": str(exc)})
-            await _respond(send, exc.status, body)
-        except BadCommand as exc:
-            await _respond(send, 400, _encode({"error_kind": exc.kind, "error": str(exc)}))
+        except (HttpRefused, BadCommand) as exc:
+            status = exc.status if isinstance(exc, HttpRefused) else 400
+            if status not in (408, 413) and not scope.get(BODY_READ):
+                await self._drain(receive)
+            retry_after = self.config.retry_after
+            if status in (429, 503):
+                retry_after = self.backoff.refused(trio.current_time())
+            await refuse(send, exc, retry_after)
 
-    # -- plumbing ---------------------------------------------------------------------------
+    async def _drain(self, receive: Receive) -> None:
+        """Read a refused request's body (within the body limits) before answering: the
+        server keeps a connection alive only after the whole request was read (a refusal
+        would otherwise cost the client a new connection), and one that must close goes
+        out whole (the server cuts a connection at once when bytes pipelined behind a
+        request that must close arrive)."""
+        size = 0
+        with trio.move_on_after(self.config.body_timeout):
+            while size <= self.config.max_body:
+                message = await receive()
+                size += len(message.get("body", b""))
+                if message["type"] != "http.request" or not message.get("more_body"):
+                    return
 
-    def _check_token(self, scope: Scope) -> None:
-        if not self.config.token:
-            return
-        headers = dict(scope["headers"])
-        given = headers.get(b"authorization", b"")
-        if scope["path"].startswith("/observer"):
-            # A browser page cannot set the header: the observer may take the token
-            # as the ``access_token`` query parameter (RFC 6750, section 2.3).
-            query = parse_qs(scope.get("query_string", b"").decode())
-            if "access_token" in query:
-                given = b"Bearer " + query["access_token"][-1].encode()
-        if not hmac.compare_digest(given, b"Bearer " + self.config.token.encode()):
+    # -- checks before anything runs ----------------------------------------------------------
+
+    def _admit(self, scope: Scope, method: str, parts: list[str]) -> tuple[Tenant, str]:
+        """The caller's tenant and the route's scope, or the refusal (module docstring)."""
+        headers: dict[bytes, bytes] = {}
+        for name, value in scope["headers"]:
+            if name in headers and name in (b"host", b"content-length", b"authorization"):
+                raise HttpRefused(400, "bad_framing", f"two {name.decode()} headers", close=True)
+            headers[name] = value
+        if b"content-length" in headers and b"transfer-encoding" in headers:
+            raise HttpRefused(400, "bad_framing",
+                              "both Content-Length and Transfer-Encoding", close=True)  # fmt: skip
+        config = self.config
+        if not host_allowed(headers.get(b"host"), config.host, config.allowed_hosts):
+            raise HttpRefused(403, "bad_host", "the Host header does not name this server")
+        tenant = identify(self.tenants, headers.get(b"authorization", b""))
+        if tenant is None:
             raise HttpRefused(401, "unauthorized", "a valid bearer token is required")
+        if method not in ("GET", "HEAD"):
+            port = (scope.get("server") or ("", 0))[1]
+            if not origin_allowed(headers.get(b"origin"), config.host, port,
+                                  config.allowed_hosts):  # fmt: skip
+                raise HttpRefused(403, "bad_origin", "requests from another origin are refused")
+        needs = _match(method, parts)
+        if needs not in tenant.scopes:
+            raise HttpRefused(403, "forbidden", f"this token lacks the {needs!r} scope")
+        if len(parts) > 2:
+            self._id("session", parts[2])
+        if len(parts) > 4:
+            self._id(_ID_NAMES[parts[3]], parts[4])
+        return tenant, needs
+
+    @staticmethod
+    def _id(what: str, value: str) -> str:
+        try:
+            return check_id(what, value)
+        except ValueError as exc:
+            raise BadCommand(str(exc)) from None
 
     async def _body(self, scope: Scope, receive: Receive) -> Any:
-        limit = self.config.max_body
-        length = dict(scope["headers"]).get(b"content-length")
-        if length is not None and length.isdigit() and int(length) > limit:
-            raise HttpRefused(413, "body_too_large", f"the body is larger than {limit} bytes")
-        body = bytearray()
-        while True:
-            message = await receive()
-            if message["type"] == "http.disconnect":
-                raise HttpRefused(400, "disconnected", "the client went away")
-            body += message.get("body", b"")
-            if len(body) > limit:
-                raise HttpRefused(413, "body_too_large", f"the body is larger than {limit} bytes")
-            if not message.get("more_body"):
-                break
-        if not body.strip():
-            return {}
-        try:
-            return msgspec.json.decode(bytes(body))
-        except DECODE_ERRORS as exc:
-            raise BadCommand(f"not JSON: {exc}") from None
+        limit, timeout = self.config.max_body, self.config.body_timeout
+        return await read_body(scope, receive, limit=limit, timeout=timeout)
 
-    # -- routes -----------------------------------------------------------------------------
+    # -- routes: the one place a request reaches a session -------------------------------------
 
     async def _route(self, scope: Scope, receive: Receive, send: Send) -> None:
         method, path = scope["method"], scope["path"]
-        if path == "/healthz" and method == "GET":
-            return await _respond(send, 200, b'{"status":"ok"}')
-        self._check_token(scope)
         parts = path.strip("/").split("/")
+        if method == "GET" and parts in (["healthz"], ["observer"]):
+            if parts == ["healthz"]:
+                return await respond(send, 200, b'{"status":"ok"}')
+            return await respond(send, 200, self.page, "text/html; charset=utf-8",
+                                 csp=self.page_csp)  # fmt: skip
+        tenant, _ = self._admit(scope, method, parts)
+        runner = self.runner
+        assert runner is not None
+        sessions = self.sessions
         match method, parts:
             case "GET", ["metrics"]:
                 from ._metrics import CONTENT_TYPE
 
-                await _respond(send, 200, self.metrics.render(), CONTENT_TYPE)
-            case "GET", ["observer"]:
-                await _respond(send, 200, observer_page(), "text/html; charset=utf-8")
+                await respond(send, 200, self.metrics.render(), CONTENT_TYPE)
             case "GET", ["observer", "state"]:
-                assert self.runner is not None
-                await _respond(send, 200, _encode(observer_state(self.host, self.runner)))
+                await respond(send, 200, encode(observer_state(self.host, runner)))
             case "GET", ["v1", "sessions"]:
-                await self._list(scope, send)
+                await respond(send, 200, await sessions.page(tenant, scope))
             case "GET", ["v1", "sessions", session]:
-                await self._session(session, send)
+                await respond(send, 200, await sessions.read(tenant, session))
             case "DELETE", ["v1", "sessions", session]:
-                deleted = await self.host.delete(session)
-                await _respond(send, 204 if deleted else 404, b"")
+                deleted = await self.host.delete(tenant.store_id(session))
+                await respond(send, 204 if deleted else 404, b"")
             case "POST", ["v1", "sessions", session, "turns"]:
                 command = parse_command(await self._body(scope, receive), session=session)
                 if not isinstance(command, TurnCommand):
                     raise BadCommand("a turn needs 'text'")
-                assert self.runner is not None
-                if self.runner.closed:
-                    raise HttpRefused(503, "shutting_down", "the server is shutting down")
-                turn_id = command.turn or new_id()
-                if self.tracer is not None:
-                    self.tracer.begin(turn_id, _trace_parent(scope))
-                running = self.runner.start(session, command.text, turn_id)
-                await self._turn(scope, receive, send, running)
+                await self._post_turn(scope, receive, send, tenant, command)
             case "GET", ["v1", "sessions", session, "turns", turn]:
-                assert self.runner is not None
-                found = self.runner.get(session, turn)
+                found = runner.get(tenant.store_id(session), turn)
                 if found is None:
                     raise HttpRefused(404, "no_such_turn", f"no recent turn {turn!r}")
-                await self._turn(scope, receive, send, found)
+                await self._answer(scope, receive, send, session, found)
             case "POST", ["v1", "sessions", session, "cancel"]:
                 body = await self._body(scope, receive)
                 mode = body.get("mode", "immediate") if isinstance(body, dict) else None
                 if mode not in ("immediate", "after_turn"):
                     raise BadCommand('\'mode\' must be "immediate" or "after_turn"')
-                cancelled = await self.host.cancel(session, mode)
-                await _respond(send, 200, _encode({"cancelled": cancelled}))
+                cancelled = await self.host.cancel(tenant.store_id(session), mode)
+                await respond(send, 200, encode({"cancelled": cancelled}))
             case "POST", ["v1", "sessions", session, "approvals", call_id]:
                 body = await self._body(scope, receive)
                 if not isinstance(body, dict):
@@ -252,67 +272,56 @@ class _App:
                 command = parse_command({**body, "approve": call_id}, session=session)
                 assert isinstance(command, ApproveCommand)
                 answered = await self.host.approve(
-                    session, command.call_id, command.allow, command.reason
+                    tenant.store_id(session), command.call_id, command.allow, command.reason
                 )
-                await _respond(send, 200, _encode({"answered": answered}))
-            case _:
-                raise HttpRefused(404, "no_such_route", f"no route {method} {path}")
+                await respond(send, 200, encode({"answered": answered}))
+            case _:  # _admit refused every other shape
+                raise AssertionError(parts)
 
-    async def _list(self, scope: Scope, send: Send) -> None:
-        query = parse_qs(scope.get("query_string", b"").decode())
-        limit_text = query.get("limit", ["100"])[-1]
-        # ASCII digits only: str.isdigit() also takes "²", which int() refuses.
-        digits = limit_text.isascii() and limit_text.isdigit() and len(limit_text) <= 9
-        if not digits or not 1 <= int(limit_text) <= self.config.max_page:
-            raise BadCommand(f"'limit' must be an integer in 1..{self.config.max_page}")
-        cursor = query.get("cursor", [None])[-1]
-        page: sm.SessionPage = await self.store.ask(
-            sm.ListSessions(limit=int(limit_text), cursor=cursor)
-        )
-        await _respond(send, 200, _encode({"sessions": page.sessions, "cursor": page.cursor}))
+    async def _post_turn(
+        self, scope: Scope, receive: Receive, send: Send, tenant: Tenant, command: TurnCommand
+    ) -> None:
+        """Reattach to a known (session, turn), or admit and start a new turn: every
+        refusal is decided here, before the turn starts."""
+        runner = self.runner
+        assert runner is not None
+        sid = tenant.store_id(command.session)
+        if command.turn:
+            found = runner.get(sid, command.turn)
+            if found is None and await self.sessions.has_turn(sid, command.turn):
+                raise HttpRefused(409, "turn_exists", f"turn {command.turn!r} has run already")
+            found = found or runner.get(sid, command.turn)  # started while the store answered
+            if found is not None:
+                return await self._answer(scope, receive, send, command.session, found)
+        streaming = not wants_json(scope)
+        if runner.closed:
+            raise HttpRefused(503, "shutting_down", "the server is shutting down")
+        if streaming and self.streams >= self.config.max_streams:
+            raise HttpRefused(503, "too_many_streams", "too many open event streams")
+        if runner.open >= self.admitted:
+            raise HttpRefused(503, "overloaded", "too many turns at once; retry later")
+        if runner.pending[sid] > self.host.config.max_queued:
+            raise HttpRefused(429, "session_busy", "the session has too many turns waiting")
+        turn_id = command.turn or new_id()
+        if self.tracer is not None:
+            self.tracer.begin(turn_id, _trace_parent(scope))
+        running = runner.start(sid, command.text, turn_id)
+        await self._answer(scope, receive, send, command.session, running)
 
-    async def _session(self, session: str, send: Send) -> None:
-        try:
-            snap: sm.SessionSnapshot = await self.store.ask(sm.ExportSession(session))
-        except SessionNotFound:
-            raise HttpRefused(404, "session_not_found", f"no session {session!r}") from None
-        body = {
-            "session": session,
-            "live": self.host.is_live(session),
-            "record": snap.record,
-            "usage": snap.record.usage,
-            "facts": snap.facts,
-            "summary": snap.summary,
-            "messages": [{"turn": e.turn, **msgspec.to_builtins(e.message)} for e in snap.entries],
-        }
-        await _respond(send, 200, _encode(body))
-
-    async def _turn(self, scope: Scope, receive: Receive, send: Send, turn: RunningTurn) -> None:
-        accept = dict(scope["headers"]).get(b"accept", b"").decode()
-        if "application/json" in accept and "text/event-stream" not in accept:
-            result = await turn.result()
-            await _respond(send, 200, _encode(result))
-            return
+    async def _answer(
+        self, scope: Scope, receive: Receive, send: Send, session: str, turn: RunningTurn
+    ) -> None:
+        if wants_json(scope):
+            return await answer_result(send, session, turn)
         if self.streams >= self.config.max_streams:
             raise HttpRefused(503, "too_many_streams", "too many open event streams")
         self.streams += 1
         try:
-            headers = [
-                (b"content-type", b"text/event-stream"),
-                (b"cache-control", b"no-store"),
-                (b"x-turn-id", turn.turn.encode()),
-            ]
-            await send({"type": "http.response.start", "status": 200, "headers": headers})
-            async with trio.open_nursery() as nursery:
-                nursery.start_soon(self._watch_disconnect, receive, nursery.cancel_scope, turn)
-                async with aclosing(turn.follow()) as events:
-                    async for event in events:
-                        data = _encode(event_fields(turn.session, turn.turn, event))
-                        kind = event_kind(event).encode()
-                        chunk = b"event: %s\ndata: %s\n\n" % (kind, data)
-                        await send({"type": "http.response.body", "body": chunk, "more_body": True})
-                await send({"type": "http.response.body", "body": b""})
-                nursery.cancel_scope.cancel()
+
+            async def watch(cancel: trio.CancelScope) -> None:
+                await self._watch_disconnect(receive, cancel, turn)
+
+            await stream_turn(send, session, turn, watch)
         finally:
             self.streams -= 1
 
@@ -321,9 +330,9 @@ class _App:
     ) -> None:
         while (await receive())["type"] != "http.disconnect":
             pass
-        scope.cancel()
         if self.config.cancel_on_disconnect and turn.final is None:
             await self.host.cancel(turn.session)
+        scope.cancel()
 
 
 def _trace_parent(scope: Scope) -> Any:
@@ -351,9 +360,11 @@ async def serve_http(
     task_status: trio.TaskStatus[str] = trio.TASK_STATUS_IGNORED,
 ) -> None:
     """Serve ``host`` over HTTP until ``shutdown`` returns (see the module docstring);
-    ``task_status`` gets the base URL once it listens. ``store``: the SessionStore actor
-    (default: the one behind the host's :class:`~agcore_actors.agent.StoreTurns`);
-    ``tracer``: a :class:`~agcore_actors.serve.tracing.TurnTracer` for spans."""
+    ``task_status`` gets the base URL once it listens. ``config`` defaults to loopback
+    with a fresh token (read it from the config you pass to hand it out). ``store``: the
+    SessionStore actor (default: the one behind the host's
+    :class:`~agcore_actors.agent.StoreTurns`); ``tracer``: a
+    :class:`~agcore_actors.serve.tracing.TurnTracer` for spans."""
     from hypercorn.config import Config as HypercornConfig
 
     config = config or HttpConfig()
@@ -368,6 +379,7 @@ async def serve_http(
     hconfig.accesslog = None
     hconfig.errorlog = None
     hconfig.h11_max_incomplete_size = 64 * 1024
+    hconfig.backlog = 4096  # a burst of clients waits in the kernel, never refused
     stop = trio.Event()
 
     async def trigger() -> None:
@@ -382,9 +394,9 @@ async def serve_http(
         binds = await server.start(serve_app, app, hconfig, trigger)
         task_status.started(binds[0])
         await stop.wait()
+        runner.closed = True
         with trio.move_on_after(config.drain_timeout):
             await runner.wait_idle()
-        runner.closed = True
         turns.cancel_scope.cancel()
         # The server finishes its graceful shutdown: open streams send their last event.
 

@@ -29,6 +29,7 @@ __all__ = [
     "log_event",
     "redact",
     "serving_line",
+    "token_line",
 ]
 
 logger = logging.getLogger("agcore_actors.serve")
@@ -107,6 +108,20 @@ def serving_line(url: str, *, json_format: bool = False) -> str:
         {"name": logger.name, "msg": message, "levelno": logging.INFO, "levelname": "INFO"}
     )
     record.url = url
+    return JsonFormatter().format(record)
+
+
+def token_line(url: str, token: str, *, json_format: bool = False) -> str:
+    """The line that shows a token made at start, once: it and the observer's address
+    (the token in the fragment, which a browser never sends)."""
+    observer = f"{url}/observer#access_token={token}"
+    message = f"a fresh token for this run (send it as Authorization: Bearer): {token}"
+    if not json_format:
+        return f"{message}\nobserver: {observer}"
+    record = logging.makeLogRecord(
+        {"name": logger.name, "msg": message, "levelno": logging.INFO, "levelname": "INFO"}
+    )
+    record.observer = observer
     return JsonFormatter().format(record)
 
 

@@ -192,19 +192,21 @@ class Metrics:
             buckets=_DURATION_BUCKETS,
             registry=self.registry,
         )
-        self._steps: dict[str, _Step] = {}  # by turn id, while the turn runs
+        self._steps: dict[tuple[str, str], _Step] = {}  # by (session, turn), while it runs
 
     def observe(self, turn: RunningTurn, event: am.TurnEvent, now: float) -> None:
         """Count ``event`` of ``turn`` (``now``: trio's clock)."""
         match event:
             case am.TurnStarted():
-                self._steps[turn.turn] = _Step(now)
+                self._steps[(turn.session, turn.turn)] = _Step(now)
             case am.TurnCompleted(result=r) | am.TurnCancelled(result=r) | am.TurnFailed(result=r):
-                self._steps.pop(turn.turn, None)
+                self._steps.pop((turn.session, turn.turn), None)
                 self.turns.labels(r.status).inc()
                 self.latency.observe(max(0.0, now - turn.started_at))
             case am.UsageReported(usage=usage):
-                self._model_call(turn.turn, now, usage.input_tokens, usage.output_tokens)
+                self._model_call(
+                    (turn.session, turn.turn), now, usage.input_tokens, usage.output_tokens
+                )
                 for kind, value in (
                     ("input", usage.input_tokens),
                     ("output", usage.output_tokens),
@@ -215,12 +217,12 @@ class Metrics:
                     if value:
                         self.tokens.labels(kind).inc(value)
             case am.ToolCallStarted(call_id=call_id):
-                step = self._steps.get(turn.turn)
+                step = self._steps.get((turn.session, turn.turn))
                 if step is not None:
                     step.tools.add(call_id)
             case am.ToolCallFinished(call_id=call_id, status=status):
                 self.tool_calls.labels(status).inc()
-                step = self._steps.get(turn.turn)
+                step = self._steps.get((turn.session, turn.turn))
                 if step is not None and call_id in step.tools:
                     step.tools.discard(call_id)
                     if not step.tools:  # the next model call starts now
@@ -230,7 +232,9 @@ class Metrics:
             case _:
                 pass
 
-    def _model_call(self, turn: str, now: float, input_tokens: int, output_tokens: int) -> None:
+    def _model_call(
+        self, turn: tuple[str, str], now: float, input_tokens: int, output_tokens: int
+    ) -> None:
         self.token_usage.labels("chat", "input").observe(input_tokens)
         self.token_usage.labels("chat", "output").observe(output_tokens)
         step = self._steps.get(turn)

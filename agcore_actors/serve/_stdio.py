@@ -9,7 +9,9 @@ Semantics:
     of different sessions run concurrently; the turns of one session run one at a time
     in input order. ``cancel`` and ``approve`` are answered by one line each
     (``cancelled`` / ``answered``: whether a running turn took it). A malformed or
-    unknown command gets one ``error`` line naming the problem and changes nothing.
+    unknown command, or an id outside the id rule, gets one ``error`` line naming the
+    problem and changes nothing. With a ``tenant``, every session id is the tenant's:
+    ``s1`` is stored as ``tenant/s1``, and no command reaches another's session.
 
 Ending:
     At end of input the turns in flight and queued run to their end (each committed),
@@ -38,6 +40,7 @@ from .._ids import new_id
 from .._validators import at_least_one, non_negative
 from ..agent import SessionHost
 from ..agent import messages as am
+from ._auth import check_id
 from ._errors import BadCommand
 from ._logging import log_event
 from ._wire import (
@@ -56,6 +59,11 @@ INTERRUPTED = 130
 _FINAL = (am.TurnCompleted, am.TurnCancelled, am.TurnFailed)
 
 
+def _tenant_name(_: object, attribute: object, value: str) -> None:
+    if value:
+        check_id("tenant", value)
+
+
 @attrs.frozen(kw_only=True)
 class StdioConfig:
     """Limits of :func:`serve_stdio`."""
@@ -68,6 +76,8 @@ class StdioConfig:
     max_queued: int = attrs.field(default=64, validator=at_least_one)
     #: Handle SIGTERM and SIGINT (main thread only).
     signals: bool = True
+    #: The tenant whose sessions these are ("": ids stored as they are).
+    tenant: str = attrs.field(default="", validator=_tenant_name)
 
 
 @attrs.define
@@ -87,6 +97,7 @@ class _StdioServer:
         self.control = trio.CancelScope()
         self.turns: trio.Nursery | None = None
         self.out_send, self.out_recv = trio.open_memory_channel[dict[str, Any]](1024)
+        self.prefix = f"{config.tenant}/" if config.tenant else ""
 
     async def run(self, source: trio.abc.ReceiveStream) -> int:
         async with trio.open_nursery() as main:
@@ -165,12 +176,12 @@ class _StdioServer:
             case TurnCommand():
                 await self._on_turn(command)
             case CancelCommand(session=session, mode=mode):
-                cancelled = await self.host.cancel(session, mode)
+                cancelled = await self.host.cancel(self.prefix + session, mode)
                 await self.emit(
                     {"session": session, "event": "cancel", "mode": mode, "cancelled": cancelled}
                 )
             case ApproveCommand(session=session, call_id=call_id, allow=allow, reason=reason):
-                answered = await self.host.approve(session, call_id, allow, reason)
+                answered = await self.host.approve(self.prefix + session, call_id, allow, reason)
                 line_out = {"session": session, "event": "approve", "call_id": call_id}
                 await self.emit({**line_out, "allow": allow, "answered": answered})
 
@@ -215,9 +226,10 @@ class _StdioServer:
         final = False
         started = trio.current_time()
         try:
-            async with self.host.submit(session, command.text, turn=turn) as events:
+            stored = self.prefix + session
+            async with self.host.submit(stored, command.text, turn=turn) as events:
                 async for event in events:
-                    log_event(session, turn, event, trio.current_time() - started)
+                    log_event(stored, turn, event, trio.current_time() - started)
                     await self.emit(event_fields(session, turn, event))
                     final = final or isinstance(event, _FINAL)
         except (AgcoreError, OSError) as exc:

@@ -1,9 +1,10 @@
 """Turns run apart from whoever asked for them, so a reader can leave and come back.
 
 :class:`TurnRunner` starts each turn as a task of its own nursery, records its events,
-and keeps the last ``keep`` turns. Any number of readers follow a turn from its first
-event (:meth:`RunningTurn.follow`); a reader that leaves — an HTTP client that
-disconnects — cancels nothing: the turn runs to its end and is committed, and a later
+and keeps every turn still running and the last ``keep`` finished ones, keyed by
+(session, turn id): two sessions may use one turn id. Any number of readers follow a
+turn from its first event (:meth:`RunningTurn.follow`); a reader that leaves — an HTTP
+client that disconnects — cancels nothing: the turn runs to its end and is committed, and a later
 reader gets every event again, the final one included.
 
 Every turn ends with exactly one final event (``TurnCompleted``, ``TurnCancelled`` or
@@ -86,31 +87,56 @@ class TurnRunner:
         self.nursery = nursery
         self.keep = keep
         self.observe = observe
-        self.turns: collections.OrderedDict[str, RunningTurn] = collections.OrderedDict()
+        self.turns: collections.OrderedDict[tuple[str, str], RunningTurn] = (
+            collections.OrderedDict()
+        )
         self.running = 0
+        #: Turns started that have not reported their end yet: what admission counts. A
+        #: turn reports its end (committed) before its task is done; its client may send
+        #: the next turn at once, which must not find the slot still taken.
+        self.open = 0
+        #: Turns started that have not reported their end, per session.
+        self.pending: collections.Counter[str] = collections.Counter()
         #: No more turns start (the server is shutting down).
         self.closed = False
+        self._finished = 0
         self._idle = trio.Event()
 
     def start(self, session: str, text: str, turn: str = "") -> RunningTurn:
-        """Start a turn (an id is chosen when ``turn`` is ""); returns at once."""
+        """Start a turn (an id is chosen when ``turn`` is ""); returns at once. A turn
+        this runner knows by (``session``, ``turn``) is the caller's to check first
+        (:meth:`get`): starting it again replaces it."""
         running = RunningTurn(session, turn or new_id())
-        self.turns[running.turn] = running
-        while len(self.turns) > self.keep:
-            oldest = next(iter(self.turns.values()))
-            if oldest.final is None:
-                break
-            self.turns.popitem(last=False)
+        self.turns[(session, running.turn)] = running
         self.running += 1
+        self.open += 1
+        self.pending[session] += 1
         self.nursery.start_soon(self._run, running, text)
         return running
 
     def get(self, session: str, turn: str) -> RunningTurn | None:
-        running = self.turns.get(turn)
-        return running if running is not None and running.session == session else None
+        return self.turns.get((session, turn))
+
+    def _forget_finished(self) -> None:
+        """Keep at most ``keep`` finished turns, the newest: a turn that runs for ever
+        holds its own events only, never those of the turns that end after it."""
+        if self._finished <= self.keep:
+            return
+        for key, running in list(self.turns.items()):
+            if running.final is not None:
+                del self.turns[key]
+                self._finished -= 1
+                if self._finished <= self.keep:
+                    return
 
     def _push(self, running: RunningTurn, event: am.TurnEvent) -> None:
+        was_open = running.final is None
         running.push(event)
+        if was_open and running.final is not None:
+            self.open -= 1
+            self.pending[running.session] -= 1
+            if not self.pending[running.session]:
+                del self.pending[running.session]
         if self.observe is not None:
             self.observe(running, event)
 
@@ -129,6 +155,9 @@ class TurnRunner:
                 result = am.TurnResult(session=session, turn=turn, status="cancelled")
                 self._push(running, am.TurnCancelled(result))
             self.running -= 1
+            if self.turns.get((session, turn)) is running:
+                self._finished += 1
+                self._forget_finished()
             if not self.running:
                 self._idle.set()
                 self._idle = trio.Event()

@@ -6,11 +6,12 @@ Commands are JSON objects with a ``session`` and exactly one verb::
     {"session": "s1", "cancel": "immediate" | "after_turn"}     cancel its running turn
     {"session": "s1", "approve": "call_1", "allow": true, "reason": "optional"}
 
-:func:`parse_command` checks a whole object before anything runs (a ``turn`` id
-must be free of control characters: it travels in a header), so a malformed one
-is refused with :class:`~agcore_actors.serve.BadCommand` naming the problem and
-changes nothing. :func:`event_fields` turns a turn event into one flat JSON object:
-``session``, ``turn``, ``event`` (the event's kind in snake case) and its fields; a
+:func:`parse_command` checks a whole object before anything runs (session, turn
+and call ids follow one rule, :data:`~agcore_actors.serve._auth.ID_RULE`: they travel
+in headers, paths and log lines), so a malformed one is refused with
+:class:`~agcore_actors.serve.BadCommand` naming the problem and changes nothing.
+:func:`event_fields` turns a turn event into one flat JSON object: ``session``,
+``turn``, ``event`` (the event's kind in snake case) and its fields; a
 turn's final event (``turn_completed`` / ``turn_cancelled`` / ``turn_failed``) also
 carries ``status`` and, when it failed, ``error_kind``.
 """
@@ -25,6 +26,7 @@ import msgspec
 
 from .._decode import DECODE_ERRORS
 from ..agent import messages as am
+from ._auth import check_id
 from ._errors import BadCommand
 
 __all__ = [
@@ -40,7 +42,6 @@ __all__ = [
 ]
 
 _VERBS = ("text", "cancel", "approve")
-_CONTROL = re.compile(r"[\x00-\x1f\x7f]")
 _ALLOWED = {
     "text": {"session", "text", "turn"},
     "cancel": {"session", "cancel"},
@@ -79,6 +80,16 @@ def _string(obj: dict[str, Any], key: str, *, empty: bool = False) -> str:
     return value
 
 
+def _id(obj: dict[str, Any], key: str, *, empty: bool = False) -> str:
+    value = obj.get(key, "")
+    if empty and value == "":
+        return ""
+    try:
+        return check_id(key, value)
+    except ValueError as exc:
+        raise BadCommand(str(exc)) from None
+
+
 def parse_line(line: bytes | str) -> Command:
     """One line of JSON as a command; :class:`BadCommand` if it is not one."""
     try:
@@ -106,11 +117,9 @@ def parse_command(obj: object, *, session: str | None = None) -> Command:
     extra = sorted(set(obj) - _ALLOWED[verb])
     if extra:
         raise BadCommand(f"unknown field(s) for {verb!r}: {', '.join(extra)}")
-    name = _string(obj, "session")
+    name = _id(obj, "session")
     if verb == "text":
-        turn = _string(obj, "turn", empty=True)
-        if _CONTROL.search(turn):  # the id goes into a header (X-Turn-Id) and log lines
-            raise BadCommand("'turn' must not contain control characters")
+        turn = _id(obj, "turn", empty=True)
         return TurnCommand(name, _string(obj, "text", empty=True), turn)
     if verb == "cancel":
         mode = obj["cancel"]
@@ -120,7 +129,7 @@ def parse_command(obj: object, *, session: str | None = None) -> Command:
     allow = obj.get("allow")
     if not isinstance(allow, bool):
         raise BadCommand("'allow' must be true or false")
-    return ApproveCommand(name, _string(obj, "approve"), allow, _string(obj, "reason", empty=True))
+    return ApproveCommand(name, _id(obj, "approve"), allow, _string(obj, "reason", empty=True))
 
 
 _CAMEL = re.compile(r"(?<!^)(?=[A-Z])")
@@ -144,6 +153,8 @@ def event_fields(session: str, turn: str, event: am.TurnEvent) -> dict[str, Any]
         if result.error_kind:
             out["error_kind"] = result.error_kind
     out.update((k, v) for k, v in fields.items() if k not in ("session", "turn"))
+    if isinstance(out.get("result"), dict):  # the caller's id, not the stored one
+        out["result"]["session"] = session
     return out
 
 

@@ -15,12 +15,18 @@ from agcore_actors.cluster import SessionOwnedElsewhere
 from agcore_actors.serve import HttpConfig, serve_http
 from tests.cluster.rig import Node, node, start_store
 
+TOKEN = "cluster-metrics-token-0123"
+
 
 async def _serve(
     n: Node, store: ActorRef[Any], stop: trio.Event, task_status: Any = trio.TASK_STATUS_IGNORED
 ) -> None:
     await serve_http(
-        n.host, HttpConfig(port=0), store=store, shutdown=stop.wait, task_status=task_status
+        n.host,
+        HttpConfig(port=0, token=TOKEN),
+        store=store,
+        shutdown=stop.wait,
+        task_status=task_status,
     )
 
 
@@ -43,7 +49,8 @@ async def test_metrics_and_the_observer_show_leases_and_refusals(system: ActorSy
         await a.host.run("s2", "hi")
         with pytest.raises(SessionOwnedElsewhere):
             await b.host.run("s1", "hi")
-        async with httpx2.AsyncClient() as client:
+        auth = {"authorization": f"Bearer {TOKEN}"}
+        async with httpx2.AsyncClient(headers=auth) as client:
             got_a = samples((await client.get(f"{url_a}/metrics")).text)
             got_b = samples((await client.get(f"{url_b}/metrics")).text)
             state = (await client.get(f"{url_a}/observer/state")).json()

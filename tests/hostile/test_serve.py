@@ -94,6 +94,9 @@ def test_stdio_corpus_lines_each_get_an_answer_and_every_valid_turn_completes() 
 
 # -- HTTP ----------------------------------------------------------------------------------
 
+TOKEN = "hostile-token-5f0c3a9e"
+AUTH = {"authorization": f"Bearer {TOKEN}"}
+
 
 @pytest.fixture(scope="module")
 def http_url() -> Iterator[str]:
@@ -102,7 +105,7 @@ def http_url() -> Iterator[str]:
     stop = threading.Event()
 
     async def main() -> None:
-        async with served() as s:
+        async with served(token=TOKEN) as s:
             urls.put(s.url)
             while not stop.is_set():  # noqa: ASYNC110 - another thread says when
                 await trio.sleep(0.05)
@@ -142,7 +145,7 @@ def check_answer(response: httpx2.Response, url: str) -> None:
 
 def request(url: str, method: str, route: str, session: str, body: bytes) -> httpx2.Response:
     path = route.format(s=quote(session, safe=""))
-    headers = {"accept": "application/json", "content-type": "application/json"}
+    headers = {"accept": "application/json", "content-type": "application/json", **AUTH}
     return httpx2.request(method, url + path, content=body, headers=headers, timeout=30)
 
 
@@ -189,7 +192,9 @@ def test_a_turn_id_that_cannot_be_a_header_is_refused_before_the_turn_starts(
     http_url: str, turn: str
 ) -> None:
     body = json.dumps({"text": "hi", "turn": turn}).encode()
-    response = httpx2.post(f"{http_url}/v1/sessions/ids/turns", content=body, timeout=30)
+    headers = {"content-type": "application/json", **AUTH}
+    response = httpx2.post(f"{http_url}/v1/sessions/ids/turns", content=body, timeout=30,
+                           headers=headers)  # fmt: skip
     assert response.status_code == 400 and response.json()["error_kind"] == "bad_command"
-    listed = httpx2.get(f"{http_url}/v1/sessions/ids", timeout=30)
+    listed = httpx2.get(f"{http_url}/v1/sessions/ids", timeout=30, headers=AUTH)
     assert listed.status_code == 404  # no turn ran, so nothing was stored

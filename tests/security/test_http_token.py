@@ -1,7 +1,7 @@
 """The HTTP server refuses requests without the bearer token when it is not bound to
 loopback: it cannot even be configured so without a token, and bound to every interface
-it answers nothing but ``/healthz`` to a request whose token is missing, wrong, in
-another scheme, or only a prefix of the right one."""
+it answers nothing but ``/healthz`` and the static observer page to a request whose token
+is missing, wrong, in another scheme, or only a prefix of the right one."""
 
 from __future__ import annotations
 
@@ -44,7 +44,6 @@ ROUTES = [
     ("POST", "/v1/sessions/a/approvals/c1"),
     ("DELETE", "/v1/sessions/a"),
     ("GET", "/metrics"),
-    ("GET", "/observer"),
     ("GET", "/observer/state"),
     ("GET", "/nowhere"),
 ]
@@ -73,10 +72,10 @@ async def test_bound_to_every_interface_it_refuses_requests_without_the_token() 
                     assert response.status_code == 401, (method, path, headers)
                     assert response.json()["error_kind"] == "unauthorized"
                     assert TOKEN not in response.text
-                # The query-string token is for the observer page only.
+                # A token in the query string is never taken.
                 query = await client.request(method, f"{path}?access_token=wrong")
                 assert query.status_code == 401, (method, path)
             good = {"authorization": f"Bearer {TOKEN}"}
             assert (await client.get("/v1/sessions", headers=good)).status_code == 200
-            observer = await client.get(f"/observer?access_token={TOKEN}")
-            assert observer.status_code == 200
+            observer = await client.get(f"/observer/state?access_token={TOKEN}")
+            assert observer.status_code == 401

@@ -50,8 +50,9 @@ API_KEY = "sk-SECRETapikey4f1d9a7c"
 HEADER_SECRET = "hdrSECRET77aa31e0"
 MCP_SECRET = "mcpSECRETenv5b2c8d"
 MCP_HEADER_SECRET = "mcpSECREThdr0c9e44"
+SERVE_TOKEN = "serveSECRETtoken91be2f7d"
 SECRETS = {"api key": API_KEY, "header": HEADER_SECRET, "mcp env": MCP_SECRET,
-           "mcp header": MCP_HEADER_SECRET}  # fmt: skip
+           "mcp header": MCP_HEADER_SECRET, "serve token": SERVE_TOKEN}  # fmt: skip
 LEAKY = Path(__file__).resolve().parent / "leaky_server.py"
 
 
@@ -113,7 +114,8 @@ async def host_with_everything(
             stop = trio.Event()
 
             async def serve(task_status: trio.TaskStatus[str] = trio.TASK_STATUS_IGNORED) -> None:
-                await serve_http(host, HttpConfig(port=0), shutdown=stop.wait, tracer=tracer,
+                config = HttpConfig(port=0, token=SERVE_TOKEN)
+                await serve_http(host, config, shutdown=stop.wait, tracer=tracer,
                                  task_status=task_status)  # fmt: skip
 
             url = await nursery.start(serve)
@@ -167,7 +169,8 @@ async def test_no_secret_appears_in_anything_captured(
     captured: dict[str, str] = {}
     db = tmp_path / "sessions.db"
     async with host_with_everything(url, db, tracer) as (base, store, config, mcp):
-        async with httpx2.AsyncClient(base_url=base, timeout=60) as client:
+        auth = {"authorization": f"Bearer {SERVE_TOKEN}"}
+        async with httpx2.AsyncClient(base_url=base, timeout=60, headers=auth) as client:
             json_only = {"accept": "application/json"}
             statuses = []
             for text in ["leak", "fail", "auth", "server error", "stream error"]:

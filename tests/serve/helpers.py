@@ -22,6 +22,9 @@ from agcore_actors.store import messages as sm
 
 ROOT = Path(__file__).resolve().parents[2]
 FAKE = ROOT / "benchmarks" / "fake_openai.py"
+#: The token ``serve --http`` children get (AGCORE_SERVE_TOKEN), and its header.
+TOKEN = "test-token-0123456789abcdef"
+AUTH = {"authorization": f"Bearer {TOKEN}"}
 
 
 @contextmanager
@@ -57,6 +60,7 @@ def serve_env(base_url: str) -> dict[str, str]:
         OPENAI_BASE_URL=base_url,
         OPENAI_MODEL="fake",
         OPENAI_API_KEY="sk-test",
+        AGCORE_SERVE_TOKEN=TOKEN,
     )
     return env
 

@@ -2,14 +2,16 @@
 pieces over ~0.5 s, ``hold ...`` runs until cancelled, ``delete ...`` calls a tool that
 needs approval, anything else answers at once), a real ToolExecutor asking the session
 for approvals, the in-memory session store, a SessionHost, and :func:`serve_http` on a
-free port."""
+free port with a fresh token (``Served.client()`` is an httpx2 client that sends it)."""
 
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
+from typing import Any
 
 import attrs
+import httpx2
 import trio
 
 from agcore_actors import ActorSystem
@@ -69,6 +71,17 @@ class Served:
     url: str
     host: SessionHost
     stop: trio.Event
+    config: HttpConfig
+
+    @property
+    def headers(self) -> dict[str, str]:
+        """The server's own token as a header (every scope)."""
+        return {"authorization": f"Bearer {self.config.token}"}
+
+    def client(self, **kwargs: Any) -> httpx2.AsyncClient:
+        """A client of the server that sends its token."""
+        headers = {**self.headers, **kwargs.pop("headers", {})}
+        return httpx2.AsyncClient(base_url=self.url, headers=headers, **kwargs)
 
 
 @asynccontextmanager
@@ -95,7 +108,7 @@ async def served(tracer: object = None, **config: object) -> AsyncIterator[Serve
             stop = trio.Event()
             http = HttpConfig(port=0, **config)  # type: ignore[arg-type]
             url = await nursery.start(_serve, host, http, stop, tracer)
-            yield Served(url, host, stop)
+            yield Served(url, host, stop, http)
             stop.set()
 
 

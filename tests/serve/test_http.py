@@ -14,7 +14,7 @@ from prometheus_client.parser import text_string_to_metric_families
 
 from agcore_actors import Actor
 from agcore_actors.serve import HttpConfig
-from tests.serve.runtime import served
+from tests.serve.runtime import Served, served
 from tests.serve.sse import connect_sse
 
 JSON = {"accept": "application/json"}
@@ -25,15 +25,16 @@ async def sse(client: httpx2.AsyncClient, url: str, body: Any) -> list[dict[str,
         return [json.loads(event.data) async for event in source.aiter_sse()]
 
 
-async def start_and_leave(url: str, session: str, text: str) -> str:
+async def start_and_leave(s: Served, session: str, text: str) -> str:
     """POST a turn over a bare socket, read until its first event, hang up; its id."""
-    parts = urlsplit(url)
+    parts = urlsplit(s.url)
     assert parts.hostname is not None and parts.port is not None
     body = json.dumps({"text": text}).encode()
     stream = await trio.open_tcp_stream(parts.hostname, parts.port)
     async with stream:
         await stream.send_all(
-            f"POST /v1/sessions/{session}/turns HTTP/1.1\r\nhost: x\r\n"
+            f"POST /v1/sessions/{session}/turns HTTP/1.1\r\nhost: {parts.netloc}\r\n"
+            f"authorization: {s.headers['authorization']}\r\n"
             f"content-type: application/json\r\ncontent-length: {len(body)}\r\n\r\n".encode()
             + body
         )
@@ -61,15 +62,21 @@ async def test_healthz_needs_no_token_but_every_other_route_does() -> None:
         assert (await client.get("/v1/sessions", headers=good)).status_code == 200
 
 
-def test_a_non_loopback_bind_needs_a_token() -> None:
+def test_a_token_is_always_there_and_long_for_a_public_bind() -> None:
     with pytest.raises(ValueError, match="needs a bearer token"):
-        HttpConfig(host="0.0.0.0")
-    assert HttpConfig(host="0.0.0.0", token="t").token == "t"
-    assert HttpConfig(host="::1").token is None
+        HttpConfig(host="0.0.0.0", token=None)
+    with pytest.raises(ValueError, match="needs a bearer token"):
+        HttpConfig(token=None)  # loopback is no boundary against a browser
+    with pytest.raises(ValueError, match="at least 16 characters"):
+        HttpConfig(host="0.0.0.0", token="t")
+    assert HttpConfig(host="::1", token="t").token == "t"
+    fresh, other = HttpConfig(), HttpConfig()
+    assert fresh.token and other.token and fresh.token != other.token
+    assert len(fresh.token) >= 32 and fresh.token not in repr(fresh)
 
 
 async def test_a_turn_streams_its_events_ending_with_one_final_event() -> None:
-    async with served() as s, httpx2.AsyncClient(base_url=s.url) as client:
+    async with served() as s, s.client() as client:
         async with connect_sse(client, "POST", "/v1/sessions/a/turns", json={"text": "hi"}) as src:
             turn = src.response.headers["x-turn-id"]
             events = [json.loads(e.data) for e in [e async for e in src.aiter_sse()]]
@@ -81,7 +88,7 @@ async def test_a_turn_streams_its_events_ending_with_one_final_event() -> None:
 
 
 async def test_a_turn_with_accept_json_answers_its_result() -> None:
-    async with served() as s, httpx2.AsyncClient(base_url=s.url) as client:
+    async with served() as s, s.client() as client:
         r = await client.post(
             "/v1/sessions/a/turns", json={"text": "hi", "turn": "t1"}, headers=JSON
         )
@@ -98,19 +105,21 @@ async def test_a_body_over_the_limit_gets_413_and_changes_nothing() -> None:
             yield b'{"text": "xxxxxxxxxxxxxxx'
 
     async with served(max_body=64) as s:
-        async with httpx2.AsyncClient(base_url=s.url) as client:
+        async with s.client() as client:
             r = await client.post("/v1/sessions/a/turns", json={"text": "x" * 100})
             assert r.status_code == 413 and r.json()["error_kind"] == "body_too_large"
-        async with httpx2.AsyncClient(base_url=s.url) as client:
-            r = await client.post("/v1/sessions/a/turns", content=chunks())
+        async with s.client() as client:
+            ctype = {"content-type": "application/json"}
+            r = await client.post("/v1/sessions/a/turns", content=chunks(), headers=ctype)
             assert r.status_code == 413
-        async with httpx2.AsyncClient(base_url=s.url) as client:
+        async with s.client() as client:
             assert (await client.get("/v1/sessions/a")).status_code == 404
 
 
 async def test_a_malformed_body_gets_400_naming_the_problem() -> None:
-    async with served() as s, httpx2.AsyncClient(base_url=s.url) as client:
-        r = await client.post("/v1/sessions/a/turns", content=b"{nope")
+    async with served() as s, s.client() as client:
+        ctype = {"content-type": "application/json"}
+        r = await client.post("/v1/sessions/a/turns", content=b"{nope", headers=ctype)
         assert r.status_code == 400 and "not JSON" in r.json()["error"]
         r = await client.post("/v1/sessions/a/turns", json={"text": "hi", "colour": 1})
         assert r.status_code == 400 and "colour" in r.json()["error"]
@@ -123,8 +132,8 @@ async def test_a_malformed_body_gets_400_naming_the_problem() -> None:
 
 
 async def test_a_client_leaving_mid_stream_cancels_nothing_and_can_reattach() -> None:
-    async with served() as s, httpx2.AsyncClient(base_url=s.url) as client:
-        turn = await start_and_leave(s.url, "a", "slow")
+    async with served() as s, s.client() as client:
+        turn = await start_and_leave(s, "a", "slow")
         async with connect_sse(client, "GET", f"/v1/sessions/a/turns/{turn}") as source:
             events = [json.loads(e.data) async for e in source.aiter_sse()]
         assert events[0]["event"] == "turn_started"
@@ -138,7 +147,7 @@ async def test_a_client_leaving_mid_stream_cancels_nothing_and_can_reattach() ->
 
 
 async def test_cancel_cancels_the_running_turn_which_ends_cancelled() -> None:
-    async with served() as s, httpx2.AsyncClient(base_url=s.url) as client:
+    async with served() as s, s.client() as client:
         events: list[dict[str, Any]] = []
         async with connect_sse(
             client, "POST", "/v1/sessions/a/turns", json={"text": "slow"}
@@ -154,7 +163,7 @@ async def test_cancel_cancels_the_running_turn_which_ends_cancelled() -> None:
 
 
 async def test_an_approval_answers_the_waiting_tool_call() -> None:
-    async with served() as s, httpx2.AsyncClient(base_url=s.url) as client:
+    async with served() as s, s.client() as client:
         events: list[dict[str, Any]] = []
         async with connect_sse(
             client, "POST", "/v1/sessions/a/turns", json={"text": "delete /x"}
@@ -173,7 +182,7 @@ async def test_an_approval_answers_the_waiting_tool_call() -> None:
 
 
 async def test_sessions_are_listed_in_pages_and_deleted() -> None:
-    async with served() as s, httpx2.AsyncClient(base_url=s.url) as client:
+    async with served() as s, s.client() as client:
         for i in range(5):
             await client.post(f"/v1/sessions/s{i}/turns", json={"text": "hi"}, headers=JSON)
         seen: list[str] = []
@@ -197,7 +206,7 @@ async def test_sessions_are_listed_in_pages_and_deleted() -> None:
 async def test_open_streams_are_bounded() -> None:
     async with (
         served(max_streams=1) as s,
-        httpx2.AsyncClient(base_url=s.url) as client,
+        s.client() as client,
         connect_sse(client, "POST", "/v1/sessions/a/turns", json={"text": "slow"}),
     ):
         r = await client.post("/v1/sessions/b/turns", json={"text": "hi"})
@@ -205,7 +214,7 @@ async def test_open_streams_are_bounded() -> None:
 
 
 async def test_metrics_parse_and_match_the_snapshots() -> None:
-    async with served() as s, httpx2.AsyncClient(base_url=s.url) as client:
+    async with served() as s, s.client() as client:
         for i in range(3):
             await client.post(f"/v1/sessions/s{i}/turns", json={"text": "hi"}, headers=JSON)
         r = await client.get("/metrics")
@@ -221,7 +230,7 @@ async def test_metrics_parse_and_match_the_snapshots() -> None:
 
 
 async def test_shutdown_lets_turns_in_flight_finish() -> None:
-    async with served() as s, httpx2.AsyncClient(base_url=s.url) as client:
+    async with served() as s, s.client() as client:
         async with connect_sse(
             client, "POST", "/v1/sessions/a/turns", json={"text": "slow"}
         ) as source:
@@ -245,7 +254,7 @@ class _Sick(Actor[str]):
 
 
 async def test_a_degraded_actor_shows_in_the_observer_and_the_metrics() -> None:
-    async with served() as s, httpx2.AsyncClient(base_url=s.url) as client:
+    async with served() as s, s.client() as client:
         await s.host.system.spawn(_Sick, name="sick")
         state = (await client.get("/observer/state")).json()
         rows = {row["name"]: row for row in state["tree"]}

@@ -8,7 +8,6 @@ import json
 import logging
 from collections.abc import Iterator
 
-import httpx2
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
@@ -36,7 +35,7 @@ def records() -> Iterator[io.StringIO]:
 async def test_each_turn_and_tool_call_is_one_json_record_with_its_fields(
     records: io.StringIO,
 ) -> None:
-    async with served() as s, httpx2.AsyncClient(base_url=s.url) as client:
+    async with served() as s, s.client() as client:
         r = await client.post(
             "/v1/sessions/a/turns",
             json={"text": "hi", "turn": "t1"},
@@ -70,7 +69,7 @@ def test_secrets_are_redacted_by_field_name_and_in_text(formatter: logging.Forma
 
 
 async def test_a_turn_record_logs_its_token_counts_unredacted(records: io.StringIO) -> None:
-    async with served() as s, httpx2.AsyncClient(base_url=s.url) as client:
+    async with served() as s, s.client() as client:
         # "add": two model responses of 20 input and 5 output tokens
         r = await client.post(
             "/v1/sessions/a/turns", json={"text": "add"}, headers={"accept": "application/json"}

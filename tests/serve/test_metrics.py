@@ -3,7 +3,6 @@ number of sessions or the length of their ids; sessions show only in aggregates.
 
 from __future__ import annotations
 
-import httpx2
 from prometheus_client.parser import text_string_to_metric_families
 
 from tests.serve.runtime import served
@@ -21,7 +20,7 @@ def series(text: str) -> set[tuple[str, tuple[tuple[str, str], ...]]]:
 
 
 async def test_the_series_do_not_grow_with_the_number_of_live_sessions() -> None:
-    async with served() as s, httpx2.AsyncClient(base_url=s.url) as client:
+    async with served() as s, s.client() as client:
         for i in range(10):
             await s.host.run(f"{LONG}{i}", "hi")
         few = (await client.get("/metrics")).text
@@ -37,7 +36,7 @@ async def test_the_series_do_not_grow_with_the_number_of_live_sessions() -> None
 
 
 async def test_no_counter_is_split_by_state() -> None:
-    async with served() as s, httpx2.AsyncClient(base_url=s.url) as client:
+    async with served() as s, s.client() as client:
         await s.host.run("a", "hi")
         families = list(text_string_to_metric_families((await client.get("/metrics")).text))
     counters = [f for f in families if f.type in ("counter", "histogram")]
@@ -47,7 +46,7 @@ async def test_no_counter_is_split_by_state() -> None:
 
 
 async def test_each_model_response_is_one_genai_token_and_duration_observation() -> None:
-    async with served() as s, httpx2.AsyncClient(base_url=s.url) as client:
+    async with served() as s, s.client() as client:
         # "add": a tool call, then the answer: two model responses of 20 in / 5 out;
         # "hi": one response that reports no usage, hence no observation
         for text in ("add", "hi"):

@@ -39,13 +39,13 @@ async def chromium(*args: str) -> str:
 async def test_the_page_in_chromium_shows_the_snapshots_while_50_sessions_run(
     tmp_path: Path,
 ) -> None:
-    async with served() as s, httpx2.AsyncClient(base_url=s.url, timeout=60) as client:
+    async with served() as s, s.client(timeout=60) as client:
         async with trio.open_nursery() as nursery:
             for i in range(50):
                 nursery.start_soon(hold, client, f"s{i}")
             with trio.fail_after(10):
                 await busy(s.host, 50)
-            page = f"{s.url}/observer"
+            page = f"{s.url}/observer#access_token={s.config.token}"
             dom = await chromium("--dump-dom", page)
             shot = tmp_path / "observer.png"
             await chromium(f"--screenshot={shot}", "--window-size=1200,1400", page)

@@ -3,6 +3,7 @@ fake OpenAI server (or a model that never answers, to hold turns in flight)."""
 
 from __future__ import annotations
 
+import json
 import select
 import signal
 import time
@@ -154,3 +155,54 @@ def test_sigterm_lets_fast_turns_finish(tmp_path: Path) -> None:
     parsed = lines(b"\n".join(seen) + b"\n" + out)
     finals = [p for p in parsed if p["event"] in FINAL]
     assert len(finals) == 20 and all(f["event"] == "turn_completed" for f in finals)
+
+
+BAD_IDS = ["FORGED\nINFO x", "a\rb", "\x1b[31m", "a\x00b", "\u202eevil", "a" * 129, "\udcff",
+           "a b", ".hidden", "a/b", "été", ""]  # fmt: skip
+
+
+def test_an_id_outside_the_rule_gets_an_error_line_and_runs_nothing(tmp_path: Path) -> None:
+    """Fails on df941de: LF, CR, ESC, NUL, bidi and long ids were taken over stdio."""
+    bad: list[dict[str, Any]] = []
+    for value in BAD_IDS:
+        bad += [{"session": value, "text": "hi"}, {"session": "ok", "text": "hi", "turn": value},
+                {"session": value, "cancel": "immediate"},
+                {"session": "ok", "approve": value, "allow": True}]  # fmt: skip
+    script = [json.dumps(b, ensure_ascii=True).encode() + b"\n" for b in bad]
+    with fake_openai() as base:
+        process = start_serve(base, "--stdio", "--store", str(tmp_path / "s.db"))
+        out, err = process.communicate(b"".join(script), timeout=60)
+    assert process.returncode == 0, err.decode()
+    answers = lines(out)
+    errors = [a for a in answers if a["event"] == "error"]
+    # every turn and cancel with a bad id is refused; an empty turn id is "choose one"
+    assert len(errors) == len(bad) - 1, [a for a in answers if a["event"] != "error"]
+    assert all("must be an id" in e["error"] or "not JSON" in e["error"] for e in errors)
+    assert not any(a.get("event") == "turn_started" and a["session"] != "ok" for a in answers)
+
+
+def test_a_tenant_over_stdio_reaches_only_its_own_sessions(tmp_path: Path) -> None:
+    """Fails on df941de: there were no tenants; every stdio client shared every id."""
+    db = str(tmp_path / "s.db")
+    with fake_openai() as base:
+        bob = start_serve(base, "--stdio", "--store", db, "--tenant", "bob")
+        out, err = bob.communicate(commands({"session": "s1", "text": "secret of bob"}), 60)
+        assert bob.returncode == 0, err.decode()
+        alice = start_serve(base, "--stdio", "--store", db, "--tenant", "alice")
+        script = commands(
+            {"session": "s1", "cancel": "immediate"},
+            {"session": "s1", "approve": "c1", "allow": True},
+            {"session": "s1", "text": "hi"},
+            {"session": "bob/s1", "text": "hi"},
+        )
+        out, err = alice.communicate(script, 60)
+        assert alice.returncode == 0, err.decode()
+    answers = lines(out)
+    assert answers[0]["cancelled"] is False and answers[1]["answered"] is False
+    finals = [a for a in answers if a["event"] in FINAL]
+    assert len(finals) == 1 and finals[0]["session"] == "s1"
+    assert finals[0]["result"]["session"] == "s1"  # the tenant's own id
+    assert [a["event"] for a in answers].count("error") == 1  # "bob/s1" is no id
+    both = stored(tmp_path / "s.db", ["bob/s1", "alice/s1"])
+    assert both["bob/s1"].record.turns == 1 and both["alice/s1"].record.turns == 1
+    assert "secret of bob" not in str(both["alice/s1"].entries)

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import json
 
-import httpx2
 from opentelemetry import propagate
 from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
@@ -29,7 +28,7 @@ async def test_a_turn_with_a_tool_call_makes_nested_genai_spans_under_the_caller
     provider, exporter = provider_and_exporter()
     tracer = TurnTracer(provider.get_tracer("test"), provider="openai", model="fake-model")
     caller = provider.get_tracer("caller")
-    async with served(tracer=tracer) as s, httpx2.AsyncClient(base_url=s.url) as client:
+    async with served(tracer=tracer) as s, s.client() as client:
         with caller.start_as_current_span("caller") as parent:
             headers = {"accept": "application/json"}
             propagate.inject(headers)
@@ -65,7 +64,7 @@ async def test_a_turn_with_a_tool_call_makes_nested_genai_spans_under_the_caller
 async def test_a_cancelled_turn_ends_every_span() -> None:
     provider, exporter = provider_and_exporter()
     tracer = TurnTracer(provider.get_tracer("test"))
-    async with served(tracer=tracer) as s, httpx2.AsyncClient(base_url=s.url) as client:
+    async with served(tracer=tracer) as s, s.client() as client:
         events = []
         async with connect_sse(
             client, "POST", "/v1/sessions/a/turns", json={"text": "hold"}

@@ -1,0 +1,240 @@
+"""Load on ``agcore-actors serve --http``: turns/s and latency at 32 to 2,048 clients.
+
+Three processes: the fast fake OpenAI server (benchmarks/fake_openai.py, zero latency),
+``agcore-actors serve --http`` against it (SQLite store in a temporary directory), and
+this load generator. At each level C clients run for ``--seconds``; each keeps one
+HTTP/1.1 connection and POSTs one turn after another (``Accept: application/json``, a
+fresh session each time, so no transcript grows). A refused turn must be 429 or 503 with
+``Retry-After``; its client waits that long, as a well-behaved client does. Anything
+else — another status, a refusal without ``Retry-After``, a connection error or reset —
+counts as an error.
+
+Each level first runs ``--warmup`` seconds unmeasured (every client connects and sends
+its first request at once: the burst of connection setups and refusals), then
+``--seconds`` measured. Reported per level: turns completed per second and p50/p99 of the
+completed turns' latency in the measured part, the p99 of all turns including the burst,
+refusals and errors over the whole level (errors must be 0), and the measured p99 over
+the first level's (the target: within 2x).
+
+    PYTHONPATH=. .venv/bin/python benchmarks/serve_load.py                 # 32..2048
+    PYTHONPATH=. .venv/bin/python benchmarks/serve_load.py --quick         # smoke
+    PYTHONPATH=. .venv/bin/python benchmarks/serve_load.py --max-admitted 256
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from urllib.parse import urlsplit
+
+import attrs
+import trio
+
+HERE = Path(__file__).resolve().parent
+TOKEN = "load-token-0123456789abcdef"
+#: Seconds a connection may sit idle before a request reuses it (hypercorn closes at 5).
+KEEP_ALIVE = 4.0
+
+
+@attrs.define
+class Level:
+    clients: int
+    seconds: float = 0.0
+    latencies: list[float] = attrs.field(factory=list)
+    #: Latencies of the turns started during the warm-up (the burst).
+    burst: list[float] = attrs.field(factory=list)
+    refused: int = 0
+    #: Seconds of Retry-After handed out, summed.
+    told: float = 0.0
+    reasons: dict[str, int] = attrs.field(factory=dict)
+    errors: int = 0
+    kinds: dict[str, int] = attrs.field(factory=dict)
+
+    def error(self, kind: str) -> None:
+        self.errors += 1
+        self.kinds[kind] = self.kinds.get(kind, 0) + 1
+
+
+class Connection:
+    """One keep-alive HTTP/1.1 connection (reconnects when the server closes it)."""
+
+    def __init__(self, host: str, port: int) -> None:
+        self.host, self.port = host, port
+        self.stream: trio.SocketStream | None = None
+        self.buffer = b""
+        self.used = 0.0
+
+    async def request(self, raw: bytes) -> tuple[int, dict[bytes, bytes], bytes]:
+        if self.stream is not None and trio.current_time() - self.used > KEEP_ALIVE:
+            await self.aclose()  # the server may be closing it: a fresh one, as clients do
+        if self.stream is None:
+            self.stream = await trio.open_tcp_stream(self.host, self.port)
+            self.buffer = b""
+        await self.stream.send_all(raw)
+        while b"\r\n\r\n" not in self.buffer:
+            await self._more()
+        head, self.buffer = self.buffer.split(b"\r\n\r\n", 1)
+        lines = head.split(b"\r\n")
+        status = int(lines[0].split()[1])
+        headers = {}
+        for line in lines[1:]:
+            name, _, value = line.partition(b":")
+            headers[name.strip().lower()] = value.strip()
+        length = int(headers.get(b"content-length", b"0"))
+        while len(self.buffer) < length:
+            await self._more()
+        body, self.buffer = self.buffer[:length], self.buffer[length:]
+        self.used = trio.current_time()
+        if headers.get(b"connection", b"").lower() == b"close":
+            await self.aclose()
+        return status, headers, body
+
+    async def _more(self) -> None:
+        assert self.stream is not None
+        chunk = await self.stream.receive_some(65536)
+        if not chunk:
+            raise ConnectionResetError("the server closed the connection")
+        self.buffer += chunk
+
+    async def aclose(self) -> None:
+        if self.stream is not None:
+            await self.stream.aclose()
+            self.stream = None
+
+
+def turn_request(netloc: str, session: str) -> bytes:
+    body = json.dumps({"text": "what is 2 + 3?"}).encode()
+    return (
+        f"POST /v1/sessions/{session}/turns HTTP/1.1\r\nhost: {netloc}\r\n"
+        f"authorization: Bearer {TOKEN}\r\naccept: application/json\r\n"
+        f"content-type: application/json\r\ncontent-length: {len(body)}\r\n\r\n"
+    ).encode() + body
+
+
+async def client(url: str, index: int, level: Level, measured: float, until: float) -> None:
+    parts = urlsplit(url)
+    assert parts.hostname is not None and parts.port is not None
+    connection = Connection(parts.hostname, parts.port)
+    count = 0
+    try:
+        while trio.current_time() < until:
+            session = f"l{level.clients}-c{index}-{count}"
+            count += 1
+            started, begun = time.perf_counter(), trio.current_time()
+            try:
+                status, headers, body = await connection.request(
+                    turn_request(parts.netloc, session)
+                )
+            except (OSError, trio.BrokenResourceError) as exc:
+                level.error(type(exc).__name__)
+                await connection.aclose()
+                await trio.sleep(0.1)
+                continue
+            if status == 200 and json.loads(body).get("status") == "completed":
+                into = level.latencies if begun >= measured else level.burst
+                into.append(time.perf_counter() - started)
+            elif status in (429, 503) and b"retry-after" in headers:
+                level.refused += 1
+                reason = json.loads(body).get("error_kind", "?")
+                level.reasons[reason] = level.reasons.get(reason, 0) + 1
+                level.told += float(headers[b"retry-after"])
+                await trio.sleep(
+                    min(float(headers[b"retry-after"]), max(0.0, until - trio.current_time()))
+                )
+            else:
+                level.error(f"{status}")
+    finally:
+        await connection.aclose()
+
+
+async def run_level(url: str, clients: int, warmup: float, seconds: float) -> Level:
+    level = Level(clients, seconds=seconds)
+    measured = trio.current_time() + warmup
+    async with trio.open_nursery() as nursery:
+        for i in range(clients):
+            nursery.start_soon(client, url, i, level, measured, measured + seconds)
+    return level
+
+
+def percentile(values: list[float], q: float) -> float:
+    if not values:
+        return float("nan")
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
+
+
+def start(
+    args: argparse.Namespace, store: str
+) -> tuple[subprocess.Popen[bytes], subprocess.Popen[bytes], str]:
+    fake = subprocess.Popen([sys.executable, str(HERE / "fake_openai.py")], stdout=subprocess.PIPE)
+    assert fake.stdout is not None
+    port = int(fake.stdout.readline().split()[1])
+    path = os.pathsep.join(filter(None, [str(HERE.parent), os.environ.get("PYTHONPATH")]))
+    env = dict(os.environ, PYTHONPATH=path, OPENAI_BASE_URL=f"http://127.0.0.1:{port}/v1",
+               OPENAI_MODEL="fake", OPENAI_API_KEY="sk-fake", AGCORE_SERVE_TOKEN=TOKEN)  # fmt: skip
+    command = [sys.executable, "-m", "agcore_actors.cli", "serve", "--http", "127.0.0.1:0",
+               "--store", store]  # fmt: skip
+    if args.max_admitted:
+        command += ["--max-admitted", str(args.max_admitted)]
+    serve = subprocess.Popen(command, stderr=subprocess.PIPE, env=env)
+    assert serve.stderr is not None
+    line = serve.stderr.readline().decode()
+    assert line.startswith("serving on "), line
+    return fake, serve, line.split()[-1]
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--levels", default="32,128,512,2048")
+    parser.add_argument("--seconds", type=float, default=8.0, help="measured, per level")
+    parser.add_argument("--warmup", type=float, default=3.0, help="unmeasured, per level")
+    parser.add_argument("--max-admitted", type=int, default=0)
+    parser.add_argument("--quick", action="store_true", help="two small levels, 1 s each")
+    args = parser.parse_args(argv)
+    if args.quick:
+        args.levels, args.seconds, args.warmup = "8,32", 1.0, 0.5
+    levels = [int(x) for x in args.levels.split(",")]
+    with tempfile.TemporaryDirectory() as tmp:
+        fake, serve, url = start(args, str(Path(tmp) / "sessions.db"))
+        try:
+            trio.run(run_level, url, 8, 0.0, 1.0)  # warm-up: imports, first sessions
+            results = [trio.run(run_level, url, c, args.warmup, args.seconds) for c in levels]
+        finally:
+            for process in (serve, fake):
+                process.terminate()
+                process.wait(timeout=60)
+                for pipe in (process.stdout, process.stderr):
+                    if pipe is not None:
+                        pipe.close()
+    base = percentile(results[0].latencies, 0.99)
+    admitted = args.max_admitted or "default"
+    print(f"## serve --http under load (benchmarks/serve_load.py), max_admitted={admitted}\n")
+    print("| clients | turns/s | p50 ms | p99 ms | p99 / first level's | p99 ms with the burst "
+          "| refused (429/503 + Retry-After) | errors |")  # fmt: skip
+    print("|---:|---:|---:|---:|---:|---:|---:|---:|")
+    for level in results:
+        p50, p99 = percentile(level.latencies, 0.5), percentile(level.latencies, 0.99)
+        every = percentile(level.latencies + level.burst, 0.99)
+        kinds = f" {level.kinds}" if level.kinds else ""
+        print(f"| {level.clients} | {len(level.latencies) / level.seconds:,.0f} | {p50 * 1e3:,.0f} "
+              f"| {p99 * 1e3:,.0f} | {p99 / base:.2f} | {every * 1e3:,.0f} | {level.refused:,} "
+              f"| {level.errors:,}{kinds} |")  # fmt: skip
+    for level in results:
+        if level.refused:
+            print(f"\n{level.clients} clients: refusals {level.reasons}, mean Retry-After "
+                  f"{level.told / level.refused:.1f} s")  # fmt: skip
+    completed = sum(len(level.latencies) for level in results)
+    mean = statistics.fmean(x for level in results for x in level.latencies) if completed else 0
+    print(f"\n{completed:,} turns completed, mean {mean * 1e3:,.0f} ms")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -56,6 +56,7 @@ from collections.abc import AsyncIterator, Mapping
 from types import MappingProxyType
 from typing import Any, ClassVar, assert_never
 
+import msgspec
 import trio
 
 from .._errors import AgcoreError
@@ -64,10 +65,12 @@ from ..actor import ActorCrashed
 from ..llm import Message as ChatMessage
 from ..llm import Usage, UserMessage
 from ..tools import ApprovalRequest
+from ..tools._deps import providing
 from . import messages as am
 from ._child import drop_events, run_child_session
 from ._config import Agent, AgentConfig, PromptContext
-from ._errors import AgentConfigError, HookBlocked, SessionBusy, TurnTimeout
+from ._errors import AgentConfigError, GuardrailBlocked, HookBlocked, SessionBusy, TurnTimeout
+from ._guards import first_refusal
 from ._hooks import TurnHooks
 from ._prompt import system_prompt
 from ._session_control import (
@@ -82,6 +85,7 @@ from ._session_control import (
 from ._store_port import TurnStore
 from ._transcript import valid_tail
 from ._turn import Turn, TurnPorts
+from ._turn_setup import run_context, session_spend, spend_fact, visible_facts
 
 _log = logging.getLogger("agcore_actors.agent")
 
@@ -222,7 +226,7 @@ class Session(SessionControl):
 
     async def _on_run(self, msg: am.RunTurn) -> am.TurnResult:
         self._admit()
-        return await self._queued_turn(msg.text, msg.turn or new_id(), drop_events)
+        return await self._queued_turn(msg.text, msg.turn or new_id(), drop_events, msg.settings)
 
     async def _on_submit(self, msg: am.SubmitTurn) -> AsyncIterator[am.TurnEvent]:
         self._admit()
@@ -244,7 +248,7 @@ class Session(SessionControl):
             try:
                 with holder:
                     try:
-                        await self._queued_turn(msg.text, turn_id, emit)
+                        await self._queued_turn(msg.text, turn_id, emit, msg.settings)
                     except AgcoreError as exc:
                         # The store refused the turn's begin or commit: the reader's
                         # answer, not a crash of this task (of the whole actor).
@@ -273,7 +277,9 @@ class Session(SessionControl):
             # The stream ended with no final event: the turn's task crashed the actor.
             raise ActorCrashed(self.ctx.name, crash[0])
 
-    async def _queued_turn(self, text: str, turn_id: str, emit: Emit) -> am.TurnResult:
+    async def _queued_turn(
+        self, text: str, turn_id: str, emit: Emit, overrides: am.ModelOverrides | None = None
+    ) -> am.TurnResult:
         busy = self._busy_now()
         try:
             busy.lock.acquire_nowait()  # free: no schedule point here (the turn has many)
@@ -284,18 +290,33 @@ class Session(SessionControl):
             finally:
                 busy.queued -= 1
         try:
-            return await self._turn(text, turn_id, emit)
+            return await self._turn(text, turn_id, emit, overrides)
         finally:
             self._release()
 
-    async def _turn(self, text: str, turn_id: str, emit: Emit) -> am.TurnResult:
+    async def _turn(
+        self, text: str, turn_id: str, emit: Emit, overrides: am.ModelOverrides | None
+    ) -> am.TurnResult:
         agent = self.settings.agents[self.agent_name]
         context = PromptContext(
-            session=self.session, agent=agent.name, turn=self.turns, facts=dict(self.facts)
+            session=self.session, agent=agent.name, turn=self.turns, facts=visible_facts(self.facts)
         )
         blocked = await self.settings.hooks.start(context, text)
-        if blocked is not None:
-            result = _failed(self.session, turn_id, HookBlocked(blocked))
+        refusal: AgcoreError | None = None if blocked is None else HookBlocked(blocked)
+        # One scope for CancelTurn and the turn's timeout (a scope costs about an ask).
+        scope = trio.CancelScope()
+        run = run_context(self.session, turn_id, agent, self.settings.deps, scope)
+        if refusal is None and agent.input_guardrails:
+            try:
+                reason = await first_refusal(agent.input_guardrails, run, text)
+            except AgcoreError as exc:
+                refusal = exc
+            else:
+                refusal = None if reason is None else GuardrailBlocked("input", reason)
+        if refusal is not None:
+            result = _failed(self.session, turn_id, refusal)
+            if isinstance(refusal, GuardrailBlocked):
+                result = msgspec.structs.replace(result, status="blocked")
             await emit(am.TurnFailed(result))
             return result
         notes = self._switch_notes
@@ -317,23 +338,23 @@ class Session(SessionControl):
             run_child=self._run_child,
             # Nobody reads the events of a RunTurn: plain model calls, no stream to parse.
             streamed=emit is not drop_events,
+            settings=agent.model.with_overrides(overrides),
+            session_spend=session_spend(self.usage, self.facts),
+            run_context=run,
         )
         history.extend(notes)
         self._switch_notes = ()
         status: am.TurnStatus = "completed"
         error: BaseException | None = None
-        # One scope for CancelTurn and the turn's timeout (a scope costs about an ask).
         timeout = self.settings.config.turn_timeout
-        scope = trio.CancelScope(
-            deadline=math.inf if timeout is None else trio.current_time() + timeout
-        )
+        scope.deadline = math.inf if timeout is None else trio.current_time() + timeout
         busy = self._busy
         assert busy is not None  # the turn holds the lock
         busy.running = _Running(turn, scope, emit)
         try:
             # Begun: from here on, whatever happens, the turn is committed.
             await emit(am.TurnStarted(session=self.session, turn=turn_id, agent=agent.name))
-            with scope:
+            with scope, providing(run):
                 finished = await turn.run(text)
                 status = "completed" if finished else "cancelled"
             if scope.cancelled_caught:
@@ -341,7 +362,7 @@ class Session(SessionControl):
                     raise TurnTimeout(timeout)
                 status = "cancelled"
         except AgcoreError as exc:
-            status, error = "failed", exc
+            status, error = ("blocked" if turn.blocked is not None else "failed"), exc
         except BaseException as exc:
             # Cancelled from outside (reader left, asker cancelled, shutdown) or a bug:
             # commit what the turn did, then let it propagate.
@@ -367,6 +388,8 @@ class Session(SessionControl):
     ) -> am.TurnResult:
         facts_set, facts_removed = self._pending_facts or ({}, [])
         self._pending_facts = None
+        spent = spend_fact(self.facts, turn.cost)
+        facts_set = {**facts_set, **spent} if spent else facts_set
         try:
             self.version = await self._store_commit(
                 turn, self.version, status, facts_set, facts_removed
@@ -375,8 +398,10 @@ class Session(SessionControl):
             # Refused, timed out or lost with the store: the turn may be stored, or still
             # open. The session reloads before its next write; its facts go with that.
             self._unsure = True
-            self._keep_facts(facts_set, facts_removed)
+            self._keep_facts({k: v for k, v in facts_set.items() if k not in spent}, facts_removed)
             raise
+        if spent:
+            self.facts = {**self.facts, **spent}
         if not turn.messages:
             # Cut short before it ran: the begin stored the user's message, the tail here
             # does not have it. Reload it with the next turn (a rare path).
@@ -402,6 +427,8 @@ class Session(SessionControl):
             tool_calls=turn.tool_calls,
             error_kind=str(kind),
             error=str(error) if error is not None else "",
+            calls=list(turn.calls),
+            cost=turn.cost,
         )
 
     async def _run_child(

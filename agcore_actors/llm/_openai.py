@@ -134,6 +134,7 @@ def openai_request_body(
     body: dict[str, Any] = msgspec.to_builtins(request)
     extra_body = body.pop("extra_body", None)
     extra_headers = body.pop("extra_headers", None)
+    body.pop("thinking_budget", None)  # not an OpenAI field (see ChatRequest)
     if not body.get("model"):
         body["model"] = config.model
     if not body.get("tools"):

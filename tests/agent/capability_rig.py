@@ -68,7 +68,7 @@ class Cap:
     host: SessionHost
     store: ActorRef[Any]
     counters: Counters
-    bundle_args: dict[str, Any]
+    builder: Callable[[AgentConfig], AgentBuilder]
 
     async def transcript(self, session: str) -> list[Message]:
         return await transcript(self.store, session)
@@ -111,15 +111,19 @@ async def cap_host(
         )
         tools_registry = make_tools(counters, work)
         tools = await system.spawn(lambda: ToolExecutor(tools_registry), name="tools")
-        builder = AgentBuilder().provider(llm).store(StoreTurns(store)).agents(agents)
-        builder = builder.tools(tools, tools_registry)
-        if config is not None:
-            builder = builder.config(config)
-        if deps is not None:
-            builder = builder.deps(deps)
-        host = SessionHost(system, builder.build(), host_config or HostConfig())
+
+        def builder(config: AgentConfig | None) -> AgentBuilder:
+            built = AgentBuilder().provider(llm).store(StoreTurns(store)).agents(agents)
+            built = built.tools(tools, tools_registry)
+            if config is not None:
+                built = built.config(config)
+            if deps is not None:
+                built = built.deps(deps)
+            return built
+
+        host = SessionHost(system, builder(config).build(), host_config or HostConfig())
         async with host:
-            yield Cap(system, host, store, counters, {})
+            yield Cap(system, host, store, counters, builder)
 
 
 async def events_of(host: SessionHost, session: str, text: str, **kw: Any) -> list[am.TurnEvent]:

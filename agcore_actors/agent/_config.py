@@ -191,6 +191,14 @@ def _optional_names(values: Iterable[str] | None) -> frozenset[str] | None:
     return None if values is None else frozenset(values)
 
 
+def _inputs(values: Iterable[InputGuardrail]) -> tuple[InputGuardrail, ...]:
+    return tuple(values)
+
+
+def _outputs(values: Iterable[OutputGuardrail]) -> tuple[OutputGuardrail, ...]:
+    return tuple(values)
+
+
 def _no_environment(_: PromptContext) -> str:
     return ""
 
@@ -220,10 +228,10 @@ class Agent:
     output_type: type[msgspec.Struct] | None = None
     #: Run in order before the model is called; the first refusal blocks the turn
     #: (nothing is stored or sent). See :mod:`~._guards`.
-    input_guardrails: tuple[InputGuardrail, ...] = attrs.field(default=(), converter=tuple)
+    input_guardrails: tuple[InputGuardrail, ...] = attrs.field(default=(), converter=_inputs)
     #: Run in order on the final answer before it is committed: each may pass, replace
     #: or block it (the turn is then committed as ``blocked``, with the reason).
-    output_guardrails: tuple[OutputGuardrail, ...] = attrs.field(default=(), converter=tuple)
+    output_guardrails: tuple[OutputGuardrail, ...] = attrs.field(default=(), converter=_outputs)
     #: ``before``/``after`` functions around each tool call (deny, change the arguments,
     #: change the result); None: none.
     tool_hooks: ToolHooks | None = None

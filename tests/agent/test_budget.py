@@ -72,10 +72,10 @@ def test_budget_accounting_matches_exact_arithmetic(
     limits: dict[str, Any], before: tuple[int, int], calls: list[tuple[str, str, int, int]]
 ) -> None:
     prices = {name: Pricing(input=i, output=o) for name, (i, o) in PRICES.items()}
-    budget = Budget(
-        **{k: (float(v) if isinstance(v, Fraction) else v) for k, v in limits.items()},
-        prices=prices,
-    )
+    as_set: dict[str, Any] = {
+        k: (float(v) if isinstance(v, Fraction) else v) for k, v in limits.items()
+    }
+    budget = Budget(**as_set, prices=prices)
     session_tokens, session_micro = before
     session = Spend(session_tokens, session_micro / 1_000_000)
     turn = Spend()

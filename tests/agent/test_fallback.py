@@ -84,7 +84,7 @@ def test_a_call_falls_back_only_on_a_chosen_kind_before_output_with_a_model_left
 
 def test_bad_fallback_settings_are_refused_where_they_are_built() -> None:
     with pytest.raises(ValueError, match="fallback_on"):
-        ModelSettings(fallback_on={"nonsense"})  # type: ignore[arg-type]
+        ModelSettings(fallback_on={"nonsense"})
     with pytest.raises(ValueError, match="fallbacks of its own"):
         ModelSettings(fallback=(ModelSettings(fallback=(ModelSettings(),)),))
 
@@ -100,7 +100,7 @@ def chain(*names: str, on: frozenset[str] = ALL_FALLBACK_KINDS) -> Agent:
         provider=first,
         model=f"{first}-model",
         fallback=tuple(ModelSettings(provider=n, model=f"{n}-model") for n in rest),
-        fallback_on=on,  # type: ignore[arg-type]
+        fallback_on=on,
     )
     return Agent(name="a", model=model)
 

@@ -259,7 +259,9 @@ TurnEvent = (
 # -- requests ----------------------------------------------------------------------------
 
 
-class ModelOverrides(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
+class ModelOverrides(
+    msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True, forbid_unknown_fields=True
+):
     """Model settings of one turn, over the agent's (None: the agent's own); applied to
     every model of its fallback chain."""
 

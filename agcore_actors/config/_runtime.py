@@ -32,6 +32,7 @@ from ..agent import (
     Agent,
     AgentBuilder,
     AgentConfig,
+    Budget,
     HostConfig,
     ModelSettings,
     RuntimeBundle,
@@ -44,6 +45,7 @@ from ..llm import (
     LlmConfigError,
     OpenAICompatibleProvider,
     OpenAIConfig,
+    Pricing,
     Provider,
     ProviderConfig,
     ProviderRegistry,
@@ -128,14 +130,23 @@ class Runtime:
 HOST_RENAMES = {"max_live": "max_sessions"}
 
 
-def library_config(cls: type[T], table: object, renames: Mapping[str, str] | None = None) -> T:
+def library_config(
+    cls: type[T],
+    table: object,
+    renames: Mapping[str, str] | None = None,
+    *,
+    given: Mapping[str, Any] | None = None,
+) -> T:
     """The library class ``cls`` (attrs) from a settings ``table`` with a key for each of
-    its fields (named as the field, or as ``renames`` says); a field that takes None for
-    "no limit" gets None for the file's ``inf``."""
+    its fields (named as the field, or as ``renames`` says) but those ``given`` (made by
+    the caller from several keys); a field that takes None for "no limit" gets None for
+    the file's ``inf``."""
     renames = renames or {}
     hints = typing.get_type_hints(cls)  # the fields' types, resolved (not their text)
-    values: dict[str, Any] = {}
+    values: dict[str, Any] = dict(given or {})
     for field in attrs.fields(cls):
+        if field.name in values:
+            continue
         value = getattr(table, renames.get(field.name, field.name))
         optional = type(None) in typing.get_args(hints[field.name])
         values[field.name] = no_limit(value) if optional and isinstance(value, float) else value
@@ -206,7 +217,51 @@ def local_model_config(p: LocalProviderSettings) -> LocalModelConfig:
 
 def agent_config(agent: AgentSettings) -> AgentConfig:
     """An agent's limits as the sessions' :class:`~agcore_actors.agent.AgentConfig`."""
-    return library_config(AgentConfig, agent)
+    return library_config(AgentConfig, agent, given={"budget": budget_of(agent)})
+
+
+def budget_of(agent: AgentSettings) -> Budget:
+    """An agent's budget keys (``turn_tokens`` ... ``prices``) as its :class:`Budget`."""
+    return Budget(
+        turn_tokens=agent.turn_tokens,
+        turn_cost=agent.turn_cost,
+        session_tokens=agent.session_tokens,
+        session_cost=agent.session_cost,
+        tool_calls_per_turn=agent.tool_calls_per_turn,
+        concurrent_tool_calls=agent.concurrent_tool_calls,
+        prices={
+            name: Pricing(p.input, p.output, p.cache_read, p.cache_write)
+            for name, p in agent.prices.items()
+        },
+    )
+
+
+def model_of(agent: AgentSettings, default_provider: str | None) -> ModelSettings:
+    """An agent's model keys as its :class:`ModelSettings`, fallback chain included
+    (each ``"provider/model"`` gets the agent's sampling settings)."""
+    sampling: dict[str, Any] = {
+        "temperature": agent.temperature,
+        "max_tokens": agent.max_tokens,
+        "top_p": agent.top_p,
+        "stop": agent.stop,
+        "seed": agent.seed,
+        "tool_choice": agent.tool_choice,
+        "parallel_tool_calls": agent.parallel_tool_calls,
+        "reasoning_effort": agent.reasoning_effort,
+        "thinking_budget": agent.thinking_budget,
+        "extra_body": dict(agent.extra_body) or None,
+    }
+    fallback = []
+    for entry in agent.fallback:
+        provider, _, model = entry.partition("/")
+        fallback.append(ModelSettings(provider=provider, model=model, **sampling))
+    return ModelSettings(
+        provider=agent.provider or default_provider,
+        model=agent.model,
+        fallback=tuple(fallback),
+        fallback_on=frozenset(agent.fallback_on),
+        **sampling,
+    )
 
 
 def agents_of(
@@ -240,13 +295,7 @@ def agents_of(
                 instructions=a.instructions,
                 tools=tools,
                 subagents=a.subagents,
-                model=ModelSettings(
-                    provider=a.provider or settings.default_provider,
-                    model=a.model,
-                    temperature=a.temperature,
-                    max_tokens=a.max_tokens,
-                    extra_body=dict(a.extra_body) or None,
-                ),
+                model=model_of(a, settings.default_provider),
             )
         )
     return agents

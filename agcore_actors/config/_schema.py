@@ -33,6 +33,7 @@ __all__ = [
     "LoggingSettings",
     "McpServerSettings",
     "OpenAIProviderSettings",
+    "PriceSettings",
     "ProviderSettings",
     "RetrySettings",
     "Settings",
@@ -200,6 +201,30 @@ ProviderSettings = OpenAIProviderSettings | AnthropicProviderSettings | LocalPro
 
 
 @attrs.frozen(kw_only=True)
+class PriceSettings:
+    """A model's price per million tokens (``[agents.NAME.prices."MODEL"]``)."""
+
+    input: float = attrs.field(default=0.0, validator=non_negative)
+    output: float = attrs.field(default=0.0, validator=non_negative)
+    cache_read: float = attrs.field(default=0.0, validator=non_negative)
+    cache_write: float = attrs.field(default=0.0, validator=non_negative)
+
+
+_EFFORTS = ("minimal", "low", "medium", "high")
+_FALLBACK_KINDS = ("rate_limit", "server_error", "timeout", "context_length", "connection")
+
+
+def _one_of(choices: tuple[str, ...]) -> Any:
+    def check(_: object, attribute: attrs.Attribute[Any], value: object) -> None:
+        values = value if isinstance(value, tuple) else (value,)
+        for one in values:
+            if one is not None and one not in choices:
+                raise ValueError(f"{attribute.name} must be one of {', '.join(choices)}")
+
+    return check
+
+
+@attrs.frozen(kw_only=True)
 class AgentSettings:
     """One agent: its instructions, model, tools and limits."""
 
@@ -217,6 +242,41 @@ class AgentSettings:
     max_tokens: int | None = attrs.field(default=None, validator=_optional_at_least_one)
     #: Extra top-level fields of this agent's request bodies.
     extra_body: Mapping[str, Any] = attrs.field(factory=dict)
+    #: Nucleus sampling (default: the provider's).
+    top_p: float | None = attrs.field(default=None, validator=_optional_non_negative)
+    #: Sequences that end the answer.
+    stop: tuple[str, ...] | None = None
+    #: Sampling seed.
+    seed: int | None = None
+    #: ``auto``, ``none``, ``required`` or a tool's name.
+    tool_choice: str | None = None
+    #: False: at most one tool call per reply.
+    parallel_tool_calls: bool | None = None
+    #: ``minimal``, ``low``, ``medium`` or ``high``.
+    reasoning_effort: str | None = attrs.field(default=None, validator=_one_of(_EFFORTS))
+    #: Tokens a model may spend thinking (Anthropic's ``budget_tokens``).
+    thinking_budget: int | None = attrs.field(default=None, validator=_optional_at_least_one)
+    #: Models tried in order when a call fails before any output: ``"provider"`` or
+    #: ``"provider/model"``.
+    fallback: tuple[str, ...] = ()
+    #: The error kinds that move to the next model.
+    fallback_on: tuple[str, ...] = attrs.field(
+        default=_FALLBACK_KINDS, validator=_one_of(_FALLBACK_KINDS)
+    )
+    #: Tokens of one turn's model calls (absent: no limit).
+    turn_tokens: int | None = attrs.field(default=None, validator=_optional_at_least_one)
+    #: Cost of one turn's model calls, at ``prices``.
+    turn_cost: float | None = attrs.field(default=None, validator=_optional_non_negative)
+    #: Tokens of the whole session.
+    session_tokens: int | None = attrs.field(default=None, validator=_optional_at_least_one)
+    #: Cost of the whole session, at ``prices``.
+    session_cost: float | None = attrs.field(default=None, validator=_optional_non_negative)
+    #: Tool calls in one turn.
+    tool_calls_per_turn: int | None = attrs.field(default=None, validator=_optional_at_least_one)
+    #: Tool calls of one reply that run at the same time.
+    concurrent_tool_calls: int | None = attrs.field(default=None, validator=_optional_at_least_one)
+    #: Prices per million tokens by ``"provider/model"`` or ``"model"``.
+    prices: Mapping[str, PriceSettings] = attrs.field(factory=dict)
     #: Tool names the agent may call; absent (and no ``mcp_servers``): every tool.
     tools: tuple[str, ...] | None = None
     #: ``[mcpServers]`` whose tools the agent may call.

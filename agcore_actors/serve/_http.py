@@ -5,7 +5,7 @@ Needs the ``serve`` extra (hypercorn, prometheus_client), imported only once
 
 Routes (JSON in and out; ``{id}`` is a session id)::
 
-    POST   /v1/sessions/{id}/turns              {"text", "turn"?} -> SSE of the turn's
+    POST   /v1/sessions/{id}/turns              {"text", "turn"?, "settings"?} -> SSE of the turn's
                                                 events, or with Accept: application/json
                                                 its TurnResult when it has ended
     GET    /v1/sessions/{id}/turns/{turn}       reattach: the same, from the first event
@@ -230,7 +230,7 @@ class _App:
                 turn_id = command.turn or new_id()
                 if self.tracer is not None:
                     self.tracer.begin(turn_id, _trace_parent(scope))
-                running = self.runner.start(session, command.text, turn_id)
+                running = self.runner.start(session, command.text, turn_id, command.settings)
                 await self._turn(scope, receive, send, running)
             case "GET", ["v1", "sessions", session, "turns", turn]:
                 assert self.runner is not None

@@ -215,7 +215,8 @@ class _StdioServer:
         final = False
         started = trio.current_time()
         try:
-            async with self.host.submit(session, command.text, turn=turn) as events:
+            submit = self.host.submit(session, command.text, turn=turn, settings=command.settings)
+            async with submit as events:
                 async for event in events:
                     log_event(session, turn, event, trio.current_time() - started)
                     await self.emit(event_fields(session, turn, event))

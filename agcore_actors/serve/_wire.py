@@ -2,7 +2,10 @@
 
 Commands are JSON objects with a ``session`` and exactly one verb::
 
-    {"session": "s1", "text": "hi", "turn": "optional id"}      run a turn
+    {"session": "s1", "text": "hi", "turn": "optional id",
+     "settings": {"temperature": 0.2, ...}}                     run a turn (settings:
+                                                                optional, this turn's
+                                                                ModelOverrides)
     {"session": "s1", "cancel": "immediate" | "after_turn"}     cancel its running turn
     {"session": "s1", "approve": "call_1", "allow": true, "reason": "optional"}
 
@@ -42,7 +45,7 @@ __all__ = [
 _VERBS = ("text", "cancel", "approve")
 _CONTROL = re.compile(r"[\x00-\x1f\x7f]")
 _ALLOWED = {
-    "text": {"session", "text", "turn"},
+    "text": {"session", "text", "turn", "settings"},
     "cancel": {"session", "cancel"},
     "approve": {"session", "approve", "allow", "reason"},
 }
@@ -53,6 +56,8 @@ class TurnCommand:
     session: str
     text: str
     turn: str = ""
+    #: Model settings of this turn only.
+    settings: am.ModelOverrides | None = None
 
 
 @attrs.frozen
@@ -77,6 +82,15 @@ def _string(obj: dict[str, Any], key: str, *, empty: bool = False) -> str:
     if not isinstance(value, str) or (not empty and not value):
         raise BadCommand(f"{key!r} must be a {'' if empty else 'non-empty '}string")
     return value
+
+
+def _settings(obj: dict[str, Any]) -> am.ModelOverrides | None:
+    if "settings" not in obj:
+        return None
+    try:
+        return msgspec.convert(obj["settings"], am.ModelOverrides, strict=False)
+    except msgspec.ValidationError as exc:
+        raise BadCommand(f"'settings': {exc}") from None
 
 
 def parse_line(line: bytes | str) -> Command:
@@ -111,7 +125,7 @@ def parse_command(obj: object, *, session: str | None = None) -> Command:
         turn = _string(obj, "turn", empty=True)
         if _CONTROL.search(turn):  # the id goes into a header (X-Turn-Id) and log lines
             raise BadCommand("'turn' must not contain control characters")
-        return TurnCommand(name, _string(obj, "text", empty=True), turn)
+        return TurnCommand(name, _string(obj, "text", empty=True), turn, _settings(obj))
     if verb == "cancel":
         mode = obj["cancel"]
         if mode not in ("immediate", "after_turn"):

@@ -56,7 +56,6 @@ from collections.abc import AsyncIterator, Mapping
 from types import MappingProxyType
 from typing import Any, ClassVar, assert_never
 
-import msgspec
 import trio
 
 from .._errors import AgcoreError
@@ -69,8 +68,7 @@ from ..tools._deps import providing
 from . import messages as am
 from ._child import drop_events, run_child_session
 from ._config import Agent, AgentConfig, PromptContext
-from ._errors import AgentConfigError, GuardrailBlocked, HookBlocked, SessionBusy, TurnTimeout
-from ._guards import first_refusal
+from ._errors import AgentConfigError, SessionBusy, TurnTimeout
 from ._hooks import TurnHooks
 from ._prompt import system_prompt
 from ._session_control import (
@@ -85,24 +83,18 @@ from ._session_control import (
 from ._store_port import TurnStore
 from ._transcript import valid_tail
 from ._turn import Turn, TurnPorts
-from ._turn_setup import run_context, session_spend, spend_fact, visible_facts
+from ._turn_setup import (
+    failed_result,
+    final_event,
+    refusal,
+    refused_result,
+    run_context,
+    session_spend,
+    spend_fact,
+    visible_facts,
+)
 
 _log = logging.getLogger("agcore_actors.agent")
-
-
-def _failed(session: str, turn: str, error: AgcoreError) -> am.TurnResult:
-    """The result of a turn that ``error`` ended before it ran or while it was stored."""
-    return am.TurnResult(
-        session=session, turn=turn, status="failed", error_kind=error.kind, error=str(error)
-    )
-
-
-def _final_event(result: am.TurnResult) -> am.TurnEvent:
-    if result.status == "completed":
-        return am.TurnCompleted(result)
-    if result.status == "cancelled":
-        return am.TurnCancelled(result)
-    return am.TurnFailed(result)
 
 
 class Session(SessionControl):
@@ -252,7 +244,7 @@ class Session(SessionControl):
                     except AgcoreError as exc:
                         # The store refused the turn's begin or commit: the reader's
                         # answer, not a crash of this task (of the whole actor).
-                        await emit(am.TurnFailed(_failed(self.session, turn_id, exc)))
+                        await emit(am.TurnFailed(failed_result(self.session, turn_id, exc)))
             except BaseException as exc:
                 if not isinstance(exc, trio.Cancelled):
                     crash.append(exc)  # a bug: it crashes the actor; the reader is told
@@ -301,22 +293,12 @@ class Session(SessionControl):
         context = PromptContext(
             session=self.session, agent=agent.name, turn=self.turns, facts=visible_facts(self.facts)
         )
-        blocked = await self.settings.hooks.start(context, text)
-        refusal: AgcoreError | None = None if blocked is None else HookBlocked(blocked)
         # One scope for CancelTurn and the turn's timeout (a scope costs about an ask).
         scope = trio.CancelScope()
         run = run_context(self.session, turn_id, agent, self.settings.deps, scope)
-        if refusal is None and agent.input_guardrails:
-            try:
-                reason = await first_refusal(agent.input_guardrails, run, text)
-            except AgcoreError as exc:
-                refusal = exc
-            else:
-                refusal = None if reason is None else GuardrailBlocked("input", reason)
-        if refusal is not None:
-            result = _failed(self.session, turn_id, refusal)
-            if isinstance(refusal, GuardrailBlocked):
-                result = msgspec.structs.replace(result, status="blocked")
+        refused = await refusal(self.settings.hooks, agent, context, run, text)
+        if refused is not None:
+            result = refused_result(failed_result(self.session, turn_id, refused), refused)
             await emit(am.TurnFailed(result))
             return result
         notes = self._switch_notes
@@ -375,7 +357,7 @@ class Session(SessionControl):
         finally:
             busy.running = None
         result = await self._commit(turn, status, error)
-        await emit(_final_event(result))
+        await emit(final_event(result))
         try:
             await self.settings.hooks.end(result, context.turn)
         except Exception:
@@ -415,26 +397,15 @@ class Session(SessionControl):
         assert usage is not None  # loaded with the history
         self.usage = usage + turn.usage
         self.turns += 1
-        kind = getattr(error, "kind", type(error).__name__) if error is not None else ""
-        return am.TurnResult(
-            session=self.session,
-            turn=turn.turn_id,
-            status=status,
-            text=turn.text if status == "completed" else "",
-            output=turn.output if status == "completed" else None,
-            usage=turn.usage,
-            model_calls=turn.model_calls,
-            tool_calls=turn.tool_calls,
-            error_kind=str(kind),
-            error=str(error) if error is not None else "",
-            calls=list(turn.calls),
-            cost=turn.cost,
-        )
+        return turn.result(status, error)
 
     async def _run_child(
         self, agent: Agent, call_id: str, task: str
-    ) -> tuple[am.ToolCallStatus, str, Usage]:
-        """Run ``agent`` on ``task`` as a child session of this one (see _child)."""
+    ) -> tuple[am.ToolCallStatus, str, Usage, float]:
+        """Run ``agent`` on ``task`` as a child session of this one (see _child), with
+        the running turn's deps."""
+        running = self._running()
+        parent = running.turn.run_context if running is not None else None
         return await run_child_session(
             self.session,
             agent,
@@ -445,4 +416,5 @@ class Session(SessionControl):
             ports=self.settings.ports,
             commit=self._store_commit,
             commit_timeout=self.settings.commit_timeout,
+            deps=parent.deps if parent is not None else None,
         )

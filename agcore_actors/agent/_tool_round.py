@@ -47,8 +47,9 @@ if TYPE_CHECKING:
 
 T = TypeVar("T")
 Emit = Callable[[am.TurnEvent], Awaitable[None]]
-#: Runs agent ``Agent`` as a tool for call ``call_id`` on ``task``; its status, answer, usage.
-RunChild = Callable[[Agent, str, str], Awaitable[tuple[am.ToolCallStatus, str, Usage]]]
+#: Runs agent ``Agent`` as a tool for call ``call_id`` on ``task``; its status, answer,
+#: usage and cost.
+RunChild = Callable[[Agent, str, str], Awaitable[tuple[am.ToolCallStatus, str, Usage, float]]]
 
 _STATUS: dict[str, am.ToolCallStatus] = {
     "ok": "ok",
@@ -79,6 +80,7 @@ class ToolRound:
     subagents: Mapping[str, Agent]
     run_child: RunChild | None
     run_context: RunContext[Any] | None
+    cost: float
     _seen_calls: dict[str, int]
 
     def close(self, status: str, detail: str = "") -> None:
@@ -179,8 +181,9 @@ class ToolRound:
 
         async def child(call_id: str, agent: Agent, task: str) -> None:
             assert self.run_child is not None
-            status, content, usage = await self.run_child(agent, call_id, task)
+            status, content, usage, cost = await self.run_child(agent, call_id, task)
             self.usage = self.usage + usage
+            self.cost += cost
             status, content = await self._after(
                 call_id, agent.name, ran_with[call_id], status, content
             )

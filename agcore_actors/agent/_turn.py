@@ -189,6 +189,24 @@ class Turn(ModelCalls, ToolRound):
             self.messages.append(interrupted("".join(self._shown)))
             self._shown.clear()
 
+    def result(self, status: am.TurnStatus, error: BaseException | None) -> am.TurnResult:
+        """What the session answers for this turn once it is committed with ``status``."""
+        kind = getattr(error, "kind", type(error).__name__) if error is not None else ""
+        return am.TurnResult(
+            session=self.session,
+            turn=self.turn_id,
+            status=status,
+            text=self.text if status == "completed" else "",
+            output=self.output if status == "completed" else None,
+            usage=self.usage,
+            model_calls=self.model_calls,
+            tool_calls=self.tool_calls,
+            error_kind=str(kind),
+            error=str(error) if error is not None else "",
+            calls=list(self.calls),
+            cost=self.cost,
+        )
+
     # -- the model -----------------------------------------------------------------------
 
     def _offered_tools(self) -> list[ModelTool]:

@@ -15,17 +15,26 @@ import math
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
+import msgspec
 import trio
 
+from .._errors import AgcoreError
 from ..llm import Usage
 from ..tools import RunContext
+from . import messages as am
 from ._budget import SPEND_FACT, Spend
-from ._config import Agent
-from ._errors import AgentConfigError
+from ._config import Agent, PromptContext
+from ._errors import AgentConfigError, GuardrailBlocked, HookBlocked
+from ._guards import first_refusal
+from ._hooks import TurnHooks
 
 __all__ = [
     "Deps",
     "check_fact_keys",
+    "failed_result",
+    "final_event",
+    "refusal",
+    "refused_result",
     "run_context",
     "session_spend",
     "spend_fact",
@@ -77,3 +86,44 @@ def run_context(
         deps=None if deps is None else deps(session),
         cancel_scope=scope,
     )
+
+
+async def refusal(
+    hooks: TurnHooks, agent: Agent, context: PromptContext, run: RunContext[Any], text: str
+) -> AgcoreError | None:
+    """Why the turn must not run, before anything is stored or sent: the turn-start
+    hook's reason (:class:`HookBlocked`), an input guardrail's
+    (:class:`GuardrailBlocked`), or the typed error one of them raised; None: it runs."""
+    blocked = await hooks.start(context, text)
+    if blocked is not None:
+        return HookBlocked(blocked)
+    if not agent.input_guardrails:
+        return None
+    try:
+        reason = await first_refusal(agent.input_guardrails, run, text)
+    except AgcoreError as exc:
+        return exc
+    return None if reason is None else GuardrailBlocked("input", reason)
+
+
+def refused_result(result: am.TurnResult, error: AgcoreError) -> am.TurnResult:
+    """The result of a refused turn: ``blocked`` when a guardrail refused it."""
+    if isinstance(error, GuardrailBlocked):
+        return msgspec.structs.replace(result, status="blocked")
+    return result
+
+
+def failed_result(session: str, turn: str, error: AgcoreError) -> am.TurnResult:
+    """The result of a turn that ``error`` ended before it ran or while it was stored."""
+    return am.TurnResult(
+        session=session, turn=turn, status="failed", error_kind=error.kind, error=str(error)
+    )
+
+
+def final_event(result: am.TurnResult) -> am.TurnEvent:
+    """The last event of a turn with ``result`` (a blocked turn's is a TurnFailed)."""
+    if result.status == "completed":
+        return am.TurnCompleted(result)
+    if result.status == "cancelled":
+        return am.TurnCancelled(result)
+    return am.TurnFailed(result)

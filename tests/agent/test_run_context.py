@@ -107,3 +107,41 @@ async def test_a_tool_that_needs_a_run_context_outside_a_turn_fails_clearly() ->
         assert "run context" in str(exc)
     else:
         raise AssertionError("a tool without its run context ran")
+
+
+async def test_an_agent_called_as_a_tool_has_the_parents_deps_and_its_cost_counts(
+    autojump_clock: trio.testing.MockClock,
+) -> None:
+    from agcore_actors.agent import AgentConfig, Budget, ModelSettings
+    from agcore_actors.llm import Pricing, ToolMessage, Usage
+
+    unit = Usage(input_tokens=1, output_tokens=1)
+
+    def play(request: ChatRequest, attempt: int) -> ScriptedReply:
+        system = str(request.messages[0].content) if request.messages else ""
+        last = request.messages[-1]
+        if "I am the helper" in system:
+            if isinstance(last, ToolMessage):
+                return ScriptedReply(text=f"helper found: {last.content}", usage=unit)
+            return ScriptedReply(tool_calls=[ScriptedToolCall("whoami", {}, id="w")], usage=unit)
+        if isinstance(last, ToolMessage):
+            return ScriptedReply(text=f"parent: {last.content}", usage=unit)
+        return ScriptedReply(
+            tool_calls=[ScriptedToolCall("helper", {"task": "who?"}, id="h")], usage=unit
+        )
+
+    priced = ModelSettings(model="m")
+    agents = [
+        Agent(name="a", subagents={"helper"}, model=priced),
+        Agent(name="helper", instructions="I am the helper", model=priced),
+    ]
+    config = AgentConfig(budget=Budget(prices={"m": Pricing(input=1e6, output=1e6)}))
+    async with cap_host(
+        [ScriptedProvider(play, model="m")], agents=agents, config=config, deps=Database
+    ) as cap:
+        result = await cap.host.run("s", "go")
+    assert result.status == "completed"
+    assert result.text == "parent: helper found: user s in s/h/" + result.text.split("s/h/")[1]
+    assert [d.user for d in cap.counters.deps_seen] == ["s"]
+    # Two calls of the parent and two of the helper, two tokens each.
+    assert result.cost == 8.0 and result.usage.total_tokens == 8

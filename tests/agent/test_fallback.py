@@ -28,9 +28,11 @@ from agcore_actors.llm import (
     StreamError,
     Usage,
 )
+from agcore_actors.local.messages import Endpoint
 from agcore_actors.testing import ScriptedProvider, ScriptedReply
 from tests.agent.capability_rig import answered_once, cap_host, events_of, final
 from tests.peers.fault_server import FaultServer, completion, error_reply, json_reply
+from tests.peers.local_model import openai_config
 
 # -- the decision, against a model that shares no code ---------------------------------
 
@@ -249,3 +251,33 @@ async def test_a_failing_http_server_falls_back_to_a_working_one(
     assert [(c.provider, c.usage.total_tokens) for c in result.calls] == [("up", 11)]
     assert len(bad.requests) == 1 and len(good.requests) == 1
     assert good.requests[0].body["model"] == "up-model"
+
+
+@pytest.mark.slow
+async def test_a_failing_server_falls_back_to_the_real_local_model(
+    fault_server: FaultServer, local_model: Endpoint
+) -> None:
+    bad_url, bad = fault_server.script(error_reply(500, "internal error"))
+    down = OpenAICompatibleProvider(
+        OpenAIConfig(name="down", base_url=bad_url, api_key="sk-test-1", model="m-down")
+    )
+    local = OpenAICompatibleProvider(openai_config(local_model, name="local"))
+    model = ModelSettings(
+        provider="down",
+        model="m-down",
+        max_tokens=32,
+        fallback=(ModelSettings(provider="local", max_tokens=32, temperature=0.0),),
+    )
+    agent = Agent(name="a", instructions="Answer in one short sentence.", model=model, tools=[])
+    async with cap_host([down, local], agents=[agent]) as cap:
+        events = await events_of(cap.host, "s", "Say hello.")
+    result = final(events)
+    assert result.status == "completed" and result.text.strip()
+    assert [c.provider for c in result.calls] == ["local"]
+    assert result.calls[0].model  # the model the server said answered
+    assert result.usage.output_tokens > 0
+    moves = [e for e in events if isinstance(e, am.ModelFallback)]
+    assert [(m.from_provider, m.to_provider, m.error_kind) for m in moves] == [
+        ("down", "local", "server_error")
+    ]
+    assert len(bad.requests) == 1

@@ -14,8 +14,9 @@ Guarantees, under cancellation too:
   answered it, its usage and cost (usage also as a ``UsageReported`` event when the
   server reported some); a budget limit found exceeded (:func:`~._budget.exceeded`)
   is a ``LimitReached`` event, then :class:`~._errors.LimitExceeded`;
-- a context-length refusal with a compactor compacts once and starts the chain again
-  (a compaction before a fallback: the same model with a shorter prompt first).
+- a context-length refusal moves to the next model first when the agent chose
+  ``context_length`` (a model with a larger context); when the chain's last model
+  refuses, a compactor compacts once and the chain starts again from its first model.
 """
 
 from __future__ import annotations

@@ -16,6 +16,7 @@ from . import messages as am
 from ._budget import Budget
 from ._fallback import ALL_FALLBACK_KINDS, FallbackKind
 from ._guards import InputGuardrail, OutputGuardrail, ToolHooks
+from ._output import AgentOutputMode
 
 __all__ = ["Agent", "AgentConfig", "ModelSettings", "PromptContext", "ReasoningEffort"]
 
@@ -191,6 +192,13 @@ def _optional_names(values: Iterable[str] | None) -> frozenset[str] | None:
     return None if values is None else frozenset(values)
 
 
+def _output_mode(_: object, attribute: attrs.Attribute[Any], value: object) -> None:
+    if value not in ("auto", "json_schema", "tool", "prompted"):
+        raise ValueError(
+            f"{attribute.name} must be auto, json_schema, tool or prompted, not {value!r}"
+        )
+
+
 def _inputs(values: Iterable[InputGuardrail]) -> tuple[InputGuardrail, ...]:
     return tuple(values)
 
@@ -226,6 +234,9 @@ class Agent:
     model: ModelSettings = ModelSettings()
     #: A msgspec Struct the final answer must decode into (JSON), or None for text.
     output_type: type[msgspec.Struct] | None = None
+    #: How the answer of an ``output_type`` is asked for: ``auto`` (each provider's
+    #: own), ``json_schema``, ``tool`` or ``prompted`` (see :mod:`~._output`).
+    output_mode: AgentOutputMode = attrs.field(default="auto", validator=_output_mode)
     #: Run in order before the model is called; the first refusal blocks the turn
     #: (nothing is stored or sent). See :mod:`~._guards`.
     input_guardrails: tuple[InputGuardrail, ...] = attrs.field(default=(), converter=_inputs)

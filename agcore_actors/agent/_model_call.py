@@ -33,6 +33,7 @@ from ..llm import (
     ContextLengthError,
     JsonSchema,
     LlmError,
+    OutputMode,
     ResponseFormatJsonSchema,
     ToolChoice,
     Usage,
@@ -45,6 +46,7 @@ from ._budget import Spend, exceeded, price_of, spend_of
 from ._config import Agent, AgentConfig, ModelSettings
 from ._errors import AgentConfigError, LimitExceeded
 from ._fallback import fallback_kind, falls_back
+from ._output import as_mode, final_tool, prompted_messages, resolved
 from ._tool_round import Emit, peer
 
 if TYPE_CHECKING:
@@ -67,14 +69,22 @@ def request_of(
     messages: list[ChatMessage],
     tools: list[ModelTool],
     output_type: type[msgspec.Struct] | None,
+    mode: OutputMode = "json_schema",
 ) -> ChatRequest:
-    """The request of one call of ``settings``' model (tool settings only with tools)."""
+    """The request of one call of ``settings``' model (tool settings only with tools),
+    asking for ``output_type`` in ``mode`` (see :mod:`~._output`)."""
     response_format = None
-    if output_type is not None:
+    tool_choice = settings.tool_choice
+    if output_type is not None and mode == "json_schema":
         schema = msgspec.json.schema(output_type)
         response_format = ResponseFormatJsonSchema(
             JsonSchema(name=output_type.__name__, schema_=schema)
         )
+    elif output_type is not None and mode == "tool":
+        tools = [*tools, final_tool(output_type)]
+        tool_choice = "required"
+    elif output_type is not None:
+        messages = prompted_messages(messages, output_type)
     return ChatRequest(
         messages=messages,
         model=settings.model,
@@ -84,7 +94,7 @@ def request_of(
         stop=None if settings.stop is None else list(settings.stop),
         seed=settings.seed,
         tools=tools or None,
-        tool_choice=_tool_choice(settings.tool_choice) if tools else None,
+        tool_choice=_tool_choice(tool_choice) if tools else None,
         parallel_tool_calls=settings.parallel_tool_calls if tools else None,
         reasoning_effort=settings.reasoning_effort,
         thinking_budget=settings.thinking_budget,
@@ -109,6 +119,8 @@ class ModelCalls:
     session_spend: Spend
     _shown: list[str]
     _output_seen: bool
+    #: The structured-output mode of the last call made.
+    output_mode: OutputMode
 
     # What Turn provides.
     def _messages(self) -> list[ChatMessage]:
@@ -159,11 +171,27 @@ class ModelCalls:
                 continue
             return response
 
+    async def _mode_for(self, settings: ModelSettings) -> OutputMode:
+        """The structured-output mode of a call of ``settings``' model."""
+        agent_mode = self.agent.output_mode
+        if self.agent.output_type is None or agent_mode != "auto":
+            return resolved(agent_mode, "json_schema")
+        known = self.ports.output_modes
+        if known is None:
+            provider = self.ports.provider
+            listed = await peer(provider.name, provider.ask(lm.ListProviders()))
+            known = self.ports.output_modes = (dict(listed.structured_output), listed.default)
+        modes, default = known
+        name = settings.provider or default or (next(iter(modes)) if len(modes) == 1 else "")
+        return resolved(agent_mode, as_mode(modes.get(name, "json_schema")))
+
     async def _through_chain(self, messages: list[ChatMessage]) -> ChatResponse:
         chain = self.settings.chain()
         tools = self._offered_tools()
         for index, settings in enumerate(chain):
-            request = request_of(settings, messages, tools, self.agent.output_type)
+            mode = await self._mode_for(settings)
+            self.output_mode = mode
+            request = request_of(settings, messages, tools, self.agent.output_type, mode)
             self._output_seen = False
             try:
                 call = (

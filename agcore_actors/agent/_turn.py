@@ -47,9 +47,12 @@ from ..actor import ActorRef
 from ..context import messages as cm
 from ..llm import (
     AssistantMessage,
+    AssistantToolCall,
     ContextLengthError,
     FunctionDefinition,
+    OutputMode,
     SystemMessage,
+    ToolMessage,
     Usage,
     UserMessage,
 )
@@ -64,6 +67,7 @@ from ._config import Agent, AgentConfig, ModelSettings
 from ._errors import GuardrailBlocked, LimitExceeded, OutputValidationError
 from ._guards import apply_output_guardrails, blocked_note
 from ._model_call import ModelCalls
+from ._output import FINAL_TOOL, extract_json
 from ._tool_round import Emit, RunChild, ToolRound
 from ._transcript import interrupted, synthetic_results, unique_call_ids
 
@@ -86,6 +90,9 @@ class TurnPorts:
     #: Tool definitions by name (JSON Schema ``parameters``), as the registry lists them.
     definitions: Callable[[], Sequence[Mapping[str, Any]]] = list
     compactor: ActorRef[cm.CompactorMsg] | None = None
+    #: Each provider's structured-output mode and the default provider's name, asked of
+    #: the provider actor once (by the first turn of an ``auto`` agent with an output type).
+    output_modes: tuple[dict[str, str], str | None] | None = None
 
 
 @attrs.define
@@ -134,6 +141,8 @@ class Turn(ModelCalls, ToolRound):
     _shown: list[str] = attrs.field(factory=list, init=False)
     #: A piece of the answer of the call being made reached the reader (no fallback).
     _output_seen: bool = attrs.field(default=False, init=False)
+    #: The structured-output mode of the last model call (see _output).
+    output_mode: OutputMode = attrs.field(default="json_schema", init=False)
 
     # -- the loop ------------------------------------------------------------------------
 
@@ -159,6 +168,16 @@ class Turn(ModelCalls, ToolRound):
             self._shown.clear()  # the whole reply is kept now
             await self.check_budget()  # the reply that went over is kept (close answers it)
             calls = message.tool_calls or []
+            final = self._final_call(calls)
+            if final is not None:
+                # Tool mode: the final_result call's arguments are the answer.
+                error = await self._answer_final(message, final)
+                if error is None:
+                    return True
+                output_attempts += 1
+                if output_attempts > self.config.output_retries:
+                    raise OutputValidationError(self._output_name(), output_attempts, error)
+                continue
             if calls:
                 if tool_rounds >= self.config.max_tool_turns:
                     self.close("limit", f"max_tool_turns ({self.config.max_tool_turns}) reached")
@@ -175,9 +194,10 @@ class Turn(ModelCalls, ToolRound):
                 return True
             output_attempts += 1
             if output_attempts > self.config.output_retries:
-                raise OutputValidationError(self.agent.output_type.__name__, output_attempts, error)
+                raise OutputValidationError(self._output_name(), output_attempts, error)
+            how = f"by calling {FINAL_TOOL}" if self.output_mode == "tool" else "with valid JSON"
             self.messages.append(
-                UserMessage(f"Your answer is not valid: {error}. Answer again with valid JSON.")
+                UserMessage(f"Your answer is not valid: {error}. Answer again {how}.")
             )
 
     def close(self, status: str, detail: str = "") -> None:
@@ -275,8 +295,45 @@ class Turn(ModelCalls, ToolRound):
             self.blocked = reason
             raise GuardrailBlocked("answer", reason)
 
+    def _output_name(self) -> str:
+        assert self.agent.output_type is not None
+        return self.agent.output_type.__name__
+
+    def _final_call(self, calls: list[AssistantToolCall]) -> AssistantToolCall | None:
+        if self.agent.output_type is None or self.output_mode != "tool":
+            return None
+        return next((c for c in calls if c.function.name == FINAL_TOOL), None)
+
+    async def _answer_final(
+        self, message: AssistantMessage, final: AssistantToolCall
+    ) -> str | None:
+        """Answer every call of a reply that gave ``final``: the answer is its arguments
+        when they are valid (None), else the validation error (the model is told it)."""
+        error = self._validate_output(final.function.arguments)
+        if error is None:
+            self.text = final.function.arguments
+        for call in message.tool_calls or []:
+            name = call.function.name
+            await self.emit(
+                am.ToolCallStarted(call_id=call.id, name=name, arguments=call.function.arguments)
+            )
+            status: am.ToolCallStatus = "ok"
+            if call is not final:
+                status, content = "error", "Error: not run: the final result was given"
+            elif error is None:
+                content = "Final result accepted."
+            else:
+                status, content = "invalid_arguments", f"Error: the result is not valid: {error}"
+            self.messages.append(ToolMessage(content, call.id))
+            await self.emit(
+                am.ToolCallFinished(call_id=call.id, name=name, status=status, content=content)
+            )
+        return error
+
     def _validate_output(self, text: str) -> str | None:
         assert self.agent.output_type is not None
+        if self.output_mode == "prompted":
+            text = extract_json(text)
         try:
             value = msgspec.json.decode(text.strip().encode(), type=self.agent.output_type)
         except DECODE_ERRORS as exc:  # ValidationError is a DecodeError

@@ -195,3 +195,20 @@ async def test_the_capabilities_reach_serve_clients() -> None:
         assert changed["what"] == "denied" and "unlucky" in changed["reason"]
         events = await turn(client, "d", text="who")
         assert events[-1]["result"]["text"] == "tools said you are owner of d"
+
+
+def test_a_turn_command_carries_its_settings_and_bad_ones_are_refused() -> None:
+    import pytest
+
+    from agcore_actors.agent import messages as am
+    from agcore_actors.serve import BadCommand
+    from agcore_actors.serve._wire import TurnCommand, parse_line
+
+    line = '{"session": "s", "text": "hi", "settings": {"seed": 3, "stop": ["x"]}}'
+    command = parse_line(line)
+    assert isinstance(command, TurnCommand)
+    assert command.settings == am.ModelOverrides(seed=3, stop=["x"])
+    assert parse_line('{"session": "s", "text": "hi"}').settings is None  # type: ignore[union-attr]
+    for bad in ('{"seed": "three"}', '{"nope": 1}', "[1]"):
+        with pytest.raises(BadCommand, match="settings"):
+            parse_line('{"session": "s", "text": "hi", "settings": ' + bad + "}")

@@ -13,7 +13,10 @@
   reply is sent to the executor; ``Deny(reason)`` answers it ``denied`` without
   running it, ``Rewrite(arguments)`` runs it with other arguments. ``after(call,
   outcome) -> ToolOutcome | None`` runs on each call's outcome (refusals included) before
-  the model sees it; a ToolOutcome replaces it.
+  the model sees it; a ToolOutcome replaces it. A result never reaches the transcript
+  without passing ``after``: when the turn is cancelled (or a hook fails) before a
+  call's ``after`` returned, that call is answered ``cancelled``, never with its
+  unhooked result (an ``after`` that redacts is never bypassed).
 
 A guardrail or hook that raises fails the turn with :class:`~._errors.HookFailed`
 (its cause kept; an error of ours passes as it is), after every tool call of the turn
@@ -115,7 +118,8 @@ async def _run_as_is(call: ToolCallInfo) -> Deny | Rewrite | None:
     return None
 
 
-async def _keep(call: ToolCallInfo, outcome: ToolOutcome) -> ToolOutcome | None:
+async def keep_result(call: ToolCallInfo, outcome: ToolOutcome) -> ToolOutcome | None:
+    """The default ``after``: the outcome as it is."""
     return None
 
 
@@ -124,7 +128,7 @@ class ToolHooks:
     """``before`` and ``after`` each tool call of the agent (see the module docstring)."""
 
     before: BeforeTool = _run_as_is
-    after: AfterTool = _keep
+    after: AfterTool = keep_result
 
 
 def blocked_note(reason: str) -> str:

@@ -40,7 +40,14 @@ from ..tools import messages as tm
 from . import messages as am
 from ._config import Agent, AgentConfig
 from ._errors import LimitExceeded, PeerFailed
-from ._guards import ToolCallInfo, ToolOutcome, apply_after, apply_before, hook_call
+from ._guards import (
+    ToolCallInfo,
+    ToolOutcome,
+    apply_after,
+    apply_before,
+    hook_call,
+    keep_result,
+)
 
 if TYPE_CHECKING:
     from ._turn import TurnPorts
@@ -245,7 +252,12 @@ class ToolRound:
             reply = await self.ports.tools.ask(request)
         except trio.Cancelled:
             # The executor recorded what finished; the rest are cancelled. Keep the real
-            # results where there are some, so the transcript says what really ran.
+            # results where there are some, so the transcript says what really ran —
+            # unless the agent's ``after`` hook must see every result first (it may
+            # redact): those calls are answered ``cancelled`` by the turn's close.
+            hooks = self.agent.tool_hooks
+            if hooks is not None and hooks.after is not keep_result:
+                raise
             with trio.CancelScope(shield=True), trio.move_on_after(5.0):
                 recorded = await self.ports.tools.ask(tm.FetchResults(batch_id))
                 if recorded is not None:

@@ -284,3 +284,57 @@ async def test_an_agent_without_guards_behaves_as_before(
     async with cap_host([answers("plain")], config=AgentConfig()) as cap:
         result = await cap.host.run("s", "hi")
         assert (result.status, result.text) == ("completed", "plain")
+
+
+@pytest.mark.parametrize("cancel_at", [0.3, 0.45, 0.6, 0.75, 0.9])
+async def test_a_redacting_after_hook_is_never_bypassed_by_a_cancellation(
+    autojump_clock: trio.testing.MockClock, cancel_at: float
+) -> None:
+    async def redact_after(call: ToolCallInfo, outcome: ToolOutcome) -> ToolOutcome | None:
+        await trio.sleep(0.2)
+        return ToolOutcome(
+            status=outcome.status, content=outcome.content.replace("recorded", "r***")
+        )
+
+    provider = calls_then_done(
+        *[ScriptedToolCall("record", {"n": i}, id=f"c{i}") for i in range(3)]
+    )
+    agent = Agent(name="a", tool_hooks=ToolHooks(after=redact_after))
+    async with cap_host([provider], agents=[agent], work=0.25) as cap:
+        async with trio.open_nursery() as nursery:
+
+            async def run() -> None:
+                await cap.host.run("s", "go")
+
+            nursery.start_soon(run)
+            await trio.sleep(cancel_at)
+            await cap.host.cancel("s")
+        log = await cap.transcript("s")
+        assert answered_once(log) and await cap.valid("s")
+        assert "recorded" not in str(log)
+
+
+async def test_results_recorded_by_a_cancelled_batch_pass_the_after_hook_too(
+    autojump_clock: trio.testing.MockClock,
+) -> None:
+    async def redact_after(call: ToolCallInfo, outcome: ToolOutcome) -> ToolOutcome | None:
+        return ToolOutcome(status=outcome.status, content=outcome.content.replace("user", "u***"))
+
+    provider = calls_then_done(
+        ScriptedToolCall("whoami", {}, id="fast"), ScriptedToolCall("record", {"n": 1}, id="slow")
+    )
+    agent = Agent(name="a", tool_hooks=ToolHooks(after=redact_after))
+    async with cap_host(
+        [provider], agents=[agent], work=1.0, deps=lambda s: {"user": "alice"}
+    ) as cap:
+        async with trio.open_nursery() as nursery:
+
+            async def run() -> None:
+                await cap.host.run("s", "go")
+
+            nursery.start_soon(run)
+            await trio.sleep(0.5)  # whoami has answered, record still runs
+            await cap.host.cancel("s")
+        log = await cap.transcript("s")
+        assert answered_once(log) and await cap.valid("s")
+        assert "user alice" not in str(log)

@@ -296,7 +296,8 @@ class Session(SessionControl):
         # One scope for CancelTurn and the turn's timeout (a scope costs about an ask).
         scope = trio.CancelScope()
         run = run_context(self.session, turn_id, agent, self.settings.deps, scope)
-        refused = await refusal(self.settings.hooks, agent, context, run, text)
+        timeout = self.settings.config.turn_timeout
+        refused = await refusal(self.settings.hooks, agent, context, run, text, timeout)
         if refused is not None:
             result = refused_result(failed_result(self.session, turn_id, refused), refused)
             await emit(am.TurnFailed(result))
@@ -328,7 +329,6 @@ class Session(SessionControl):
         self._switch_notes = ()
         status: am.TurnStatus = "completed"
         error: BaseException | None = None
-        timeout = self.settings.config.turn_timeout
         scope.deadline = math.inf if timeout is None else trio.current_time() + timeout
         busy = self._busy
         assert busy is not None  # the turn holds the lock

@@ -24,7 +24,7 @@ from ..tools import RunContext
 from . import messages as am
 from ._budget import SPEND_FACT, Spend
 from ._config import Agent, PromptContext
-from ._errors import AgentConfigError, GuardrailBlocked, HookBlocked
+from ._errors import AgentConfigError, GuardrailBlocked, HookBlocked, TurnTimeout
 from ._guards import first_refusal
 from ._hooks import TurnHooks
 
@@ -89,20 +89,31 @@ def run_context(
 
 
 async def refusal(
-    hooks: TurnHooks, agent: Agent, context: PromptContext, run: RunContext[Any], text: str
+    hooks: TurnHooks,
+    agent: Agent,
+    context: PromptContext,
+    run: RunContext[Any],
+    text: str,
+    timeout: float | None,
 ) -> AgcoreError | None:
     """Why the turn must not run, before anything is stored or sent: the turn-start
     hook's reason (:class:`HookBlocked`), an input guardrail's
-    (:class:`GuardrailBlocked`), or the typed error one of them raised; None: it runs."""
+    (:class:`GuardrailBlocked`), the typed error one of them raised, or
+    :class:`TurnTimeout` when the guardrails took longer than ``timeout`` (the turn's
+    own); None: it runs."""
     blocked = await hooks.start(context, text)
     if blocked is not None:
         return HookBlocked(blocked)
     if not agent.input_guardrails:
         return None
-    try:
-        reason = await first_refusal(agent.input_guardrails, run, text)
-    except AgcoreError as exc:
-        return exc
+    with trio.move_on_after(math.inf if timeout is None else timeout) as bound:
+        try:
+            reason = await first_refusal(agent.input_guardrails, run, text)
+        except AgcoreError as exc:
+            return exc
+    if bound.cancelled_caught:
+        assert timeout is not None
+        return TurnTimeout(timeout)
     return None if reason is None else GuardrailBlocked("input", reason)
 
 

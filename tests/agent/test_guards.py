@@ -338,3 +338,20 @@ async def test_results_recorded_by_a_cancelled_batch_pass_the_after_hook_too(
         log = await cap.transcript("s")
         assert answered_once(log) and await cap.valid("s")
         assert "user alice" not in str(log)
+
+
+async def test_an_input_guardrail_that_hangs_is_bounded_by_the_turn_timeout(
+    autojump_clock: trio.testing.MockClock,
+) -> None:
+    async def hangs(context: RunContext[Any], text: str) -> str | None:
+        await trio.sleep_forever()
+        return None
+
+    provider = answers("hello")
+    agent = Agent(name="a", input_guardrails=[hangs])
+    async with cap_host([provider], agents=[agent], config=AgentConfig(turn_timeout=30.0)) as cap:
+        start = trio.current_time()
+        result = await cap.host.run("s", "hi")
+        assert result.status == "failed" and result.error_kind == "turn_timeout"
+        assert trio.current_time() - start == 30.0
+        assert provider.attempts == 0 and await cap.transcript("s") == []

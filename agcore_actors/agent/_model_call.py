@@ -177,7 +177,8 @@ class ModelCalls:
         if self.agent.output_type is None or agent_mode != "auto":
             return resolved(agent_mode, "json_schema")
         known = self.ports.output_modes
-        if known is None:
+        if known is None or (settings.provider and settings.provider not in known[0]):
+            # Asked once per bundle, and again for a provider registered since.
             provider = self.ports.provider
             listed = await peer(provider.name, provider.ask(lm.ListProviders()))
             known = self.ports.output_modes = (dict(listed.structured_output), listed.default)

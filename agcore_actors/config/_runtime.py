@@ -32,9 +32,7 @@ from ..agent import (
     Agent,
     AgentBuilder,
     AgentConfig,
-    Budget,
     HostConfig,
-    ModelSettings,
     RuntimeBundle,
     StoreTurns,
     session_approver,
@@ -45,7 +43,6 @@ from ..llm import (
     LlmConfigError,
     OpenAICompatibleProvider,
     OpenAIConfig,
-    Pricing,
     Provider,
     ProviderConfig,
     ProviderRegistry,
@@ -56,6 +53,7 @@ from ..llm import (
 from ..mcp import HttpServer, McpError, ServerConfig, StdioServer, servers_spec, wait_ready
 from ..store import InMemorySessions, SessionBackendConfig, SqliteSessions, session_store_spec
 from ..tools import PermissionChecker, Tool, ToolRegistry, tool_executor_spec
+from ._agents import budget_of, model_of
 from ._concurrency import concurrency, wrap
 from ._errors import ConfigError
 from ._local import for_local_model, recovering, start_local
@@ -218,50 +216,6 @@ def local_model_config(p: LocalProviderSettings) -> LocalModelConfig:
 def agent_config(agent: AgentSettings) -> AgentConfig:
     """An agent's limits as the sessions' :class:`~agcore_actors.agent.AgentConfig`."""
     return library_config(AgentConfig, agent, given={"budget": budget_of(agent)})
-
-
-def budget_of(agent: AgentSettings) -> Budget:
-    """An agent's budget keys (``turn_tokens`` ... ``prices``) as its :class:`Budget`."""
-    return Budget(
-        turn_tokens=agent.turn_tokens,
-        turn_cost=agent.turn_cost,
-        session_tokens=agent.session_tokens,
-        session_cost=agent.session_cost,
-        tool_calls_per_turn=agent.tool_calls_per_turn,
-        concurrent_tool_calls=agent.concurrent_tool_calls,
-        prices={
-            name: Pricing(p.input, p.output, p.cache_read, p.cache_write)
-            for name, p in agent.prices.items()
-        },
-    )
-
-
-def model_of(agent: AgentSettings, default_provider: str | None) -> ModelSettings:
-    """An agent's model keys as its :class:`ModelSettings`, fallback chain included
-    (each ``"provider/model"`` gets the agent's sampling settings)."""
-    sampling: dict[str, Any] = {
-        "temperature": agent.temperature,
-        "max_tokens": agent.max_tokens,
-        "top_p": agent.top_p,
-        "stop": agent.stop,
-        "seed": agent.seed,
-        "tool_choice": agent.tool_choice,
-        "parallel_tool_calls": agent.parallel_tool_calls,
-        "reasoning_effort": agent.reasoning_effort,
-        "thinking_budget": agent.thinking_budget,
-        "extra_body": dict(agent.extra_body) or None,
-    }
-    fallback = []
-    for entry in agent.fallback:
-        provider, _, model = entry.partition("/")
-        fallback.append(ModelSettings(provider=provider, model=model, **sampling))
-    return ModelSettings(
-        provider=agent.provider or default_provider,
-        model=agent.model,
-        fallback=tuple(fallback),
-        fallback_on=frozenset(agent.fallback_on),
-        **sampling,
-    )
 
 
 def agents_of(

@@ -23,6 +23,7 @@ from .._validators import (
 )
 from ..agent import AgentConfig, HostConfig
 from ..llm import AnthropicConfig, OpenAIConfig, RetryConfig, Timeouts
+from ._schema_agent import EFFORTS, FALLBACK_KINDS, PriceSettings, one_of
 
 __all__ = [
     "AgentSettings",
@@ -201,30 +202,6 @@ ProviderSettings = OpenAIProviderSettings | AnthropicProviderSettings | LocalPro
 
 
 @attrs.frozen(kw_only=True)
-class PriceSettings:
-    """A model's price per million tokens (``[agents.NAME.prices."MODEL"]``)."""
-
-    input: float = attrs.field(default=0.0, validator=non_negative)
-    output: float = attrs.field(default=0.0, validator=non_negative)
-    cache_read: float = attrs.field(default=0.0, validator=non_negative)
-    cache_write: float = attrs.field(default=0.0, validator=non_negative)
-
-
-_EFFORTS = ("minimal", "low", "medium", "high")
-_FALLBACK_KINDS = ("rate_limit", "server_error", "timeout", "context_length", "connection")
-
-
-def _one_of(choices: tuple[str, ...]) -> Any:
-    def check(_: object, attribute: attrs.Attribute[Any], value: object) -> None:
-        values = value if isinstance(value, tuple) else (value,)
-        for one in values:
-            if one is not None and one not in choices:
-                raise ValueError(f"{attribute.name} must be one of {', '.join(choices)}")
-
-    return check
-
-
-@attrs.frozen(kw_only=True)
 class AgentSettings:
     """One agent: its instructions, model, tools and limits."""
 
@@ -253,7 +230,7 @@ class AgentSettings:
     #: False: at most one tool call per reply.
     parallel_tool_calls: bool | None = None
     #: ``minimal``, ``low``, ``medium`` or ``high``.
-    reasoning_effort: str | None = attrs.field(default=None, validator=_one_of(_EFFORTS))
+    reasoning_effort: str | None = attrs.field(default=None, validator=one_of(EFFORTS))
     #: Tokens a model may spend thinking (Anthropic's ``budget_tokens``).
     thinking_budget: int | None = attrs.field(default=None, validator=_optional_at_least_one)
     #: Models tried in order when a call fails before any output: ``"provider"`` or
@@ -261,7 +238,7 @@ class AgentSettings:
     fallback: tuple[str, ...] = ()
     #: The error kinds that move to the next model.
     fallback_on: tuple[str, ...] = attrs.field(
-        default=_FALLBACK_KINDS, validator=_one_of(_FALLBACK_KINDS)
+        default=FALLBACK_KINDS, validator=one_of(FALLBACK_KINDS)
     )
     #: Tokens of one turn's model calls (absent: no limit).
     turn_tokens: int | None = attrs.field(default=None, validator=_optional_at_least_one)

@@ -8,13 +8,16 @@ transcript any provider accepts. The protocol is in :mod:`agcore_actors.agent.me
 """
 
 from .._exports import publish
-from . import messages
+from . import messages, policy
+from ._budget import Budget
 from ._bundle import AgentBuilder, RuntimeBundle, session_approver, session_name, session_spec
-from ._config import Agent, AgentConfig, ModelSettings, PromptContext
+from ._config import Agent, AgentConfig, ModelSettings, PromptContext, ReasoningEffort
 from ._errors import (
     AgentConfigError,
     AgentError,
+    GuardrailBlocked,
     HookBlocked,
+    HookFailed,
     LimitExceeded,
     OutputValidationError,
     PeerFailed,
@@ -22,6 +25,18 @@ from ._errors import (
     SessionBusy,
     SessionParked,
     TurnTimeout,
+)
+from ._fallback import FallbackKind
+from ._guards import (
+    Block,
+    Deny,
+    InputGuardrail,
+    OutputGuardrail,
+    Replace,
+    Rewrite,
+    ToolCallInfo,
+    ToolHooks,
+    ToolOutcome,
 )
 from ._hooks import TurnHooks
 from ._host import SessionHost
@@ -40,19 +55,30 @@ __all__ = [
     "AgentConfig",
     "AgentConfigError",
     "AgentError",
+    "Block",
+    "Budget",
+    "Deny",
+    "FallbackKind",
+    "GuardrailBlocked",
     "HookBlocked",
+    "HookFailed",
     "HostConfig",
     "HostSnapshot",
+    "InputGuardrail",
     "JsonPlanParser",
     "LimitExceeded",
     "ModelSettings",
+    "OutputGuardrail",
     "OutputValidationError",
     "PeerFailed",
     "Plan",
     "PlanParseError",
     "PlanParser",
     "PromptContext",
+    "ReasoningEffort",
+    "Replace",
     "RetrieveTool",
+    "Rewrite",
     "RuntimeBundle",
     "Session",
     "SessionBusy",
@@ -63,12 +89,16 @@ __all__ = [
     "StepStatus",
     "StoreTurns",
     "TaskAgent",
+    "ToolCallInfo",
+    "ToolHooks",
+    "ToolOutcome",
     "TurnHooks",
     "TurnStore",
     "TurnTimeout",
     "execute_plan",
     "facts_block",
     "messages",
+    "policy",
     "retrieve_tool",
     "session_approver",
     "session_name",

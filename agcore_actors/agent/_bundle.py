@@ -22,6 +22,7 @@ from ._session import Session
 from ._session_control import SessionSettings
 from ._store_port import TurnStore
 from ._turn import TurnPorts
+from ._turn_setup import Deps
 
 __all__ = ["AgentBuilder", "RuntimeBundle", "session_approver", "session_name", "session_spec"]
 
@@ -44,6 +45,8 @@ class RuntimeBundle:
     compactor: ActorRef[cm.CompactorMsg] | None = None
     hooks: TurnHooks = attrs.field(factory=lambda: TurnHooks())
     config: AgentConfig = attrs.field(factory=AgentConfig)
+    #: ``deps(session id)``: what each turn's run context carries as ``deps``.
+    deps: Deps | None = None
 
     # Built once and shared by every session (read-only): a live session holds no copy.
     _agents_view: Mapping[str, Agent] = attrs.field(init=False, eq=False, repr=False)
@@ -90,6 +93,7 @@ class RuntimeBundle:
                 max_queued=max_queued,
                 history_tail=history_tail,
                 hooks=self.hooks,
+                deps=self.deps,
             )
         return found
 
@@ -146,6 +150,13 @@ class AgentBuilder:
 
     def config(self, config: AgentConfig) -> AgentBuilder:
         self._fields["config"] = config
+        return self
+
+    def deps(self, deps: Deps) -> AgentBuilder:
+        """``deps(session id) -> object``: called once per turn, its value is the
+        ``deps`` of the turn's :class:`~agcore_actors.tools.RunContext` (tools that
+        declare one, guardrails, tool hooks); never serialised, never shown to a model."""
+        self._fields["deps"] = deps
         return self
 
     def build(self) -> RuntimeBundle:

@@ -26,6 +26,8 @@ import trio
 from .._errors import AgcoreError
 from ..actor import AskTimeout
 from ..llm import Usage, UserMessage
+from ..tools import RunContext
+from ..tools._deps import providing
 from . import messages as am
 from ._config import Agent, AgentConfig, PromptContext
 from ._prompt import system_prompt
@@ -82,14 +84,18 @@ async def run_child_session(
     ports: TurnPorts,
     commit: Commit,
     commit_timeout: float = 30.0,
-) -> tuple[am.ToolCallStatus, str, Usage]:
+    deps: object = None,
+) -> tuple[am.ToolCallStatus, str, Usage, float]:
     """Run ``agent`` on ``task`` as session ``<parent>/<call_id>`` (see the module doc):
-    the call's status, its content and the child's usage."""
+    the call's status, its content, the child's usage and cost. Its run context has the
+    parent's ``deps``."""
     child = f"{parent}/{call_id}"
     context = PromptContext(session=child, agent=agent.name, turn=0, facts={})
+    turn_id = uuid.uuid4().hex
+    run = RunContext(session=child, turn=turn_id, agent=agent.name, deps=deps)
     turn = Turn(
         session=child,
-        turn_id=uuid.uuid4().hex,
+        turn_id=turn_id,
         agent=agent,
         config=config,
         ports=ports,
@@ -97,6 +103,7 @@ async def run_child_session(
         system_prompt=system_prompt(agent, context),
         emit=drop_events,
         streamed=False,
+        run_context=run,
     )
     try:
         snapshot = await store.load(child, 0)
@@ -104,7 +111,7 @@ async def run_child_session(
             child, turn.turn_id, snapshot.version, [UserMessage(task)], agent.name
         )
     except AgcoreError as exc:
-        return "error", _error(exc), Usage()
+        return "error", _error(exc), Usage(), 0.0
     except trio.Cancelled:
         # Cut short in flight, the begin may have been applied: load the child now (the
         # load closes a turn left open), shielded and bounded like a commit.
@@ -114,7 +121,8 @@ async def run_child_session(
         raise
     status: am.ToolCallStatus = "ok"
     try:
-        await turn.run(task)
+        with providing(run):
+            await turn.run(task)
         content = turn.text
     except AgcoreError as exc:
         status, content = "error", _error(exc)
@@ -127,7 +135,7 @@ async def run_child_session(
         await commit(turn, version, "completed" if status == "ok" else "failed", {}, [])
     except AgcoreError as exc:
         status, content = "error", _error(exc)
-    return status, content, turn.usage
+    return status, content, turn.usage, turn.cost
 
 
 def _error(exc: AgcoreError) -> str:

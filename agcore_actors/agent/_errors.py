@@ -7,8 +7,12 @@ raised: the agent layer does not wrap them. These are the errors of its own:
 - :class:`AgentConfigError` — a bundle or agent that cannot run (missing provider, ...);
 - :class:`PlanParseError` — a plan text that does not have the accepted shape;
 - :class:`LimitExceeded` — a turn hit ``max_tool_turns`` or ``max_turns`` (both per
-  turn), or the turn's deadline (:class:`TurnTimeout`);
+  turn), a limit of its :class:`~._budget.Budget` (tokens, cost, tool calls; per turn
+  or per session), or the turn's deadline (:class:`TurnTimeout`);
 - :class:`HookBlocked` — a turn-start hook refused the turn;
+- :class:`GuardrailBlocked` — an input guardrail refused the turn, or an output
+  guardrail blocked its answer (the turn's status is ``blocked``);
+- :class:`HookFailed` — a guardrail or tool hook raised (a bug of the agent's code);
 - :class:`OutputValidationError` — the final answer never matched the declared output
   type within the allowed re-asks;
 - :class:`SessionBusy` — a session's queue of turns is full;
@@ -24,7 +28,9 @@ from .._errors import AgcoreError
 __all__ = [
     "AgentConfigError",
     "AgentError",
+    "GuardrailBlocked",
     "HookBlocked",
+    "HookFailed",
     "LimitExceeded",
     "OutputValidationError",
     "PeerFailed",
@@ -58,15 +64,21 @@ class PlanParseError(AgentError, ValueError):
 
 
 class LimitExceeded(AgentError):
-    """A configured limit ended the turn: ``limit`` names it, ``value`` is its setting."""
+    """A configured limit ended the turn: ``limit`` names it, ``value`` is its setting,
+    ``used`` what was spent when it was found exceeded (None when not counted)."""
 
     kind = "limit_exceeded"
 
-    def __init__(self, limit: str, value: float, detail: str = "") -> None:
+    def __init__(
+        self, limit: str, value: float, detail: str = "", *, used: float | None = None
+    ) -> None:
         extra = f": {detail}" if detail else ""
+        if used is not None and not detail:
+            extra = f": {used:g} used"
         super().__init__(f"limit {limit} ({value:g}) exceeded{extra}")
         self.limit = limit
         self.value = value
+        self.used = used
 
 
 class TurnTimeout(LimitExceeded, TimeoutError):
@@ -87,6 +99,30 @@ class HookBlocked(AgentError):
     def __init__(self, reason: str) -> None:
         super().__init__(f"turn blocked by a hook: {reason}")
         self.reason = reason
+
+
+class GuardrailBlocked(AgentError):
+    """A guardrail refused the turn's input (nothing was stored or sent) or blocked its
+    answer (the turn was committed as ``blocked``); ``stage`` says which."""
+
+    kind = "guardrail_blocked"
+
+    def __init__(self, stage: str, reason: str) -> None:
+        super().__init__(f"{stage} blocked by a guardrail: {reason}")
+        self.stage = stage
+        self.reason = reason
+
+
+class HookFailed(AgentError):
+    """A guardrail or tool hook of the agent raised ``cause`` (a bug of that code): the
+    turn fails, the session goes on."""
+
+    kind = "hook_failed"
+
+    def __init__(self, hook: str, cause: BaseException) -> None:
+        super().__init__(f"{hook} hook failed: {type(cause).__name__}: {cause}")
+        self.hook = hook
+        self.cause = cause
 
 
 class OutputValidationError(AgentError, ValueError):

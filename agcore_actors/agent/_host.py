@@ -185,13 +185,20 @@ class SessionHost(LiveSet):
 
     @asynccontextmanager
     async def submit(
-        self, session: str, text: str, *, turn: str = ""
+        self,
+        session: str,
+        text: str,
+        *,
+        turn: str = "",
+        settings: am.ModelOverrides | None = None,
     ) -> AsyncIterator[AsyncIterator[am.TurnEvent]]:
-        """Run a turn of ``session`` and read its events:
-        ``async with host.submit(id, text) as events: async for event in events``."""
+        """Run a turn of ``session`` (with model ``settings`` of this turn only) and read
+        its events: ``async with host.submit(id, text) as events: async for event in
+        events``."""
         live = await self._enter_turn(session)
         try:
-            async with live.ref.stream(am.SubmitTurn(text=text, turn=turn)) as events:
+            request = am.SubmitTurn(text=text, turn=turn, settings=settings)
+            async with live.ref.stream(request) as events:
                 yield events
         except Exception as exc:
             # Also an error of the caller's own code in the block: a bug of its own is
@@ -202,11 +209,20 @@ class SessionHost(LiveSet):
         finally:
             self._leave_turn(session, live)
 
-    async def run(self, session: str, text: str, *, turn: str = "") -> am.TurnResult:
-        """Run a turn of ``session`` and return its result."""
+    async def run(
+        self,
+        session: str,
+        text: str,
+        *,
+        turn: str = "",
+        settings: am.ModelOverrides | None = None,
+    ) -> am.TurnResult:
+        """Run a turn of ``session`` (with model ``settings`` of this turn only) and
+        return its result."""
         live = await self._enter_turn(session)
         try:
-            result: am.TurnResult = await live.ref.ask(am.RunTurn(text=text, turn=turn))
+            request = am.RunTurn(text=text, turn=turn, settings=settings)
+            result: am.TurnResult = await live.ref.ask(request)
         except Exception as exc:
             await self._turn_failed(session, live, exc)
             self._raise_if_lost(session, live, exc)

@@ -64,10 +64,11 @@ from ..actor import ActorCrashed
 from ..llm import Message as ChatMessage
 from ..llm import Usage, UserMessage
 from ..tools import ApprovalRequest
+from ..tools._deps import providing
 from . import messages as am
 from ._child import drop_events, run_child_session
 from ._config import Agent, AgentConfig, PromptContext
-from ._errors import AgentConfigError, HookBlocked, SessionBusy, TurnTimeout
+from ._errors import AgentConfigError, SessionBusy, TurnTimeout
 from ._hooks import TurnHooks
 from ._prompt import system_prompt
 from ._session_control import (
@@ -82,23 +83,18 @@ from ._session_control import (
 from ._store_port import TurnStore
 from ._transcript import valid_tail
 from ._turn import Turn, TurnPorts
+from ._turn_setup import (
+    failed_result,
+    final_event,
+    refusal,
+    refused_result,
+    run_context,
+    session_spend,
+    spend_fact,
+    visible_facts,
+)
 
 _log = logging.getLogger("agcore_actors.agent")
-
-
-def _failed(session: str, turn: str, error: AgcoreError) -> am.TurnResult:
-    """The result of a turn that ``error`` ended before it ran or while it was stored."""
-    return am.TurnResult(
-        session=session, turn=turn, status="failed", error_kind=error.kind, error=str(error)
-    )
-
-
-def _final_event(result: am.TurnResult) -> am.TurnEvent:
-    if result.status == "completed":
-        return am.TurnCompleted(result)
-    if result.status == "cancelled":
-        return am.TurnCancelled(result)
-    return am.TurnFailed(result)
 
 
 class Session(SessionControl):
@@ -228,7 +224,7 @@ class Session(SessionControl):
 
     async def _on_run(self, msg: am.RunTurn) -> am.TurnResult:
         self._admit()
-        return await self._queued_turn(msg.text, msg.turn or new_id(), drop_events)
+        return await self._queued_turn(msg.text, msg.turn or new_id(), drop_events, msg.settings)
 
     async def _on_submit(self, msg: am.SubmitTurn) -> AsyncIterator[am.TurnEvent]:
         self._admit()
@@ -250,11 +246,11 @@ class Session(SessionControl):
             try:
                 with holder:
                     try:
-                        await self._queued_turn(msg.text, turn_id, emit)
+                        await self._queued_turn(msg.text, turn_id, emit, msg.settings)
                     except AgcoreError as exc:
                         # The store refused the turn's begin or commit: the reader's
                         # answer, not a crash of this task (of the whole actor).
-                        await emit(am.TurnFailed(_failed(self.session, turn_id, exc)))
+                        await emit(am.TurnFailed(failed_result(self.session, turn_id, exc)))
             except BaseException as exc:
                 if not isinstance(exc, trio.Cancelled):
                     crash.append(exc)  # a bug: it crashes the actor; the reader is told
@@ -279,7 +275,9 @@ class Session(SessionControl):
             # The stream ended with no final event: the turn's task crashed the actor.
             raise ActorCrashed(self.ctx.name, crash[0])
 
-    async def _queued_turn(self, text: str, turn_id: str, emit: Emit) -> am.TurnResult:
+    async def _queued_turn(
+        self, text: str, turn_id: str, emit: Emit, overrides: am.ModelOverrides | None = None
+    ) -> am.TurnResult:
         busy = self._busy_now()
         try:
             busy.lock.acquire_nowait()  # free: no schedule point here (the turn has many)
@@ -290,18 +288,24 @@ class Session(SessionControl):
             finally:
                 busy.queued -= 1
         try:
-            return await self._turn(text, turn_id, emit)
+            return await self._turn(text, turn_id, emit, overrides)
         finally:
             self._release()
 
-    async def _turn(self, text: str, turn_id: str, emit: Emit) -> am.TurnResult:
+    async def _turn(
+        self, text: str, turn_id: str, emit: Emit, overrides: am.ModelOverrides | None
+    ) -> am.TurnResult:
         agent = self.settings.agents[self.agent_name]
         context = PromptContext(
-            session=self.session, agent=agent.name, turn=self.turns, facts=dict(self.facts)
+            session=self.session, agent=agent.name, turn=self.turns, facts=visible_facts(self.facts)
         )
-        blocked = await self.settings.hooks.start(context, text)
-        if blocked is not None:
-            result = _failed(self.session, turn_id, HookBlocked(blocked))
+        # One scope for CancelTurn and the turn's timeout (a scope costs about an ask).
+        scope = trio.CancelScope()
+        run = run_context(self.session, turn_id, agent, self.settings.deps, scope)
+        timeout = self.settings.config.turn_timeout
+        refused = await refusal(self.settings.hooks, agent, context, run, text, timeout)
+        if refused is not None:
+            result = refused_result(failed_result(self.session, turn_id, refused), refused)
             await emit(am.TurnFailed(result))
             return result
         notes = self._switch_notes
@@ -323,23 +327,22 @@ class Session(SessionControl):
             run_child=self._run_child,
             # Nobody reads the events of a RunTurn: plain model calls, no stream to parse.
             streamed=emit is not drop_events,
+            settings=agent.model.with_overrides(overrides),
+            session_spend=session_spend(self.usage, self.facts),
+            run_context=run,
         )
         history.extend(notes)
         self._switch_notes = ()
         status: am.TurnStatus = "completed"
         error: BaseException | None = None
-        # One scope for CancelTurn and the turn's timeout (a scope costs about an ask).
-        timeout = self.settings.config.turn_timeout
-        scope = trio.CancelScope(
-            deadline=math.inf if timeout is None else trio.current_time() + timeout
-        )
+        scope.deadline = math.inf if timeout is None else trio.current_time() + timeout
         busy = self._busy
         assert busy is not None  # the turn holds the lock
         busy.running = _Running(turn, scope, emit)
         try:
             # Begun: from here on, whatever happens, the turn is committed.
             await emit(am.TurnStarted(session=self.session, turn=turn_id, agent=agent.name))
-            with scope:
+            with scope, providing(run):
                 finished = await turn.run(text)
                 status = "completed" if finished else "cancelled"
             if scope.cancelled_caught:
@@ -347,7 +350,7 @@ class Session(SessionControl):
                     raise TurnTimeout(timeout)
                 status = "cancelled"
         except AgcoreError as exc:
-            status, error = "failed", exc
+            status, error = ("blocked" if turn.blocked is not None else "failed"), exc
         except BaseException as exc:
             # Cancelled from outside (reader left, asker cancelled, shutdown) or a bug:
             # commit what the turn did, then let it propagate.
@@ -360,7 +363,7 @@ class Session(SessionControl):
         finally:
             busy.running = None
         result = await self._commit(turn, status, error)
-        await emit(_final_event(result))
+        await emit(final_event(result))
         try:
             await self.settings.hooks.end(result, context.turn)
         except Exception:
@@ -373,6 +376,8 @@ class Session(SessionControl):
     ) -> am.TurnResult:
         facts_set, facts_removed = self._pending_facts or ({}, [])
         self._pending_facts = None
+        spent = spend_fact(self.facts, turn.cost)
+        facts_set = {**facts_set, **spent} if spent else facts_set
         try:
             self.version = await self._store_commit(
                 turn, self.version, status, facts_set, facts_removed
@@ -381,8 +386,10 @@ class Session(SessionControl):
             # Refused, timed out or lost with the store: the turn may be stored, or still
             # open. The session reloads before its next write; its facts go with that.
             self._unsure = True
-            self._keep_facts(facts_set, facts_removed)
+            self._keep_facts({k: v for k, v in facts_set.items() if k not in spent}, facts_removed)
             raise
+        if spent:
+            self.facts = {**self.facts, **spent}
         if not turn.messages:
             # Cut short before it ran: the begin stored the user's message, the tail here
             # does not have it. Reload it with the next turn (a rare path).
@@ -396,24 +403,15 @@ class Session(SessionControl):
         assert usage is not None  # loaded with the history
         self.usage = usage + turn.usage
         self.turns += 1
-        kind = getattr(error, "kind", type(error).__name__) if error is not None else ""
-        return am.TurnResult(
-            session=self.session,
-            turn=turn.turn_id,
-            status=status,
-            text=turn.text if status == "completed" else "",
-            output=turn.output if status == "completed" else None,
-            usage=turn.usage,
-            model_calls=turn.model_calls,
-            tool_calls=turn.tool_calls,
-            error_kind=str(kind),
-            error=str(error) if error is not None else "",
-        )
+        return turn.result(status, error)
 
     async def _run_child(
         self, agent: Agent, call_id: str, task: str
-    ) -> tuple[am.ToolCallStatus, str, Usage]:
-        """Run ``agent`` on ``task`` as a child session of this one (see _child)."""
+    ) -> tuple[am.ToolCallStatus, str, Usage, float]:
+        """Run ``agent`` on ``task`` as a child session of this one (see _child), with
+        the running turn's deps."""
+        running = self._running()
+        parent = running.turn.run_context if running is not None else None
         return await run_child_session(
             self.session,
             agent,
@@ -424,4 +422,5 @@ class Session(SessionControl):
             ports=self.settings.ports,
             commit=self._store_commit,
             commit_timeout=self.settings.commit_timeout,
+            deps=parent.deps if parent is not None else None,
         )

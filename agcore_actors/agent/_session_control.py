@@ -43,6 +43,7 @@ from ._errors import AgentConfigError
 from ._hooks import TurnHooks
 from ._store_port import SessionState, TurnStore
 from ._turn import Turn, TurnPorts
+from ._turn_setup import Deps, check_fact_keys, visible_facts
 
 Emit = Callable[[am.TurnEvent], Awaitable[None]]
 
@@ -65,6 +66,8 @@ class SessionSettings:
     history_tail: int | None = 200
     commit_timeout: float = 30.0
     hooks: TurnHooks = attrs.field(factory=TurnHooks)
+    #: ``deps(session id)``: the application's dependencies in each turn's run context.
+    deps: Deps | None = None
 
 
 class _Busy:
@@ -331,6 +334,7 @@ class SessionControl(Actor[SessionRequest]):
         return old
 
     async def _on_set_facts(self, msg: am.SetFacts) -> None:
+        check_fact_keys([*msg.set, *msg.remove])
         if self._running() is not None:
             # A turn runs (it has begun, so it commits whatever happens): the facts are
             # committed with it, in one transaction. Otherwise they are written now, after
@@ -390,5 +394,5 @@ class SessionControl(Actor[SessionRequest]):
             turns=self.turns,
             messages=self._history_size if self.history is None else len(self.history),
             usage=usage,
-            facts=dict(self.facts),
+            facts=visible_facts(self.facts),
         )

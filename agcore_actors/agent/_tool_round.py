@@ -11,6 +11,11 @@ Guarantees, under cancellation too:
   call, bad arguments of an agent call); a cancelled round keeps the results the executor
   had recorded and the answers of children that had finished, the turn's ``close``
   answers the rest;
+- the agent's tool hooks run around each call (:mod:`~._guards`): ``before`` before
+  it is sent (a denial is its ``denied`` result, new arguments are what runs),
+  ``after`` on each outcome the round gives, before the model sees it; the budget's
+  ``tool_calls_per_turn`` is checked before any call of a reply runs, and its
+  ``concurrent_tool_calls`` bounds how many of the executor's run at once;
 - a typed error of the executor (or :class:`PeerFailed` for a bug there) or of a child
   session's store ends the round with that error, the same whether or not children ran
   beside the executor: never an exception group, which the session would take for a bug
@@ -20,7 +25,7 @@ Guarantees, under cancellation too:
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Mapping
-from typing import TYPE_CHECKING, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import msgspec
 import trio
@@ -30,18 +35,28 @@ from .._errors import AgcoreError
 from ..actor import ActorCrashed, ActorStopped
 from ..llm import AssistantMessage, ToolMessage, Usage
 from ..llm import Message as ChatMessage
+from ..tools import RunContext
 from ..tools import messages as tm
 from . import messages as am
 from ._config import Agent, AgentConfig
-from ._errors import PeerFailed
+from ._errors import LimitExceeded, PeerFailed
+from ._guards import (
+    ToolCallInfo,
+    ToolOutcome,
+    apply_after,
+    apply_before,
+    hook_call,
+    keep_result,
+)
 
 if TYPE_CHECKING:
     from ._turn import TurnPorts
 
 T = TypeVar("T")
 Emit = Callable[[am.TurnEvent], Awaitable[None]]
-#: Runs agent ``Agent`` as a tool for call ``call_id`` on ``task``; its status, answer, usage.
-RunChild = Callable[[Agent, str, str], Awaitable[tuple[am.ToolCallStatus, str, Usage]]]
+#: Runs agent ``Agent`` as a tool for call ``call_id`` on ``task``; its status, answer,
+#: usage and cost.
+RunChild = Callable[[Agent, str, str], Awaitable[tuple[am.ToolCallStatus, str, Usage, float]]]
 
 _STATUS: dict[str, am.ToolCallStatus] = {
     "ok": "ok",
@@ -71,17 +86,78 @@ class ToolRound:
     tool_calls: int
     subagents: Mapping[str, Agent]
     run_child: RunChild | None
+    run_context: RunContext[Any] | None
+    cost: float
     _seen_calls: dict[str, int]
+
+    def close(self, status: str, detail: str = "") -> None:
+        raise NotImplementedError  # Turn's
+
+    async def _check_call_cap(self, count: int) -> None:
+        """The budget's ``tool_calls_per_turn``: more calls than it allows fail the turn
+        before any of them runs (each answered ``limit``)."""
+        cap = self.config.budget.tool_calls_per_turn
+        used = self.tool_calls + count
+        if cap is not None and used > cap:
+            await self.emit(am.LimitReached(limit="tool_calls_per_turn", value=cap, used=used))
+            self.close("limit", f"tool_calls_per_turn ({cap}) reached")
+            raise LimitExceeded("tool_calls_per_turn", cap, used=used)
+
+    async def _before(self, call_id: str, name: str, arguments: str) -> tuple[str, str | None]:
+        """The arguments to run the call with, or a denial (the agent's ``before`` hook)."""
+        hooks = self.agent.tool_hooks
+        if hooks is None:
+            return arguments, None
+        assert self.run_context is not None
+        info = ToolCallInfo(
+            call_id=call_id, name=name, arguments=arguments, context=self.run_context
+        )
+        verdict = await hook_call("before", hooks.before(info))
+        new, denied = apply_before(arguments, verdict)
+        if denied is not None:
+            await self.emit(
+                am.ToolHookChanged(call_id=call_id, name=name, what="denied", reason=denied)
+            )
+        elif new != arguments:
+            await self.emit(
+                am.ToolHookChanged(call_id=call_id, name=name, what="arguments", arguments=new)
+            )
+        return new, denied
+
+    async def _after(
+        self, call_id: str, name: str, arguments: str, status: am.ToolCallStatus, content: str
+    ) -> tuple[am.ToolCallStatus, str]:
+        """The outcome the model sees (the agent's ``after`` hook may replace it)."""
+        hooks = self.agent.tool_hooks
+        if hooks is None:
+            return status, content
+        assert self.run_context is not None
+        info = ToolCallInfo(
+            call_id=call_id, name=name, arguments=arguments, context=self.run_context
+        )
+        outcome = ToolOutcome(status=status, content=content)
+        verdict = await hook_call("after", hooks.after(info, outcome))
+        final = apply_after(outcome, verdict)
+        if final != outcome:
+            await self.emit(am.ToolHookChanged(call_id=call_id, name=name, what="result"))
+        return final.status, final.content
 
     async def _run_tools(self, message: AssistantMessage) -> None:
         calls = message.tool_calls or []
+        await self._check_call_cap(len(calls))
         self.tool_calls += len(calls)
         runnable: list[tm.ToolCall] = []
         children: list[tuple[str, Agent, str]] = []
         refused: dict[str, tuple[am.ToolCallStatus, str]] = {}
+        ran_with: dict[str, str] = {}
         for call in calls:
             name, arguments = call.function.name, call.function.arguments
             await self.emit(am.ToolCallStarted(call_id=call.id, name=name, arguments=arguments))
+            arguments, denied = await self._before(call.id, name, arguments)
+            ran_with[call.id] = arguments
+            if denied is not None:
+                refused[call.id] = ("denied", f"Error: the call was denied: {denied}")
+                continue
             key = name + "\x00" + arguments
             self._seen_calls[key] = self._seen_calls.get(key, 0) + 1
             if name in self.subagents and self.run_child is not None:
@@ -112,8 +188,12 @@ class ToolRound:
 
         async def child(call_id: str, agent: Agent, task: str) -> None:
             assert self.run_child is not None
-            status, content, usage = await self.run_child(agent, call_id, task)
+            status, content, usage, cost = await self.run_child(agent, call_id, task)
             self.usage = self.usage + usage
+            self.cost += cost
+            status, content = await self._after(
+                call_id, agent.name, ran_with[call_id], status, content
+            )
             # Kept at once, so a cancellation of its siblings does not lose it.
             self.messages.append(ToolMessage(content, call_id))
             answered[call_id] = (status, content)
@@ -147,6 +227,9 @@ class ToolRound:
             else:
                 result = results[call.id]
                 status, content = _STATUS.get(result.status.value, "error"), result.content
+            status, content = await self._after(
+                call.id, call.function.name, ran_with[call.id], status, content
+            )
             self.messages.append(ToolMessage(content, call.id))
             await self.emit(
                 am.ToolCallFinished(
@@ -163,12 +246,18 @@ class ToolRound:
             session_id=self.session,
             trace_id=self.turn_id,
             default_timeout=self.config.tool_timeout,
+            max_concurrency=self.config.budget.concurrent_tool_calls,
         )
         try:
             reply = await self.ports.tools.ask(request)
         except trio.Cancelled:
             # The executor recorded what finished; the rest are cancelled. Keep the real
-            # results where there are some, so the transcript says what really ran.
+            # results where there are some, so the transcript says what really ran —
+            # unless the agent's ``after`` hook must see every result first (it may
+            # redact): those calls are answered ``cancelled`` by the turn's close.
+            hooks = self.agent.tool_hooks
+            if hooks is not None and hooks.after is not keep_result:
+                raise
             with trio.CancelScope(shield=True), trio.move_on_after(5.0):
                 recorded = await self.ports.tools.ask(tm.FetchResults(batch_id))
                 if recorded is not None:

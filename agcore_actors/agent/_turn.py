@@ -22,7 +22,11 @@ Guarantees, under cancellation too:
   next turn's model sees what the person saw;
 - an error of the tool batch fails the turn with that error, whether or not subagents
   ran beside it (never an exception group);
-- usage is added once per model response that reported it;
+- usage is added once per model response that reported it, and every reply is recorded
+  with the provider and model that answered it (:mod:`~._model_call`, which also falls
+  back along the agent's chain and applies its budget);
+- an output guardrail's replacement is what the transcript keeps; a blocked answer is
+  kept as a note saying so, and the turn fails with :class:`GuardrailBlocked`;
 - the turn never holds a task after :meth:`Turn.run` returns: the model request, the
   tool batch and any approval wait are children of the caller's task.
 
@@ -42,24 +46,29 @@ from .._decode import DECODE_ERRORS
 from ..actor import ActorRef
 from ..context import messages as cm
 from ..llm import (
-    ChatRequest,
-    ChatResponse,
+    AssistantMessage,
+    AssistantToolCall,
     ContextLengthError,
     FunctionDefinition,
-    JsonSchema,
-    ResponseFormatJsonSchema,
+    OutputMode,
     SystemMessage,
+    ToolMessage,
     Usage,
     UserMessage,
 )
 from ..llm import Message as ChatMessage
 from ..llm import Tool as ModelTool
 from ..llm import messages as lm
+from ..tools import RunContext
 from ..tools import messages as tm
 from . import messages as am
-from ._config import Agent, AgentConfig
-from ._errors import LimitExceeded, OutputValidationError
-from ._tool_round import Emit, RunChild, ToolRound, peer
+from ._budget import Spend
+from ._config import Agent, AgentConfig, ModelSettings
+from ._errors import GuardrailBlocked, LimitExceeded, OutputValidationError
+from ._guards import apply_output_guardrails, blocked_note
+from ._model_call import ModelCalls
+from ._output import FINAL_TOOL, extract_json
+from ._tool_round import Emit, RunChild, ToolRound
 from ._transcript import interrupted, synthetic_results, unique_call_ids
 
 __all__ = ["Emit", "RunChild", "Turn", "TurnPorts"]
@@ -81,12 +90,15 @@ class TurnPorts:
     #: Tool definitions by name (JSON Schema ``parameters``), as the registry lists them.
     definitions: Callable[[], Sequence[Mapping[str, Any]]] = list
     compactor: ActorRef[cm.CompactorMsg] | None = None
+    #: Each provider's structured-output mode and the default provider's name, asked of
+    #: the provider actor once (by the first turn of an ``auto`` agent with an output type).
+    output_modes: tuple[dict[str, str], str | None] | None = None
 
 
 @attrs.define
-class Turn(ToolRound):
-    """The state of one running turn; see the module docstring (its tool rounds:
-    :class:`~._tool_round.ToolRound`)."""
+class Turn(ModelCalls, ToolRound):
+    """The state of one running turn; see the module docstring (its model calls:
+    :class:`~._model_call.ModelCalls`, its tool rounds: :class:`~._tool_round.ToolRound`)."""
 
     session: str
     turn_id: str
@@ -110,10 +122,27 @@ class Turn(ToolRound):
     #: Stream model calls (their deltas become events); False: one plain call each,
     #: for turns whose events nobody reads (cheaper on the client).
     streamed: bool = True
+    #: The model settings of this turn: the agent's, with the turn's overrides.
+    settings: ModelSettings = attrs.field(
+        default=attrs.Factory(lambda self: self.agent.model, takes_self=True)
+    )
+    #: What the session had spent before this turn (its budget's ``session_*`` limits).
+    session_spend: Spend = attrs.field(factory=Spend)
+    #: The turn's run context (tools that declare one, guardrails, tool hooks).
+    run_context: RunContext[Any] | None = None
+    #: Every model call: who answered, its usage and cost.
+    calls: list[am.ModelCall] = attrs.field(factory=list)
+    cost: float = 0.0
+    #: A guardrail's reason when it blocked the answer (the turn is ``blocked``).
+    blocked: str | None = None
     _seen_calls: dict[str, int] = attrs.field(factory=dict)
     #: The text pieces the model call being streamed has sent so far (the person saw
     #: them); emptied when its reply is complete.
     _shown: list[str] = attrs.field(factory=list, init=False)
+    #: A piece of the answer of the call being made reached the reader (no fallback).
+    _output_seen: bool = attrs.field(default=False, init=False)
+    #: The structured-output mode of the last model call (see _output).
+    output_mode: OutputMode = attrs.field(default="json_schema", init=False)
 
     # -- the loop ------------------------------------------------------------------------
 
@@ -137,7 +166,18 @@ class Turn(ToolRound):
             message = unique_call_ids(response.message)
             self.messages.append(message)
             self._shown.clear()  # the whole reply is kept now
+            await self.check_budget()  # the reply that went over is kept (close answers it)
             calls = message.tool_calls or []
+            final = self._final_call(calls)
+            if final is not None:
+                # Tool mode: the final_result call's arguments are the answer.
+                error = await self._answer_final(message, final)
+                if error is None:
+                    return True
+                output_attempts += 1
+                if output_attempts > self.config.output_retries:
+                    raise OutputValidationError(self._output_name(), output_attempts, error)
+                continue
             if calls:
                 if tool_rounds >= self.config.max_tool_turns:
                     self.close("limit", f"max_tool_turns ({self.config.max_tool_turns}) reached")
@@ -147,15 +187,17 @@ class Turn(ToolRound):
                 continue
             self.text = message.text
             if self.agent.output_type is None:
+                await self._guard_output()
                 return True
             error = self._validate_output(self.text)
             if error is None:
                 return True
             output_attempts += 1
             if output_attempts > self.config.output_retries:
-                raise OutputValidationError(self.agent.output_type.__name__, output_attempts, error)
+                raise OutputValidationError(self._output_name(), output_attempts, error)
+            how = f"by calling {FINAL_TOOL}" if self.output_mode == "tool" else "with valid JSON"
             self.messages.append(
-                UserMessage(f"Your answer is not valid: {error}. Answer again with valid JSON.")
+                UserMessage(f"Your answer is not valid: {error}. Answer again {how}.")
             )
 
     def close(self, status: str, detail: str = "") -> None:
@@ -167,26 +209,25 @@ class Turn(ToolRound):
             self.messages.append(interrupted("".join(self._shown)))
             self._shown.clear()
 
-    # -- the model -----------------------------------------------------------------------
-
-    def _request(self, messages: list[ChatMessage]) -> ChatRequest:
-        settings = self.agent.model
-        tools = self._offered_tools()
-        response_format = None
-        if self.agent.output_type is not None:
-            schema = msgspec.json.schema(self.agent.output_type)
-            response_format = ResponseFormatJsonSchema(
-                JsonSchema(name=self.agent.output_type.__name__, schema_=schema)
-            )
-        return ChatRequest(
-            messages=messages,
-            model=settings.model,
-            temperature=settings.temperature,
-            max_tokens=settings.max_tokens,
-            tools=tools or None,
-            response_format=response_format,
-            extra_body=settings.extra_body,
+    def result(self, status: am.TurnStatus, error: BaseException | None) -> am.TurnResult:
+        """What the session answers for this turn once it is committed with ``status``."""
+        kind = getattr(error, "kind", type(error).__name__) if error is not None else ""
+        return am.TurnResult(
+            session=self.session,
+            turn=self.turn_id,
+            status=status,
+            text=self.text if status == "completed" else "",
+            output=self.output if status == "completed" else None,
+            usage=self.usage,
+            model_calls=self.model_calls,
+            tool_calls=self.tool_calls,
+            error_kind=str(kind),
+            error=str(error) if error is not None else "",
+            calls=list(self.calls),
+            cost=self.cost,
         )
+
+    # -- the model -----------------------------------------------------------------------
 
     def _offered_tools(self) -> list[ModelTool]:
         offered = []
@@ -238,66 +279,61 @@ class Turn(ToolRound):
             )
         return list(result.messages)
 
-    async def _model_call(self) -> ChatResponse:
-        reactive: ContextLengthError | None = None
-        while True:
-            compactor = self.ports.compactor
-            if compactor is None:
-                messages = self._messages()  # no ask to make: no coroutine either
+    async def _guard_output(self) -> None:
+        """Run the output guardrails on the answer: a replacement is what the transcript
+        keeps and the result says; a block keeps a note instead and raises."""
+        guardrails = self.agent.output_guardrails
+        if not guardrails:
+            return
+        assert self.run_context is not None
+        text, reason = await apply_output_guardrails(guardrails, self.run_context, self.text)
+        shown = blocked_note(reason) if reason is not None else text
+        if shown != self.text:
+            self.messages[-1] = AssistantMessage(shown)
+            self.text = text if reason is None else ""
+        if reason is not None:
+            self.blocked = reason
+            raise GuardrailBlocked("answer", reason)
+
+    def _output_name(self) -> str:
+        assert self.agent.output_type is not None
+        return self.agent.output_type.__name__
+
+    def _final_call(self, calls: list[AssistantToolCall]) -> AssistantToolCall | None:
+        if self.agent.output_type is None or self.output_mode != "tool":
+            return None
+        return next((c for c in calls if c.function.name == FINAL_TOOL), None)
+
+    async def _answer_final(
+        self, message: AssistantMessage, final: AssistantToolCall
+    ) -> str | None:
+        """Answer every call of a reply that gave ``final``: the answer is its arguments
+        when they are valid (None), else the validation error (the model is told it)."""
+        error = self._validate_output(final.function.arguments)
+        if error is None:
+            self.text = final.function.arguments
+        for call in message.tool_calls or []:
+            name = call.function.name
+            await self.emit(
+                am.ToolCallStarted(call_id=call.id, name=name, arguments=call.function.arguments)
+            )
+            status: am.ToolCallStatus = "ok"
+            if call is not final:
+                status, content = "error", "Error: not run: the final result was given"
+            elif error is None:
+                content = "Final result accepted."
             else:
-                messages = await peer("compactor", self._compacted(compactor, reactive))
-            try:
-                call = self._stream(messages) if self.streamed else self._chat(messages)
-                return await peer(self.ports.provider.name, call)
-            except ContextLengthError as error:
-                if reactive is not None or self.ports.compactor is None:
-                    raise
-                reactive = error
-
-    async def _chat(self, messages: list[ChatMessage]) -> ChatResponse:
-        request = lm.Chat(self._request(messages), provider=self.agent.model.provider)
-        self.model_calls += 1
-        response: ChatResponse = await self.ports.provider.ask(request)
-        self.usage = self.usage + response.usage
-        if not response.usage.is_empty:
-            await self.emit(am.UsageReported(response.usage))
-        return response
-
-    async def _stream(self, messages: list[ChatMessage]) -> ChatResponse:
-        request = lm.ChatStream(self._request(messages), provider=self.agent.model.provider)
-        self.model_calls += 1
-        shown = self._shown
-        shown.clear()  # what an earlier attempt sent (before a reactive compaction)
-        async with self.ports.provider.stream(request) as events:
-            async for event in events:
-                match event:
-                    # Kept once the reader has it (a cancelled send delivered nothing).
-                    case lm.Content(text=text):
-                        await self.emit(am.TextDelta(text))
-                        shown.append(text)
-                    case lm.ContentFirst(text=text):
-                        await self.emit(am.ContentStarted(text))
-                        shown.append(text)
-                    case lm.Thinking(text=text):
-                        await self.emit(am.ThinkingDelta(text))
-                    case lm.Retrying():
-                        shown.clear()  # (none yet: a stream is not retried after output)
-                        await self.emit(
-                            am.RetryingModel(
-                                attempt=event.attempt, delay=event.delay, error=event.error
-                            )
-                        )
-                    case lm.Finish(response=response):
-                        self.usage = self.usage + response.usage
-                        if not response.usage.is_empty:
-                            await self.emit(am.UsageReported(response.usage))
-                        return response
-                    case _:
-                        pass
-        raise RuntimeError("the provider's stream ended without a Finish event")
+                status, content = "invalid_arguments", f"Error: the result is not valid: {error}"
+            self.messages.append(ToolMessage(content, call.id))
+            await self.emit(
+                am.ToolCallFinished(call_id=call.id, name=name, status=status, content=content)
+            )
+        return error
 
     def _validate_output(self, text: str) -> str | None:
         assert self.agent.output_type is not None
+        if self.output_mode == "prompted":
+            text = extract_json(text)
         try:
             value = msgspec.json.decode(text.strip().encode(), type=self.agent.output_type)
         except DECODE_ERRORS as exc:  # ValidationError is a DecodeError

@@ -2,8 +2,9 @@
 
 Requests, their replies, and what cancelling the asker does::
 
-    SubmitTurn(text, turn)  (stream) -> TurnEvent...  cancels the turn, which commits first
-    RunTurn(text, turn)              -> TurnResult     cancels the turn, which commits first
+    SubmitTurn(text, turn, settings)  (stream) -> TurnEvent...  cancels the turn, which
+                                                  commits first
+    RunTurn(text, turn, settings)      -> TurnResult   cancels the turn, which commits first
     CancelTurn(mode)                 -> bool           nothing (answered at once)
     Approve(call_id, allow, reason)  -> bool           nothing (answered at once)
     SwitchAgent(agent)               -> str            nothing (the previous agent's name)
@@ -14,7 +15,8 @@ Requests, their replies, and what cancelling the asker does::
 One turn runs at a time; further ``SubmitTurn``/``RunTurn`` wait in order behind it, up
 to the session's queue bound (then :class:`~agcore_actors.agent.SessionBusy`). Every
 turn ends with exactly one of :class:`TurnCompleted`, :class:`TurnCancelled` or
-:class:`TurnFailed` as its last event, and is committed to the session store before
+:class:`TurnFailed` (also for a turn a guardrail blocked: its status is ``blocked``) as
+its last event, and is committed to the session store before
 that event is sent, with every tool call the model made answered exactly once.
 """
 
@@ -35,6 +37,10 @@ __all__ = [
     "Compacted",
     "ContentStarted",
     "GetSessionInfo",
+    "LimitReached",
+    "ModelCall",
+    "ModelFallback",
+    "ModelOverrides",
     "RetryingModel",
     "RunTurn",
     "SessionInfo",
@@ -46,6 +52,7 @@ __all__ = [
     "ThinkingDelta",
     "ToolCallFinished",
     "ToolCallStarted",
+    "ToolHookChanged",
     "TurnCancelled",
     "TurnCompleted",
     "TurnEvent",
@@ -57,7 +64,7 @@ __all__ = [
 ]
 
 CancelMode = Literal["immediate", "after_turn"]
-TurnStatus = Literal["completed", "cancelled", "failed"]
+TurnStatus = Literal["completed", "cancelled", "failed", "blocked"]
 ToolCallStatus = Literal[
     "ok", "error", "timeout", "denied", "cancelled", "invalid_arguments", "unknown_tool"
 ]
@@ -135,9 +142,57 @@ class ToolCallFinished(msgspec.Struct, frozen=True, kw_only=True, tag=True):
 
 
 class UsageReported(msgspec.Struct, frozen=True, tag=True):
-    """Usage of one model response (also of a failed attempt that reported some)."""
+    """Usage of one model response (also of a failed attempt that reported some), and
+    the provider and model that answered it."""
 
     usage: Usage
+    provider: str = ""
+    model: str = ""
+    #: What it cost at the agent's price table (0 without a price).
+    cost: float = 0.0
+
+
+class ModelFallback(msgspec.Struct, frozen=True, kw_only=True, tag=True):
+    """A model call failed before any output with an error the agent falls back on; the
+    next model of its chain (``to_provider``/``to_model``) is tried now."""
+
+    from_provider: str
+    from_model: str
+    to_provider: str
+    to_model: str
+    error_kind: str
+    error: str
+
+
+class LimitReached(msgspec.Struct, frozen=True, kw_only=True, tag=True):
+    """A budget limit was exceeded (``limit`` its name, ``value`` its setting, ``used``
+    what was spent); the turn fails with ``limit_exceeded`` right after."""
+
+    limit: str
+    value: float
+    used: float
+
+
+class ToolHookChanged(msgspec.Struct, frozen=True, kw_only=True, tag=True):
+    """A tool hook denied a call, changed its arguments (``arguments``: the new ones),
+    or changed its result (``what``: ``denied``, ``arguments`` or ``result``)."""
+
+    call_id: str
+    name: str
+    what: Literal["denied", "arguments", "result"]
+    arguments: str = ""
+    reason: str = ""
+
+
+class ModelCall(msgspec.Struct, frozen=True, kw_only=True):
+    """One model call of a turn: who answered, what it used and cost."""
+
+    provider: str
+    model: str
+    usage: Usage = msgspec.field(default_factory=Usage)
+    cost: float = 0.0
+    #: The call answered after this many models of the chain had failed (0: the first).
+    fallback: int = 0
 
 
 class TurnResult(msgspec.Struct, frozen=True, kw_only=True):
@@ -154,9 +209,14 @@ class TurnResult(msgspec.Struct, frozen=True, kw_only=True):
     #: Model calls made in this turn.
     model_calls: int = 0
     tool_calls: int = 0
-    #: ``kind`` and message of the error, for failed turns.
+    #: ``kind`` and message of the error, for failed turns (and the reason of a
+    #: ``blocked`` one).
     error_kind: str = ""
     error: str = ""
+    #: Every model call of the turn, in order: the provider and model that answered.
+    calls: list[ModelCall] = msgspec.field(default_factory=list)
+    #: What the turn cost at the agent's price table.
+    cost: float = 0.0
 
 
 class TurnCompleted(msgspec.Struct, frozen=True, tag=True):
@@ -187,7 +247,10 @@ TurnEvent = (
     | ToolCallStarted
     | ApprovalRequested
     | ToolCallFinished
+    | ToolHookChanged
     | UsageReported
+    | ModelFallback
+    | LimitReached
     | TurnCompleted
     | TurnCancelled
     | TurnFailed
@@ -196,12 +259,32 @@ TurnEvent = (
 # -- requests ----------------------------------------------------------------------------
 
 
+class ModelOverrides(
+    msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True, forbid_unknown_fields=True
+):
+    """Model settings of one turn, over the agent's (None: the agent's own); applied to
+    every model of its fallback chain."""
+
+    temperature: float | None = None
+    max_tokens: int | None = None
+    top_p: float | None = None
+    stop: list[str] | None = None
+    seed: int | None = None
+    #: ``"auto"``, ``"none"``, ``"required"`` or a tool's name.
+    tool_choice: str | None = None
+    parallel_tool_calls: bool | None = None
+    reasoning_effort: Literal["minimal", "low", "medium", "high"] | None = None
+    thinking_budget: int | None = None
+
+
 class SubmitTurn(StreamRequest[TurnEvent], frozen=True, kw_only=True, tag=True):
     """Run one turn for ``text`` and stream its events."""
 
     text: str
     #: An id for the turn (idempotency and logs); "" lets the session choose.
     turn: str = ""
+    #: Model settings of this turn only.
+    settings: ModelOverrides | None = None
 
 
 class RunTurn(Request[TurnResult], frozen=True, kw_only=True, tag=True):
@@ -209,6 +292,7 @@ class RunTurn(Request[TurnResult], frozen=True, kw_only=True, tag=True):
 
     text: str
     turn: str = ""
+    settings: ModelOverrides | None = None
 
 
 class CancelTurn(Request[bool], frozen=True, tag=True):

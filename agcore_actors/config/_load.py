@@ -222,6 +222,10 @@ def _complete(
     for name, agent in agents.items():
         if agent.provider is not None:
             _check_name(agent.provider, names, ("agents", name, "provider"), source_of, "provider")
+        for index, entry in enumerate(agent.fallback):
+            path = ("agents", name, "fallback", index)
+            _check_name(entry.partition("/")[0], names, path, source_of, "provider")
+            _needs_key(providers, entry.partition("/")[0], source_of)
         for index, server in enumerate(agent.mcp_servers):
             path = ("agents", name, "mcp_servers", index)
             _check_name(server, servers, path, source_of, "MCP server")

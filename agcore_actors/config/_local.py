@@ -63,6 +63,8 @@ async def start_local(
             api_key=endpoint.api_key,
             model=endpoint.model,
             headers=dict(endpoint.headers),
+            # llama.cpp's json_schema grammar is not what small models answer best with.
+            structured_output="prompted",
         )
     )
     return endpoint, ToolCallRecovery(provider)

@@ -33,7 +33,6 @@ from ..agent import (
     AgentBuilder,
     AgentConfig,
     HostConfig,
-    ModelSettings,
     RuntimeBundle,
     StoreTurns,
     session_approver,
@@ -55,6 +54,7 @@ from ..llm import (
 from ..mcp import HttpServer, McpError, ServerConfig, StdioServer, servers_spec, wait_ready
 from ..store import InMemorySessions, SessionBackendConfig, SqliteSessions, session_store_spec
 from ..tools import PermissionChecker, Tool, ToolRegistry, tool_executor_spec
+from ._agents import budget_of, model_of
 from ._concurrency import concurrency, wrap
 from ._errors import ConfigError
 from ._local import for_local_model, recovering, start_local
@@ -139,14 +139,23 @@ class Runtime:
 HOST_RENAMES = {"max_live": "max_sessions"}
 
 
-def library_config(cls: type[T], table: object, renames: Mapping[str, str] | None = None) -> T:
+def library_config(
+    cls: type[T],
+    table: object,
+    renames: Mapping[str, str] | None = None,
+    *,
+    given: Mapping[str, Any] | None = None,
+) -> T:
     """The library class ``cls`` (attrs) from a settings ``table`` with a key for each of
-    its fields (named as the field, or as ``renames`` says); a field that takes None for
-    "no limit" gets None for the file's ``inf``."""
+    its fields (named as the field, or as ``renames`` says) but those ``given`` (made by
+    the caller from several keys); a field that takes None for "no limit" gets None for
+    the file's ``inf``."""
     renames = renames or {}
     hints = typing.get_type_hints(cls)  # the fields' types, resolved (not their text)
-    values: dict[str, Any] = {}
+    values: dict[str, Any] = dict(given or {})
     for field in attrs.fields(cls):
+        if field.name in values:
+            continue
         value = getattr(table, renames.get(field.name, field.name))
         optional = type(None) in typing.get_args(hints[field.name])
         values[field.name] = no_limit(value) if optional and isinstance(value, float) else value
@@ -217,7 +226,7 @@ def local_model_config(p: LocalProviderSettings) -> LocalModelConfig:
 
 def agent_config(agent: AgentSettings) -> AgentConfig:
     """An agent's limits as the sessions' :class:`~agcore_actors.agent.AgentConfig`."""
-    return library_config(AgentConfig, agent)
+    return library_config(AgentConfig, agent, given={"budget": budget_of(agent)})
 
 
 def agents_of(
@@ -251,13 +260,7 @@ def agents_of(
                 instructions=a.instructions,
                 tools=tools,
                 subagents=a.subagents,
-                model=ModelSettings(
-                    provider=a.provider or settings.default_provider,
-                    model=a.model,
-                    temperature=a.temperature,
-                    max_tokens=a.max_tokens,
-                    extra_body=dict(a.extra_body) or None,
-                ),
+                model=model_of(a, settings.default_provider),
             )
         )
     return agents

@@ -24,6 +24,7 @@ from .._validators import (
 from ..agent import AgentConfig, HostConfig
 from ..cluster import ClusterConfig, default_host_id
 from ..llm import AnthropicConfig, OpenAIConfig, RetryConfig, Timeouts
+from ._schema_agent import EFFORTS, FALLBACK_KINDS, PriceSettings, one_of
 
 __all__ = [
     "AgentSettings",
@@ -35,6 +36,7 @@ __all__ = [
     "LoggingSettings",
     "McpServerSettings",
     "OpenAIProviderSettings",
+    "PriceSettings",
     "ProviderSettings",
     "RetrySettings",
     "Settings",
@@ -220,6 +222,41 @@ class AgentSettings:
     max_tokens: int | None = attrs.field(default=None, validator=_optional_at_least_one)
     #: Extra top-level fields of this agent's request bodies.
     extra_body: Mapping[str, Any] = attrs.field(factory=dict)
+    #: Nucleus sampling (default: the provider's).
+    top_p: float | None = attrs.field(default=None, validator=_optional_non_negative)
+    #: Sequences that end the answer.
+    stop: tuple[str, ...] | None = None
+    #: Sampling seed.
+    seed: int | None = None
+    #: ``auto``, ``none``, ``required`` or a tool's name.
+    tool_choice: str | None = None
+    #: False: at most one tool call per reply.
+    parallel_tool_calls: bool | None = None
+    #: ``minimal``, ``low``, ``medium`` or ``high``.
+    reasoning_effort: str | None = attrs.field(default=None, validator=one_of(EFFORTS))
+    #: Tokens a model may spend thinking (Anthropic's ``budget_tokens``).
+    thinking_budget: int | None = attrs.field(default=None, validator=_optional_at_least_one)
+    #: Models tried in order when a call fails before any output: ``"provider"`` or
+    #: ``"provider/model"``.
+    fallback: tuple[str, ...] = ()
+    #: The error kinds that move to the next model.
+    fallback_on: tuple[str, ...] = attrs.field(
+        default=FALLBACK_KINDS, validator=one_of(FALLBACK_KINDS)
+    )
+    #: Tokens of one turn's model calls (absent: no limit).
+    turn_tokens: int | None = attrs.field(default=None, validator=_optional_at_least_one)
+    #: Cost of one turn's model calls, at ``prices``.
+    turn_cost: float | None = attrs.field(default=None, validator=_optional_non_negative)
+    #: Tokens of the whole session.
+    session_tokens: int | None = attrs.field(default=None, validator=_optional_at_least_one)
+    #: Cost of the whole session, at ``prices``.
+    session_cost: float | None = attrs.field(default=None, validator=_optional_non_negative)
+    #: Tool calls in one turn.
+    tool_calls_per_turn: int | None = attrs.field(default=None, validator=_optional_at_least_one)
+    #: Tool calls of one reply that run at the same time.
+    concurrent_tool_calls: int | None = attrs.field(default=None, validator=_optional_at_least_one)
+    #: Prices per million tokens by ``"provider/model"`` or ``"model"``.
+    prices: Mapping[str, PriceSettings] = attrs.field(factory=dict)
     #: Tool names the agent may call; absent (and no ``mcp_servers``): every tool.
     tools: tuple[str, ...] | None = None
     #: ``[mcpServers]`` whose tools the agent may call.

@@ -64,6 +64,15 @@ instructions = "You are a helpful assistant."
 # temperature = 0.2
 # max_tokens = 1024
 # extra_body = {}
+# top_p = 0.9
+# stop = ["END"]
+# seed = 7
+# tool_choice = "auto"                  # auto, none, required, or a tool's name
+# parallel_tool_calls = true
+# reasoning_effort = "low"              # minimal, low, medium, high
+# thinking_budget = 2048                # Anthropic's thinking budget_tokens
+# fallback = ["local"]                  # "provider" or "provider/model", tried in order
+# fallback_on = ["rate_limit", "server_error", "timeout", "context_length", "connection"]
 # tools = ["search"]                    # absent (and no mcp_servers): every tool
 # mcp_servers = ["time"]                # the tools of these [mcpServers]
 # subagents = []                        # agents it may call as tools
@@ -75,6 +84,15 @@ instructions = "You are a helpful assistant."
 # approval_timeout = 300.0
 # output_retries = 2
 # max_repeated_calls = 3
+# Budgets (absent: no limit); session_* count the whole session, kept in the store:
+# turn_tokens = 200000
+# turn_cost = 0.5                       # at the prices below
+# session_tokens = 5000000
+# session_cost = 20.0
+# tool_calls_per_turn = 50
+# concurrent_tool_calls = 8
+# Per million tokens, by "provider/model" or "model" (also cache_read, cache_write):
+# prices = { "gpt-4o-mini" = { input = 0.15, output = 0.6 } }
 
 # ---------------------------------------------------------------------------------------
 # MCP servers, in the mcpServers shape of Claude Desktop: command (stdio) or url (HTTP).

@@ -43,7 +43,7 @@ from ._openai import (
     preset,
     qwen_preset,
 )
-from ._provider import Provider, ProviderRegistry
+from ._provider import OutputMode, Provider, ProviderRegistry
 from ._retry import RetryConfig, Timeouts
 from ._summary import response_summary
 from ._types import (
@@ -162,6 +162,7 @@ __all__ = [
     "NamedToolChoice",
     "OpenAICompatibleProvider",
     "OpenAIConfig",
+    "OutputMode",
     "Pricing",
     "Provider",
     "ProviderActor",

@@ -20,7 +20,7 @@ from ._call import Caller
 from ._errors import LlmError
 from ._hooks import HookExecutor
 from ._http import default_client
-from ._provider import ProviderRegistry
+from ._provider import ProviderRegistry, output_mode_of
 from ._retry import RetryConfig, Timeouts
 from ._usage import CostTracker, Pricing, Usage
 from .messages import (
@@ -174,7 +174,10 @@ class ProviderActor(Actor[ProviderMsg]):
         self.by_provider.clear()
 
     def _on_list_providers(self, msg: ListProviders) -> ProviderList:
-        return ProviderList(self.registry.names(), self.registry.default_name)
+        registry = self.registry
+        names = registry.names()
+        modes: dict[str, str] = {n: output_mode_of(registry.get(n)) for n in names}
+        return ProviderList(names, registry.default_name, modes)
 
 
 @functools.cache

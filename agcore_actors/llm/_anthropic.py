@@ -34,7 +34,7 @@ from ._anthropic_wire import (
 from ._checks import check_api_key, check_base_url, check_headers, headers_repr, secrets_of
 from ._errors import InvalidResponseError, LlmError, StreamError, redact
 from ._http import open_stream, post, sse_chunks
-from ._provider import ReadLimits
+from ._provider import OutputMode, ReadLimits
 from ._sse import DEFAULT_MAX_EVENT_BYTES, SseEvent
 from ._stream import ChatDelta, DeltaToolCall
 from ._stream_errors import stream_error
@@ -171,6 +171,11 @@ class AnthropicProvider:
     def name(self) -> str:
         """The config's name."""
         return self.config.name
+
+    @property
+    def structured_output(self) -> OutputMode:
+        """The Messages API has no ``response_format``: a forced tool call."""
+        return "tool"
 
     def redact(self, text: str) -> str:
         """``text`` without this provider's secrets."""

@@ -6,7 +6,10 @@ Request (:func:`anthropic_request_body`): system and developer messages become t
 becomes its ``reasoning_blocks`` first (``thinking`` with its signature,
 ``redacted_thinking`` with its data, in order: the API rejects a tool-using turn
 without them when thinking is on), then its text, then ``tool_use`` blocks;
-``tool_choice`` maps to auto/any/tool/none; ``stop`` to ``stop_sequences``;
+``tool_choice`` maps to auto/any/tool/none (``parallel_tool_calls=False`` to its
+``disable_parallel_tool_use``); ``stop`` to ``stop_sequences``; ``thinking_budget`` (or
+else ``reasoning_effort``, by :data:`EFFORT_BUDGET`) to ``thinking`` with
+``budget_tokens``, ``max_tokens`` raised above it; ``seed`` is not sent (no such field);
 ``max_tokens`` is required by the API; ``extra_body`` (e.g. ``{"thinking": {...}}``)
 is merged into the body and ``extra_headers`` are sent as headers. Not sent: plain
 ``reasoning_content`` without blocks, and user parts other than text and images.
@@ -200,8 +203,28 @@ def _tools(request: ChatRequest, body: dict[str, Any]) -> None:
         body["tool_choice"] = {"type": "any"}
     elif choice in ("auto", "none"):
         body["tool_choice"] = {"type": choice}
-    if request.parallel_tool_calls is False and "tool_choice" in body:
-        body["tool_choice"]["disable_parallel_tool_use"] = True
+    if request.parallel_tool_calls is False:
+        body.setdefault("tool_choice", {"type": "auto"})
+        if body["tool_choice"]["type"] != "none":
+            body["tool_choice"]["disable_parallel_tool_use"] = True
+
+
+#: Thinking tokens for a ``reasoning_effort`` when no ``thinking_budget`` is given
+#: (1024 is the API's least).
+EFFORT_BUDGET: dict[str, int] = {"minimal": 1024, "low": 2048, "medium": 8192, "high": 24576}
+
+
+def _thinking(request: ChatRequest, body: dict[str, Any]) -> None:
+    budget = request.thinking_budget
+    if budget is None and request.reasoning_effort is not None:
+        budget = EFFORT_BUDGET.get(request.reasoning_effort)
+    if budget is None:
+        return
+    budget = max(budget, 1024)
+    body["thinking"] = {"type": "enabled", "budget_tokens": budget}
+    # The API wants room for the answer beyond the thinking.
+    if body["max_tokens"] <= budget:
+        body["max_tokens"] = budget + body["max_tokens"]
 
 
 def anthropic_request_body(
@@ -256,6 +279,7 @@ def anthropic_request_body(
     if request.user is not None:
         body["metadata"] = {"user_id": request.user}
     _tools(request, body)
+    _thinking(request, body)
     if stream:
         body["stream"] = True
     body.update(extra_body)

@@ -39,7 +39,7 @@ from ._errors import InvalidResponseError, LlmError, RequestError, StreamError, 
 from ._http import open_stream, post, sse_chunks
 from ._openai_wire import ChatCompletionChunk, ErrorDetail, chunk_decoder, completion_decoder
 from ._openai_wire import response_from_completion as _response
-from ._provider import ReadLimits
+from ._provider import OutputMode, ReadLimits
 from ._sse import DEFAULT_MAX_EVENT_BYTES, SseEvent
 from ._stream import ChatDelta, DeltaToolCall
 from ._stream_errors import stream_error
@@ -80,6 +80,9 @@ class OpenAIConfig:
     send_reasoning: SendReasoning = False
     #: The largest SSE line or event accepted, in bytes.
     max_event_bytes: int = attrs.field(default=DEFAULT_MAX_EVENT_BYTES, validator=positive)
+    #: How the agent layer asks this server for structured output (``auto``): its
+    #: ``response_format`` json_schema, a forced ``final_result`` tool, or the prompt.
+    structured_output: OutputMode = "json_schema"
 
 
 def openai_preset(api_key: str, model: str = "gpt-4o-mini", **kw: Any) -> OpenAIConfig:
@@ -134,6 +137,7 @@ def openai_request_body(
     body: dict[str, Any] = msgspec.to_builtins(request)
     extra_body = body.pop("extra_body", None)
     extra_headers = body.pop("extra_headers", None)
+    body.pop("thinking_budget", None)  # not an OpenAI field (see ChatRequest)
     if not body.get("model"):
         body["model"] = config.model
     if not body.get("tools"):
@@ -239,6 +243,11 @@ class OpenAICompatibleProvider:
     def name(self) -> str:
         """The config's name."""
         return self.config.name
+
+    @property
+    def structured_output(self) -> OutputMode:
+        """The config's structured-output mode."""
+        return self.config.structured_output
 
     def _headers(self, extra: dict[str, str], stream: bool) -> dict[str, str]:
         headers = {"content-type": "application/json"}

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import AsyncGenerator
-from typing import TYPE_CHECKING, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Literal, Protocol, runtime_checkable
 
 import attrs
 
@@ -41,6 +41,21 @@ class ReadLimits:
 
 #: No limits at all.
 NO_READ_LIMITS = ReadLimits()
+
+
+#: How a provider is asked for structured output: the server's ``response_format``
+#: (``json_schema``), a forced call of a ``final_result`` tool (``tool``), or the schema
+#: in the prompt and the answer's JSON parsed from its text (``prompted``).
+OutputMode = Literal["json_schema", "tool", "prompted"]
+
+
+def output_mode_of(provider: object) -> OutputMode:
+    """The structured-output mode ``provider`` declares (``structured_output``), else
+    ``json_schema``."""
+    mode = getattr(provider, "structured_output", "json_schema")
+    if mode == "tool":
+        return "tool"
+    return "prompted" if mode == "prompted" else "json_schema"
 
 
 @runtime_checkable

@@ -353,6 +353,9 @@ class ChatRequest(msgspec.Struct, frozen=True, omit_defaults=True):
     tool_choice: ToolChoice | None = None
     parallel_tool_calls: bool | None = None
     reasoning_effort: str | None = None
+    #: Tokens a model may spend thinking: Anthropic's ``thinking.budget_tokens``; not
+    #: an OpenAI field, so an OpenAI-compatible provider does not send it.
+    thinking_budget: int | None = None
     user: str | None = None
     metadata: dict[str, str] | None = None
     store: bool | None = None

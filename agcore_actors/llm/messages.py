@@ -96,10 +96,12 @@ class UsageReport(msgspec.Struct, frozen=True, kw_only=True):
 
 
 class ProviderList(msgspec.Struct, frozen=True):
-    """The registered providers and the default one."""
+    """The registered providers and the default one (and how each takes structured
+    output: ``json_schema``, ``tool`` or ``prompted``)."""
 
     names: list[str]
     default: str | None
+    structured_output: dict[str, str] = msgspec.field(default_factory=dict)
 
 
 # -- stream events ----------------------------------------------------------------------

@@ -41,7 +41,7 @@ from ._openai_wire import (
     WireUsage,
     response_from_completion,
 )
-from ._provider import NO_READ_LIMITS, ReadLimits
+from ._provider import NO_READ_LIMITS, ReadLimits, output_mode_of
 from ._sse import DEFAULT_MAX_EVENT_BYTES, SseDecoder, SseEvent
 from ._stream import ChatDelta, DeltaToolCall, StreamAssembler, merge_chunks
 from ._types import StreamOptions, finish_reason
@@ -84,6 +84,7 @@ __all__ = [
     "finish_reason",
     "merge_chunks",
     "openai_request_body",
+    "output_mode_of",
     "response_from_completion",
     "response_from_message",
 ]

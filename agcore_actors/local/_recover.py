@@ -23,8 +23,15 @@ from typing import TYPE_CHECKING
 import attrs
 import msgspec
 
-from ..llm import ChatRequest, ChatResponse, InvalidResponseError, Provider, RequestError
-from ..llm.wire import ChatDelta, ReadLimits
+from ..llm import (
+    ChatRequest,
+    ChatResponse,
+    InvalidResponseError,
+    OutputMode,
+    Provider,
+    RequestError,
+)
+from ..llm.wire import ChatDelta, ReadLimits, output_mode_of
 
 if TYPE_CHECKING:
     import httpx2
@@ -49,6 +56,10 @@ class ToolCallRecovery:
     @property
     def name(self) -> str:
         return self.inner.name
+
+    @property
+    def structured_output(self) -> OutputMode:
+        return output_mode_of(self.inner)
 
     def _final(self, error: RequestError) -> InvalidResponseError:
         return InvalidResponseError(

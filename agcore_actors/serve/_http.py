@@ -5,7 +5,7 @@ Needs the ``serve`` extra (hypercorn, prometheus_client), imported only once
 
 Routes (JSON in and out; ``{id}`` is a session id; the scope each needs)::
 
-    POST   /v1/sessions/{id}/turns              turns  {"text", "turn"?} -> SSE of the
+    POST   /v1/sessions/{id}/turns              turns  {"text", "turn"?, "settings"?} -> SSE of the
                                                 turn's events, or with Accept:
                                                 application/json its TurnResult
     GET    /v1/sessions/{id}/turns/{turn}       read   reattach: the same, from the first event
@@ -305,7 +305,7 @@ class _App:
         turn_id = command.turn or new_id()
         if self.tracer is not None:
             self.tracer.begin(turn_id, _trace_parent(scope))
-        running = runner.start(sid, command.text, turn_id)
+        running = runner.start(sid, command.text, turn_id, command.settings)
         await self._answer(scope, receive, send, command.session, running)
 
     async def _answer(

@@ -227,7 +227,8 @@ class _StdioServer:
         started = trio.current_time()
         try:
             stored = self.prefix + session
-            async with self.host.submit(stored, command.text, turn=turn) as events:
+            submit = self.host.submit(stored, command.text, turn=turn, settings=command.settings)
+            async with submit as events:
                 async for event in events:
                     log_event(stored, turn, event, trio.current_time() - started)
                     await self.emit(event_fields(session, turn, event))

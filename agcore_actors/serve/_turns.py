@@ -102,16 +102,22 @@ class TurnRunner:
         self._finished = 0
         self._idle = trio.Event()
 
-    def start(self, session: str, text: str, turn: str = "") -> RunningTurn:
-        """Start a turn (an id is chosen when ``turn`` is ""); returns at once. A turn
-        this runner knows by (``session``, ``turn``) is the caller's to check first
-        (:meth:`get`): starting it again replaces it."""
+    def start(
+        self,
+        session: str,
+        text: str,
+        turn: str = "",
+        settings: am.ModelOverrides | None = None,
+    ) -> RunningTurn:
+        """Start a turn (an id is chosen when ``turn`` is ""; ``settings``: its model
+        settings); returns at once. A turn this runner knows by (``session``, ``turn``)
+        is the caller's to check first (:meth:`get`): starting it again replaces it."""
         running = RunningTurn(session, turn or new_id())
         self.turns[(session, running.turn)] = running
         self.running += 1
         self.open += 1
         self.pending[session] += 1
-        self.nursery.start_soon(self._run, running, text)
+        self.nursery.start_soon(self._run, running, text, settings)
         return running
 
     def get(self, session: str, turn: str) -> RunningTurn | None:
@@ -140,10 +146,12 @@ class TurnRunner:
         if self.observe is not None:
             self.observe(running, event)
 
-    async def _run(self, running: RunningTurn, text: str) -> None:
+    async def _run(
+        self, running: RunningTurn, text: str, settings: am.ModelOverrides | None = None
+    ) -> None:
         session, turn = running.session, running.turn
         try:
-            async with self.host.submit(session, text, turn=turn) as events:
+            async with self.host.submit(session, text, turn=turn, settings=settings) as events:
                 async for event in events:
                     self._push(running, event)
         except AgcoreError as exc:

@@ -2,7 +2,10 @@
 
 Commands are JSON objects with a ``session`` and exactly one verb::
 
-    {"session": "s1", "text": "hi", "turn": "optional id"}      run a turn
+    {"session": "s1", "text": "hi", "turn": "optional id",
+     "settings": {"temperature": 0.2, ...}}                     run a turn (settings:
+                                                                optional, this turn's
+                                                                ModelOverrides)
     {"session": "s1", "cancel": "immediate" | "after_turn"}     cancel its running turn
     {"session": "s1", "approve": "call_1", "allow": true, "reason": "optional"}
 
@@ -43,7 +46,7 @@ __all__ = [
 
 _VERBS = ("text", "cancel", "approve")
 _ALLOWED = {
-    "text": {"session", "text", "turn"},
+    "text": {"session", "text", "turn", "settings"},
     "cancel": {"session", "cancel"},
     "approve": {"session", "approve", "allow", "reason"},
 }
@@ -54,6 +57,8 @@ class TurnCommand:
     session: str
     text: str
     turn: str = ""
+    #: Model settings of this turn only.
+    settings: am.ModelOverrides | None = None
 
 
 @attrs.frozen
@@ -90,6 +95,15 @@ def _id(obj: dict[str, Any], key: str, *, empty: bool = False) -> str:
         raise BadCommand(str(exc)) from None
 
 
+def _settings(obj: dict[str, Any]) -> am.ModelOverrides | None:
+    if "settings" not in obj:
+        return None
+    try:
+        return msgspec.convert(obj["settings"], am.ModelOverrides, strict=False)
+    except msgspec.ValidationError as exc:
+        raise BadCommand(f"'settings': {exc}") from None
+
+
 def parse_line(line: bytes | str) -> Command:
     """One line of JSON as a command; :class:`BadCommand` if it is not one."""
     try:
@@ -120,7 +134,7 @@ def parse_command(obj: object, *, session: str | None = None) -> Command:
     name = _id(obj, "session")
     if verb == "text":
         turn = _id(obj, "turn", empty=True)
-        return TurnCommand(name, _string(obj, "text", empty=True), turn)
+        return TurnCommand(name, _string(obj, "text", empty=True), turn, _settings(obj))
     if verb == "cancel":
         mode = obj["cancel"]
         if mode not in ("immediate", "after_turn"):

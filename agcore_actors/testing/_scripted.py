@@ -47,6 +47,7 @@ from ..llm import (
     FunctionCall,
     LlmError,
     LlmTimeoutError,
+    OutputMode,
     Usage,
     content_text,
 )
@@ -146,10 +147,19 @@ class ScriptedProvider:
     ``requests`` records every request in order; ``attempts`` counts them.
     """
 
-    def __init__(self, script: Script, *, name: str = "scripted", model: str = "scripted") -> None:
+    def __init__(
+        self,
+        script: Script,
+        *,
+        name: str = "scripted",
+        model: str = "scripted",
+        structured_output: OutputMode = "json_schema",
+    ) -> None:
         self._script = script
         self._name = name
         self.model = model
+        #: How the agent layer asks this provider for structured output (``auto``).
+        self.structured_output: OutputMode = structured_output
         self.requests: list[ChatRequest] = []
 
     @property

@@ -15,6 +15,7 @@ the ToolExecutor actor.
 
 from .._exports import publish
 from ._approval import ApprovalCallback, Approver
+from ._deps import RunContext
 from ._errors import (
     BatchInProgress,
     DuplicateTool,
@@ -83,6 +84,7 @@ __all__ = [
     "PermissionChecker",
     "PermissionConfig",
     "PermissionDenied",
+    "RunContext",
     "Tool",
     "ToolCall",
     "ToolCancelled",

@@ -106,7 +106,8 @@ class ToolExecutor(Actor[ToolExecutorMsg]):
         denied, failure, timeout, cancellation. Each call runs under its own timeout
         (the tool's ``timeout``, else ``config.default_timeout``); approval, when a tool
         needs it, is waited for first under ``config.approval_timeout`` and does not
-        count against the tool's. Batches run concurrently (up to 64 at once).
+        count against the tool's. Batches run concurrently (up to 64 at once); the calls
+        of a batch all at once, or ``max_concurrency`` at a time, started in call order.
 
     Cancellation:
         ``CancelBatch`` cancels the running calls of a batch, which still replies (its
@@ -182,11 +183,20 @@ class ToolExecutor(Actor[ToolExecutorMsg]):
                 # batch's (a cancel scope costs more than an ask).
                 await in_own_context(self._run_call(msg, 0, msg.calls[0], results, alone=True))
             else:
+                limit = msg.max_concurrency
                 with trio.CancelScope() as batch_scope:
                     self._running[msg.batch_id] = batch_scope
                     async with trio.open_nursery() as nursery:
-                        for index, call in enumerate(msg.calls):
-                            nursery.start_soon(self._run_call, msg, index, call, results)
+                        if limit is None or limit >= len(msg.calls):
+                            for index, call in enumerate(msg.calls):
+                                nursery.start_soon(self._run_call, msg, index, call, results)
+                        else:
+                            limiter = trio.CapacityLimiter(max(1, limit))
+                            for index, call in enumerate(msg.calls):
+                                await limiter.acquire_on_behalf_of(index)
+                                nursery.start_soon(
+                                    self._run_limited, limiter, msg, index, call, results
+                                )
         finally:
             # Runs on cancellation of the asker too: no await here.
             self._running.pop(msg.batch_id, None)
@@ -202,6 +212,21 @@ class ToolExecutor(Actor[ToolExecutorMsg]):
             while len(self._recorded) > self.config.max_recorded_batches:
                 self._recorded.popitem(last=False)
         return final
+
+    async def _run_limited(
+        self,
+        limiter: trio.CapacityLimiter,
+        msg: ExecuteTools,
+        index: int,
+        call: ToolCall,
+        results: list[ToolResult | None],
+    ) -> None:
+        """:meth:`_run_call` holding one of the batch's ``max_concurrency`` slots (taken
+        for it, in call order, by the batch's task)."""
+        try:
+            await self._run_call(msg, index, call, results)
+        finally:
+            limiter.release_on_behalf_of(index)
 
     async def _run_call(
         self,

@@ -25,11 +25,12 @@ import contextvars
 import functools
 import inspect
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any, Protocol, get_type_hints, overload, runtime_checkable
+from typing import Any, Protocol, get_origin, get_type_hints, overload, runtime_checkable
 
 import attrs
 import msgspec
 
+from ._deps import RunContext, run_context_for
 from ._errors import ExecutionFailed, InvalidArguments, ToolError
 from ._threads import ToolThreads, default_tool_threads
 
@@ -139,6 +140,9 @@ class FunctionTool:
     args_type: type[msgspec.Struct]
     parameters: Mapping[str, Any]
     context_param: str | None = None
+    #: The parameter that receives the turn's :class:`~._deps.RunContext` (not in the
+    #: schema: the model never sees it).
+    run_context_param: str | None = None
     required_permissions: tuple[str, ...] = ()
     requires_approval: bool = False
     timeout: float | None = None
@@ -157,6 +161,13 @@ class FunctionTool:
         kwargs = self.decode_args(args)
         if self.context_param is not None:
             kwargs[self.context_param] = ctx
+        if self.run_context_param is not None:
+            run = run_context_for(ctx.session_id, ctx.trace_id)
+            if run is None:
+                raise ExecutionFailed(
+                    self.name, "it needs the run context of an agent's turn, and none runs here"
+                )
+            kwargs[self.run_context_param] = run
         try:
             if inspect.iscoroutinefunction(self.func):
                 result = await self.func(**kwargs)
@@ -203,7 +214,9 @@ def function_tool(
 
     Parameters become the JSON Schema through msgspec (``Annotated[...,
     msgspec.Meta(description=...)]`` documents one); a parameter annotated
-    :class:`ToolContext` receives the context instead. The description
+    :class:`ToolContext` receives the context instead, one annotated
+    :class:`~agcore_actors.tools.RunContext` the running turn's context (its ``deps``);
+    neither is part of the schema. The description
     defaults to the docstring. Every parameter needs a type hint.
 
     A sync ``func`` runs on a worker thread of :class:`~agcore_actors.tools.ToolThreads`;
@@ -215,6 +228,7 @@ def function_tool(
         hints = get_type_hints(f, include_extras=True)
         fields: list[tuple[str, Any] | tuple[str, Any, Any]] = []
         context_param = None
+        run_context_param = None
         for pname, param in inspect.signature(f).parameters.items():
             if param.kind in (param.VAR_POSITIONAL, param.VAR_KEYWORD):
                 raise TypeError(f"tool {f.__name__!r}: *args/**kwargs are not supported")
@@ -222,6 +236,9 @@ def function_tool(
                 raise TypeError(f"tool {f.__name__!r}: parameter {pname!r} has no type hint")
             if hints[pname] is ToolContext:
                 context_param = pname
+                continue
+            if hints[pname] is RunContext or get_origin(hints[pname]) is RunContext:
+                run_context_param = pname
                 continue
             if param.default is param.empty:
                 fields.append((pname, hints[pname]))
@@ -238,6 +255,7 @@ def function_tool(
             args_type=args_type,
             parameters=schema_of(args_type),
             context_param=context_param,
+            run_context_param=run_context_param,
             required_permissions=tuple(permissions),
             requires_approval=requires_approval,
             timeout=timeout,

@@ -2,7 +2,8 @@
 
 ::
 
-    ExecuteTools(batch_id, calls, session_id, trace_id, default_timeout) -> ToolResults
+    ExecuteTools(batch_id, calls, session_id, trace_id, default_timeout,
+                 max_concurrency)                   -> ToolResults
     CancelBatch(batch_id)                                  (a tell: no reply)
     FetchResults(batch_id)                              -> ToolResults | None
     ApprovalRequest(call_id, tool, arguments, ...)      -> ApprovalDecision  (asked of an approver)
@@ -118,6 +119,9 @@ class ExecuteTools(Request[ToolResults], frozen=True, tag=True, kw_only=True):
     #: Seconds each call may take when its tool sets no ``timeout`` (0: none); None:
     #: the executor's ``default_timeout``. A session sends its agent's ``tool_timeout``.
     default_timeout: float | None = None
+    #: Calls of the batch that run at the same time (the rest wait for one to end,
+    #: in call order); None: all at once.
+    max_concurrency: int | None = None
 
 
 class CancelBatch(msgspec.Struct, frozen=True, tag=True):

@@ -140,7 +140,9 @@ class World:
             self.history.tell(text, "raised", _describe(exc), _actor(exc))
 
     def told_result(self, text: str, result: am.TurnResult) -> None:
-        self.history.tell(text, result.status, result.error_kind)
+        # The checker's agents have no guardrails: no turn of theirs is ever blocked.
+        status = "failed" if result.status == "blocked" else result.status
+        self.history.tell(text, status, result.error_kind)
         if result.status == "completed" and result.text != f"answer to {text}":
             self.history.violations.append(f"{text}: completed with text {result.text!r}")
 

@@ -23,12 +23,20 @@ PAIRS: list[tuple[type[Any], type[Any], dict[str, str]]] = [
 ]
 
 
+#: Library fields made from several keys of their table (tested below on their own).
+COMPOSED = {"budget"}
+
+
+def fields(library: type[Any]) -> list[Any]:
+    return [field for field in attrs.fields(library) if field.name not in COMPOSED]
+
+
 @pytest.mark.parametrize(("library", "table", "renames"), PAIRS)
 def test_every_library_field_has_its_key_with_the_librarys_default(
     library: type[Any], table: type[Any], renames: dict[str, str]
 ) -> None:
     keys = {field.name: field for field in attrs.fields(table)}
-    for field in attrs.fields(library):
+    for field in fields(library):
         key = keys.get(renames.get(field.name, field.name))
         assert key is not None, f"{library.__name__}.{field.name} has no key in {table.__name__}"
         expected = math.inf if field.default is None else field.default
@@ -42,13 +50,45 @@ def test_a_table_maps_onto_its_class_field_by_field(
     # Every value changed from its default (a distinct one per field), and "inf" where the
     # library takes None: each arrives in its own field.
     changed: dict[str, Any] = {}
-    for n, field in enumerate(attrs.fields(library), start=1):
+    for n, field in enumerate(fields(library), start=1):
         key = renames.get(field.name, field.name)
         default: Any = attrs.fields_dict(table)[key].default
         changed[key] = math.inf if "None" in str(field.type) else type(default)(default + n)
     if table is RetrySettings:
         changed["jitter"] = 0.5
-    made = library_config(library, table(**changed), renames)
-    for field in attrs.fields(library):
+    given: dict[str, Any] = {}
+    if library is AgentConfig:
+        given = {name: getattr(library(), name) for name in COMPOSED}
+    made = library_config(library, table(**changed), renames, given=given)
+    for field in fields(library):
         value = changed[renames.get(field.name, field.name)]
         assert getattr(made, field.name) == (None if value == math.inf else value), field.name
+
+
+def test_the_budget_keys_of_an_agent_make_its_budget() -> None:
+    from agcore_actors.agent import Budget
+    from agcore_actors.config import PriceSettings
+    from agcore_actors.config._runtime import agent_config
+    from agcore_actors.llm import Pricing
+
+    for field in attrs.fields(Budget):  # every field has its key, with the same default
+        key = attrs.fields_dict(AgentSettings)[field.name]
+        assert key.default == field.default, field.name
+    settings = AgentSettings(
+        turn_tokens=1,
+        turn_cost=2.0,
+        session_tokens=3,
+        session_cost=4.0,
+        tool_calls_per_turn=5,
+        concurrent_tool_calls=6,
+        prices={"m": PriceSettings(input=1.0, output=2.0, cache_read=3.0, cache_write=4.0)},
+    )
+    assert agent_config(settings).budget == Budget(
+        turn_tokens=1,
+        turn_cost=2.0,
+        session_tokens=3,
+        session_cost=4.0,
+        tool_calls_per_turn=5,
+        concurrent_tool_calls=6,
+        prices={"m": Pricing(1.0, 2.0, 3.0, 4.0)},
+    )

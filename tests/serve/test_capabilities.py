@@ -46,6 +46,7 @@ from agcore_actors.serve import HttpConfig, serve_http
 from agcore_actors.store import InMemorySessions, session_store_spec
 from agcore_actors.testing import ScriptedProvider, ScriptedReply, ScriptedToolCall
 from agcore_actors.tools import RunContext, ToolRegistry, function_tool, tool_executor_spec
+from tests.serve.helpers import AUTH, TOKEN
 from tests.serve.sse import connect_sse
 
 USAGE = Usage(input_tokens=5, output_tokens=5)
@@ -145,7 +146,9 @@ async def _serve(
     stop: trio.Event,
     task_status: trio.TaskStatus[str] = trio.TASK_STATUS_IGNORED,
 ) -> None:
-    await serve_http(host, HttpConfig(port=0), shutdown=stop.wait, task_status=task_status)
+    await serve_http(
+        host, HttpConfig(port=0, token=TOKEN), shutdown=stop.wait, task_status=task_status
+    )
 
 
 async def turn(client: httpx2.AsyncClient, session: str, **body: Any) -> list[dict[str, Any]]:
@@ -155,7 +158,10 @@ async def turn(client: httpx2.AsyncClient, session: str, **body: Any) -> list[di
 
 
 async def test_the_capabilities_reach_serve_clients() -> None:
-    async with served() as url, httpx2.AsyncClient(base_url=url, timeout=30) as client:
+    async with (
+        served() as url,
+        httpx2.AsyncClient(base_url=url, timeout=30, headers=AUTH) as client,
+    ):
         # Fallback: the primary is rate limited, the backup answers; the stream says so.
         events = await turn(client, "a", text="hi")
         kinds = [e["event"] for e in events]

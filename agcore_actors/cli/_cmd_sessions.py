@@ -1,6 +1,7 @@
 """``agcore-actors sessions list|show|export|delete``: the sessions ``run`` and ``chat`` stored.
 
-Every command opens the SQLite store (``--store``, default the per-user file of
+Every command opens the store (``--store``: a SQLite file or a ``postgresql://`` URL;
+else the configuration's ``[store] url`` or ``path``; else the per-user file of
 :func:`~agcore_actors.cli._runtime.default_store_path`) through the SessionStore actor,
 reads or deletes, and stops it; no model is started. ``show`` prints the transcript
 (``--json``: the snapshot), ``export`` the session as JSON Lines (the format
@@ -26,25 +27,32 @@ from ..store import messages as sm
 from ._common import OK, add_command, add_group, examples, print_json
 from ._errors import UsageError
 from ._render import call_line
-from ._runtime import default_store_path, open_store
+from ._runtime import default_store_path, is_postgres_url, open_store
 
 __all__ = ["register"]
 
 
-def _store_path(args: argparse.Namespace) -> Path:
-    path: Path | None = args.store
-    if path is None:  # as run and chat: the file's [store] path, else the per-user file
-        store = load_settings(args.config).store.path
-        path = Path(store) if store else default_store_path()
+def _store(args: argparse.Namespace) -> Path | str:
+    """The store: ``--store`` (a file, or a ``postgresql://`` URL), else the file's
+    ``[store] url`` or ``path``, else the per-user file."""
+    given: str | None = args.store
+    if given is not None and is_postgres_url(given):
+        return given
+    path = Path(given) if given is not None else None
+    if path is None:  # as run and chat: the file's [store], else the per-user file
+        settings = load_settings(args.config).store
+        if settings.url is not None:
+            return settings.url
+        path = Path(settings.path) if settings.path else default_store_path()
     if not path.is_file():
         raise UsageError(f"no session store at {path} (run or chat make one; or pass --store)")
     return path
 
 
 async def _with_store(args: argparse.Namespace, work: Any) -> int:
-    path = _store_path(args)
+    target = _store(args)
     async with ActorSystem() as system:
-        store = await open_store(system, path)
+        store = await open_store(system, target)
         status: int = await work(store, args)
         return status
 
@@ -155,11 +163,16 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
             "agcore-actors sessions show 20261123-101500-ab12",
             "agcore-actors sessions export 20261123-101500-ab12 -o chat.jsonl",
             "agcore-actors sessions delete 20261123-101500-ab12",
+            "agcore-actors sessions list --store postgresql://bot@db.internal/agcore",
         ),
     )
 
     def common(parser: argparse.ArgumentParser) -> None:
-        parser.add_argument("--store", type=Path, metavar="PATH", help="the sessions' SQLite file")
+        parser.add_argument(
+            "--store",
+            metavar="PATH|URL",
+            help="the sessions' SQLite file, or a postgresql:// database",
+        )
         parser.add_argument(
             "--config", type=Path, metavar="FILE", help="configuration file (its [store] path)"
         )

@@ -22,6 +22,7 @@ EXTRAS: dict[str, str] = {
     "prometheus_client": "serve",
     "opentelemetry": "otel",
     "xllamacpp": "local",
+    "psycopg": "postgres",
 }
 
 

@@ -41,7 +41,7 @@ from ..config import open_runtime as open_configured
 from ..config._local import local_timeouts
 from ..llm import OpenAICompatibleProvider, Provider, ProviderConfig
 from ..local import Progress, qwen_tool_template
-from ..store import SqliteSessions, session_store_spec
+from ..store import PostgresSessions, SqliteSessions, session_store_spec
 from ..tools import PermissionChecker
 from ..tools.builtin import CLI_PERMISSIONS, builtin_tools
 from ._errors import UsageError
@@ -54,6 +54,7 @@ __all__ = [
     "RuntimeOptions",
     "add_runtime_flags",
     "default_store_path",
+    "is_postgres_url",
     "open_runtime",
     "open_store",
 ]
@@ -197,10 +198,19 @@ def _template_for(path: Path) -> str | None:
     return qwen_tool_template("json_block") if "qwen2.5" in path.name.lower() else None
 
 
-def open_store(system: ActorSystem, path: Path) -> Any:
-    """Start the session store actor over the SQLite file ``path`` (its directory made)."""
+def open_store(system: ActorSystem, path: Path | str) -> Any:
+    """Start the session store actor over the SQLite file ``path`` (its directory made),
+    or the PostgreSQL database of a ``postgresql://`` URL."""
+    if isinstance(path, str) and is_postgres_url(path):
+        return system.root.start_child(session_store_spec("store", backend=PostgresSessions(path)))
+    path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     return system.root.start_child(session_store_spec("store", backend=SqliteSessions(str(path))))
+
+
+def is_postgres_url(value: str) -> bool:
+    """Whether a ``--store`` value names a PostgreSQL database rather than a file."""
+    return value.startswith(("postgresql://", "postgres://"))
 
 
 def _for_local(settings: Settings) -> ProviderConfig:

@@ -234,6 +234,13 @@ def _complete(
             _check_name(other, [a for a in agent_names if a != name], path, source_of, "agent")
         _needs_key(providers, agent.provider or default_provider, source_of)
     store = settings.store
+    if store.path is not None and store.url is not None:
+        path = ("store", "url")
+        raise ConfigError(
+            source_of(path),
+            format_path(path),
+            "expected either [store] path (SQLite) or url (PostgreSQL), not both",
+        )
     if store.path is not None:
         store = attrs.evolve(store, path=_under(base, store.path))
     return attrs.evolve(

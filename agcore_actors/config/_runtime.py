@@ -52,7 +52,13 @@ from ..llm import (
     provider_spec,
 )
 from ..mcp import HttpServer, McpError, ServerConfig, StdioServer, servers_spec, wait_ready
-from ..store import InMemorySessions, SessionBackendConfig, SqliteSessions, session_store_spec
+from ..store import (
+    InMemorySessions,
+    PostgresSessions,
+    SessionBackendConfig,
+    SqliteSessions,
+    session_store_spec,
+)
 from ..tools import PermissionChecker, Tool, ToolRegistry, tool_executor_spec
 from ._agents import budget_of, model_of
 from ._concurrency import concurrency, wrap
@@ -286,8 +292,10 @@ _POSTGRES = ("postgresql://", "postgres://")
 
 
 def store_backend(settings: Settings) -> SessionBackendConfig:
-    """``[store]``: a SQLite file, or memory when no ``path`` is set."""
+    """``[store]``: a PostgreSQL database (``url``), a SQLite file (``path``), or memory."""
     s = settings.store
+    if s.url is not None:
+        return PostgresSessions(s.url)
     if s.path is None:
         return InMemorySessions()
     return SqliteSessions(s.path, synchronous=s.synchronous)

@@ -322,6 +322,11 @@ McpServerSettings = StdioServerSettings | HttpServerSettings
 # -- the runtime ------------------------------------------------------------------------------
 
 
+def _optional_postgres_url(_: object, __: attrs.Attribute[str | None], value: str | None) -> None:
+    if value is not None and not value.startswith(("postgresql://", "postgres://")):
+        raise ValueError("expected a postgresql:// URL")
+
+
 @attrs.frozen(kw_only=True)
 class StoreSettings:
     """Where sessions are kept."""
@@ -330,6 +335,9 @@ class StoreSettings:
     path: str | None = attrs.field(default=None)
     #: ``FULL``: a reply means durable on disk; ``NORMAL``: survives a killed process.
     synchronous: Literal["FULL", "NORMAL"] = "FULL"
+    #: A PostgreSQL database instead of ``path`` (``postgresql://user:pw@host/db``),
+    #: which several hosts may share (secret: never shown; prefer ``AGCORE_STORE__URL``).
+    url: str | None = attrs.field(default=None, repr=False, validator=_optional_postgres_url)
 
 
 @attrs.frozen(kw_only=True)

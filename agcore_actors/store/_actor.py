@@ -200,7 +200,10 @@ class SessionStore(Actor[StoreMsg]):
                 # batch; what is then left gets the stop's error from the runtime).
                 with contextlib.suppress(Exception):
                     await lane.drain()
-            await lane.call(lane.backend.close)
+            # Shielded: a cancelled stop still closes the connection (a PostgreSQL one
+            # would otherwise stay open on the server until collected).
+            with trio.CancelScope(shield=True):
+                await lane.call(lane.backend.close)
 
     async def handle(self, msg: StoreMsg) -> StoreReply | None:
         """The reply when the request ran at once (in memory), else None: a lane

@@ -171,9 +171,24 @@ def classify(exc: BaseException, url: str) -> StoreStorageError:
     return StoreStorageError(text)
 
 
+def _current_version(conn: Any) -> int | None:
+    """The schema version, read without a lock (None: no ``store_meta`` table yet)."""
+    row = conn.execute("SELECT to_regclass('store_meta') IS NOT NULL").fetchone()
+    if not row[0]:
+        conn.rollback()
+        return None
+    got = conn.execute("SELECT value FROM store_meta WHERE key = %s", (_VERSION_KEY,))
+    found = got.fetchone()
+    conn.rollback()
+    return 0 if found is None else int(found[0])
+
+
 def migrate(conn: Any) -> int:
     """Bring the schema to :data:`SCHEMA_VERSION` under the advisory lock; the version
     found. ``conn`` is a psycopg connection outside any transaction; it is left so."""
+    current = _current_version(conn)
+    if current == SCHEMA_VERSION:
+        return current
     with conn.transaction():
         conn.execute("SELECT pg_advisory_xact_lock(%s)", (MIGRATION_LOCK,))
         conn.execute(

@@ -1,6 +1,7 @@
 """Child process of the crash test: runs turns in 8 sessions at once, for ever.
 
 Usage: python crash_writer.py DB_PATH SEED [CHECKPOINT_PAGES]
+       python crash_writer.py postgresql://... SEED
 
 (A small ``CHECKPOINT_PAGES`` checkpoints every few commits, for kills during
 checkpoints.)
@@ -33,7 +34,14 @@ from agcore_actors.llm import (
     Usage,
     UserMessage,
 )
-from agcore_actors.store import SessionNotFound, SqliteSessions, StoreMsg, session_store_spec
+from agcore_actors.store import (
+    PostgresSessions,
+    SessionBackendConfig,
+    SessionNotFound,
+    SqliteSessions,
+    StoreMsg,
+    session_store_spec,
+)
 from agcore_actors.store import messages as sm
 
 SESSIONS = [f"s{i}" for i in range(8)]
@@ -101,9 +109,13 @@ async def session(store: ActorRef[StoreMsg], sid: str, rng: random.Random) -> No
 
 
 async def main(path: str, seed: int, pages: int | None) -> None:
-    backend = (
-        SqliteSessions(path) if pages is None else SqliteSessions(path, checkpoint_pages=pages)
-    )
+    backend: SessionBackendConfig
+    if path.startswith("postgresql://"):
+        backend = PostgresSessions(path)
+    elif pages is None:
+        backend = SqliteSessions(path)
+    else:
+        backend = SqliteSessions(path, checkpoint_pages=pages)
     async with ActorSystem() as system:
         spec = session_store_spec("sessions", backend=backend)
         store = await system.root.start_child(spec)

@@ -36,3 +36,16 @@ def test_quick_run_prints_the_tables(
         assert line in out
     # Two throughput tables, each with a row per size.
     assert out.count("| 100 | ") == 2
+
+
+@pytest.mark.slow
+def test_postgres_quick_run_prints_its_table(
+    load_benchmark: Callable[[str], ModuleType],
+    capsys: pytest.CaptureFixture[str],
+    postgres_database: str,
+) -> None:
+    bench = load_benchmark("store_postgres")
+    assert bench.main(["--quick", "--turns", "2", "--url", postgres_database]) == 0
+    out = capsys.readouterr().out
+    for line in ["| 1 | sqlite |", "| 1 | postgres |", "| 100 | postgres fenced |"]:
+        assert line in out

@@ -1,7 +1,8 @@
 """Crash safety: a process running turns is SIGKILLed at random points, 30 times over
 one database; after each kill every acknowledged write is there, nothing half-written
 is, an open turn closes with RepairInterrupted into a valid transcript, and the file is
-sound. Each new process first repairs what the previous one left open."""
+sound. Each new process first repairs what the previous one left open. On SQLite, and
+on the real PostgreSQL server (``tests/postgres_fixture.py``)."""
 
 from __future__ import annotations
 
@@ -22,7 +23,8 @@ import pytest
 from agcore_actors.llm import Message, ToolMessage
 from agcore_actors.store import _ops as ops
 from agcore_actors.store import messages as sm
-from agcore_actors.store.lowlevel import SqliteSessionBackend
+from agcore_actors.store._postgres import PostgresSessionBackend
+from agcore_actors.store.lowlevel import Backend, SqliteSessionBackend
 from tests.store.helpers import problems, unanswered
 
 WRITER = Path(__file__).resolve().parent / "crash_writer.py"
@@ -63,8 +65,15 @@ class Expected:
         self.log, self.version, self.pending = stored, version, None
 
 
+def open_backend(db: Path | str) -> Backend:
+    """The backend of ``db``: a SQLite file, or a ``postgresql://`` URL."""
+    if isinstance(db, str):
+        return PostgresSessionBackend(db)
+    return SqliteSessionBackend(db)
+
+
 def run_round(
-    db: Path,
+    db: Path | str,
     seed: int,
     kill_after: int,
     sessions: dict[str, Expected],
@@ -101,6 +110,7 @@ def run_round(
             if child.poll() is not None:
                 pytest.fail(f"writer exited early: {child.wait()} {child.stderr.read()}")
             if pages is not None:
+                assert isinstance(db, Path)
                 in_checkpoint = wait_for_a_checkpoint(db)
             child.send_signal(signal.SIGKILL)  # mid-stream: the writer never pauses
         finally:
@@ -147,10 +157,11 @@ def handle(line: str, sessions: dict[str, Expected]) -> int:
     return 0
 
 
-def check(db: Path, sessions: dict[str, Expected]) -> None:
-    backend = SqliteSessionBackend(db)
+def check(db: Path | str, sessions: dict[str, Expected]) -> None:
+    backend = open_backend(db)
     try:
-        assert backend.integrity_check() == "ok"
+        if isinstance(backend, SqliteSessionBackend):
+            assert backend.integrity_check() == "ok"
         for sid, expected in sessions.items():
             record = backend.record(sid)
             if record is None:  # created by a BeginTurn that never committed
@@ -188,6 +199,19 @@ def test_every_acknowledged_turn_survives_sigkill_and_no_half_turn_is_visible(
 
 
 @pytest.mark.slow
+def test_every_acknowledged_turn_survives_sigkill_on_postgres(postgres_url: str) -> None:
+    """The same 30 kills against the real PostgreSQL server: a killed client's open
+    transaction is rolled back by the server, every acknowledged commit is there."""
+    rng = random.Random(20261128)
+    sessions: dict[str, Expected] = {}
+    for round in range(ROUNDS):
+        run_round(postgres_url, round, rng.randint(1, 400), sessions)
+        check(postgres_url, sessions)
+    repair_open_turns(postgres_url)
+    assert sum(len(e.log) for e in sessions.values()) > ROUNDS
+
+
+@pytest.mark.slow
 def test_every_acknowledged_turn_survives_sigkill_during_checkpoints(tmp_path: Path) -> None:
     db = tmp_path / "crash.db"
     rng = random.Random(20261124)
@@ -203,9 +227,9 @@ def test_every_acknowledged_turn_survives_sigkill_during_checkpoints(tmp_path: P
     assert in_checkpoint >= ROUNDS // 2, f"only {in_checkpoint} kills landed in a checkpoint"
 
 
-def repair_open_turns(db: Path) -> None:
+def repair_open_turns(db: Path | str) -> None:
     """Close every open turn; then every stored transcript must be valid."""
-    backend = SqliteSessionBackend(db)
+    backend = open_backend(db)
     try:
         for record in backend.page(None, "running", None, 1000):
             msg = sm.RepairInterrupted(record.id, record.open_turn or "", record.version)

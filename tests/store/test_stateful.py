@@ -1,5 +1,6 @@
 """The session store's protocol against a plain model (``tests/store/model.py``), on
-both backends, through a live actor in a strict system on virtual time.
+the three backends (PostgreSQL: the real server of ``tests/postgres_fixture.py``),
+through a live actor in a strict system on virtual time.
 
 Random sequences of begin / append / commit / repair / update / load / list / delete /
 expire / export+restore, with stale versions, wrong turn ids, invalid transcripts (a
@@ -29,6 +30,7 @@ from agcore_actors.llm import AssistantMessage, Message, Usage
 from agcore_actors.store import (
     Conflict,
     InMemorySessions,
+    PostgresSessions,
     SessionBackendConfig,
     SqliteSessions,
     StoreMsg,
@@ -36,6 +38,7 @@ from agcore_actors.store import (
 )
 from agcore_actors.store import messages as sm
 from agcore_actors.testing import TrioDriver, virtual_clock
+from tests.postgres_fixture import drop_schema, fresh_url
 from tests.store.helpers import NAME, calls, problems, result, user
 from tests.store.model import Model
 
@@ -391,6 +394,21 @@ class SqliteMachine(StoreMachine):
             shutil.rmtree(self.tmp, ignore_errors=True)
 
 
+class PostgresMachine(StoreMachine):
+    """The same machine on the real PostgreSQL server: a schema of its own per example;
+    leases on the actor's clock (virtual time)."""
+
+    def make_backend(self) -> SessionBackendConfig:
+        self.url = fresh_url()
+        return PostgresSessions(self.url, lease_clock="local")
+
+    def teardown(self) -> None:
+        try:
+            super().teardown()
+        finally:
+            drop_schema(self.url)
+
+
 _settings = settings(
     max_examples=100,
     stateful_step_count=40,
@@ -401,3 +419,7 @@ TestInMemory = StoreMachine.TestCase
 TestInMemory.settings = _settings
 TestSqlite = SqliteMachine.TestCase
 TestSqlite.settings = _settings
+#: Fewer examples on PostgreSQL: each step is a few network round trips, not a file's.
+_postgres_settings = settings(_settings, max_examples=40)
+TestPostgres = PostgresMachine.TestCase
+TestPostgres.settings = _postgres_settings

@@ -1,5 +1,5 @@
 """Leases, fencing and hosts against a plain model (``tests/store/lease_model.py``), on
-top of the session store's whole stateful test (``test_stateful.py``), on both backends.
+top of the session store's whole stateful test (``test_stateful.py``), on the three backends.
 
 Besides every rule of the session machine, hosts acquire, renew and release leases
 (with stale and unknown tokens, bad TTLs, several sessions at once), register, beat
@@ -23,7 +23,15 @@ from agcore_actors.llm import Usage
 from agcore_actors.store import Conflict, Fenced
 from agcore_actors.store import messages as sm
 from tests.store.lease_model import LeaseModel
-from tests.store.test_stateful import SESSIONS, SqliteMachine, StoreMachine, _settings, fact_maps
+from tests.store.test_stateful import (
+    SESSIONS,
+    PostgresMachine,
+    SqliteMachine,
+    StoreMachine,
+    _postgres_settings,
+    _settings,
+    fact_maps,
+)
 
 HOSTS = ["h1", "h2", "h3"]
 ttls = st.sampled_from([0.5, 2.0, 5.0])
@@ -239,7 +247,13 @@ class SqliteLeaseMachine(LeaseMachine, SqliteMachine):
     pass
 
 
+class PostgresLeaseMachine(LeaseMachine, PostgresMachine):
+    pass
+
+
 TestLeasesInMemory = LeaseMachine.TestCase
 TestLeasesInMemory.settings = _settings
 TestLeasesSqlite = SqliteLeaseMachine.TestCase
 TestLeasesSqlite.settings = _settings
+TestLeasesPostgres = PostgresLeaseMachine.TestCase
+TestLeasesPostgres.settings = _postgres_settings

@@ -9,7 +9,9 @@ Every request has a deadline (``request_timeout`` unless given). A request
 that times out or is cancelled is withdrawn: ``notifications/cancelled`` is
 sent for it and a late answer is dropped. When the server goes away every
 waiting request fails with :class:`McpConnectionClosed` and ``closed`` is
-set. Server requests are answered (``ping``; anything else -32601).
+set. Server requests are answered: ``ping``, and the methods given handlers in
+``requests`` (elicitation, sampling, roots: see :mod:`._requests`); anything else
+-32601.
 """
 
 from __future__ import annotations
@@ -50,6 +52,7 @@ from ._jsonrpc import (
     tool_result,
 )
 from ._policy import redact, secret_values
+from ._requests import ServerRequests, answer, client_capabilities
 from ._stdio import StdioTransport
 from ._transport import Transport
 from .messages import McpEvent, McpToolInfo, McpToolResult
@@ -92,8 +95,10 @@ class McpClient:
         transport: Transport,
         options: ClientOptions,
         on_event: Callable[[McpEvent], None] | None,
+        requests: ServerRequests | None = None,
     ) -> None:
         self.name = name
+        self.requests: ServerRequests = dict(requests or {})
         self.transport = transport
         self.options = options
         self.on_event = on_event
@@ -149,6 +154,9 @@ class McpClient:
             pending.error = error
             pending.done.set()
 
+    def _waiting(self, request_id: int | str) -> bool:
+        return request_id in self._pending
+
     def _closed(self, reason: str) -> None:
         self.closed_reason = reason
         for pending in self._pending.values():
@@ -158,16 +166,25 @@ class McpClient:
         self.closed.set()
 
     def _on_server_request(self, msg: Incoming) -> None:
-        assert msg.id is not None
+        assert msg.id is not None and msg.method is not None
+        if self._nursery is None:
+            return
         if msg.method == "ping":
             reply = JsonRpcResponse(id=msg.id, result={})
-        else:
+        elif msg.method not in self.requests:
             reply = JsonRpcResponse(
                 id=msg.id,
                 error=JsonRpcError(METHOD_NOT_FOUND, f"Method not found: {msg.method}"),
             )
-        if self._nursery is not None:
-            self._nursery.start_soon(self._send_quietly, encode(reply))
+        else:
+            self._nursery.start_soon(self._answer, msg.method, msg.id, msg.params)
+            return
+        self._nursery.start_soon(self._send_quietly, encode(reply))
+
+    async def _answer(self, method: str, request_id: int | str, params: Any) -> None:
+        timeout = self.options.request_timeout
+        reply = await answer(self.name, self.requests, method, request_id, params, timeout)
+        await self._send_quietly(encode(reply))
 
     def _on_notification(self, msg: Incoming) -> None:
         assert msg.method is not None
@@ -250,7 +267,7 @@ class McpClient:
             "initialize",
             {
                 "protocolVersion": LATEST_PROTOCOL_VERSION,
-                "capabilities": {},
+                "capabilities": client_capabilities(self.requests),
                 "clientInfo": CLIENT_INFO,
             },
             timeout=self.options.connect_timeout,
@@ -268,6 +285,7 @@ class McpClient:
         self.capabilities = result.get("capabilities") or {}
         self.transport.negotiated(version)
         await self.notify("notifications/initialized", timeout=self.options.connect_timeout)
+        await self.transport.initialized()
 
     async def list_tools(self) -> list[McpToolInfo]:
         """All tools, following ``nextCursor``; replaces the cache."""
@@ -319,17 +337,22 @@ async def open_client(
     *,
     options: ClientOptions | None = None,
     on_event: Callable[[McpEvent], None] | None = None,
+    requests: ServerRequests | None = None,
 ) -> AsyncIterator[McpClient]:
-    """Connect and initialize; see the module docstring. Must stay in one task."""
+    """Connect and initialize; see the module docstring. Must stay in one task.
+
+    ``requests``: handlers of server requests by method (see :mod:`._requests`)."""
     options = options or ClientOptions()
     transport = make_transport(name, config, options)
-    client = McpClient(name, transport, options, on_event)
+    client = McpClient(name, transport, options, on_event, requests)
     client.secrets = secret_values(config)
     try:
         async with trio.open_nursery() as nursery:
             client._nursery = nursery
             try:
-                await transport.start(nursery, client._deliver, client._fail, client._closed)
+                await transport.start(
+                    nursery, client._deliver, client._fail, client._closed, client._waiting
+                )
                 await client.initialize()
                 yield client
             finally:

@@ -29,11 +29,9 @@ SCENARIOS = 26
 #: Scenarios that pass today; the test fails when fewer do. (``auth/resource-mismatch``
 #: passes because a client that never starts OAuth never sends a token to the wrong
 #: resource.)
-PASSING = 3
+PASSING = 5
 #: Scenarios that fail today, each with the reason (the framework's failed check).
 KNOWN_FAILING = {
-    "sse-retry": "no GET reconnection after the server closes a response stream",
-    "elicitation-sep1034-client-defaults": "elicitation is refused (no capability)",
     "auth/metadata-default": "no OAuth",
     "auth/metadata-var1": "no OAuth",
     "auth/metadata-var2": "no OAuth",

@@ -34,11 +34,12 @@ def stdio_argv(peer: str) -> list[str]:
 
 
 @contextmanager
-def http_server(peer: str) -> Iterator[str]:
-    """Run the SDK test server over streamable HTTP; yields its ``/mcp`` URL."""
+def http_server(peer: str, mode: str = "http") -> Iterator[str]:
+    """Run the SDK test server over streamable HTTP (``mode`` ``http``, or
+    ``http-resumable`` with an event store); yields its ``/mcp`` URL."""
     port = free_port()
     url = f"http://127.0.0.1:{port}/mcp"
-    argv = [peer_python(peer), str(SERVER_APP), "http", str(port)]
+    argv = [peer_python(peer), str(SERVER_APP), mode, str(port)]
     with running(argv, ready=http_ready(url), name=f"MCP HTTP server ({peer})", timeout=30):
         yield url
 

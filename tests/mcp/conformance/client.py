@@ -12,6 +12,7 @@ from __future__ import annotations
 import logging
 import os
 import sys
+from typing import Any
 
 import trio
 
@@ -25,9 +26,18 @@ TOOLS = {
 }
 
 
+async def accept_defaults(server: str, params: Any) -> Any:
+    """Accept an elicitation with the defaults its schema gives (SEP-1034)."""
+    properties = (params.get("requestedSchema") or {}).get("properties") or {}
+    content = {k: v["default"] for k, v in properties.items() if "default" in v}
+    return {"action": "accept", "content": content}
+
+
 async def run(url: str, scenario: str) -> None:
     options = ClientOptions(request_timeout=20.0, connect_timeout=20.0)
-    async with open_client("conformance", HttpServer(url), options=options) as client:
+    requests = {"elicitation/create": accept_defaults}
+    server = HttpServer(url)
+    async with open_client("conformance", server, options=options, requests=requests) as client:
         tools = await client.list_tools()
         names = {tool.name for tool in tools}
         call = TOOLS.get(scenario)

@@ -10,7 +10,8 @@ client for direct use.
 - readiness: a connection connects in the background, so ``start_supervisor`` returns
   before a server's tools are registered (a call meanwhile gets ``unknown_tool``);
   ``await wait_ready(system.lookup(f"mcp:{name}"), timeout=30)`` waits until they are;
-- configuration: :class:`StdioServer`, :class:`HttpServer`, :func:`load_config`;
+- configuration: :class:`StdioServer`, :class:`HttpServer` (with :class:`OAuthConfig`),
+  :func:`load_config`;
 - direct use without actors: :func:`open_client`;
 - the wire format: :mod:`agcore_actors.mcp.wire`; pure policy:
   :mod:`agcore_actors.mcp.policy`.
@@ -19,7 +20,14 @@ client for direct use.
 from .._exports import publish
 from ._adapter import McpToolAdapter
 from ._client import ClientOptions, McpClient, open_client
-from ._config import HttpServer, ServerConfig, StdioServer, load_config, parse_config
+from ._config import (
+    HttpServer,
+    OAuthConfig,
+    ServerConfig,
+    StdioServer,
+    load_config,
+    parse_config,
+)
 from ._connection import (
     DEFAULT_MCP_BACKOFF,
     DEFAULT_MCP_BREAKER,
@@ -31,6 +39,8 @@ from ._connection import (
     servers_spec,
 )
 from ._errors import (
+    McpAuthError,
+    McpAuthRequired,
     McpConfigError,
     McpConnectionClosed,
     McpError,
@@ -68,6 +78,8 @@ __all__ = [
     "GetStatus",
     "HttpServer",
     "ListTools",
+    "McpAuthError",
+    "McpAuthRequired",
     "McpClient",
     "McpConfigError",
     "McpConnection",
@@ -88,6 +100,7 @@ __all__ = [
     "McpToolList",
     "McpToolResult",
     "McpUnavailable",
+    "OAuthConfig",
     "PingServer",
     "ServerConfig",
     "ServerHealth",

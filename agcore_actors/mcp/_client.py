@@ -22,6 +22,7 @@ from contextlib import asynccontextmanager, suppress
 from typing import Any
 
 import attrs
+import httpx2
 import msgspec
 import trio
 
@@ -316,14 +317,21 @@ class McpClient:
         await self.request("ping")
 
 
-def make_transport(name: str, config: ServerConfig, options: ClientOptions) -> Transport:
+def make_transport(
+    name: str, config: ServerConfig, options: ClientOptions, auth: httpx2.Auth | None = None
+) -> Transport:
     if isinstance(config, HttpServer):
+        if auth is None and config.oauth is not None:
+            from ._oauth import oauth_auth  # the SDK only for servers with OAuth
+
+            auth = oauth_auth(name, config)
         return HttpTransport(
             name,
             config,
             connect_timeout=options.connect_timeout,
             grace=options.shutdown_grace,
             max_message_bytes=options.max_message_bytes,
+            auth=auth,
         )
     return StdioTransport(
         name, config, grace=options.shutdown_grace, max_message_bytes=options.max_message_bytes
@@ -338,12 +346,15 @@ async def open_client(
     options: ClientOptions | None = None,
     on_event: Callable[[McpEvent], None] | None = None,
     requests: ServerRequests | None = None,
+    auth: httpx2.Auth | None = None,
 ) -> AsyncIterator[McpClient]:
     """Connect and initialize; see the module docstring. Must stay in one task.
 
-    ``requests``: handlers of server requests by method (see :mod:`._requests`)."""
+    ``requests``: handlers of server requests by method (see :mod:`._requests`).
+    ``auth``: the HTTP authentication of an HTTP server (default: its ``oauth`` entry's,
+    see :mod:`._oauth`, which an actor cannot complete when a person must log in)."""
     options = options or ClientOptions()
-    transport = make_transport(name, config, options)
+    transport = make_transport(name, config, options, auth)
     client = McpClient(name, transport, options, on_event, requests)
     client.secrets = secret_values(config)
     try:

@@ -32,7 +32,14 @@ import httpx2
 import trio
 
 from ._config import HttpServer
-from ._errors import McpConnectionClosed, McpHttpError, McpMessageTooLarge, McpProtocolError
+from ._errors import (
+    McpAuthError,
+    McpConnectionClosed,
+    McpError,
+    McpHttpError,
+    McpMessageTooLarge,
+    McpProtocolError,
+)
 from ._policy import redact, secret_values
 from ._transport import Closed, Deliver, Fail, Waiting
 
@@ -82,6 +89,7 @@ class HttpTransport:
             headers=dict(config.headers),
             auth=auth,
         )
+        self._auth = auth
         self.session_id: str | None = None
         self.protocol_version: str | None = None
         self._secrets = secret_values(config)
@@ -125,6 +133,8 @@ class HttpTransport:
                 )
             except httpx2.HTTPError as exc:
                 raise McpConnectionClosed(self.name, self._http_error(exc)) from None
+            except Exception as exc:
+                raise self._auth_failure(exc) from None
             if response.status_code >= 400:
                 log.warning("[%s] notification refused: HTTP %s", self.name, response.status_code)
             return
@@ -158,6 +168,17 @@ class HttpTransport:
             self._fail(request_id, McpProtocolError("the HTTP answer held no JSON-RPC response"))
         except httpx2.HTTPError as exc:
             self._fail(request_id, McpConnectionClosed(self.name, self._http_error(exc)))
+        except Exception as exc:
+            self._fail(request_id, self._auth_failure(exc))
+
+    def _auth_failure(self, exc: Exception) -> McpError:
+        """The typed error of an exception out of the OAuth flow; re-raise any other."""
+        if isinstance(exc, McpError):  # McpAuthRequired from an unattended flow
+            return exc
+        if self._auth is None or not type(exc).__module__.startswith("mcp."):
+            raise exc
+        # The SDK's OAuth flow failed (OAuthFlowError, OAuthTokenError, ...).
+        return McpAuthError(self.name, self._text(exc))
 
     async def _answer(
         self, response: httpx2.Response, request_id: int | str, stream: _Stream
@@ -173,6 +194,9 @@ class HttpTransport:
             room = 500 + max((len(s) for s in self._secrets), default=0)
             text = (await response.aread())[:room].decode("utf-8", "replace")
             body = redact(text, self._secrets)[:500]
+            asks_oauth = response.status_code == 401 and "www-authenticate" in response.headers
+            if asks_oauth and self._auth is None:
+                body += ' (the server asks for OAuth: give its entry an "oauth" object)'
             self._fail(request_id, McpHttpError(self.name, response.status_code, body))
             return False
         kind = response.headers.get("content-type", "").split(";")[0].strip()
@@ -244,6 +268,12 @@ class HttpTransport:
                         await self._read_events(response, stream)
                 except (httpx2.HTTPError, httpx2.SSEError) as exc:
                     log.info("[%s] the listening stream broke: %s", self.name, self._text(exc))
+                except Exception as exc:
+                    error = self._auth_failure(exc)
+                    log.warning("[%s] no listening stream: %s", self.name, error)
+                    if not started:
+                        task_status.started()
+                    return
                 if not started:
                     started = True
                     task_status.started()

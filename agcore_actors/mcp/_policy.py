@@ -74,9 +74,9 @@ def secret_values(server: StdioServer | HttpServer) -> tuple[str, ...]:
     """The configured values of ``server`` that must never appear in an error.
 
     HTTP: every header value, and the credential after its scheme (``Bearer xyz`` ->
-    ``xyz``, since servers echo either), and a password in the URL. Stdio: every value
-    of ``env`` (not the inherited variables). Longest first, so a value is replaced
-    before any part of it.
+    ``xyz``, since servers echo either), a password in the URL, an OAuth client secret
+    or private key. Stdio: every value of ``env`` (not the inherited variables). Longest
+    first, so a value is replaced before any part of it.
     """
     found: set[str] = set()
     if isinstance(server, HttpServer):
@@ -88,6 +88,8 @@ def secret_values(server: StdioServer | HttpServer) -> tuple[str, ...]:
         password = urllib.parse.urlsplit(server.url).password
         if password:
             found.update({password, urllib.parse.unquote(password)})
+        if server.oauth is not None:
+            found.update(v for v in (server.oauth.client_secret, server.oauth.private_key) if v)
     else:
         found.update(value.strip() for value in server.env.values())
     kept = (v for v in found if len(v) >= MIN_SECRET_LENGTH)

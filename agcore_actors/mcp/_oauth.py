@@ -31,6 +31,7 @@ import hashlib
 import json
 import os
 import tempfile
+import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -79,6 +80,9 @@ class TokenStore:
     def _write(self, key: str, value: Any) -> None:
         data = self._read()
         data[key] = value
+        self._write_all(data)
+
+    def _write_all(self, data: dict[str, Any]) -> None:
         self.directory.mkdir(parents=True, exist_ok=True, mode=0o700)
         os.chmod(self.directory, 0o700)
         fd, temp = tempfile.mkstemp(dir=self.directory, prefix=".tokens-")  # 0600
@@ -90,6 +94,18 @@ class TokenStore:
             with contextlib.suppress(OSError):
                 os.unlink(temp)
             raise
+
+    def forget_client(self) -> None:
+        data = self._read()
+        if "client" in data:
+            del data["client"]
+            self._write_all(data)
+
+    def forget_tokens(self) -> None:
+        data = self._read()
+        if "tokens" in data:
+            del data["tokens"]
+            self._write_all(data)
 
     def clear(self) -> None:
         with contextlib.suppress(FileNotFoundError):
@@ -105,13 +121,23 @@ class TokenStore:
         self._write("client", client)
 
     async def get_tokens(self) -> OAuthToken | None:
+        """The stored tokens; ``expires_in`` is what is left of the lifetime (0 once
+        expired, so the provider refreshes before using them)."""
         from mcp.shared.auth import OAuthToken
 
         raw = self._read().get("tokens")
-        return None if raw is None else OAuthToken.model_validate(raw)
+        if raw is None:
+            return None
+        expires_at = raw.pop("expires_at", None)
+        if isinstance(expires_at, int | float):
+            raw["expires_in"] = max(0, int(expires_at - time.time()))
+        return OAuthToken.model_validate(raw)
 
     async def set_tokens(self, tokens: OAuthToken) -> None:
-        self._write("tokens", tokens.model_dump(mode="json", exclude_none=True))
+        raw = tokens.model_dump(mode="json", exclude_none=True)
+        if tokens.expires_in is not None:  # wall time: it must hold across processes
+            raw["expires_at"] = time.time() + int(tokens.expires_in)
+        self._write("tokens", raw)
 
     async def get_client_info(self) -> OAuthClientInformationFull | None:
         from mcp.shared.auth import OAuthClientInformationFull
@@ -159,6 +185,22 @@ def _sdk_auth() -> Any:
             f"OAuth needs the official MCP SDK: pip install 'agcore-actors[{EXTRA}]'"
         ) from None
     return sdk_auth
+
+
+def _provider_class() -> Any:
+    """The SDK's authorization-code provider, which also takes the expiry of tokens
+    loaded from the store (the SDK's own takes a loaded token as valid until a 401, and
+    then needs a person again although it could have refreshed)."""
+    base = _sdk_auth().OAuthClientProvider
+
+    class StoredExpiryProvider(base):  # type: ignore[misc,valid-type]
+        async def _initialize(self) -> None:
+            await super()._initialize()
+            tokens = self.context.current_tokens
+            if tokens is not None and tokens.expires_in is not None:
+                self.context.update_token_expiry(tokens)
+
+    return StoredExpiryProvider
 
 
 def oauth_auth(
@@ -225,7 +267,18 @@ def oauth_auth(
         response_types=["code"],
         scope=config.scope,
     )
-    if config.client_id is not None and store.client_info() is None:
+    registered = store.client_info()
+    if (
+        authorizer is not None
+        and config.client_id is None
+        and isinstance(registered, dict)
+        and person.redirect_uri not in (registered.get("redirect_uris") or [])
+    ):
+        # Registered for another loopback port (each login may get a new one): register
+        # again, or the authorization server refuses the redirect.
+        store.forget_client()
+        registered = None
+    if config.client_id is not None and registered is None:
         # A pre-registered client: the provider then skips registration.
         store.set_client_raw(
             {
@@ -236,7 +289,7 @@ def oauth_auth(
             }
             | ({"client_secret": config.client_secret} if config.client_secret else {})
         )
-    provider = _sdk_auth().OAuthClientProvider(
+    provider = _provider_class()(
         server_url=server.url,
         client_metadata=metadata,
         storage=store,

@@ -23,6 +23,7 @@ from agcore_actors.mcp import (
 )
 from agcore_actors.mcp._oauth import TokenStore, oauth_auth, token_directory
 from agcore_actors.mcp._policy import secret_values
+from tests.peers.mcp import oauth_server
 
 SECRET = "s3cr3t-client-secret-value"
 
@@ -34,7 +35,10 @@ async def test_the_store_is_private_and_round_trips(tmp_path: Path) -> None:
     await store.set_tokens(token)
     info = OAuthClientInformationFull(client_id="c1", client_secret=SECRET, redirect_uris=None)
     await store.set_client_info(info)
-    assert (await store.get_tokens()) == token
+    loaded = await store.get_tokens()
+    assert loaded is not None and loaded.access_token == "at-123"
+    assert loaded.refresh_token == "rt-456"
+    assert loaded.expires_in is not None and 0 < loaded.expires_in <= 60  # what is left
     assert (await store.get_client_info()).client_secret == SECRET  # type: ignore[union-attr]
     assert stat.S_IMODE(store.path.stat().st_mode) == 0o600
     assert stat.S_IMODE(store.directory.stat().st_mode) == 0o700
@@ -82,13 +86,8 @@ def test_oauth_config_is_parsed_and_its_secrets_redacted() -> None:
 async def test_an_actor_cannot_log_in_and_says_how(
     tmp_path: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
-    # A real server that asks for OAuth: the conformance framework's is not standalone,
-    # so a hand-written one answers 401 with protected-resource metadata that points at
-    # an authorization server of its own (tests/peers/mcp_raw_server.py, mode "oauth").
-    from tests.peers.mcp import raw_http_server
-
     caplog.set_level(logging.DEBUG)
-    with raw_http_server("oauth") as url:
+    with oauth_server() as url:
         server = HttpServer(url, oauth=OAuthConfig(client_id="pre", client_secret=SECRET))
         auth = oauth_auth("remote", server, store=TokenStore("remote", url, tmp_path))
         with pytest.raises(McpAuthRequired, match="agcore-actors mcp login remote"):

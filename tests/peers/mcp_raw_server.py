@@ -13,11 +13,7 @@
 - ``echo-auth``: every POST answers 401 with a body that quotes the request's
   Authorization header, as some gateways do;
 - ``deaf``: answers ``initialize``, then never answers anything else (the POST of
-  ``notifications/initialized`` hangs);
-- ``oauth``: every POST answers 401 with ``WWW-Authenticate`` pointing at protected-
-  resource metadata, which names the server itself as the authorization server (its
-  RFC 8414 metadata is served too): a client can discover everything but must send a
-  person to ``/authorize`` to get further.
+  ``notifications/initialized`` hangs).
 """
 
 from __future__ import annotations
@@ -126,47 +122,15 @@ def serve_http(mode: str, port: int) -> None:
             return None
 
         def do_GET(self) -> None:
-            base = f"http://127.0.0.1:{port}"
-            documents = {
-                "/.well-known/oauth-protected-resource/mcp": {
-                    "resource": f"{base}/mcp",
-                    "authorization_servers": [base],
-                },
-                "/.well-known/oauth-authorization-server": {
-                    "issuer": base,
-                    "authorization_endpoint": f"{base}/authorize",
-                    "token_endpoint": f"{base}/token",
-                    "response_types_supported": ["code"],
-                    "grant_types_supported": ["authorization_code", "refresh_token"],
-                    "code_challenge_methods_supported": ["S256"],
-                },
-            }
-            if mode == "oauth" and self.path in documents:
-                self.answer(200, json.dumps(documents[self.path]).encode(), "application/json")
-                return
             self.send_response(405)
             self.send_header("content-length", "0")
             self.end_headers()
-
-        def answer(self, status: int, body: bytes, kind: str, **headers: str) -> None:
-            self.send_response(status)
-            self.send_header("content-type", kind)
-            self.send_header("content-length", str(len(body)))
-            for key, value in headers.items():
-                self.send_header(key.replace("_", "-"), value)
-            self.end_headers()
-            self.wfile.write(body)
 
         def do_DELETE(self) -> None:
             self.do_GET()
 
         def do_POST(self) -> None:
             body = self.rfile.read(int(self.headers.get("content-length") or 0))
-            if mode == "oauth":
-                metadata = f"http://127.0.0.1:{port}/.well-known/oauth-protected-resource/mcp"
-                challenge = f'Bearer resource_metadata="{metadata}"'
-                self.answer(401, b"unauthorized", "text/plain", www_authenticate=challenge)
-                return
             if mode == "echo-auth":
                 text = f"invalid credentials: {self.headers.get('Authorization')}".encode()
                 self.send_response(401)

@@ -307,6 +307,8 @@ def mcp_servers(settings: Settings) -> dict[str, ServerConfig]:
             continue
         if isinstance(s, HttpServerSettings):
             raw: dict[str, Any] = {"url": s.url, "headers": dict(s.headers)}
+            if s.oauth is not None:
+                raw["oauth"] = dict(s.oauth)
         else:
             raw = {
                 "command": s.command,

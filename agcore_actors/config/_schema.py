@@ -273,6 +273,9 @@ class HttpServerSettings:
     url: str = attrs.field(validator=_http_url)
     #: Headers of every request (secret: values are never shown).
     headers: Mapping[str, str] = attrs.field(factory=dict, repr=False, validator=_headers)
+    #: OAuth 2.1 (``agcore_actors.mcp.OAuthConfig``'s keys; ``{}`` for dynamic
+    #: registration; secret: never shown).
+    oauth: Mapping[str, Any] | None = attrs.field(default=None, repr=False)
     #: Skip this server.
     disabled: bool = False
     #: The transport, as other MCP clients write it.

@@ -90,7 +90,8 @@ instructions = "You are a helpful assistant."
 #
 # [mcpServers.remote]
 # url = "http://127.0.0.1:8000/mcp"
-# headers = { Authorization = "Bearer ..." }
+# headers = { Authorization = "Bearer ${env:REMOTE_TOKEN}" }  # ${VAR}: from the environment
+# oauth = { scope = "read" }            # OAuth 2.1 instead: `agcore-actors mcp login remote`
 # disabled = false
 # type = "http"
 

@@ -12,7 +12,24 @@ client for direct use.
   ``await wait_ready(system.lookup(f"mcp:{name}"), timeout=30)`` waits until they are;
 - configuration: :class:`StdioServer`, :class:`HttpServer` (with :class:`OAuthConfig`),
   :func:`load_config`;
-- direct use without actors: :func:`open_client`;
+- direct use without actors: :func:`open_client` (``requests=`` answers server requests:
+  ``elicitation/create``, ``sampling/createMessage``, ``roots/list``, each offered as a
+  capability only when given a handler);
+- streamable HTTP keeps a listening GET stream open (``tools/list_changed`` and server
+  requests outside any call arrive), and resumes a response stream the server closes
+  mid-call (``Last-Event-ID`` after the server's ``retry`` hint);
+- OAuth 2.1 for an HTTP server whose entry has ``"oauth": {...}`` (:class:`OAuthConfig`;
+  the ``mcp-oauth`` extra: the official SDK's auth providers, imported only then):
+  discovery, dynamic registration or a client-id metadata document or a pre-registered
+  client, PKCE, client credentials (secret or private-key JWT), scopes and step-up,
+  refresh. Tokens are kept per user, one 0600 file per server under
+  ``$XDG_STATE_HOME/agcore-actors/mcp-oauth``, and never logged. A person authorizes
+  once with ``agcore-actors mcp login NAME``; an actor then uses and refreshes the
+  stored tokens, and answers :class:`McpAuthRequired` (naming that command) when the
+  server wants a new authorization;
+- configuration strings may hold ``${VAR}``/``${env:VAR}`` (an unset one is
+  :class:`McpConfigError`); ``type: "sse"`` (the legacy transport) is refused with a
+  clear error; VS Code's ``{"servers": {...}}`` shape is read too;
 - the wire format: :mod:`agcore_actors.mcp.wire`; pure policy:
   :mod:`agcore_actors.mcp.policy`.
 """

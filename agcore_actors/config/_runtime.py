@@ -317,6 +317,8 @@ def mcp_servers(settings: Settings) -> dict[str, ServerConfig]:
                 "cwd": s.cwd,
                 "inherit_env": list(s.inherit_env),
             }
+        if s.require_approval is not None:
+            raw["require_approval"] = s.require_approval
         try:
             servers.update(parse_config({"mcpServers": {name: raw}}))
         except McpConfigError as exc:

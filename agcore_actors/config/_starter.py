@@ -85,6 +85,7 @@ instructions = "You are a helpful assistant."
 # env = { TZ = "UTC" }                  # values are secrets: never shown
 # cwd = "/srv"
 # inherit_env = ["LANG"]                # besides HOME, LOGNAME, PATH, SHELL, TERM, USER
+# require_approval = true               # every tool asks first (unset: destructive ones)
 # disabled = false
 # type = "stdio"
 #

@@ -12,7 +12,9 @@ client for direct use.
   ``await wait_ready(system.lookup(f"mcp:{name}"), timeout=30)`` waits until they are;
 - configuration: :class:`StdioServer`, :class:`HttpServer` (with :class:`OAuthConfig`),
   :func:`load_config`;
-- direct use without actors: :func:`open_client` (``requests=`` answers server requests:
+- direct use without actors: :func:`open_client`; its client also lists and reads
+  resources and lists and renders prompts (:class:`McpResource`, :class:`McpPrompt`;
+  ``requests=`` answers server requests:
   ``elicitation/create``, ``sampling/createMessage``, ``roots/list``, each offered as a
   capability only when given a handler);
 - streamable HTTP keeps a listening GET stream open (``tools/list_changed`` and server
@@ -71,6 +73,13 @@ from ._errors import (
     McpUnavailable,
 )
 from ._ready import wait_ready
+from ._resources import (
+    McpPrompt,
+    McpPromptArgument,
+    McpPromptMessage,
+    McpResource,
+    McpResourceContent,
+)
 from .messages import (
     CallTool,
     ConnectionState,
@@ -108,7 +117,12 @@ __all__ = [
     "McpMessageTooLarge",
     "McpMethodNotFound",
     "McpNotInitialized",
+    "McpPrompt",
+    "McpPromptArgument",
+    "McpPromptMessage",
     "McpProtocolError",
+    "McpResource",
+    "McpResourceContent",
     "McpServerError",
     "McpStatus",
     "McpTimeout",

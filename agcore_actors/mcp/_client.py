@@ -28,6 +28,7 @@ import trio
 
 from .._decode import DECODE_ERRORS
 from .._validators import non_negative, positive
+from . import _resources
 from ._config import HttpServer, ServerConfig
 from ._errors import (
     McpConnectionClosed,
@@ -54,6 +55,7 @@ from ._jsonrpc import (
 )
 from ._policy import redact, secret_values
 from ._requests import ServerRequests, answer, client_capabilities
+from ._resources import McpPrompt, McpPromptMessage, McpResource, McpResourceContent
 from ._stdio import StdioTransport
 from ._transport import Transport
 from .messages import McpEvent, McpToolInfo, McpToolResult
@@ -75,6 +77,9 @@ class ClientOptions:
     connect_timeout: float = attrs.field(default=30.0, validator=positive)
     #: Seconds each step of shutting a server down may take (stdin EOF, SIGTERM, DELETE).
     shutdown_grace: float = attrs.field(default=2.0, validator=non_negative)
+    #: Seconds a handler of a server request (an elicitation a person answers) may take;
+    #: an elicitation past it is declined.
+    server_request_timeout: float = attrs.field(default=120.0, validator=positive)
     #: The largest message accepted from a server; a larger one fails only the request
     #: it answers.
     max_message_bytes: int = attrs.field(default=16 * 1024 * 1024, validator=attrs.validators.ge(1))
@@ -183,7 +188,7 @@ class McpClient:
         self._nursery.start_soon(self._send_quietly, encode(reply))
 
     async def _answer(self, method: str, request_id: int | str, params: Any) -> None:
-        timeout = self.options.request_timeout
+        timeout = self.options.server_request_timeout
         reply = await answer(self.name, self.requests, method, request_id, params, timeout)
         await self._send_quietly(encode(reply))
 
@@ -315,6 +320,22 @@ class McpClient:
 
     async def ping(self) -> None:
         await self.request("ping")
+
+    # -- resources and prompts (see ._resources) -------------------------------------
+
+    async def list_resources(self) -> list[McpResource]:
+        return await _resources.list_resources(self)
+
+    async def read_resource(self, uri: str) -> list[McpResourceContent]:
+        return await _resources.read_resource(self, uri)
+
+    async def list_prompts(self) -> list[McpPrompt]:
+        return await _resources.list_prompts(self)
+
+    async def get_prompt(
+        self, name: str, arguments: dict[str, str] | None = None
+    ) -> list[McpPromptMessage]:
+        return await _resources.get_prompt(self, name, arguments)
 
 
 def make_transport(

@@ -48,6 +48,9 @@ class StdioServer(msgspec.Struct, frozen=True, forbid_unknown_fields=False):
     cwd: str | None = None
     #: Extra variable names passed through from our environment.
     inherit_env: list[str] = []
+    #: Every tool needs approval (true), none does (false); unset: the tools the server
+    #: marks ``destructiveHint``.
+    require_approval: bool | None = None
 
     def __repr__(self) -> str:  # env values are secrets: show the names only
         return (
@@ -93,6 +96,8 @@ class HttpServer(msgspec.Struct, frozen=True, forbid_unknown_fields=False):
     url: str
     headers: dict[str, str] = {}
     oauth: OAuthConfig | None = None
+    #: As :attr:`StdioServer.require_approval`.
+    require_approval: bool | None = None
 
     def __repr__(self) -> str:  # header values and a URL password are secrets
         url = urllib.parse.urlsplit(self.url)

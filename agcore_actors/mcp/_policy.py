@@ -10,7 +10,7 @@ import collections
 import hashlib
 import re
 import urllib.parse
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from ._config import HttpServer, StdioServer
@@ -115,3 +115,18 @@ def redact_value(value: Any, secrets: Sequence[str]) -> Any:
     if isinstance(value, dict):
         return {redact_value(k, secrets): redact_value(v, secrets) for k, v in value.items()}
     return value
+
+
+def needs_approval(annotations: Mapping[str, Any] | None, override: bool | None) -> bool:
+    """Whether a tool must be approved before it runs: ``override`` when the server's
+    entry sets ``require_approval``; else true for a tool the server marks
+    ``destructiveHint: true`` (and not ``readOnlyHint: true``). A tool without
+    annotations is not taken as destructive (the spec's default applies to hints that
+    are present, and most servers list none)."""
+    if override is not None:
+        return override
+    if not annotations:
+        return False
+    return (
+        annotations.get("destructiveHint") is True and annotations.get("readOnlyHint") is not True
+    )

@@ -3,10 +3,10 @@
 A client answers only the methods it was given a handler for, and offers the matching
 capability at ``initialize`` (:func:`client_capabilities`); anything else gets -32601.
 A handler is ``async (server, params) -> result``: it runs in a task of its own under
-``request_timeout``; an ``elicitation/create`` that runs out of time is declined
-(``{"action": "decline"}``), any other method answers a JSON-RPC error; a handler that
-raises ``ValueError`` or ``LookupError`` answers -32602 (invalid params) with its
-message, any other exception -32603 without one (it may hold secrets).
+``ClientOptions.server_request_timeout``; an ``elicitation/create`` that runs out of
+time is declined (``{"action": "decline"}``), any other method answers a JSON-RPC
+error; a handler that raises ``ValueError`` or ``LookupError`` answers -32602 (invalid
+params) with its message, any other exception -32603 without one (it may hold secrets).
 
 :func:`roots_handler` answers ``roots/list`` from a fixed list of directories or URIs.
 """

@@ -99,6 +99,21 @@ def build(host: str = "127.0.0.1", port: int = 8000) -> Any:
         await ctx.session.send_tool_list_changed()
         return f"added {name}"
 
+    @mcp.tool(description="The client's roots (a roots/list request to the client).")
+    async def roots(ctx: Context) -> str:
+        listed = await ctx.session.list_roots()
+        return " ".join(str(root.uri) for root in listed.roots)
+
+    @mcp.tool(description="Ask the person for a name (an elicitation/create request).")
+    async def ask(ctx: Context) -> str:
+        from pydantic import BaseModel
+
+        class Answer(BaseModel):
+            name: str
+
+        result = await ctx.elicit("What is your name?", Answer)
+        return f"{result.action} {result.data.name}" if result.action == "accept" else result.action
+
     @mcp.tool(description="Close the response stream mid-call (resumable HTTP only), then answer.")
     async def interrupted(text: str, ctx: Context) -> str:
         await ctx.info("before the break")
@@ -106,6 +121,14 @@ def build(host: str = "127.0.0.1", port: int = 8000) -> Any:
         await anyio.sleep(0.3)
         await ctx.info("after the break")
         return f"resumed {text}"
+
+    @mcp.resource("note://greeting", name="greeting", description="A short note.")
+    def greeting() -> str:
+        return "hello from the server"
+
+    @mcp.prompt(description="Ask for a review of CODE.")
+    def review(code: str) -> str:
+        return f"Please review: {code}"
 
     for i in range(int(os.environ.get("AGCORE_TEST_EXTRA_TOOLS", "0"))):
         mcp.add_tool(lambda i=i: i, name=f"extra_{i}", description=f"extra tool {i}")

@@ -161,7 +161,7 @@ class HttpTransport:
                 stream.progressed = False
                 headers = self._headers("text/event-stream") | {"last-event-id": stream.last_id}
                 async with self._client.stream("GET", self.config.url, headers=headers) as response:
-                    if not await self._answer(response, request_id, stream):
+                    if not await self._answer(response, request_id, stream, resumed=True):
                         return
                 resumes = 0 if stream.progressed else resumes + 1
             # If the answer was in there, the request is done and this is ignored.
@@ -181,10 +181,18 @@ class HttpTransport:
         return McpAuthError(self.name, self._text(exc))
 
     async def _answer(
-        self, response: httpx2.Response, request_id: int | str, stream: _Stream
+        self,
+        response: httpx2.Response,
+        request_id: int | str,
+        stream: _Stream,
+        *,
+        resumed: bool = False,
     ) -> bool:
         """Read one answer to a request; False when it failed the request (or the
-        connection) and nothing may follow."""
+        connection) and nothing may follow. A POST's stream is read to its end (the
+        server ends it after the answer, and the connection goes back to the pool); a
+        resumed GET stream is left as soon as the answer is in, since a server may keep
+        it open."""
         assert self._deliver is not None and self._fail is not None and self._closed is not None
         if response.status_code == 404 and self.session_id is not None:
             self._closed("the server ended the HTTP session (404)")
@@ -202,7 +210,7 @@ class HttpTransport:
         kind = response.headers.get("content-type", "").split(";")[0].strip()
         if kind == "text/event-stream":
             try:
-                await self._read_events(response, stream, request_id)
+                await self._read_events(response, stream, request_id if resumed else None)
             except httpx2.SSEError:
                 # The content type was checked above: the event was over the cap.
                 self._fail(request_id, McpMessageTooLarge(self.name, self.max_message_bytes))

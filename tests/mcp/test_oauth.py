@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import logging
 import stat
+import sys
 from pathlib import Path
 
 import pytest
@@ -96,3 +97,11 @@ async def test_an_actor_cannot_log_in_and_says_how(
             ):
                 pass
     assert SECRET not in caplog.text
+
+
+def test_without_the_sdk_oauth_is_one_config_error(monkeypatch: pytest.MonkeyPatch) -> None:
+    for module in ("mcp", "mcp.client", "mcp.client.auth"):
+        monkeypatch.setitem(sys.modules, module, None)
+    server = HttpServer("https://x/mcp", oauth=OAuthConfig())
+    with pytest.raises(McpConfigError, match=r"pip install 'agcore-actors\[mcp-oauth\]'"):
+        oauth_auth("gh", server)

@@ -5,7 +5,10 @@
   with a sync function tool (each call on a worker thread of the tools' own);
 - ``tools/call`` round trips to a real MCP server (the official SDK 2.x,
   stdio, from ``.peers/mcp2``) through the McpConnection actor, one at a
-  time and 8 in parallel (calls/s). Skipped when the peer is not installed.
+  time and 8 in parallel (calls/s). Skipped when the peer is not installed;
+- ``--mcp-cpu``: the client process's CPU time per ``tools/call`` through the
+  McpConnection actor, over stdio and streamable HTTP (the same SDK server), so that two
+  trees can be compared: ``PYTHONPATH=<tree> python benchmarks/tools.py --mcp-cpu``.
 
 Each figure is the median of several rounds. Run from the repository root::
 
@@ -16,16 +19,27 @@ Each figure is the median of several rounds. Run from the repository root::
 from __future__ import annotations
 
 import argparse
+import socket
 import statistics
+import subprocess
 import sys
 import time
+import urllib.error
+import urllib.request
 from collections.abc import Sequence
 from pathlib import Path
 
 import trio
 
 from agcore_actors import ActorSystem
-from agcore_actors.mcp import CallTool, ListTools, StdioServer, server_spec
+from agcore_actors.mcp import (
+    CallTool,
+    HttpServer,
+    ListTools,
+    ServerConfig,
+    StdioServer,
+    server_spec,
+)
 from agcore_actors.tools import ExecuteTools, ToolCall, ToolExecutor, ToolRegistry, function_tool
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -82,6 +96,55 @@ async def bench_mcp(calls: int, parallel: int, rounds: int) -> float:
     return statistics.median(rates)
 
 
+async def bench_mcp_cpu(server: ServerConfig, calls: int, rounds: int) -> float:
+    """Median client CPU microseconds per ``tools/call`` (one at a time)."""
+    costs = []
+    async with ActorSystem(strict=True) as system:
+        await system.start_supervisor(server_spec("bench", server=server))
+        conn = system.lookup("mcp:bench")
+        await conn.ask(ListTools())
+        for _ in range(rounds):
+            start = time.process_time()
+            for _ in range(calls):
+                await conn.ask(CallTool(name="add", arguments={"a": 1, "b": 2}))
+            costs.append((time.process_time() - start) / calls * 1e6)
+    return statistics.median(costs)
+
+
+def http_peer() -> tuple[subprocess.Popen[bytes], str]:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    url = f"http://127.0.0.1:{port}/mcp"
+    argv = [str(PEER), str(SERVER), "http", str(port)]
+    process = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:
+        try:
+            urllib.request.urlopen(url, timeout=1)
+        except urllib.error.HTTPError:
+            return process, url
+        except OSError:
+            time.sleep(0.1)
+    process.kill()
+    raise RuntimeError("the MCP HTTP server did not start")
+
+
+async def run_mcp_cpu(quick: bool) -> None:
+    calls, rounds = (20, 1) if quick else (300, 5)
+    print("| MCP tools/call, client CPU | µs per call |")
+    print("|---|---:|")
+    stdio = await bench_mcp_cpu(StdioServer(str(PEER), [str(SERVER)]), calls, rounds)
+    print(f"| stdio | {stdio:,.0f} |")
+    process, url = http_peer()
+    try:
+        http = await bench_mcp_cpu(HttpServer(url), calls, rounds)
+    finally:
+        process.kill()
+        process.wait()
+    print(f"| streamable HTTP | {http:,.0f} |")
+
+
 async def run(quick: bool) -> None:
     rounds = 1 if quick else 5
     print("| tool | batch size | batches/s | calls/s |")
@@ -105,8 +168,11 @@ async def run(quick: bool) -> None:
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="one short round (smoke test)")
+    parser.add_argument(
+        "--mcp-cpu", action="store_true", help="client CPU per MCP call, stdio and HTTP"
+    )
     args = parser.parse_args(argv)
-    trio.run(run, args.quick)
+    trio.run(run_mcp_cpu if args.mcp_cpu else run, args.quick)
     return 0
 
 

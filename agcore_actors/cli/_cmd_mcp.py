@@ -14,10 +14,12 @@ from collections.abc import Awaitable, Callable
 
 import trio
 
+from ..config import ConfigError
 from ..mcp import (
     ClientOptions,
     HttpServer,
     McpConfigError,
+    McpError,
     ServerConfig,
     StdioServer,
     load_config,
@@ -39,6 +41,7 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
             "agcore-actors mcp tools --json -- mcp-server-time --local-timezone UTC",
             'agcore-actors mcp call get_current_time \'{"timezone": "UTC"}\' -- mcp-server-time',
             'agcore-actors mcp call echo \'{"text": "hi"}\' --url http://127.0.0.1:8000/mcp',
+            "agcore-actors mcp login github",
         ),
     )
     tools = add_command(
@@ -65,6 +68,22 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
     )
     _server_options(call)
     call.add_argument("--json", action="store_true", help="print the whole result as JSON")
+    login = add_command(
+        sub,
+        "login",
+        _run_login,
+        help="authorize this client with an OAuth server (its entry has an 'oauth' object)",
+        usage_errors=(McpConfigError, ConfigError),
+    )
+    login.add_argument("server", help="the server's name in the configuration")
+    login.add_argument(
+        "--config",
+        help="a JSON file with an 'mcpServers' object (default: the agcore-actors config)",
+    )
+    login.add_argument("--browser", action="store_true", help="open the URL in a browser")
+    login.add_argument(
+        "--timeout", type=positive_float, default=300.0, help="seconds to wait for the person"
+    )
 
 
 def _server_options(parser: argparse.ArgumentParser) -> None:
@@ -121,6 +140,38 @@ def _run_tools(args: argparse.Namespace) -> int:
         return OK
 
     return _run(args, action)
+
+
+def _run_login(args: argparse.Namespace) -> int:
+    from ..mcp._login import login
+
+    if args.config:
+        servers = load_config(args.config)
+    else:
+        from ..config import load_settings, mcp_servers
+
+        servers = mcp_servers(load_settings())
+    server = servers.get(args.server)
+    if server is None:
+        raise McpConfigError(f"no MCP server {args.server!r} configured: {sorted(servers)}")
+    if not isinstance(server, HttpServer) or server.oauth is None:
+        raise McpConfigError(f"mcpServers.{args.server}: only an HTTP server with 'oauth' logs in")
+
+    def show(text: str) -> None:
+        print(text, flush=True)
+
+    async def main() -> int:
+        try:
+            tools = await login(
+                args.server, server, show=show, browser=args.browser, timeout=args.timeout
+            )
+        except McpError as exc:
+            warn(args.prog, exc.kind, str(exc))
+            return FAILURE
+        print(f"authorized: {args.server} ({tools} tools)", flush=True)
+        return OK
+
+    return int(trio.run(main))
 
 
 def _run_call(args: argparse.Namespace) -> int:

@@ -19,6 +19,7 @@ __all__ = ["EXTRAS", "missing_extra", "require"]
 #: Top-level module → the extra that installs it (pyproject.toml's optional dependencies).
 EXTRAS: dict[str, str] = {
     "hypercorn": "serve",
+    "mcp": "mcp-oauth",
     "prometheus_client": "serve",
     "opentelemetry": "otel",
     "xllamacpp": "local",

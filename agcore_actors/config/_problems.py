@@ -42,7 +42,7 @@ Path = tuple[str | int, ...]
 RENAMED: dict[type, dict[str, str]] = {Settings: {"mcp_servers": "mcpServers"}}
 #: Attributes that are not keys of the file.
 OMITTED: dict[type, frozenset[str]] = {Settings: frozenset({"source"})}
-_SECRET_KEYS = frozenset({"api_key", "headers", "env"})
+_SECRET_KEYS = frozenset({"api_key", "headers", "env", "oauth"})
 
 
 def toml_keys(cls: type) -> dict[str, str]:

@@ -51,7 +51,14 @@ from ..llm import (
     Timeouts,
     provider_spec,
 )
-from ..mcp import HttpServer, McpError, ServerConfig, StdioServer, servers_spec, wait_ready
+from ..mcp import (
+    McpConfigError,
+    McpError,
+    ServerConfig,
+    parse_config,
+    servers_spec,
+    wait_ready,
+)
 from ..store import (
     InMemorySessions,
     PostgresSessions,
@@ -302,21 +309,32 @@ def store_backend(settings: Settings) -> SessionBackendConfig:
 
 
 def mcp_servers(settings: Settings) -> dict[str, ServerConfig]:
-    """The servers that are not ``disabled``, as the MCP package's configuration."""
+    """The servers that are not ``disabled``, as the MCP package's configuration, with
+    ``${VAR}``/``${env:VAR}`` in their strings replaced from the environment
+    (:class:`ConfigError` naming an unset variable)."""
     servers: dict[str, ServerConfig] = {}
     for name, s in settings.mcp_servers.items():
         if s.disabled:
             continue
         if isinstance(s, HttpServerSettings):
-            servers[name] = HttpServer(url=s.url, headers=dict(s.headers))
+            raw: dict[str, Any] = {"url": s.url, "headers": dict(s.headers)}
+            if s.oauth is not None:
+                raw["oauth"] = dict(s.oauth)
         else:
-            servers[name] = StdioServer(
-                command=s.command,
-                args=list(s.args),
-                env=dict(s.env),
-                cwd=s.cwd,
-                inherit_env=list(s.inherit_env),
-            )
+            raw = {
+                "command": s.command,
+                "args": list(s.args),
+                "env": dict(s.env),
+                "cwd": s.cwd,
+                "inherit_env": list(s.inherit_env),
+            }
+        if s.require_approval is not None:
+            raw["require_approval"] = s.require_approval
+        try:
+            servers.update(parse_config({"mcpServers": {name: raw}}))
+        except McpConfigError as exc:
+            source = settings.source or "<defaults>"
+            raise ConfigError(source, f"mcpServers.{name}", str(exc)) from None
     return servers
 
 

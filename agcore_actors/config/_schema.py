@@ -296,6 +296,8 @@ class StdioServerSettings:
     cwd: str | None = None
     #: More of our variables it inherits, beyond HOME, LOGNAME, PATH, SHELL, TERM, USER.
     inherit_env: tuple[str, ...] = ()
+    #: Every tool needs approval (true), none (false); unset: those marked destructive.
+    require_approval: bool | None = None
     #: Skip this server.
     disabled: bool = False
     #: The transport, as other MCP clients write it.
@@ -310,6 +312,11 @@ class HttpServerSettings:
     url: str = attrs.field(validator=_http_url)
     #: Headers of every request (secret: values are never shown).
     headers: Mapping[str, str] = attrs.field(factory=dict, repr=False, validator=_headers)
+    #: OAuth 2.1 (``agcore_actors.mcp.OAuthConfig``'s keys; ``{}`` for dynamic
+    #: registration; secret: never shown).
+    oauth: Mapping[str, Any] | None = attrs.field(default=None, repr=False)
+    #: As for a stdio server.
+    require_approval: bool | None = None
     #: Skip this server.
     disabled: bool = False
     #: The transport, as other MCP clients write it.

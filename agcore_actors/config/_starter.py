@@ -103,12 +103,14 @@ instructions = "You are a helpful assistant."
 # env = { TZ = "UTC" }                  # values are secrets: never shown
 # cwd = "/srv"
 # inherit_env = ["LANG"]                # besides HOME, LOGNAME, PATH, SHELL, TERM, USER
+# require_approval = true               # every tool asks first (unset: destructive ones)
 # disabled = false
 # type = "stdio"
 #
 # [mcpServers.remote]
 # url = "http://127.0.0.1:8000/mcp"
-# headers = { Authorization = "Bearer ..." }
+# headers = { Authorization = "Bearer ${env:REMOTE_TOKEN}" }  # ${VAR}: from the environment
+# oauth = { scope = "read" }            # OAuth 2.1 instead: `agcore-actors mcp login remote`
 # disabled = false
 # type = "http"
 

@@ -10,8 +10,28 @@ client for direct use.
 - readiness: a connection connects in the background, so ``start_supervisor`` returns
   before a server's tools are registered (a call meanwhile gets ``unknown_tool``);
   ``await wait_ready(system.lookup(f"mcp:{name}"), timeout=30)`` waits until they are;
-- configuration: :class:`StdioServer`, :class:`HttpServer`, :func:`load_config`;
-- direct use without actors: :func:`open_client`;
+- configuration: :class:`StdioServer`, :class:`HttpServer` (with :class:`OAuthConfig`),
+  :func:`load_config`;
+- direct use without actors: :func:`open_client`; its client also lists and reads
+  resources and lists and renders prompts (:class:`McpResource`, :class:`McpPrompt`;
+  ``requests=`` answers server requests:
+  ``elicitation/create``, ``sampling/createMessage``, ``roots/list``, each offered as a
+  capability only when given a handler);
+- streamable HTTP keeps a listening GET stream open (``tools/list_changed`` and server
+  requests outside any call arrive), and resumes a response stream the server closes
+  mid-call (``Last-Event-ID`` after the server's ``retry`` hint);
+- OAuth 2.1 for an HTTP server whose entry has ``"oauth": {...}`` (:class:`OAuthConfig`;
+  the ``mcp-oauth`` extra: the official SDK's auth providers, imported only then):
+  discovery, dynamic registration or a client-id metadata document or a pre-registered
+  client, PKCE, client credentials (secret or private-key JWT), scopes and step-up,
+  refresh. Tokens are kept per user, one 0600 file per server under
+  ``$XDG_STATE_HOME/agcore-actors/mcp-oauth``, and never logged. A person authorizes
+  once with ``agcore-actors mcp login NAME``; an actor then uses and refreshes the
+  stored tokens, and answers :class:`McpAuthRequired` (naming that command) when the
+  server wants a new authorization;
+- configuration strings may hold ``${VAR}``/``${env:VAR}`` (an unset one is
+  :class:`McpConfigError`); ``type: "sse"`` (the legacy transport) is refused with a
+  clear error; VS Code's ``{"servers": {...}}`` shape is read too;
 - the wire format: :mod:`agcore_actors.mcp.wire`; pure policy:
   :mod:`agcore_actors.mcp.policy`.
 """
@@ -19,7 +39,14 @@ client for direct use.
 from .._exports import publish
 from ._adapter import McpToolAdapter
 from ._client import ClientOptions, McpClient, open_client
-from ._config import HttpServer, ServerConfig, StdioServer, load_config, parse_config
+from ._config import (
+    HttpServer,
+    OAuthConfig,
+    ServerConfig,
+    StdioServer,
+    load_config,
+    parse_config,
+)
 from ._connection import (
     DEFAULT_MCP_BACKOFF,
     DEFAULT_MCP_BREAKER,
@@ -31,6 +58,8 @@ from ._connection import (
     servers_spec,
 )
 from ._errors import (
+    McpAuthError,
+    McpAuthRequired,
     McpConfigError,
     McpConnectionClosed,
     McpError,
@@ -44,6 +73,13 @@ from ._errors import (
     McpUnavailable,
 )
 from ._ready import wait_ready
+from ._resources import (
+    McpPrompt,
+    McpPromptArgument,
+    McpPromptMessage,
+    McpResource,
+    McpResourceContent,
+)
 from .messages import (
     CallTool,
     ConnectionState,
@@ -68,6 +104,8 @@ __all__ = [
     "GetStatus",
     "HttpServer",
     "ListTools",
+    "McpAuthError",
+    "McpAuthRequired",
     "McpClient",
     "McpConfigError",
     "McpConnection",
@@ -79,7 +117,12 @@ __all__ = [
     "McpMessageTooLarge",
     "McpMethodNotFound",
     "McpNotInitialized",
+    "McpPrompt",
+    "McpPromptArgument",
+    "McpPromptMessage",
     "McpProtocolError",
+    "McpResource",
+    "McpResourceContent",
     "McpServerError",
     "McpStatus",
     "McpTimeout",
@@ -88,6 +131,7 @@ __all__ = [
     "McpToolList",
     "McpToolResult",
     "McpUnavailable",
+    "OAuthConfig",
     "PingServer",
     "ServerConfig",
     "ServerHealth",

@@ -16,7 +16,7 @@ import attrs
 from ..actor import ActorError, ActorRef
 from ..tools import ExecutionFailed, InvalidArguments, ToolContext, ToolRegistry
 from ._errors import McpConnectionClosed
-from ._policy import redact, redact_value, registry_names
+from ._policy import needs_approval, redact, redact_value, registry_names
 from .messages import CallTool, McpConnectionMsg, McpToolInfo
 
 log = logging.getLogger("agcore_actors.mcp")
@@ -75,9 +75,11 @@ def publish_tools(
     connection: ActorRef[McpConnectionMsg],
     separator: str,
     secrets: tuple[str, ...] = (),
+    require_approval: bool | None = None,
 ) -> None:
     """Replace ``server``'s tools in ``registry`` with adapters for ``tools``, under
-    the names of :func:`~agcore_actors.mcp.policy.registry_names`.
+    the names of :func:`~agcore_actors.mcp.policy.registry_names`; a tool requires
+    approval as :func:`~agcore_actors.mcp.policy.needs_approval` says.
 
     A name taken by a tool outside the server's group is skipped with a warning.
     """
@@ -90,6 +92,7 @@ def publish_tools(
             description=t.description,
             parameters=t.input_schema,
             connection=connection,
+            requires_approval=needs_approval(t.annotations, require_approval),
             secrets=secrets,
         )
         for name, t in zip(names, tools, strict=True)

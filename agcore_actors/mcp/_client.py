@@ -9,7 +9,9 @@ Every request has a deadline (``request_timeout`` unless given). A request
 that times out or is cancelled is withdrawn: ``notifications/cancelled`` is
 sent for it and a late answer is dropped. When the server goes away every
 waiting request fails with :class:`McpConnectionClosed` and ``closed`` is
-set. Server requests are answered (``ping``; anything else -32601).
+set. Server requests are answered: ``ping``, and the methods given handlers in
+``requests`` (elicitation, sampling, roots: see :mod:`._requests`); anything else
+-32601.
 """
 
 from __future__ import annotations
@@ -20,11 +22,13 @@ from contextlib import asynccontextmanager, suppress
 from typing import Any
 
 import attrs
+import httpx2
 import msgspec
 import trio
 
 from .._decode import DECODE_ERRORS
 from .._validators import non_negative, positive
+from . import _resources
 from ._config import HttpServer, ServerConfig
 from ._errors import (
     McpConnectionClosed,
@@ -50,6 +54,8 @@ from ._jsonrpc import (
     tool_result,
 )
 from ._policy import redact, secret_values
+from ._requests import ServerRequests, answer, client_capabilities
+from ._resources import McpPrompt, McpPromptMessage, McpResource, McpResourceContent
 from ._stdio import StdioTransport
 from ._transport import Transport
 from .messages import McpEvent, McpToolInfo, McpToolResult
@@ -71,6 +77,9 @@ class ClientOptions:
     connect_timeout: float = attrs.field(default=30.0, validator=positive)
     #: Seconds each step of shutting a server down may take (stdin EOF, SIGTERM, DELETE).
     shutdown_grace: float = attrs.field(default=2.0, validator=non_negative)
+    #: Seconds a handler of a server request (an elicitation a person answers) may take;
+    #: an elicitation past it is declined.
+    server_request_timeout: float = attrs.field(default=120.0, validator=positive)
     #: The largest message accepted from a server; a larger one fails only the request
     #: it answers.
     max_message_bytes: int = attrs.field(default=16 * 1024 * 1024, validator=attrs.validators.ge(1))
@@ -92,8 +101,10 @@ class McpClient:
         transport: Transport,
         options: ClientOptions,
         on_event: Callable[[McpEvent], None] | None,
+        requests: ServerRequests | None = None,
     ) -> None:
         self.name = name
+        self.requests: ServerRequests = dict(requests or {})
         self.transport = transport
         self.options = options
         self.on_event = on_event
@@ -149,6 +160,9 @@ class McpClient:
             pending.error = error
             pending.done.set()
 
+    def _waiting(self, request_id: int | str) -> bool:
+        return request_id in self._pending
+
     def _closed(self, reason: str) -> None:
         self.closed_reason = reason
         for pending in self._pending.values():
@@ -158,16 +172,25 @@ class McpClient:
         self.closed.set()
 
     def _on_server_request(self, msg: Incoming) -> None:
-        assert msg.id is not None
+        assert msg.id is not None and msg.method is not None
+        if self._nursery is None:
+            return
         if msg.method == "ping":
             reply = JsonRpcResponse(id=msg.id, result={})
-        else:
+        elif msg.method not in self.requests:
             reply = JsonRpcResponse(
                 id=msg.id,
                 error=JsonRpcError(METHOD_NOT_FOUND, f"Method not found: {msg.method}"),
             )
-        if self._nursery is not None:
-            self._nursery.start_soon(self._send_quietly, encode(reply))
+        else:
+            self._nursery.start_soon(self._answer, msg.method, msg.id, msg.params)
+            return
+        self._nursery.start_soon(self._send_quietly, encode(reply))
+
+    async def _answer(self, method: str, request_id: int | str, params: Any) -> None:
+        timeout = self.options.server_request_timeout
+        reply = await answer(self.name, self.requests, method, request_id, params, timeout)
+        await self._send_quietly(encode(reply))
 
     def _on_notification(self, msg: Incoming) -> None:
         assert msg.method is not None
@@ -250,7 +273,7 @@ class McpClient:
             "initialize",
             {
                 "protocolVersion": LATEST_PROTOCOL_VERSION,
-                "capabilities": {},
+                "capabilities": client_capabilities(self.requests),
                 "clientInfo": CLIENT_INFO,
             },
             timeout=self.options.connect_timeout,
@@ -268,6 +291,7 @@ class McpClient:
         self.capabilities = result.get("capabilities") or {}
         self.transport.negotiated(version)
         await self.notify("notifications/initialized", timeout=self.options.connect_timeout)
+        await self.transport.initialized()
 
     async def list_tools(self) -> list[McpToolInfo]:
         """All tools, following ``nextCursor``; replaces the cache."""
@@ -297,15 +321,38 @@ class McpClient:
     async def ping(self) -> None:
         await self.request("ping")
 
+    # -- resources and prompts (see ._resources) -------------------------------------
 
-def make_transport(name: str, config: ServerConfig, options: ClientOptions) -> Transport:
+    async def list_resources(self) -> list[McpResource]:
+        return await _resources.list_resources(self)
+
+    async def read_resource(self, uri: str) -> list[McpResourceContent]:
+        return await _resources.read_resource(self, uri)
+
+    async def list_prompts(self) -> list[McpPrompt]:
+        return await _resources.list_prompts(self)
+
+    async def get_prompt(
+        self, name: str, arguments: dict[str, str] | None = None
+    ) -> list[McpPromptMessage]:
+        return await _resources.get_prompt(self, name, arguments)
+
+
+def make_transport(
+    name: str, config: ServerConfig, options: ClientOptions, auth: httpx2.Auth | None = None
+) -> Transport:
     if isinstance(config, HttpServer):
+        if auth is None and config.oauth is not None:
+            from ._oauth import oauth_auth  # the SDK only for servers with OAuth
+
+            auth = oauth_auth(name, config)
         return HttpTransport(
             name,
             config,
             connect_timeout=options.connect_timeout,
             grace=options.shutdown_grace,
             max_message_bytes=options.max_message_bytes,
+            auth=auth,
         )
     return StdioTransport(
         name, config, grace=options.shutdown_grace, max_message_bytes=options.max_message_bytes
@@ -319,17 +366,25 @@ async def open_client(
     *,
     options: ClientOptions | None = None,
     on_event: Callable[[McpEvent], None] | None = None,
+    requests: ServerRequests | None = None,
+    auth: httpx2.Auth | None = None,
 ) -> AsyncIterator[McpClient]:
-    """Connect and initialize; see the module docstring. Must stay in one task."""
+    """Connect and initialize; see the module docstring. Must stay in one task.
+
+    ``requests``: handlers of server requests by method (see :mod:`._requests`).
+    ``auth``: the HTTP authentication of an HTTP server (default: its ``oauth`` entry's,
+    see :mod:`._oauth`, which an actor cannot complete when a person must log in)."""
     options = options or ClientOptions()
-    transport = make_transport(name, config, options)
-    client = McpClient(name, transport, options, on_event)
+    transport = make_transport(name, config, options, auth)
+    client = McpClient(name, transport, options, on_event, requests)
     client.secrets = secret_values(config)
     try:
         async with trio.open_nursery() as nursery:
             client._nursery = nursery
             try:
-                await transport.start(nursery, client._deliver, client._fail, client._closed)
+                await transport.start(
+                    nursery, client._deliver, client._fail, client._closed, client._waiting
+                )
                 await client.initialize()
                 yield client
             finally:

@@ -9,17 +9,26 @@ other MCP clients::
 
 A server has either ``command`` (stdio) or ``url`` (streamable HTTP). Their reprs
 show the names of ``env`` and ``headers`` but not the values, which are secrets.
-Unknown keys (``type``, ``disabled``, ...) are accepted; ``disabled: true``
-servers are skipped. Bad input raises :class:`McpConfigError` naming the
-server and the field.
+Unknown keys (``disabled``, ...) are accepted; ``disabled: true`` servers are skipped.
+``type`` may be ``stdio``, ``http`` or ``streamable-http``; ``sse`` (the legacy
+HTTP+SSE transport of protocol 2024-11-05) is refused with an error that says so.
+VS Code's shape, ``{"servers": {...}}``, is read too.
+
+Every string value may hold ``${VAR}`` or ``${env:VAR}`` (as in Claude Code and VS
+Code), replaced by the environment variable; an unset one is an error naming the server,
+the field and the variable (never a literal ``${VAR}`` on the wire). ``$${`` is a
+literal ``${``. Bad input raises :class:`McpConfigError` naming the server and the
+field.
 """
 
 from __future__ import annotations
 
 import os
+import re
 import urllib.parse
+from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import msgspec
 
@@ -39,6 +48,9 @@ class StdioServer(msgspec.Struct, frozen=True, forbid_unknown_fields=False):
     cwd: str | None = None
     #: Extra variable names passed through from our environment.
     inherit_env: list[str] = []
+    #: Every tool needs approval (true), none does (false); unset: the tools the server
+    #: marks ``destructiveHint``.
+    require_approval: bool | None = None
 
     def __repr__(self) -> str:  # env values are secrets: show the names only
         return (
@@ -47,11 +59,45 @@ class StdioServer(msgspec.Struct, frozen=True, forbid_unknown_fields=False):
         )
 
 
+class OAuthConfig(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
+    """OAuth 2.1 for an HTTP server (``"oauth": {...}`` in its entry; ``{}`` is enough for a
+    server that supports dynamic registration). See :mod:`agcore_actors.mcp._oauth`."""
+
+    #: ``authorization_code`` (a person logs in once: ``agcore-actors mcp login NAME``)
+    #: or ``client_credentials`` (a machine client: ``client_secret`` or ``private_key``).
+    grant: Literal["authorization_code", "client_credentials"] = "authorization_code"
+    #: A pre-registered client (else dynamic registration or ``client_metadata_url``).
+    client_id: str | None = None
+    client_secret: str | None = None
+    #: PEM private key: the client authenticates with a signed JWT (private_key_jwt).
+    private_key: str | None = None
+    signing_algorithm: str = "RS256"
+    #: Space-separated scopes to ask for (else from the server's metadata).
+    scope: str | None = None
+    #: How the client authenticates at the token endpoint (else what was registered).
+    token_auth: Literal["client_secret_basic", "client_secret_post", "none"] | None = None
+    #: An https URL of a client-id metadata document (used when the server supports it).
+    client_metadata_url: str | None = None
+    #: The loopback port ``mcp login`` listens on for the redirect (0: any free port).
+    redirect_port: int = 0
+
+    def __repr__(self) -> str:  # the secret and the key are secrets
+        return (
+            f"OAuthConfig(grant={self.grant!r}, client_id={self.client_id!r}, "
+            f"scope={self.scope!r}, secret={'set' if self.client_secret else None}, "
+            f"private_key={'set' if self.private_key else None})"
+        )
+
+
 class HttpServer(msgspec.Struct, frozen=True, forbid_unknown_fields=False):
-    """A server reached over streamable HTTP at ``url``, with ``headers`` on every request."""
+    """A server reached over streamable HTTP at ``url``, with ``headers`` on every request,
+    and OAuth when ``oauth`` is given."""
 
     url: str
     headers: dict[str, str] = {}
+    oauth: OAuthConfig | None = None
+    #: As :attr:`StdioServer.require_approval`.
+    require_approval: bool | None = None
 
     def __repr__(self) -> str:  # header values and a URL password are secrets
         url = urllib.parse.urlsplit(self.url)
@@ -59,7 +105,8 @@ class HttpServer(msgspec.Struct, frozen=True, forbid_unknown_fields=False):
             netloc = f"{url.username or ''}:{_HIDDEN}@{url.hostname or ''}"
             netloc += f":{url.port}" if url.port is not None else ""
             url = url._replace(netloc=netloc)
-        return f"HttpServer(url={url.geturl()!r}, headers={_names(self.headers)})"
+        oauth = "" if self.oauth is None else f", oauth={self.oauth!r}"
+        return f"HttpServer(url={url.geturl()!r}, headers={_names(self.headers)}{oauth})"
 
 
 _HIDDEN = "[redacted]"
@@ -72,10 +119,42 @@ def _names(values: dict[str, str]) -> str:
 ServerConfig = StdioServer | HttpServer
 
 
-def server_from_dict(name: str, raw: Any) -> ServerConfig:
+_PLACEHOLDER = re.compile(r"\$\$\{|\$\{(?:env:)?([A-Za-z_][A-Za-z0-9_]*)\}")
+
+
+def expand(value: Any, where: str, env: Mapping[str, str]) -> Any:
+    """``value`` with ``${VAR}``/``${env:VAR}`` replaced in every string inside it."""
+    if isinstance(value, str):
+
+        def one(match: re.Match[str]) -> str:
+            variable = match.group(1)
+            if variable is None:
+                return "${"
+            if variable not in env:
+                raise McpConfigError(f"{where}: environment variable {variable} is not set")
+            return env[variable]
+
+        return _PLACEHOLDER.sub(one, value)
+    if isinstance(value, list):
+        return [expand(v, f"{where}[{i}]", env) for i, v in enumerate(value)]
+    if isinstance(value, dict):
+        return {k: expand(v, f"{where}.{k}", env) for k, v in value.items()}
+    return value
+
+
+def server_from_dict(name: str, raw: Any, env: Mapping[str, str] | None = None) -> ServerConfig:
     """One ``mcpServers`` entry; raise :class:`McpConfigError` naming it."""
     if not isinstance(raw, dict):
         raise McpConfigError(f"mcpServers.{name}: expected an object, got {type(raw).__name__}")
+    kind_name = raw.get("type")
+    if kind_name == "sse":
+        raise McpConfigError(
+            f"mcpServers.{name}: type 'sse' (the legacy HTTP+SSE transport) is not supported; "
+            "most servers also serve streamable HTTP: try type 'http' with its /mcp URL"
+        )
+    if kind_name not in (None, "stdio", "http", "streamable-http"):
+        raise McpConfigError(f"mcpServers.{name}.type: unknown transport {kind_name!r}")
+    raw = expand(raw, f"mcpServers.{name}", os.environ if env is None else env)
     has_cmd, has_url = "command" in raw, "url" in raw
     if has_cmd == has_url:
         raise McpConfigError(f"mcpServers.{name}: needs exactly one of 'command' or 'url'")
@@ -86,20 +165,29 @@ def server_from_dict(name: str, raw: Any) -> ServerConfig:
         raise McpConfigError(f"mcpServers.{name}: {exc}") from None
 
 
-def parse_config(data: Any) -> dict[str, ServerConfig]:
-    """The servers of an ``{"mcpServers": {...}}`` object (or of the inner object)."""
+def parse_config(data: Any, env: Mapping[str, str] | None = None) -> dict[str, ServerConfig]:
+    """The servers of an ``{"mcpServers": {...}}`` object, of VS Code's
+    ``{"servers": {...}}``, or of the inner object; placeholders from ``env`` (default:
+    ours)."""
     if isinstance(data, dict) and "mcpServers" in data:
         data = data["mcpServers"]
+    elif isinstance(data, dict) and _vscode(data.get("servers")):
+        data = data["servers"]
     if not isinstance(data, dict):
-        raise McpConfigError("expected an object with a 'mcpServers' object")
+        raise McpConfigError("expected an object with a 'mcpServers' (or 'servers') object")
     servers: dict[str, ServerConfig] = {}
     for name, raw in data.items():
         if not isinstance(name, str) or not name:
             raise McpConfigError(f"server names must be non-empty strings, not {name!r}")
         if isinstance(raw, dict) and raw.get("disabled") is True:
             continue
-        servers[name] = server_from_dict(name, raw)
+        servers[name] = server_from_dict(name, raw, env)
     return servers
+
+
+def _vscode(servers: Any) -> bool:
+    """VS Code's ``servers`` object (not one server named ``servers``)."""
+    return isinstance(servers, dict) and not ({"command", "url"} & servers.keys())
 
 
 def load_config(path: str | os.PathLike[str]) -> dict[str, ServerConfig]:

@@ -7,6 +7,7 @@ Its protocol is :mod:`agcore_actors.mcp.messages`; its tools reach a registry th
 from __future__ import annotations
 
 import logging
+from collections.abc import Mapping
 from typing import ClassVar, assert_never
 
 import attrs
@@ -42,6 +43,7 @@ from ._errors import (
     McpUnavailable,
 )
 from ._policy import DEFAULT_SEPARATOR, secret_values
+from ._requests import ROOTS, ServerRequestHandler, roots_handler
 from .messages import (
     CallTool,
     GetStatus,
@@ -80,6 +82,18 @@ class ConnectionConfig:
     breaker: CircuitBreaker = DEFAULT_MCP_BREAKER
     #: How the server's supervisor spaces restarts of the connection.
     backoff: Backoff = DEFAULT_MCP_BACKOFF
+    #: Handlers of server requests by method (``elicitation/create``,
+    #: ``sampling/createMessage``, ``roots/list``; see ``agcore_actors.mcp._requests``).
+    requests: Mapping[str, ServerRequestHandler] = attrs.field(factory=dict)
+    #: Directories (or URIs) offered to servers as roots (``roots/list``), unless
+    #: ``requests`` has its own handler.
+    roots: tuple[str, ...] = ()
+
+    def server_requests(self) -> dict[str, ServerRequestHandler]:
+        handlers = dict(self.requests)
+        if self.roots:
+            handlers.setdefault(ROOTS, roots_handler(self.roots))
+        return handlers
 
 
 @attrs.define
@@ -204,7 +218,11 @@ class McpConnection(Actor[McpConnectionMsg]):
 
     async def _serve_client(self, task_status: trio.TaskStatus[McpClient]) -> None:
         async with open_client(
-            self.name, self.server, options=self.config.client, on_event=self._on_event
+            self.name,
+            self.server,
+            options=self.config.client,
+            on_event=self._on_event,
+            requests=self.config.server_requests(),
         ) as client:
             try:
                 await client.list_tools()
@@ -260,6 +278,7 @@ class McpConnection(Actor[McpConnectionMsg]):
                 self.ctx.self_ref,
                 self.config.separator,
                 secret_values(self.server),
+                self.server.require_approval,
             )
 
     def _on_event(self, event: McpEvent) -> None:

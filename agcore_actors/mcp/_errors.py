@@ -142,3 +142,28 @@ class McpUnavailable(McpError):
 
     def is_retryable(self) -> bool:
         return True
+
+
+class McpAuthError(McpError):
+    """OAuth with an HTTP server failed (discovery, registration, token exchange); the
+    message has configured secrets redacted and never holds a token."""
+
+    kind: ClassVar[str] = "mcp_auth_error"
+
+    def __init__(self, server: str, reason: str) -> None:
+        super().__init__(f"MCP server '{server}': authorization failed: {reason}")
+        self.server = server
+
+
+class McpAuthRequired(McpAuthError):
+    """An OAuth server needs a person to authorize this client: run ``agcore-actors mcp
+    login SERVER`` (the tokens it stores are then used and refreshed)."""
+
+    kind: ClassVar[str] = "mcp_auth_required"
+
+    def __init__(self, server: str) -> None:
+        McpError.__init__(
+            self,
+            f"MCP server '{server}' needs authorization: run `agcore-actors mcp login {server}`",
+        )
+        self.server = server

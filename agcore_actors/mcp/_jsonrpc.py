@@ -115,6 +115,7 @@ def parse_tools(raw: Any) -> tuple[list[McpToolInfo], str | None]:
         if not isinstance(item, dict) or not isinstance(item.get("name"), str):
             raise McpProtocolError(f"tools/list entry without a name: {item!r}")
         schema = item.get("inputSchema")
+        title, hints, output = item.get("title"), item.get("annotations"), item.get("outputSchema")
         tools.append(
             McpToolInfo(
                 name=item["name"],
@@ -122,6 +123,9 @@ def parse_tools(raw: Any) -> tuple[list[McpToolInfo], str | None]:
                 input_schema=schema
                 if isinstance(schema, dict)
                 else {"type": "object", "properties": {}},
+                title=title if isinstance(title, str) else None,
+                annotations=hints if isinstance(hints, dict) else None,
+                output_schema=output if isinstance(output, dict) else None,
             )
         )
     cursor = raw.get("nextCursor")

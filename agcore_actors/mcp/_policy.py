@@ -10,7 +10,7 @@ import collections
 import hashlib
 import re
 import urllib.parse
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from ._config import HttpServer, StdioServer
@@ -74,9 +74,9 @@ def secret_values(server: StdioServer | HttpServer) -> tuple[str, ...]:
     """The configured values of ``server`` that must never appear in an error.
 
     HTTP: every header value, and the credential after its scheme (``Bearer xyz`` ->
-    ``xyz``, since servers echo either), and a password in the URL. Stdio: every value
-    of ``env`` (not the inherited variables). Longest first, so a value is replaced
-    before any part of it.
+    ``xyz``, since servers echo either), a password in the URL, an OAuth client secret
+    or private key. Stdio: every value of ``env`` (not the inherited variables). Longest
+    first, so a value is replaced before any part of it.
     """
     found: set[str] = set()
     if isinstance(server, HttpServer):
@@ -88,6 +88,8 @@ def secret_values(server: StdioServer | HttpServer) -> tuple[str, ...]:
         password = urllib.parse.urlsplit(server.url).password
         if password:
             found.update({password, urllib.parse.unquote(password)})
+        if server.oauth is not None:
+            found.update(v for v in (server.oauth.client_secret, server.oauth.private_key) if v)
     else:
         found.update(value.strip() for value in server.env.values())
     kept = (v for v in found if len(v) >= MIN_SECRET_LENGTH)
@@ -113,3 +115,18 @@ def redact_value(value: Any, secrets: Sequence[str]) -> Any:
     if isinstance(value, dict):
         return {redact_value(k, secrets): redact_value(v, secrets) for k, v in value.items()}
     return value
+
+
+def needs_approval(annotations: Mapping[str, Any] | None, override: bool | None) -> bool:
+    """Whether a tool must be approved before it runs: ``override`` when the server's
+    entry sets ``require_approval``; else true for a tool the server marks
+    ``destructiveHint: true`` (and not ``readOnlyHint: true``). A tool without
+    annotations is not taken as destructive (the spec's default applies to hints that
+    are present, and most servers list none)."""
+    if override is not None:
+        return override
+    if not annotations:
+        return False
+    return (
+        annotations.get("destructiveHint") is True and annotations.get("readOnlyHint") is not True
+    )

@@ -29,7 +29,7 @@ from ._config import StdioServer, child_environment
 from ._errors import McpConnectionClosed, McpMessageTooLarge
 from ._jsonrpc import oversized_answer_id
 from ._policy import redact, secret_values
-from ._transport import Closed, Deliver, Fail
+from ._transport import Closed, Deliver, Fail, Waiting
 
 log = logging.getLogger("agcore_actors.mcp.stdio")
 
@@ -58,7 +58,7 @@ class StdioTransport:
         self._send_lock = trio.Lock()
 
     async def start(
-        self, nursery: trio.Nursery, deliver: Deliver, fail: Fail, closed: Closed
+        self, nursery: trio.Nursery, deliver: Deliver, fail: Fail, closed: Closed, waiting: Waiting
     ) -> None:
         try:
             self.process = await trio.lowlevel.open_process(
@@ -164,6 +164,9 @@ class StdioTransport:
                 raise McpConnectionClosed(self.name, f"writing stdin failed: {exc}") from None
 
     def negotiated(self, protocol_version: str) -> None:
+        return None
+
+    async def initialized(self) -> None:
         return None
 
     async def aclose(self) -> None:

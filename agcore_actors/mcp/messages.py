@@ -63,6 +63,13 @@ class McpToolInfo(msgspec.Struct, frozen=True, kw_only=True):
     name: str
     description: str = ""
     input_schema: dict[str, Any] = msgspec.field(default_factory=_empty_schema)
+    #: A human-readable name.
+    title: str | None = None
+    #: The server's hints (``readOnlyHint``, ``destructiveHint``, ``idempotentHint``,
+    #: ``openWorldHint``, ...), as listed; untrusted unless the server is.
+    annotations: dict[str, Any] | None = None
+    #: The JSON Schema of the tool's ``structuredContent``.
+    output_schema: dict[str, Any] | None = None
 
 
 class McpToolList(msgspec.Struct, frozen=True):

@@ -1,5 +1,6 @@
 """Pure MCP policy: registry names of a server's tools, the environment a stdio server
-inherits, and keeping configured secrets out of error messages.
+inherits, keeping configured secrets out of error messages, and which tools need
+approval.
 
 No event loop, no I/O. The circuit breaker that parks a failing server is the library's
 one breaker, :class:`agcore_actors.actor.policy.CircuitBreaker`.
@@ -14,6 +15,7 @@ from ._policy import (
     MIN_SECRET_LENGTH,
     REDACTED,
     TOOL_NAME_PATTERN,
+    needs_approval,
     prefixed_name,
     redact,
     registry_names,
@@ -27,6 +29,7 @@ __all__ = [
     "REDACTED",
     "TOOL_NAME_PATTERN",
     "child_environment",
+    "needs_approval",
     "prefixed_name",
     "redact",
     "registry_names",

@@ -86,6 +86,39 @@ def test_mcp_servers_map_to_the_mcp_shapes_and_disabled_ones_are_left_out() -> N
     }
 
 
+def test_mcp_server_placeholders_are_expanded_or_named_when_unset(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # Fails on the old code: the header went on the wire as "Bearer ${GH_TOKEN}".
+    monkeypatch.setenv("GH_TOKEN", "ghp-secret")
+    monkeypatch.delenv("NOT_SET_ANYWHERE", raising=False)
+    settings = parse_settings(
+        "[mcpServers.gh]\nurl = 'http://127.0.0.1:9/mcp'\n"
+        "headers = { Authorization = 'Bearer ${env:GH_TOKEN}' }\n"
+    )
+    assert mcp_servers(settings) == {
+        "gh": HttpServer(
+            url="http://127.0.0.1:9/mcp", headers={"Authorization": "Bearer ghp-secret"}
+        )
+    }
+    unset = parse_settings("[mcpServers.fs]\ncommand = 'srv'\nargs = ['${NOT_SET_ANYWHERE}']\n")
+    with pytest.raises(ConfigError, match="NOT_SET_ANYWHERE is not set"):
+        mcp_servers(unset)
+
+
+def test_an_http_server_oauth_table_reaches_the_mcp_config() -> None:
+    settings = parse_settings(
+        "[mcpServers.gh]\nurl = 'https://h/mcp'\n"
+        "oauth = { grant = 'client_credentials', client_id = 'c', client_secret = 's3cret' }\n"
+    )
+    server = mcp_servers(settings)["gh"]
+    assert isinstance(server, HttpServer) and server.oauth is not None
+    assert server.oauth.grant == "client_credentials" and server.oauth.client_secret == "s3cret"
+    bad = parse_settings("[mcpServers.gh]\nurl = 'https://h/mcp'\noauth = { grant = 'implicit' }\n")
+    with pytest.raises(ConfigError, match=r"mcpServers\.gh"):
+        mcp_servers(bad)
+
+
 def test_a_local_provider_maps_to_the_catalog_or_a_gguf_file(tmp_path: Path) -> None:
     small = parse_settings('[providers.l]\nkind = "local"\nmodel = "small"\nthreads = 2')
     config = local_model_config(small.providers["l"])  # type: ignore[arg-type]

@@ -82,7 +82,9 @@ class ScriptedTransport:
         self.script = script
         self.deliver: Any = None
 
-    async def start(self, nursery: trio.Nursery, deliver: Any, fail: Any, closed: Any) -> None:
+    async def start(
+        self, nursery: trio.Nursery, deliver: Any, fail: Any, closed: Any, waiting: Any
+    ) -> None:
         self.deliver = deliver
 
     async def send(self, data: bytes, request_id: int | str | None) -> None:
@@ -103,6 +105,9 @@ class ScriptedTransport:
     def negotiated(self, protocol_version: str) -> None:
         return None
 
+    async def initialized(self) -> None:
+        return None
+
     async def aclose(self) -> None:
         return None
 
@@ -112,7 +117,7 @@ async def _exchange(script: list[bytes | Any], method: str) -> object:
     client = McpClient("hostile", transport, OPTIONS, on_event=None)
     with trio.fail_after(60):  # virtual time: a hang fails the test
         # What open_client does, with a transport of our own.
-        await transport.start(None, client._deliver, client._fail, client._closed)  # type: ignore[arg-type]
+        await transport.start(None, client._deliver, client._fail, client._closed, client._waiting)  # type: ignore[arg-type]
         await client.initialize()
         try:
             if method == "tools/call":

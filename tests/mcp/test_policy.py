@@ -12,6 +12,7 @@ from agcore_actors.mcp import HttpServer, StdioServer
 from agcore_actors.mcp.policy import (
     REDACTED,
     TOOL_NAME_PATTERN,
+    needs_approval,
     prefixed_name,
     redact,
     registry_names,
@@ -79,3 +80,32 @@ def test_registry_names_by_example() -> None:
     assert len(set(clash)) == 2 and all(n.startswith("s-a_b_") for n in clash)
     (long,) = registry_names("s", ["x" * 80])
     assert len(long) == 64 and long.startswith("s-" + "x" * 53 + "_")
+
+
+hints = st.one_of(
+    st.none(),
+    st.dictionaries(
+        st.sampled_from(["destructiveHint", "readOnlyHint", "idempotentHint", "title"]),
+        st.one_of(st.booleans(), st.none(), st.text(max_size=3)),
+    ),
+)
+
+
+@given(hints, st.one_of(st.none(), st.booleans()))
+def test_needs_approval_is_the_override_else_an_explicit_destructive_hint(
+    annotations: dict[str, object] | None, override: bool | None
+) -> None:
+    decided = needs_approval(annotations, override)
+    if override is not None:
+        assert decided is override
+    else:
+        destructive = bool(annotations) and annotations.get("destructiveHint") is True  # type: ignore[union-attr]
+        read_only = bool(annotations) and annotations.get("readOnlyHint") is True  # type: ignore[union-attr]
+        assert decided is (destructive and not read_only)
+
+
+def test_needs_approval_examples() -> None:
+    assert needs_approval({"destructiveHint": True}, None)
+    assert not needs_approval({"destructiveHint": True, "readOnlyHint": True}, None)
+    assert not needs_approval(None, None) and not needs_approval({}, None)
+    assert needs_approval(None, True) and not needs_approval({"destructiveHint": True}, False)

@@ -65,3 +65,46 @@ def test_parse_tools_shapes() -> None:
     for bad in ({}, {"tools": 3}, {"tools": [{"description": "no name"}]}):
         with pytest.raises(McpProtocolError):
             parse_tools(bad)
+
+
+def test_parse_tools_keeps_title_annotations_and_output_schema() -> None:
+    raw = {
+        "tools": [
+            {
+                "name": "rm",
+                "title": "Remove a file",
+                "inputSchema": {"type": "object"},
+                "annotations": {"destructiveHint": True},
+                "outputSchema": {"type": "object", "properties": {"ok": {"type": "boolean"}}},
+            },
+            {"name": "odd", "title": 3, "annotations": "yes", "outputSchema": []},
+        ]
+    }
+    (rm, odd), _ = parse_tools(raw)
+    assert rm.title == "Remove a file" and rm.annotations == {"destructiveHint": True}
+    assert rm.output_schema == {"type": "object", "properties": {"ok": {"type": "boolean"}}}
+    assert odd.title is None and odd.annotations is None and odd.output_schema is None
+
+
+def test_a_destructive_tool_requires_approval_unless_the_server_says_otherwise() -> None:
+    from agcore_actors.mcp._adapter import publish_tools
+    from agcore_actors.tools import ToolRegistry
+
+    tools, _ = parse_tools(
+        {
+            "tools": [
+                {"name": "rm", "annotations": {"destructiveHint": True}},
+                {"name": "ls", "annotations": {"readOnlyHint": True}},
+                {"name": "plain"},
+            ]
+        }
+    )
+    for override, expected in (
+        (None, [True, False, False]),
+        (False, [False] * 3),
+        (True, [True] * 3),
+    ):
+        registry = ToolRegistry()
+        publish_tools(registry, "fs", tools, None, "-", (), override)  # type: ignore[arg-type]
+        approvals = [registry.get(f"fs-{t.name}").requires_approval for t in tools]  # type: ignore[union-attr]
+        assert approvals == expected, override

@@ -16,6 +16,7 @@ from tests.peers import ROOT, free_port, http_ready, installed, running
 HERE = Path(__file__).resolve().parent
 SERVER_APP = HERE / "mcp_server_app.py"
 RAW_SERVER = HERE / "mcp_raw_server.py"
+OAUTH_SERVER = HERE / "oauth_server.py"
 
 
 def peer_python(peer: str) -> str:
@@ -34,11 +35,12 @@ def stdio_argv(peer: str) -> list[str]:
 
 
 @contextmanager
-def http_server(peer: str) -> Iterator[str]:
-    """Run the SDK test server over streamable HTTP; yields its ``/mcp`` URL."""
+def http_server(peer: str, mode: str = "http") -> Iterator[str]:
+    """Run the SDK test server over streamable HTTP (``mode`` ``http``, or
+    ``http-resumable`` with an event store); yields its ``/mcp`` URL."""
     port = free_port()
     url = f"http://127.0.0.1:{port}/mcp"
-    argv = [peer_python(peer), str(SERVER_APP), "http", str(port)]
+    argv = [peer_python(peer), str(SERVER_APP), mode, str(port)]
     with running(argv, ready=http_ready(url), name=f"MCP HTTP server ({peer})", timeout=30):
         yield url
 
@@ -50,6 +52,17 @@ def raw_http_server(mode: str) -> Iterator[str]:
     url = f"http://127.0.0.1:{port}/mcp"
     argv = [sys.executable, str(RAW_SERVER), "http", mode, str(port)]
     with running(argv, ready=http_ready(url), name=f"raw MCP HTTP server ({mode})", timeout=30):
+        yield url
+
+
+@contextmanager
+def oauth_server(lifetime: int = 3600) -> Iterator[str]:
+    """Run the MCP server behind OAuth (``oauth_server.py``: access tokens live
+    ``lifetime`` seconds); yields its ``/mcp`` URL."""
+    port = free_port()
+    url = f"http://127.0.0.1:{port}/mcp"
+    argv = [sys.executable, str(OAUTH_SERVER), str(port), str(lifetime)]
+    with running(argv, ready=http_ready(url), name="OAuth MCP server", timeout=30):
         yield url
 
 

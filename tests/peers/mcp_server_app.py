@@ -1,7 +1,9 @@
 """A small MCP server for the tests, on the official ``mcp`` SDK (2.x or 1.x).
 
 Run by a peer interpreter (``.peers/mcp2`` or ``.peers/mcp1``), never by the
-project's own: ``python server_app.py stdio`` or ``python server_app.py http PORT``.
+project's own: ``python server_app.py stdio``, ``python server_app.py http PORT`` or
+(2.x only) ``python server_app.py http-resumable PORT``, with an event store, so that
+its response streams can be resumed.
 The same tools exist on both SDK lines, so the tests compare their behaviour.
 """
 
@@ -97,9 +99,67 @@ def build(host: str = "127.0.0.1", port: int = 8000) -> Any:
         await ctx.session.send_tool_list_changed()
         return f"added {name}"
 
+    @mcp.tool(description="The client's roots (a roots/list request to the client).")
+    async def roots(ctx: Context) -> str:
+        listed = await ctx.session.list_roots()
+        return " ".join(str(root.uri) for root in listed.roots)
+
+    @mcp.tool(description="Ask the person for a name (an elicitation/create request).")
+    async def ask(ctx: Context) -> str:
+        from pydantic import BaseModel
+
+        class Answer(BaseModel):
+            name: str
+
+        result = await ctx.elicit("What is your name?", Answer)
+        return f"{result.action} {result.data.name}" if result.action == "accept" else result.action
+
+    @mcp.tool(description="Close the response stream mid-call (resumable HTTP only), then answer.")
+    async def interrupted(text: str, ctx: Context) -> str:
+        await ctx.info("before the break")
+        await ctx.close_sse_stream()
+        await anyio.sleep(0.3)
+        await ctx.info("after the break")
+        return f"resumed {text}"
+
+    @mcp.resource("note://greeting", name="greeting", description="A short note.")
+    def greeting() -> str:
+        return "hello from the server"
+
+    @mcp.prompt(description="Ask for a review of CODE.")
+    def review(code: str) -> str:
+        return f"Please review: {code}"
+
     for i in range(int(os.environ.get("AGCORE_TEST_EXTRA_TOOLS", "0"))):
         mcp.add_tool(lambda i=i: i, name=f"extra_{i}", description=f"extra tool {i}")
     return mcp
+
+
+def memory_event_store() -> Any:
+    """An event store kept in memory (2.x): what makes the server's streams resumable."""
+    from mcp.server.streamable_http import EventMessage, EventStore
+
+    class MemoryEventStore(EventStore):
+        def __init__(self) -> None:
+            self.events: list[tuple[str, str, Any]] = []
+
+        async def store_event(self, stream_id: str, message: Any) -> str:
+            event_id = str(len(self.events) + 1)
+            self.events.append((event_id, stream_id, message))
+            return event_id
+
+        async def replay_events_after(self, last_event_id: str, send_callback: Any) -> Any:
+            ids = [event[0] for event in self.events]
+            if last_event_id not in ids:
+                return None
+            at = ids.index(last_event_id)
+            stream = self.events[at][1]
+            for event_id, stream_id, message in self.events[at + 1 :]:
+                if stream_id == stream and message is not None:
+                    await send_callback(EventMessage(message, event_id))
+            return stream
+
+    return MemoryEventStore()
 
 
 def main() -> None:
@@ -109,7 +169,15 @@ def main() -> None:
     else:
         port = int(sys.argv[2])
         mcp = build(port=port)
-        if SDK == 2:
+        if SDK == 2 and mode == "http-resumable":
+            mcp.run(
+                "streamable-http",
+                host="127.0.0.1",
+                port=port,
+                event_store=memory_event_store(),
+                retry_interval=200,
+            )
+        elif SDK == 2:
             mcp.run("streamable-http", host="127.0.0.1", port=port)
         else:
             mcp.run("streamable-http")

@@ -1,0 +1,87 @@
+"""Requests a server sends the client: elicitation, sampling, roots.
+
+A client answers only the methods it was given a handler for, and offers the matching
+capability at ``initialize`` (:func:`client_capabilities`); anything else gets -32601.
+A handler is ``async (server, params) -> result``: it runs in a task of its own under
+``ClientOptions.server_request_timeout``; an ``elicitation/create`` that runs out of
+time is declined (``{"action": "decline"}``), any other method answers a JSON-RPC
+error; a handler that raises ``ValueError`` or ``LookupError`` answers -32602 (invalid
+params) with its message, any other exception -32603 without one (it may hold secrets).
+
+:func:`roots_handler` answers ``roots/list`` from a fixed list of directories or URIs.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import trio
+
+from ._jsonrpc import INVALID_PARAMS, METHOD_NOT_FOUND, JsonRpcError, JsonRpcResponse
+
+log = logging.getLogger("agcore_actors.mcp")
+
+#: ``async (server name, params) -> result`` for one server-to-client method.
+ServerRequestHandler = Callable[[str, Any], Awaitable[Any]]
+ServerRequests = Mapping[str, ServerRequestHandler]
+
+INTERNAL_ERROR = -32603
+ELICIT = "elicitation/create"
+SAMPLE = "sampling/createMessage"
+ROOTS = "roots/list"
+
+_CAPABILITIES: dict[str, tuple[str, dict[str, Any]]] = {
+    ELICIT: ("elicitation", {"form": {}}),
+    SAMPLE: ("sampling", {}),
+    ROOTS: ("roots", {"listChanged": False}),
+}
+
+
+def client_capabilities(handlers: ServerRequests) -> dict[str, Any]:
+    """The ``capabilities`` object offered at ``initialize`` for ``handlers``."""
+    return dict(_CAPABILITIES[method] for method in handlers if method in _CAPABILITIES)
+
+
+def roots_handler(roots: Sequence[str]) -> ServerRequestHandler:
+    """A ``roots/list`` handler: each entry a ``file://`` URI, or a directory made one."""
+    listed = [
+        {"uri": root if "://" in root else Path(root).resolve().as_uri(), "name": root}
+        for root in roots
+    ]
+
+    async def answer(server: str, params: Any) -> Any:
+        return {"roots": listed}
+
+    return answer
+
+
+async def answer(
+    server: str,
+    handlers: ServerRequests,
+    method: str,
+    request_id: int | str,
+    params: Any,
+    timeout: float,
+) -> JsonRpcResponse:
+    """The response to one server request (see the module docstring); never raises
+    but for cancellation."""
+    handler = handlers.get(method)
+    if handler is None:
+        error = JsonRpcError(METHOD_NOT_FOUND, f"Method not found: {method}")
+        return JsonRpcResponse(id=request_id, error=error)
+    try:
+        with trio.move_on_after(timeout):
+            return JsonRpcResponse(id=request_id, result=await handler(server, params))
+    except (ValueError, LookupError) as exc:
+        return JsonRpcResponse(id=request_id, error=JsonRpcError(INVALID_PARAMS, str(exc)))
+    except Exception as exc:
+        log.warning("[%s] the %s handler failed: %s", server, method, type(exc).__name__)
+        error = JsonRpcError(INTERNAL_ERROR, f"the client could not answer {method}")
+        return JsonRpcResponse(id=request_id, error=error)
+    if method == ELICIT:
+        return JsonRpcResponse(id=request_id, result={"action": "decline"})
+    error = JsonRpcError(INTERNAL_ERROR, f"the client did not answer {method} in time")
+    return JsonRpcResponse(id=request_id, error=error)

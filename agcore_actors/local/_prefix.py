@@ -190,6 +190,15 @@ class PrefixCache:
             self.progress(ProgressEvent(stage="prefix", model="", seconds=seconds, detail=what))
 
 
+def _seal(directory: Path, key: str) -> None:
+    """Write the checksum of a slot file the server just saved (a failure: no cache)."""
+    try:
+        digest = file_digest(directory / f"{key}.bin")
+        (directory / f"{key}.sha256").write_text(digest, "ascii")
+    except OSError as exc:
+        log.info("the prompt prefix was not saved: %s", exc)
+
+
 def _forget(directory: Path, key: str) -> None:
     for suffix in (".bin", ".sha256"):
         (directory / f"{key}{suffix}").unlink(missing_ok=True)

@@ -14,6 +14,15 @@ Every request has ``tool_choice: "auto"``, all the tools, and temperature 0.
     python benchmarks/local_model.py --model small              # 0.5B, 24 + 12 prompts
     python benchmarks/local_model.py --model default --stream   # 1.5B, streamed requests
     python benchmarks/local_model.py --quick                    # 2 + 1 prompts (smoke)
+    python benchmarks/local_model.py --model default --first-token  # first-token times
+    python benchmarks/local_model.py --model small --tool-calls     # 500s, parallel calls
+
+``--first-token``: first-token time of a first run, a second run and a chat follow-up,
+with the prompt prefix cache (and threads from the free cores) beside the old behaviour
+(no cache, one thread), measured in the same process (``_local_first_token.py``).
+``--tool-calls``: a fixed set of 30 questions through the provider, before and after
+the parallel-call template and ``ToolCallRecovery`` (``_local_tool_calls.py``). The
+machine may be shared: compare the ratios, not the seconds.
 
 ``--python`` names an interpreter with xllamacpp (default: .peers/xllamacpp if present,
 else this one); ``--cache-dir`` where catalog models are joined (default: .peers/models
@@ -48,6 +57,7 @@ from agcore_actors.local.messages import Endpoint, GetEndpoint
 
 ROOT = Path(__file__).resolve().parents[1]
 PEERS = ROOT / ".peers"
+sys.path.insert(0, str(Path(__file__).resolve().parent))  # the parts beside this script
 
 # -- the tools, with fixed data the model cannot know ------------------------------------
 
@@ -421,6 +431,18 @@ async def run(args: argparse.Namespace) -> int:
         else sys.executable
     )
     config = LocalModelConfig(source=source_for(args), python=python, n_ctx=args.n_ctx)
+    if args.first_token:
+        from _local_first_token import measure as first_token_table
+
+        print(f"## First token: {args.model} model\n")
+        print(await first_token_table(config, TOOLS), flush=True)
+        return 0
+    if args.tool_calls:
+        from _local_tool_calls import measure as tool_calls_table
+
+        print(f"## Tool calls through the provider: {args.model} model\n")
+        print(await tool_calls_table(config, TOOLS, args.quick), flush=True)
+        return 0
     async with ActorSystem() as system:
         started = time.monotonic()
         server = await system.root.start_child(local_model_spec(config=config))
@@ -460,6 +482,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--n-ctx", type=int, default=4096)
     parser.add_argument("--stream", action="store_true", help="streamed requests")
     parser.add_argument("--quick", action="store_true", help="2 tool and 1 no-tool prompts")
+    parser.add_argument("--first-token", action="store_true", help="first-token times")
+    parser.add_argument("--tool-calls", action="store_true", help="HTTP 500s, parallel calls")
     parser.add_argument("-v", "--verbose", action="store_true", help="one line per turn")
     return trio.run(run, parser.parse_args(argv))
 

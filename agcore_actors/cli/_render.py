@@ -23,7 +23,7 @@ from typing import Protocol, TextIO
 import trio
 
 from ..agent import messages as am
-from ..local import ProgressEvent, StderrProgress
+from ..local import ProgressEvent, StderrProgress, prefix_line
 
 __all__ = ["PlainView", "RichView", "View", "call_line", "preview"]
 
@@ -192,6 +192,12 @@ class RichView:
                 self.console.print(
                     f"[dim]local model {event.model} ready in {event.seconds:.1f} s[/dim]"
                 )
+            case "prefix" if event.detail == "warming":
+                self._spin(prefix_line(event))
+            case "prefix":
+                self._stop_spin()
+                self.console.print(f"[dim]{prefix_line(event)}[/dim]")
+                self._spin("waiting for the first token")
 
     def begin(self, *, local: bool) -> None:
         self._started = trio.current_time()

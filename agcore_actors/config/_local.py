@@ -6,9 +6,11 @@ config's ``progress``; outside the child's start bound, see
 :class:`~agcore_actors.local.LocalModelServer` under a supervisor of its own (restart
 with backoff, a model that keeps dying gives up) and waits for its endpoint. The
 provider it returns is OpenAI-compatible, wrapped in
-:class:`~agcore_actors.local.ToolCallRecovery` (a small model's malformed tool call is
-asked again once without tools). Cancelled, the supervisor and the server stop with the
-system (the server's whole process group is reaped by its actor's ``on_stop``).
+:class:`~agcore_actors.local.PrefixCache` (the prompt prefix's KV cache restored or
+warmed and saved) and :class:`~agcore_actors.local.ToolCallRecovery` (a small model's
+malformed tool call is asked again once without tools). Cancelled, the supervisor and
+the server stop with the system (the server's whole process group is reaped by its
+actor's ``on_stop``).
 """
 
 from __future__ import annotations
@@ -48,7 +50,15 @@ async def start_local(
 
     Raises the local model's errors (:class:`~agcore_actors.local.LocalModelError`).
     """
-    from ..local import GetEndpoint, ToolCallRecovery, local_model_spec, prepare_model
+    from pathlib import Path
+
+    from ..local import (
+        GetEndpoint,
+        PrefixCache,
+        ToolCallRecovery,
+        local_model_spec,
+        prepare_model,
+    )
 
     prepared = await prepare_model(config)
     supervisor = await system.start_supervisor(
@@ -67,7 +77,17 @@ async def start_local(
             structured_output="prompted",
         )
     )
-    return endpoint, ToolCallRecovery(provider)
+    if not endpoint.prefix_dir:
+        return endpoint, ToolCallRecovery(provider)
+    cached = PrefixCache(
+        provider,
+        server_url=endpoint.base_url.removesuffix("/v1"),
+        api_key=endpoint.api_key,
+        identity=endpoint.identity,
+        directory=Path(endpoint.prefix_dir),
+        progress=config.progress,
+    )
+    return endpoint, ToolCallRecovery(cached)
 
 
 def for_local_model(agent: Agent) -> Agent:

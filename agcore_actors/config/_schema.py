@@ -184,8 +184,10 @@ class LocalProviderSettings:
     chat_template: str | None = None
     #: Context window in tokens (prompt plus answer).
     n_ctx: int = attrs.field(default=8192, validator=at_least_one)
-    #: CPU threads; 1 stays fast on a busy 2-core machine.
-    threads: int = attrs.field(default=1, validator=at_least_one)
+    #: CPU threads; unset: the cores free when the server starts (1 on a busy machine).
+    threads: int | None = attrs.field(
+        default=None, validator=attrs.validators.optional(at_least_one)
+    )
     #: Seconds from launch until the server must be ready.
     start_timeout: float = attrs.field(default=120.0, validator=positive)
     #: Where joined catalog models are cached (default: the per-user cache directory).

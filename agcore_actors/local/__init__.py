@@ -25,7 +25,8 @@ from ._errors import (
     LocalServerStartFailed,
     LocalServerStartTimeout,
 )
-from ._progress import Progress, ProgressEvent, StderrProgress
+from ._prefix import PrefixCache, prefix_key, prefix_of
+from ._progress import Progress, ProgressEvent, StderrProgress, prefix_line
 from ._recover import ToolCallRecovery, is_malformed_tool_call
 from ._server import (
     START_MARGIN,
@@ -45,6 +46,7 @@ from ._source import (
     qwen_tool_template,
     resolve_model,
 )
+from ._threads import free_cpu_threads, pick_threads
 from .messages import Endpoint, GetEndpoint
 
 __all__ = [
@@ -63,16 +65,22 @@ __all__ = [
     "LocalServerStartFailed",
     "LocalServerStartTimeout",
     "ModelSource",
+    "PrefixCache",
     "Progress",
     "ProgressEvent",
     "ResolvedModel",
     "StderrProgress",
     "TemplateStyle",
     "ToolCallRecovery",
+    "free_cpu_threads",
     "is_malformed_tool_call",
     "is_prepared",
     "local_model_spec",
     "messages",
+    "pick_threads",
+    "prefix_key",
+    "prefix_line",
+    "prefix_of",
     "prepare_model",
     "qwen_tool_template",
     "resolve_model",

@@ -61,6 +61,8 @@ def _params(xllamacpp: Any, options: dict[str, Any]) -> Any:
         params.chat_template = options["chat_template"]
     if options.get("api_key"):
         params.api_keys = [options["api_key"]]
+    if options.get("slot_save_path"):  # enables POST /slots/{id}?action=save|restore
+        params.slot_save_path = str(options["slot_save_path"])
     return params
 
 

@@ -13,7 +13,7 @@ from typing import Literal, Protocol, TextIO
 
 import attrs
 
-Stage = Literal["download", "join", "start", "ready"]
+Stage = Literal["download", "join", "start", "ready", "prefix"]
 
 
 @attrs.frozen(kw_only=True)
@@ -22,7 +22,10 @@ class ProgressEvent:
 
     #: ``download``: pip fetches the parts; ``join``: the parts become one file (``done``
     #: and ``total`` in bytes); ``start``: the server process is launched; ``ready``: it
-    #: answered its readiness probe (``seconds`` since launch).
+    #: answered its readiness probe (``seconds`` since launch); ``prefix``: the prompt
+    #: prefix's KV cache (``detail``: ``warming`` when the server starts reading it,
+    #: ``warmed`` once read and saved, ``restored`` when loaded from the cache; ``seconds``
+    #: since the step began).
     stage: Stage
     #: The model's name.
     model: str
@@ -62,4 +65,17 @@ class StderrProgress:
                 line = f"starting the local model server ({event.model})"
             case "ready":
                 line = f"local model {event.model} ready in {event.seconds:.1f} s at {event.detail}"
+            case "prefix":
+                line = prefix_line(event)
         print(f"agcore-actors: {line}", file=out, flush=True)
+
+
+def prefix_line(event: ProgressEvent) -> str:
+    """A ``prefix`` event in words."""
+    match event.detail:
+        case "warming":
+            return "reading the prompt and tools once (later runs restore them)"
+        case "warmed":
+            return f"prompt and tools read in {event.seconds:.1f} s and saved"
+        case _:
+            return f"prompt and tools restored in {event.seconds:.1f} s"

@@ -9,9 +9,15 @@ asks once more *without tools*, so the model answers in plain text; if that fail
 call ends with a final (not retryable) :class:`~agcore_actors.llm.InvalidResponseError`,
 which ends the turn with a typed error, and the session goes on with the next turn.
 
+Streamed, the error may come after the model has already shown text or complete tool
+calls (a reply of several calls whose last one does not parse): then that reply is
+ended there, as a plain answer (``finish_reason`` ``stop``) or with the calls it
+delivered (``tool_calls``), instead of failing the turn.
+
 Guarantees: the second attempt is made only if the first delivered no text and no tool
-call (nothing the turn has shown can be contradicted); any other error passes through
-untouched. Cancellation: as the wrapped provider's (the inner stream is closed first).
+call (nothing the turn has shown can be contradicted); a reply that delivered some is
+ended, never sent again; any other error passes through untouched. Cancellation: as the
+wrapped provider's (the inner stream is closed first).
 """
 
 from __future__ import annotations
@@ -84,16 +90,20 @@ class ToolCallRecovery:
     async def stream(
         self, client: httpx2.AsyncClient, request: ChatRequest, limits: ReadLimits
     ) -> AsyncGenerator[ChatDelta, None]:
-        delivered = False
+        text = calls = False
         try:
             async with aclosing(self.inner.stream(client, request, limits)) as deltas:
                 async for delta in deltas:
-                    delivered = delivered or bool(delta.content or delta.tool_calls)
+                    text = text or bool(delta.content)
+                    calls = calls or bool(delta.tool_calls)
                     yield delta
             return
         except RequestError as error:
-            if delivered or not is_malformed_tool_call(error) or not request.tools:
+            if not is_malformed_tool_call(error) or not request.tools:
                 raise
+        if text or calls:  # shown already: end the reply with what it delivered
+            yield ChatDelta(finish_reason="tool_calls" if calls else "stop")
+            return
         try:
             async with aclosing(self.inner.stream(client, _without_tools(request), limits)) as d:
                 async for delta in d:

@@ -32,9 +32,12 @@ an expected error of ``GetEndpoint``, which cannot fail.
 from __future__ import annotations
 
 import functools
+import logging
 import math
+import os
 import secrets
 import sys
+from pathlib import Path
 from typing import assert_never
 
 import attrs
@@ -44,10 +47,14 @@ import trio
 from ..actor import Actor, ChildSpec, Restart
 from ._errors import LocalServerExited, LocalServerStartTimeout
 from ._parts import cached, default_cache_dir
+from ._prefix import model_identity
 from ._process import ServerProcess, launch, stop_group
 from ._progress import Progress, ProgressEvent, StderrProgress
 from ._source import CatalogModel, GgufFile, ModelSource, ResolvedModel, resolve_model
+from ._threads import free_cpu_threads
 from .messages import Endpoint, GetEndpoint, LocalModelMsg
+
+log = logging.getLogger("agcore_actors.local")
 
 
 def _positive_int(_: object, attribute: attrs.Attribute[int], value: int) -> None:
@@ -70,8 +77,16 @@ class LocalModelConfig:
     python: str | None = None
     #: Context window in tokens (prompt plus answer); the KV cache is sized for it.
     n_ctx: int = attrs.field(default=8192, validator=_positive_int)
-    #: CPU threads for prompt and generation: 1 stays fast on a busy 2-core machine.
-    threads: int = attrs.field(default=1, validator=_positive_int)
+    #: CPU threads for prompt and generation; None: the cores free when the server
+    #: starts (:func:`~agcore_actors.local.pick_threads`: 1 on a busy machine).
+    threads: int | None = attrs.field(
+        default=None, validator=attrs.validators.optional(_positive_int)
+    )
+    #: Keep the prompt prefix's KV cache (system prompt and tools) across starts, in
+    #: ``prefix_dir`` (see :class:`~agcore_actors.local.PrefixCache`).
+    prefix_cache: bool = True
+    #: Where the saved prefixes live; None: ``prefix/`` beside the per-user model cache.
+    prefix_dir: Path | None = None
     #: Address to listen on (keep it on loopback).
     host: str = "127.0.0.1"
     #: Port to listen on; 0: a free one, chosen at the first start and kept.
@@ -124,8 +139,9 @@ class LocalModelServer(Actor[LocalModelMsg]):
             )
         model = shared.model
         self._report(ProgressEvent(stage="start", model=model.alias))
+        prefix_dir = self._prefix_dir()
         started = trio.current_time()
-        self._server = server = await launch(self._python, self._options(model))
+        self._server = server = await launch(self._python, self._options(model, prefix_dir))
         self.ctx.nursery.start_soon(server.drain_stderr)
         with trio.move_on_after(config.start_timeout) as scope:
             url = await server.read_url()
@@ -143,6 +159,8 @@ class LocalModelServer(Actor[LocalModelMsg]):
             pid=server.pid,
             restarts=self.ctx.restarts,
             headers={"Connection": "close"},
+            prefix_dir="" if prefix_dir is None else str(prefix_dir),
+            identity=model_identity(model.path, model.chat_template, config.n_ctx),
         )
         self.ctx.nursery.start_soon(server.drain_stdout)
         self.ctx.nursery.start_soon(self._watch, server)
@@ -151,14 +169,30 @@ class LocalModelServer(Actor[LocalModelMsg]):
             ProgressEvent(stage="ready", model=model.alias, seconds=elapsed, detail=url + "/v1")
         )
 
-    def _options(self, model: ResolvedModel) -> dict[str, object]:
+    def _prefix_dir(self) -> Path | None:
+        """The slot directory, made now; None when the cache is off or cannot be made."""
         config = self.config
+        if not config.prefix_cache:
+            return None
+        directory = config.prefix_dir or default_cache_dir().parent / "prefix"
+        try:
+            directory.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            log.warning("no prompt prefix cache: cannot make %s: %s", directory, exc)
+            return None
+        return directory
+
+    def _options(self, model: ResolvedModel, prefix_dir: Path | None) -> dict[str, object]:
+        config = self.config
+        threads = config.threads or free_cpu_threads()
         return {
             "model": str(model.path),
             "alias": model.alias,
             "chat_template": model.chat_template,
             "n_ctx": config.n_ctx,
-            "threads": config.threads,
+            "threads": threads,
+            # llama.cpp joins the path and the file name without a separator
+            "slot_save_path": "" if prefix_dir is None else str(prefix_dir) + os.sep,
             "host": config.host,
             "port": self._shared.port,
             "api_key": self._shared.api_key,

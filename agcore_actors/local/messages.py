@@ -45,6 +45,10 @@ class Endpoint(msgspec.Struct, frozen=True, kw_only=True):
     #: it ("Server disconnected without sending a response"); a new connection per
     #: request costs little on loopback.
     headers: dict[str, str] = msgspec.field(default_factory=dict)
+    #: The directory the server saves and restores slots in ("": no prefix cache).
+    prefix_dir: str = ""
+    #: The served model's identity for prefix cache keys (file, template, context).
+    identity: str = ""
 
 
 class GetEndpoint(Request[Endpoint], frozen=True):

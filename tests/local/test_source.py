@@ -126,21 +126,6 @@ def test_the_template_renders_a_tool_call_in_the_format_it_asks_for(style: Templ
 
 
 @pytest.mark.parametrize("style", STYLES)
-def test_the_template_renders_several_calls_in_one_reply_one_per_line(
-    style: TemplateStyle,
-) -> None:
-    rome = {**CALL, "id": "c2", "function": {"name": "get_weather", "arguments": {"city": "Rome"}}}
-    prompt = render([ANSWERED[0], {"role": "assistant", "content": "", "tool_calls": [CALL, rome]}],
-                    style=style)  # fmt: skip
-    calls = ['{"name": "get_weather", "arguments": {"city": "Paris"}}',
-             '{"name": "get_weather", "arguments": {"city": "Rome"}}']  # fmt: skip
-    if style == "json_block":
-        calls = [f"```json\n{call}\n```" for call in calls]
-    assert f"<|im_start|>assistant\n{calls[0]}\n{calls[1]}<|im_end|>" in prompt
-    assert "several calls" in render([ANSWERED[0]], style=style)  # the model is told it may
-
-
-@pytest.mark.parametrize("style", STYLES)
 def test_the_answer_to_a_tool_result_is_asked_in_plain_text_without_tools(
     style: TemplateStyle,
 ) -> None:

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 
+import trio
 from opentelemetry import propagate
 from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
@@ -143,4 +144,41 @@ async def test_a_streamed_call_reports_its_time_to_first_chunk_on_trios_clock() 
     assert chat.attributes["gen_ai.response.time_to_first_chunk"] == 0.25
     assert chat.attributes["gen_ai.provider.name"] == "scripted"
     assert "error.type" not in chat.attributes  # a reply without usage still completed
+    conventional(exporter)
+
+
+async def test_many_concurrent_turns_some_cancelled_end_every_span_and_keep_no_state() -> None:
+    provider, exporter = provider_and_exporter()
+    tracer = TurnTracer(provider.get_tracer("test"), provider="scripted")
+    texts = {f"s{i}": ["add", "hold", "fail", "slow"][i % 4] for i in range(24)}
+    holding = {session for session, text in texts.items() if text == "hold"}
+    async with served(tracer=tracer) as s, s.client() as client:
+
+        async def one(session: str, text: str) -> None:
+            r = await client.post(
+                f"/v1/sessions/{session}/turns",
+                json={"text": text},
+                headers={"accept": "application/json"},
+            )
+            assert r.json()["status"] in {"completed", "failed", "cancelled"}
+            holding.discard(session)
+
+        async def cancel_holds() -> None:  # until each has ended (one may start late)
+            while holding:
+                await trio.sleep(0.05)
+                for session in list(holding):
+                    await client.post(f"/v1/sessions/{session}/cancel")
+
+        async with trio.open_nursery() as nursery:
+            for session, text in texts.items():
+                nursery.start_soon(one, session, text)
+            nursery.start_soon(cancel_holds)
+    assert not tracer._turns
+    spans = exporter.get_finished_spans()
+    assert sum(span.name == "invoke_agent bot" for span in spans) == len(texts)
+    for span in spans:
+        assert span.end_time is not None
+        assert span.attributes is not None
+        if span.name.startswith("chat"):
+            assert span.attributes["gen_ai.provider.name"] == "scripted"
     conventional(exporter)

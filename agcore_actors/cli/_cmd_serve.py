@@ -81,16 +81,15 @@ async def _serve_stdio(args: argparse.Namespace) -> int:
     from ..serve import StdioConfig, serve_stdio
 
     settings: Settings = args.settings
-    async with settings_host(settings) as (host, _):
-        source = trio.lowlevel.FdStream(os.dup(sys.stdin.fileno()))
-        sink = trio.lowlevel.FdStream(os.dup(sys.stdout.fileno()))
-        async with source, sink:
-            return await serve_stdio(
-                host,
-                source,
-                sink,
-                StdioConfig(drain_timeout=settings.host.drain_timeout, tenant=args.tenant or ""),
+    with turn_tracer(settings) as tracer:
+        async with settings_host(settings) as (host, _):
+            source = trio.lowlevel.FdStream(os.dup(sys.stdin.fileno()))
+            sink = trio.lowlevel.FdStream(os.dup(sys.stdout.fileno()))
+            config = StdioConfig(
+                drain_timeout=settings.host.drain_timeout, tenant=args.tenant or ""
             )
+            async with source, sink:
+                return await serve_stdio(host, source, sink, config, tracer=tracer)
 
 
 def _token(args: argparse.Namespace, bind: str) -> tuple[str | None, bool]:
@@ -218,8 +217,7 @@ def _run(args: argparse.Namespace) -> int:
         except ValueError as exc:
             raise UsageError(f"--tenant: {exc}") from None
     args.settings = settings = _settings(args)
-    if args.http:
-        check_telemetry(settings)
+    check_telemetry(settings)
     level = args.log_level or settings.logging.level
     log_format = args.log_format or settings.logging.format
     args.json_logs = log_format == "json"

@@ -24,7 +24,7 @@ from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import (
 from opentelemetry.proto.common.v1.common_pb2 import AnyValue
 from opentelemetry.proto.trace.v1.trace_pb2 import Status
 
-from tests.serve.helpers import AUTH, fake_openai, serve_env
+from tests.serve.helpers import AUTH, commands, fake_openai, lines, serve_env
 from tests.serve.test_cmd_serve import url_of
 from tests.serve.test_tracing import CONVENTIONS
 
@@ -84,11 +84,12 @@ def spans_of(received: list[ExportTraceServiceRequest]) -> dict[str, list[dict[s
     return spans
 
 
-def serve(config: Path, env: dict[str, str]) -> subprocess.Popen[bytes]:
+def serve(config: Path, env: dict[str, str], how: str = "--http") -> subprocess.Popen[bytes]:
+    where = ["127.0.0.1:0"] if how == "--http" else []
     return subprocess.Popen(
         [sys.executable, "-m", "agcore_actors.cli", "serve", "--config", str(config),
-         "--http", "127.0.0.1:0", "--store", str(config.parent / "s.db")],
-        stdin=subprocess.DEVNULL,
+         how, *where, "--store", str(config.parent / "s.db")],
+        stdin=subprocess.DEVNULL if how == "--http" else subprocess.PIPE,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         env=env,
@@ -133,6 +134,28 @@ def test_the_config_key_sends_genai_spans_to_the_otlp_endpoint(tmp_path: Path) -
     for span in [*spans["chat fake"], *spans["invoke_agent assistant"]]:
         names = set(span) - {"_status", "_resource"}
         assert names <= CONVENTIONS, names - CONVENTIONS
+
+
+def test_serve_stdio_traces_too_a_failed_turn_with_error_status(tmp_path: Path) -> None:
+    config = tmp_path / "agcore.toml"
+    config.write_text("[telemetry]\ntracing = true\n")
+    with otlp_receiver() as (endpoint, received):
+        env = serve_env("http://127.0.0.1:9/v1")  # nothing listens: the turn fails
+        env.update(OTEL_EXPORTER_OTLP_ENDPOINT=endpoint, AGCORE_RETRY__MAX_RETRIES="0")
+        process = serve(config, env, "--stdio")
+        out, err = process.communicate(commands({"session": "a", "text": "hi"}), timeout=60)
+        assert process.returncode == 0, err.decode()
+        spans = spans_of(received)
+    final = lines(out)[-1]
+    assert final["event"] == "turn_failed", final
+    assert sorted(spans) == ["chat fake", "invoke_agent assistant"]
+    for span in [*spans["chat fake"], *spans["invoke_agent assistant"]]:
+        assert span["_status"] == Status.STATUS_CODE_ERROR
+        assert span["error.type"] == final["error_kind"]
+        assert set(span) - {"_status", "_resource"} <= CONVENTIONS
+    (chat,) = spans["chat fake"]
+    assert chat["gen_ai.provider.name"] == "openai"
+    assert chat["server.address"] == "127.0.0.1" and chat["server.port"] == 9
 
 
 def test_the_config_key_without_the_otel_extra_is_one_line_exit_2(tmp_path: Path) -> None:

@@ -15,6 +15,8 @@ from opentelemetry.semconv._incubating.attributes import gen_ai_attributes as ge
 from opentelemetry.semconv.attributes import error_attributes, server_attributes
 from opentelemetry.trace import StatusCode
 
+from agcore_actors.agent import messages as am
+from agcore_actors.llm import Usage
 from agcore_actors.serve.tracing import Endpoint, TurnTracer
 from tests.serve.runtime import served
 from tests.serve.sse import connect_sse
@@ -181,4 +183,48 @@ async def test_many_concurrent_turns_some_cancelled_end_every_span_and_keep_no_s
         assert span.attributes is not None
         if span.name.startswith("chat"):
             assert span.attributes["gen_ai.provider.name"] == "scripted"
+    conventional(exporter)
+
+
+def test_a_fallback_chain_has_one_chat_span_per_model_each_naming_its_own() -> None:
+    provider, exporter = provider_and_exporter()
+    endpoints = {
+        "primary": Endpoint("openai", "api.openai.com", 443),
+        "backup": Endpoint("anthropic", "api.anthropic.com", 443),
+    }
+    tracer = TurnTracer(
+        provider.get_tracer("test"), provider="primary", model="gpt-x", endpoints=endpoints
+    )
+    usage = Usage(input_tokens=10, output_tokens=2)
+    events: list[am.TurnEvent] = [
+        am.TurnStarted(session="s", turn="t", agent="bot"),
+        am.ModelFallback(
+            from_provider="primary", from_model="gpt-x", to_provider="backup",
+            to_model="claude-y", error_kind="rate_limit", error="429",
+        ),
+        am.UsageReported(
+            usage, provider="backup", model="claude-y-2025", request_model="claude-y",
+            response_id="msg_1", finish_reason="stop",
+        ),
+        am.TurnCompleted(am.TurnResult(session="s", turn="t", status="completed", usage=usage)),
+    ]  # fmt: skip
+    for event in events:
+        tracer.observe("s", "t", event)
+    spans = {span.name: span for span in exporter.get_finished_spans()}
+    assert set(spans) == {"invoke_agent bot", "chat gpt-x", "chat claude-y"}
+    failed, answered = spans["chat gpt-x"], spans["chat claude-y"]
+    assert failed.status.status_code == StatusCode.ERROR
+    assert failed.attributes is not None and answered.attributes is not None
+    assert failed.attributes["error.type"] == "rate_limit"
+    assert failed.attributes["gen_ai.provider.name"] == "openai"
+    assert failed.attributes["server.address"] == "api.openai.com"
+    assert answered.status.status_code == StatusCode.UNSET
+    assert answered.attributes["gen_ai.provider.name"] == "anthropic"
+    assert answered.attributes["server.address"] == "api.anthropic.com"
+    assert answered.attributes["gen_ai.request.model"] == "claude-y"
+    assert answered.attributes["gen_ai.response.model"] == "claude-y-2025"
+    assert answered.attributes["gen_ai.response.id"] == "msg_1"
+    assert answered.attributes["gen_ai.response.finish_reasons"] == ("stop",)
+    assert spans["invoke_agent bot"].status.status_code == StatusCode.UNSET
+    assert not tracer._turns
     conventional(exporter)

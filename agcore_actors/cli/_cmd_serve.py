@@ -37,7 +37,7 @@ from ._errors import UsageError
 from ._extras import require
 from ._runtime import is_postgres_url
 from ._telemetry import check as check_telemetry
-from ._telemetry import turn_tracer
+from ._telemetry import route_logs, turn_tracer
 
 
 @asynccontextmanager
@@ -221,7 +221,9 @@ def _run(args: argparse.Namespace) -> int:
     level = args.log_level or settings.logging.level
     log_format = args.log_format or settings.logging.format
     args.json_logs = log_format == "json"
-    configure_logging(level, json_format=args.json_logs)
+    handler = configure_logging(level, json_format=args.json_logs)
+    if settings.telemetry.tracing:
+        route_logs(handler)
     if args.stdio:
         status: int = trio.run(_serve_stdio, args)
         return status

@@ -10,6 +10,7 @@ host and port of its ``base_url``), so every model-call span names who answered.
 from __future__ import annotations
 
 import importlib
+import logging
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
@@ -24,7 +25,7 @@ from ..config import (
 )
 from ._errors import MissingExtra
 
-__all__ = ["check", "turn_tracer"]
+__all__ = ["check", "route_logs", "turn_tracer"]
 
 #: The modules tracing imports, each of the ``otel`` extra.
 _MODULES = (
@@ -43,6 +44,14 @@ def check(settings: Settings) -> None:
             importlib.import_module(module)
         except ImportError:
             raise MissingExtra("[telemetry] tracing", "otel", module) from None
+
+
+def route_logs(handler: logging.Handler) -> None:
+    """The SDK's own records (an export that failed...) through ``serve``'s handler, in its
+    format (``--log-format json``: JSON lines too), not Python's bare last resort."""
+    sdk = logging.getLogger("opentelemetry")
+    sdk.addHandler(handler)
+    sdk.propagate = False
 
 
 def _endpoint(settings: ProviderSettings) -> tuple[str, str, int]:

@@ -6,6 +6,7 @@ same file is one line naming it, exit 2."""
 
 from __future__ import annotations
 
+import json
 import signal
 import subprocess
 import sys
@@ -156,6 +157,26 @@ def test_serve_stdio_traces_too_a_failed_turn_with_error_status(tmp_path: Path) 
     (chat,) = spans["chat fake"]
     assert chat["gen_ai.provider.name"] == "openai"
     assert chat["server.address"] == "127.0.0.1" and chat["server.port"] == 9
+
+
+def test_a_dead_collector_costs_the_export_timeout_at_exit_in_json_log_lines(
+    tmp_path: Path,
+) -> None:
+    config = tmp_path / "agcore.toml"
+    config.write_text("[telemetry]\ntracing = true\n")
+    with fake_openai() as base:
+        env = serve_env(base)
+        env.update(OTEL_EXPORTER_OTLP_ENDPOINT="http://127.0.0.1:9", OTEL_EXPORTER_OTLP_TIMEOUT="1")
+        process = subprocess.Popen(
+            [sys.executable, "-m", "agcore_actors.cli", "serve", "--config", str(config),
+             "--stdio", "--store", str(tmp_path / "s.db"), "--log-format", "json"],
+            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env,
+        )  # fmt: skip
+        out, err = process.communicate(commands({"session": "a", "text": "hi"}), timeout=60)
+    assert process.returncode == 0, err.decode()
+    assert lines(out)[-1]["event"] == "turn_completed"
+    records = [json.loads(line) for line in err.decode().splitlines()]  # JSON, every one
+    assert any(r["logger"].startswith("opentelemetry.exporter") for r in records), records
 
 
 def test_the_config_key_without_the_otel_extra_is_one_line_exit_2(tmp_path: Path) -> None:

@@ -248,7 +248,15 @@ class ModelCalls:
         )
         if not response.usage.is_empty:
             await self.emit(
-                am.UsageReported(response.usage, provider=provider, model=model, cost=spent.cost)
+                am.UsageReported(
+                    response.usage,
+                    provider=provider,
+                    model=model,
+                    cost=spent.cost,
+                    request_model=settings.model,
+                    response_id=response.id,
+                    finish_reason=response.finish_reason or "",
+                )
             )
 
     async def _chat(

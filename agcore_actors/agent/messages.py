@@ -147,9 +147,16 @@ class UsageReported(msgspec.Struct, frozen=True, tag=True):
 
     usage: Usage
     provider: str = ""
+    #: The model that answered (as the response named it, else the one asked for).
     model: str = ""
     #: What it cost at the agent's price table (0 without a price).
     cost: float = 0.0
+    #: The model asked for (the agent's settings; may differ from ``model``).
+    request_model: str = ""
+    #: The response's id, as the provider gave it ("" when it gave none).
+    response_id: str = ""
+    #: Why the response ended (``stop``, ``tool_calls``, ``length``...; "" if not said).
+    finish_reason: str = ""
 
 
 class ModelFallback(msgspec.Struct, frozen=True, kw_only=True, tag=True):

@@ -36,6 +36,8 @@ from ._convert import int_at_least, non_negative_float
 from ._errors import UsageError
 from ._extras import require
 from ._runtime import is_postgres_url
+from ._telemetry import check as check_telemetry
+from ._telemetry import route_logs, turn_tracer
 
 
 @asynccontextmanager
@@ -79,16 +81,15 @@ async def _serve_stdio(args: argparse.Namespace) -> int:
     from ..serve import StdioConfig, serve_stdio
 
     settings: Settings = args.settings
-    async with settings_host(settings) as (host, _):
-        source = trio.lowlevel.FdStream(os.dup(sys.stdin.fileno()))
-        sink = trio.lowlevel.FdStream(os.dup(sys.stdout.fileno()))
-        async with source, sink:
-            return await serve_stdio(
-                host,
-                source,
-                sink,
-                StdioConfig(drain_timeout=settings.host.drain_timeout, tenant=args.tenant or ""),
+    with turn_tracer(settings) as tracer:
+        async with settings_host(settings) as (host, _):
+            source = trio.lowlevel.FdStream(os.dup(sys.stdin.fileno()))
+            sink = trio.lowlevel.FdStream(os.dup(sys.stdout.fileno()))
+            config = StdioConfig(
+                drain_timeout=settings.host.drain_timeout, tenant=args.tenant or ""
             )
+            async with source, sink:
+                return await serve_stdio(host, source, sink, config, tracer=tracer)
 
 
 def _token(args: argparse.Namespace, bind: str) -> tuple[str | None, bool]:
@@ -160,27 +161,30 @@ async def _serve_http(args: argparse.Namespace) -> int:
     except ValueError as exc:
         raise UsageError(f"{exc} (set AGCORE_SERVE_TOKEN or --token-file)") from None
     status = 0
-    async with settings_host(settings) as (host, store):
-        with trio.open_signal_receiver(signal.SIGTERM, signal.SIGINT) as signals:
-            async with trio.open_nursery() as nursery:
+    with (
+        turn_tracer(settings) as tracer,
+        trio.open_signal_receiver(signal.SIGTERM, signal.SIGINT) as signals,
+    ):
+        async with settings_host(settings) as (host, store), trio.open_nursery() as nursery:
 
-                async def shutdown() -> None:
-                    nonlocal status
-                    async for signum in signals:
-                        if signum == signal.SIGINT:
-                            status = INTERRUPTED
-                            nursery.cancel_scope.cancel()
-                        return
+            async def shutdown() -> None:
+                nonlocal status
+                async for signum in signals:
+                    if signum == signal.SIGINT:
+                        status = INTERRUPTED
+                        nursery.cancel_scope.cancel()
+                    return
 
-                async def announce(url: str) -> None:
-                    line = serving_line(url, json_format=args.json_logs)
+            async def announce(url: str) -> None:
+                line = serving_line(url, json_format=args.json_logs)
+                print(line, file=sys.stderr, flush=True)
+                if made and config.token is not None:
+                    line = token_line(url, config.token, json_format=args.json_logs)
                     print(line, file=sys.stderr, flush=True)
-                    if made and config.token is not None:
-                        line = token_line(url, config.token, json_format=args.json_logs)
-                        print(line, file=sys.stderr, flush=True)
 
-                url = await nursery.start(_serve, serve_http, host, config, store, shutdown)
-                await announce(url)
+            serving = (serve_http, host, config, store, shutdown, tracer)
+            url = await nursery.start(_serve, *serving)
+            await announce(url)
     return status
 
 
@@ -190,9 +194,12 @@ async def _serve(
     config: Any,
     store: Any,
     shutdown: Any,
+    tracer: Any,
     task_status: trio.TaskStatus[str] = trio.TASK_STATUS_IGNORED,
 ) -> None:
-    await serve_http(host, config, store=store, shutdown=shutdown, task_status=task_status)
+    await serve_http(
+        host, config, store=store, shutdown=shutdown, tracer=tracer, task_status=task_status
+    )
 
 
 def _run(args: argparse.Namespace) -> int:
@@ -210,10 +217,13 @@ def _run(args: argparse.Namespace) -> int:
         except ValueError as exc:
             raise UsageError(f"--tenant: {exc}") from None
     args.settings = settings = _settings(args)
+    check_telemetry(settings)
     level = args.log_level or settings.logging.level
     log_format = args.log_format or settings.logging.format
     args.json_logs = log_format == "json"
-    configure_logging(level, json_format=args.json_logs)
+    handler = configure_logging(level, json_format=args.json_logs)
+    if settings.telemetry.tracing:
+        route_logs(handler)
     if args.stdio:
         status: int = trio.run(_serve_stdio, args)
         return status

@@ -44,6 +44,7 @@ from ._schema import (
     Settings,
     StdioServerSettings,
     StoreSettings,
+    TelemetrySettings,
     TimeoutSettings,
 )
 from ._starter import starter_text
@@ -67,6 +68,7 @@ __all__ = [
     "Settings",
     "StdioServerSettings",
     "StoreSettings",
+    "TelemetrySettings",
     "TimeoutSettings",
     "agent_config",
     "agents_of",

@@ -36,6 +36,7 @@ from ._schema import (
     Settings,
     StdioServerSettings,
     StoreSettings,
+    TelemetrySettings,
     TimeoutSettings,
 )
 
@@ -62,6 +63,7 @@ _CLASSES: tuple[type, ...] = (
     RetrySettings,
     TimeoutSettings,
     LoggingSettings,
+    TelemetrySettings,
 )
 
 

@@ -42,6 +42,7 @@ __all__ = [
     "Settings",
     "StdioServerSettings",
     "StoreSettings",
+    "TelemetrySettings",
     "TimeoutSettings",
 ]
 
@@ -450,6 +451,15 @@ class LoggingSettings:
 
 
 @attrs.frozen(kw_only=True)
+class TelemetrySettings:
+    """OpenTelemetry of ``serve`` (the ``otel`` extra); the exporter's own settings are
+    the standard ``OTEL_*`` variables."""
+
+    #: Spans of every turn, sent by OTLP (``OTEL_EXPORTER_OTLP_ENDPOINT``...).
+    tracing: bool = False
+
+
+@attrs.frozen(kw_only=True)
 class Settings:
     """The whole configuration, as loaded (see :func:`~agcore_actors.config.load_settings`).
 
@@ -479,6 +489,8 @@ class Settings:
     timeouts: TimeoutSettings = attrs.field(factory=TimeoutSettings)
     #: Log records.
     logging: LoggingSettings = attrs.field(factory=LoggingSettings)
+    #: Traces of ``serve``.
+    telemetry: TelemetrySettings = attrs.field(factory=TelemetrySettings)
     #: The file the settings came from (None: defaults and environment only).
     source: str | None = attrs.field(default=None, eq=False)
 

@@ -153,6 +153,9 @@ path = "sessions.db"                    # SQLite, next to this file; remove for 
 [logging]
 # level = "warning"                     # debug, info, warning, error
 # format = "text"                       # or "json"
+
+[telemetry]
+# tracing = false                       # true: OTLP spans (the otel extra; OTEL_* variables)
 """
 
 

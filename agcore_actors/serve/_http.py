@@ -73,7 +73,7 @@ from ._http_io import (
 )
 from ._http_sessions import SessionReads
 from ._logging import log_event
-from ._observer import observer_page, observer_state
+from ._observer import observer_page, observer_query, observer_state
 from ._shed import Backoff
 from ._turns import FINAL, RunningTurn, TurnRunner
 from ._wire import ApproveCommand, TurnCommand, parse_command
@@ -240,7 +240,9 @@ class _App:
 
                 await respond(send, 200, self.metrics.render(), CONTENT_TYPE)
             case "GET", ["observer", "state"]:
-                await respond(send, 200, encode(observer_state(self.host, runner)))
+                limit, search = observer_query(scope)
+                state = observer_state(self.host, runner, limit=limit, session=search)
+                await respond(send, 200, encode(state))
             case "GET", ["v1", "sessions"]:
                 await respond(send, 200, await sessions.page(tenant, scope))
             case "GET", ["v1", "sessions", session]:

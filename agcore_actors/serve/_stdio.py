@@ -98,6 +98,8 @@ class _StdioServer:
         self.turns: trio.Nursery | None = None
         self.out_send, self.out_recv = trio.open_memory_channel[dict[str, Any]](1024)
         self.prefix = f"{config.tenant}/" if config.tenant else ""
+        #: A :class:`~agcore_actors.serve.tracing.TurnTracer`, when spans are wanted.
+        self.tracer: Any = None
 
     async def run(self, source: trio.abc.ReceiveStream) -> int:
         async with trio.open_nursery() as main:
@@ -230,18 +232,22 @@ class _StdioServer:
             submit = self.host.submit(stored, command.text, turn=turn, settings=command.settings)
             async with submit as events:
                 async for event in events:
+                    if self.tracer is not None:
+                        self.tracer.observe(session, turn, event)
                     log_event(stored, turn, event, trio.current_time() - started)
                     await self.emit(event_fields(session, turn, event))
                     final = final or isinstance(event, _FINAL)
         except (AgcoreError, OSError) as exc:
             if not final:
                 kind = getattr(exc, "kind", type(exc).__name__)
+                self._trace_end(session, turn, "failed", kind)
                 await self.emit(
                     final_fields(session, turn, "turn_failed", error_kind=kind, error=str(exc))
                 )
                 final = True
         except Exception as exc:  # the session's actor crashed; the host restarts it
             if not final:
+                self._trace_end(session, turn, "failed", "crash")
                 await self.emit(
                     final_fields(
                         session, turn, "turn_failed", error_kind="crash", error=type(exc).__name__
@@ -250,8 +256,17 @@ class _StdioServer:
                 final = True
         finally:
             if not final:
+                self._trace_end(session, turn, "cancelled")
                 with trio.CancelScope(shield=True):
                     await self.emit(final_fields(session, turn, "turn_cancelled"))
+
+    def _trace_end(self, session: str, turn: str, status: am.TurnStatus, kind: str = "") -> None:
+        """End the spans of a turn that ended without its own final event."""
+        if self.tracer is None:
+            return
+        result = am.TurnResult(session=session, turn=turn, status=status, error_kind=kind)
+        final = am.TurnCancelled(result) if status == "cancelled" else am.TurnFailed(result)
+        self.tracer.observe(session, turn, final)
 
     # -- signals ---------------------------------------------------------------------------
 
@@ -281,8 +296,12 @@ async def serve_stdio(
     source: trio.abc.ReceiveStream,
     sink: trio.abc.SendStream,
     config: StdioConfig | None = None,
+    *,
+    tracer: Any = None,
 ) -> int:
     """Serve commands read from ``source`` and write events to ``sink`` until end of
     input or a signal (see the module docstring); the exit status (0, or 130 after
-    SIGINT)."""
-    return await _StdioServer(host, sink, config or StdioConfig()).run(source)
+    SIGINT). ``tracer``: a :class:`~agcore_actors.serve.tracing.TurnTracer` for spans."""
+    server = _StdioServer(host, sink, config or StdioConfig())
+    server.tracer = tracer
+    return await server.run(source)

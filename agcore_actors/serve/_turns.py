@@ -30,6 +30,7 @@ __all__ = ["RunningTurn", "TurnRunner"]
 
 FINAL = (am.TurnCompleted, am.TurnCancelled, am.TurnFailed)
 FinalEvent = am.TurnCompleted | am.TurnCancelled | am.TurnFailed
+OUTPUT = (am.TextDelta, am.ThinkingDelta, am.ContentStarted, am.ToolCallStarted)
 
 
 class RunningTurn:
@@ -41,14 +42,21 @@ class RunningTurn:
         self.events: list[am.TurnEvent] = []
         self.final: FinalEvent | None = None
         self.started_at = trio.current_time()
+        #: When the model's first output (text, thinking) came, and when the turn ended
+        #: (trio's clock; None: not yet).
+        self.first_output_at: float | None = None
+        self.ended_at: float | None = None
         self._changed = trio.Event()
 
     def push(self, event: am.TurnEvent) -> None:
         if self.final is not None:
             return
         self.events.append(event)
+        if self.first_output_at is None and isinstance(event, OUTPUT):
+            self.first_output_at = trio.current_time()
         if isinstance(event, FINAL):
             self.final = event
+            self.ended_at = trio.current_time()
         self._changed.set()
         self._changed = trio.Event()
 

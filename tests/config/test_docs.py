@@ -21,6 +21,7 @@ from agcore_actors.config import (
     Settings,
     StdioServerSettings,
     StoreSettings,
+    TelemetrySettings,
     TimeoutSettings,
     parse_settings,
     starter_text,
@@ -43,6 +44,7 @@ SECTIONS: dict[type, str] = {
     RetrySettings: "## `[retry]`",
     TimeoutSettings: "## `[timeouts]`",
     LoggingSettings: "## `[logging]`",
+    TelemetrySettings: "## `[telemetry]`",
 }
 
 
@@ -67,7 +69,7 @@ def test_the_starter_file_shows_every_key(cls: type) -> None:
     text = starter_text()
     shown = set(re.findall(r"^#? ?([A-Za-z_]+) = ", text, re.MULTILINE))
     keys = set(toml_keys(cls)) - {"providers", "agents", "mcpServers", "store", "host", "cluster"}
-    keys -= {"retry", "timeouts", "logging"}
+    keys -= {"retry", "timeouts", "logging", "telemetry"}
     assert not keys - shown, f"the starter file does not show {sorted(keys - shown)}"
 
 

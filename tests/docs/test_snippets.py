@@ -11,6 +11,9 @@ from pathlib import Path
 
 import pytest
 import trio
+from opentelemetry.sdk.trace import TracerProvider
+from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
 from agcore_actors import ActorSystem
 from agcore_actors.agent import HostConfig, SessionHost
@@ -153,6 +156,23 @@ def test_observability_guide_the_reporter_logs_the_host(caplog: pytest.LogCaptur
         run_virtual(scenario)
     lines = [r.getMessage() for r in caplog.records if r.name == "my_bot"]
     assert lines == ["sessions live=1 busy=0 parked=0"] * 3
+
+
+def test_observability_guide_a_host_of_your_own_makes_spans() -> None:
+    exporter = InMemorySpanExporter()
+    provider = TracerProvider()
+    provider.add_span_processor(SimpleSpanProcessor(exporter))
+    tracer = observe.traced_host(provider)
+
+    async def scenario() -> None:
+        async with scripted_host(["hello"]) as bot:
+            await observe.traced_turn(bot, tracer, "s1", "hi")
+
+    run_virtual(scenario)
+    spans = {span.name: span.attributes for span in exporter.get_finished_spans()}
+    assert set(spans) == {"invoke_agent bot", "chat gpt-4o"}, set(spans)
+    chat = spans["chat gpt-4o"]
+    assert chat is not None and chat["gen_ai.provider.name"] == "openai"
 
 
 ROOT = SNIPPETS.parents[2]

@@ -1,8 +1,9 @@
 """An in-process runtime for the HTTP tests: a scripted model (``slow ...`` answers in
 pieces over ~0.5 s, ``hold ...`` runs until cancelled, ``delete ...`` calls a tool that
-needs approval, anything else answers at once), a real ToolExecutor asking the session
-for approvals, the in-memory session store, a SessionHost, and :func:`serve_http` on a
-free port with a fresh token (``Served.client()`` is an httpx2 client that sends it)."""
+needs approval, ``fail ...`` fails with an authentication error, anything else answers
+at once), a real ToolExecutor asking the session for approvals, the in-memory session
+store, a SessionHost, and :func:`serve_http` on a free port with a fresh token
+(``Served.client()`` is an httpx2 client that sends it)."""
 
 from __future__ import annotations
 
@@ -18,6 +19,7 @@ from agcore_actors import ActorSystem
 from agcore_actors.agent import Agent, AgentBuilder, SessionHost, StoreTurns, session_approver
 from agcore_actors.llm import (
     AssistantMessage,
+    AuthenticationError,
     ChatRequest,
     FunctionCall,
     ProviderRegistry,
@@ -61,6 +63,8 @@ def model(request: ChatRequest, attempt: int) -> ScriptedReply | AssistantMessag
         return ScriptedReply(tool_calls=[adding], usage=USAGE)
     if isinstance(text, str) and text.startswith("hold"):
         return ScriptedReply(text=["held"], stall_after=0)  # runs until cancelled
+    if isinstance(text, str) and text.startswith("fail"):
+        return ScriptedReply(fail_after=0, error=AuthenticationError("scripted", 401, "bad key"))
     if isinstance(text, str) and text.startswith("slow"):
         return ScriptedReply(text=["one ", "two ", "three ", "four ", "five"], gap=0.1)
     return ScriptedReply(text="hello")

@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 import logging
+import uuid
 
 import trio
+from opentelemetry.sdk.trace import TracerProvider
 
 from agcore_actors import ActorSystem
 from agcore_actors.agent import PromptContext, SessionHost, TurnHooks
 from agcore_actors.agent import messages as am
+from agcore_actors.serve.tracing import TurnTracer
 
 log = logging.getLogger("my_bot")
 
@@ -49,3 +52,21 @@ async def report_every(seconds: float, system: ActorSystem, host: SessionHost) -
 
 
 # --8<-- [end:snapshot]
+
+
+# --8<-- [start:tracing]
+def traced_host(tracer_provider: TracerProvider) -> TurnTracer:
+    # The provider and model a call is assumed to ask until its events name them.
+    return TurnTracer(tracer_provider.get_tracer("my_bot"), provider="openai", model="gpt-4o")
+
+
+async def traced_turn(host: SessionHost, tracer: TurnTracer, session: str, text: str) -> None:
+    turn = uuid.uuid4().hex
+    tracer.begin(turn)  # its spans go under the span current here
+    async with host.submit(session, text, turn=turn) as events:
+        async for event in events:
+            tracer.observe(session, turn, event)  # ended by the turn's final event
+            ...  # your own handling of the event
+
+
+# --8<-- [end:tracing]

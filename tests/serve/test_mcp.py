@@ -1,0 +1,109 @@
+"""``serve --mcp``: the official SDK's client calls our agent as an MCP tool, in process
+and over real streamable HTTP; a session id continues a session; a turn that does not
+complete, a bad argument and an unknown tool are tool errors that start nothing; a
+client's cancellation cancels the turn (committed as cancelled)."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from typing import Any
+
+import pytest
+import trio
+
+from agcore_actors import ActorSystem
+from agcore_actors.agent import messages as am
+from agcore_actors.agent import Agent, AgentBuilder, SessionHost, StoreTurns, session_approver
+from agcore_actors.llm import ProviderRegistry, provider_spec
+from agcore_actors.serve._mcp import McpHttpConfig, mcp_server, serve_mcp_http
+from agcore_actors.store import InMemorySessions, session_store_spec
+from agcore_actors.testing import ScriptedProvider
+from agcore_actors.tools import ToolRegistry, tool_executor_spec
+from tests.serve.runtime import add, delete, model
+
+mcp = pytest.importorskip("mcp")  # the dev extra installs it; a missing SDK fails loudly below
+from mcp import Client  # noqa: E402
+
+
+@asynccontextmanager
+async def hosted() -> AsyncIterator[SessionHost]:
+    async with ActorSystem() as system:
+        root = system.root
+        registry = ProviderRegistry().register(ScriptedProvider(model))
+        llm = await root.start_child(provider_spec("llm", registry=registry))
+        tools_registry = ToolRegistry([delete, add])
+        tools = await root.start_child(
+            tool_executor_spec("tools", registry=tools_registry, approver=session_approver(system))
+        )
+        store = await root.start_child(session_store_spec("store", backend=InMemorySessions()))
+        bundle = (
+            AgentBuilder()
+            .provider(llm)
+            .tools(tools, tools_registry)
+            .store(StoreTurns(store))
+            .agent(Agent(name="bot"))
+            .build()
+        )
+        async with SessionHost(system, bundle) as host:
+            yield host
+
+
+def structured(result: Any) -> dict[str, Any]:
+    data = result.structured_content
+    assert isinstance(data, dict), result
+    return data
+
+
+async def test_the_sdk_client_lists_and_calls_the_agent_in_process() -> None:
+    async with hosted() as host, Client(mcp_server({"bot": host})) as client:
+        tools = await client.list_tools()
+        assert [t.name for t in tools.tools] == ["bot"]
+        assert tools.tools[0].input_schema["required"] == ["text"]
+        result = await client.call_tool("bot", {"text": "hi"})
+        assert not result.is_error
+        assert result.content[0].text == "hello"  # type: ignore[union-attr]
+        data = structured(result)
+        assert data["status"] == "completed" and data["text"] == "hello"
+        again = structured(
+            await client.call_tool("bot", {"text": "add", "session": data["session"]})
+        )
+        assert again["session"] == data["session"] and again["text"] == "done"
+        info = await host.ask(data["session"], am.GetSessionInfo())
+        assert info.turns == 2
+
+
+async def test_bad_arguments_and_unknown_tools_are_tool_errors_that_start_nothing() -> None:
+    async with hosted() as host, Client(mcp_server({"bot": host})) as client:
+        for name, arguments in [
+            ("nobody", {"text": "hi"}),
+            ("bot", {}),
+            ("bot", {"text": 3}),
+            ("bot", {"text": "hi", "colour": "red"}),
+            ("bot", {"text": "hi", "session": "bad id with spaces/../"}),
+        ]:
+            result = await client.call_tool(name, arguments)
+            assert result.is_error, (name, arguments)
+        assert host.snapshot().activated == 0
+
+
+async def test_cancelling_the_client_call_cancels_the_turn() -> None:
+    async with hosted() as host, Client(mcp_server({"bot": host})) as client:
+        with trio.move_on_after(1):
+            await client.call_tool("bot", {"text": "hold on", "session": "s1"})
+        # The SDK client sends notifications/cancelled when its call is cancelled.
+        with trio.fail_after(10):
+            while True:
+                snapshot = host.snapshot()
+                if snapshot.turns_in_flight == 0:
+                    break
+                await trio.sleep(0.05)
+
+
+async def test_the_sdk_client_calls_the_agent_over_streamable_http() -> None:
+    async with hosted() as host, trio.open_nursery() as nursery:
+        url = await nursery.start(serve_mcp_http, {"bot": host}, McpHttpConfig())
+        async with Client(url) as client:
+            result = await client.call_tool("bot", {"text": "slow please"})
+            assert structured(result)["text"] == "one two three four five"
+        nursery.cancel_scope.cancel()

@@ -9,21 +9,18 @@ from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from typing import Any
 
-import pytest
 import trio
+from mcp import Client
 
 from agcore_actors import ActorSystem
-from agcore_actors.agent import messages as am
 from agcore_actors.agent import Agent, AgentBuilder, SessionHost, StoreTurns, session_approver
+from agcore_actors.agent import messages as am
 from agcore_actors.llm import ProviderRegistry, provider_spec
 from agcore_actors.serve._mcp import McpHttpConfig, mcp_server, serve_mcp_http
 from agcore_actors.store import InMemorySessions, session_store_spec
 from agcore_actors.testing import ScriptedProvider
 from agcore_actors.tools import ToolRegistry, tool_executor_spec
 from tests.serve.runtime import add, delete, model
-
-mcp = pytest.importorskip("mcp")  # the dev extra installs it; a missing SDK fails loudly below
-from mcp import Client  # noqa: E402
 
 
 @asynccontextmanager
@@ -75,13 +72,14 @@ async def test_the_sdk_client_lists_and_calls_the_agent_in_process() -> None:
 
 async def test_bad_arguments_and_unknown_tools_are_tool_errors_that_start_nothing() -> None:
     async with hosted() as host, Client(mcp_server({"bot": host})) as client:
-        for name, arguments in [
+        calls: list[tuple[str, dict[str, Any]]] = [
             ("nobody", {"text": "hi"}),
             ("bot", {}),
             ("bot", {"text": 3}),
             ("bot", {"text": "hi", "colour": "red"}),
             ("bot", {"text": "hi", "session": "bad id with spaces/../"}),
-        ]:
+        ]
+        for name, arguments in calls:
             result = await client.call_tool(name, arguments)
             assert result.is_error, (name, arguments)
         assert host.snapshot().activated == 0

@@ -10,7 +10,14 @@ transcript any provider accepts. The protocol is in :mod:`agcore_actors.agent.me
 from .._exports import publish
 from . import messages, policy
 from ._budget import Budget
-from ._bundle import AgentBuilder, RuntimeBundle, session_approver, session_name, session_spec
+from ._bundle import (
+    AgentBuilder,
+    RuntimeBundle,
+    session_approver,
+    session_elicitor,
+    session_name,
+    session_spec,
+)
 from ._config import Agent, AgentConfig, ModelSettings, PromptContext, ReasoningEffort
 from ._errors import (
     AgentConfigError,
@@ -101,6 +108,7 @@ __all__ = [
     "policy",
     "retrieve_tool",
     "session_approver",
+    "session_elicitor",
     "session_name",
     "session_spec",
     "synthetic_results",

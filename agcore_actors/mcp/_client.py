@@ -16,6 +16,7 @@ set. Server requests are answered: ``ping``, and the methods given handlers in
 
 from __future__ import annotations
 
+import collections
 import logging
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager, suppress
@@ -54,7 +55,7 @@ from ._jsonrpc import (
     tool_result,
 )
 from ._policy import redact, secret_values
-from ._requests import ServerRequests, answer, client_capabilities
+from ._requests import REQUESTING_SESSION, ServerRequests, answer, client_capabilities
 from ._resources import McpPrompt, McpPromptMessage, McpResource, McpResourceContent
 from ._stdio import StdioTransport
 from ._transport import Transport
@@ -119,6 +120,8 @@ class McpClient:
         self.secrets: tuple[str, ...] = ()
         self._next_id = 0
         self._progress_token = 0
+        #: Sessions with tool calls in flight, and how many each.
+        self._sessions = collections.Counter[str]()
         self._pending: dict[int | str, _Pending] = {}
         self._nursery: trio.Nursery | None = None
 
@@ -189,6 +192,10 @@ class McpClient:
 
     async def _answer(self, method: str, request_id: int | str, params: Any) -> None:
         timeout = self.options.server_request_timeout
+        calling = {s for s in self._sessions if s}
+        # Only an unambiguous owner: with calls of two sessions in flight, neither is asked.
+        owner = calling.pop() if len(calling) == 1 and "" not in self._sessions else ""
+        REQUESTING_SESSION.set(owner)
         reply = await answer(self.name, self.requests, method, request_id, params, timeout)
         await self._send_quietly(encode(reply))
 
@@ -311,11 +318,24 @@ class McpClient:
         return tools
 
     async def call_tool(
-        self, name: str, arguments: dict[str, Any], *, timeout: float | None = None
+        self,
+        name: str,
+        arguments: dict[str, Any],
+        *,
+        timeout: float | None = None,
+        session: str = "",
     ) -> McpToolResult:
-        raw = await self.request(
-            "tools/call", {"name": name, "arguments": arguments}, timeout=timeout
-        )
+        """Call a tool; ``session``: whose turn calls it (server requests meanwhile are
+        that session's when no other session has a call in flight)."""
+        self._sessions[session] += 1
+        try:
+            raw = await self.request(
+                "tools/call", {"name": name, "arguments": arguments}, timeout=timeout
+            )
+        finally:
+            self._sessions[session] -= 1
+            if not self._sessions[session]:
+                del self._sessions[session]
         return tool_result(raw)
 
     async def ping(self) -> None:

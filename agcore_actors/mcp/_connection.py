@@ -312,7 +312,9 @@ class McpConnection(Actor[McpConnectionMsg]):
 
     async def _on_call_tool(self, msg: CallTool) -> McpToolResult:
         client = await self._client()
-        return await client.call_tool(msg.name, msg.arguments, timeout=msg.timeout)
+        return await client.call_tool(
+            msg.name, msg.arguments, timeout=msg.timeout, session=msg.session_id
+        )
 
     async def _on_list_tools(self, msg: ListTools) -> McpToolList:
         client = await self._client()

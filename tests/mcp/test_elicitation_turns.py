@@ -42,7 +42,11 @@ def model(request: ChatRequest, attempt: int) -> ScriptedReply:
 
 
 @asynccontextmanager
-async def hosted(url: str, approval_timeout: float = 60.0) -> AsyncIterator[SessionHost]:
+async def hosted(
+    url: str, approval_timeout: float = 60.0, model: Any = model
+) -> AsyncIterator[SessionHost]:
+    """A host whose agent's model calls ``model``, with the MCP server at ``url`` as
+    ``srv`` (its elicitations go to the calling session)."""
     registry = ToolRegistry()
     async with ActorSystem() as system:
         config = attrs.evolve(CONFIG, requests={"elicitation/create": session_elicitor(system)})

@@ -15,11 +15,13 @@ from mcp import Client
 from agcore_actors import ActorSystem
 from agcore_actors.agent import Agent, AgentBuilder, SessionHost, StoreTurns, session_approver
 from agcore_actors.agent import messages as am
-from agcore_actors.llm import ProviderRegistry, provider_spec
+from agcore_actors.llm import ChatRequest, ProviderRegistry, ToolMessage, provider_spec
 from agcore_actors.serve._mcp import McpHttpConfig, mcp_server, serve_mcp_http
 from agcore_actors.store import InMemorySessions, session_store_spec
-from agcore_actors.testing import ScriptedProvider
+from agcore_actors.testing import ScriptedProvider, ScriptedReply, ScriptedToolCall
 from agcore_actors.tools import ToolRegistry, tool_executor_spec
+from tests.mcp.servers import wait_for
+from tests.mcp.test_elicitation_turns import hosted as elicit_hosted
 from tests.serve.runtime import add, delete, model
 
 
@@ -104,4 +106,28 @@ async def test_the_sdk_client_calls_the_agent_over_streamable_http() -> None:
         async with Client(url) as client:
             result = await client.call_tool("bot", {"text": "slow please"})
             assert structured(result)["text"] == "one two three four five"
+        nursery.cancel_scope.cancel()
+
+
+def delegating(request: ChatRequest, attempt: int) -> ScriptedReply:
+    """Call the other host's agent (``srv-bot``) with a turn that runs until cancelled."""
+    if isinstance(request.messages[-1], ToolMessage):
+        return ScriptedReply(text="unexpected: the delegated turn ended")
+    return ScriptedReply(tool_calls=[ScriptedToolCall("srv-bot", {"text": "hold on"})])
+
+
+async def test_cancelling_a_turn_cancels_the_mcp_call_and_the_remote_turn() -> None:
+    """Our agent calls another host's agent through serve --mcp over HTTP; cancelling our
+    turn withdraws the call (notifications/cancelled), which cancels the remote turn."""
+    async with hosted() as remote, trio.open_nursery() as nursery:
+        url = await nursery.start(serve_mcp_http, {"bot": remote}, McpHttpConfig())
+        async with elicit_hosted(url, model=delegating) as host:
+            async with host.submit("s1", "delegate") as events:
+                async for event in events:
+                    if isinstance(event, am.ToolCallStarted):
+                        await wait_for(lambda: remote.snapshot().turns_in_flight == 1)
+                        assert await host.cancel("s1")
+                    if isinstance(event, am.TurnCancelled | am.TurnCompleted | am.TurnFailed):
+                        assert isinstance(event, am.TurnCancelled), event
+            await wait_for(lambda: remote.snapshot().turns_in_flight == 0)
         nursery.cancel_scope.cancel()

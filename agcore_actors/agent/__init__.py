@@ -16,6 +16,7 @@ from ._bundle import (
     session_approver,
     session_elicitor,
     session_name,
+    session_progress,
     session_spec,
 )
 from ._config import Agent, AgentConfig, ModelSettings, PromptContext, ReasoningEffort
@@ -110,6 +111,7 @@ __all__ = [
     "session_approver",
     "session_elicitor",
     "session_name",
+    "session_progress",
     "session_spec",
     "synthetic_results",
     "system_prompt",

@@ -9,7 +9,7 @@ from typing import Any
 
 import attrs
 
-from ..actor import ActorRef, ActorSystem, ChildSpec, Restart
+from ..actor import ActorRef, ActorStopped, ActorSystem, ChildSpec, MailboxFull, Restart
 from ..context import messages as cm
 from ..llm import messages as lm
 from ..tools import ApprovalDecision, ApprovalRequest, ToolRegistry
@@ -31,6 +31,7 @@ __all__ = [
     "session_approver",
     "session_elicitor",
     "session_name",
+    "session_progress",
     "session_spec",
 ]
 
@@ -251,6 +252,32 @@ def session_elicitor(system: ActorSystem) -> Any:
         return {"action": answer.action}
 
     return elicit
+
+
+def session_progress(system: ActorSystem) -> Any:
+    """A progress handler for MCP connections (``ConnectionConfig(progress=...)``): each
+    progress notification of a session's tool call becomes a ``ToolCallProgress`` event
+    of its running turn. Advisory: dropped when the session is gone or its mailbox full."""
+
+    def report(
+        session: str,
+        call_id: str,
+        server: str,
+        progress: float,
+        total: float | None,
+        message: str | None,
+    ) -> None:
+        try:
+            ref = system.lookup(session_name(session))
+            ref.tell_nowait(
+                am.ReportProgress(
+                    call_id=call_id, server=server, progress=progress, total=total, message=message
+                )
+            )
+        except (LookupError, MailboxFull, ActorStopped):
+            pass
+
+    return report
 
 
 def session_approver(system: ActorSystem) -> Any:

@@ -210,6 +210,8 @@ class Session(SessionControl):
                 return self._on_answer_elicitation(msg)
             case am.Elicit():
                 return await self._on_elicit(msg)
+            case am.ReportProgress():
+                return await self._on_report_progress(msg)
             case am.SwitchAgent():
                 return self._on_switch(msg)
             case am.SetFacts():

@@ -29,6 +29,7 @@ from types import MappingProxyType
 from typing import Final
 
 import attrs
+import msgspec
 import trio
 
 from .._errors import AgcoreError
@@ -352,6 +353,13 @@ class SessionControl(Actor[SessionRequest]):
         finally:
             running.elicitations.pop(elicitation_id, None)
         return answer[0] if answer else am.ElicitationAnswer(action="decline")
+
+    async def _on_report_progress(self, msg: am.ReportProgress) -> None:
+        running = self._running()
+        if running is None:
+            return
+        fields = msgspec.structs.asdict(msg)
+        await running.emit(am.ToolCallProgress(**fields))
 
     def _on_answer_elicitation(self, msg: am.AnswerElicitation) -> bool:
         running = self._running()

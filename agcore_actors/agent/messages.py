@@ -16,6 +16,8 @@ Requests, their replies, and what cancelling the asker does::
     SetFacts(set, remove)            -> None           nothing (durable when it replies,
                                                        or with the running turn)
     GetSessionInfo()                 -> SessionInfo    nothing
+    ReportProgress(call_id, ...)     (told)            shown as ToolCallProgress by the
+                                                       running turn, else dropped
 
 One turn runs at a time; further ``SubmitTurn``/``RunTurn`` wait in order behind it, up
 to the session's queue bound (then :class:`~agcore_actors.agent.SessionBusy`). Every
@@ -50,6 +52,7 @@ __all__ = [
     "ModelCall",
     "ModelFallback",
     "ModelOverrides",
+    "ReportProgress",
     "RetryingModel",
     "RunTurn",
     "SessionInfo",
@@ -60,6 +63,7 @@ __all__ = [
     "TextDelta",
     "ThinkingDelta",
     "ToolCallFinished",
+    "ToolCallProgress",
     "ToolCallStarted",
     "ToolHookChanged",
     "TurnCancelled",
@@ -151,6 +155,16 @@ class ElicitationRequested(msgspec.Struct, frozen=True, kw_only=True, tag=True):
     #: The JSON schema of the answer's ``content`` (JSON text; "{}" when none).
     schema: str
     timeout: float
+
+
+class ToolCallProgress(msgspec.Struct, frozen=True, kw_only=True, tag=True):
+    """A running tool call's progress, as its MCP server reported it."""
+
+    call_id: str
+    server: str
+    progress: float
+    total: float | None = None
+    message: str | None = None
 
 
 class ToolCallFinished(msgspec.Struct, frozen=True, kw_only=True, tag=True):
@@ -268,6 +282,7 @@ TurnEvent = (
     | ToolCallStarted
     | ApprovalRequested
     | ElicitationRequested
+    | ToolCallProgress
     | ToolCallFinished
     | ToolHookChanged
     | UsageReported
@@ -358,6 +373,16 @@ class Elicit(Request[ElicitationAnswer], frozen=True, kw_only=True, tag=True):
     schema: dict[str, object] = msgspec.field(default_factory=dict)
 
 
+class ReportProgress(msgspec.Struct, frozen=True, kw_only=True, tag=True):
+    """Told by an MCP connection: show a tool call's progress in the running turn."""
+
+    call_id: str
+    server: str
+    progress: float
+    total: float | None = None
+    message: str | None = None
+
+
 class SwitchAgent(Request[str], frozen=True, tag=True):
     """Hand the session to another agent from the next turn on; history is kept."""
 
@@ -396,6 +421,7 @@ SessionMsg = (
     | Approve
     | AnswerElicitation
     | Elicit
+    | ReportProgress
     | SwitchAgent
     | SetFacts
     | GetSessionInfo

@@ -37,6 +37,7 @@ from ..agent import (
     StoreTurns,
     session_approver,
     session_elicitor,
+    session_progress,
 )
 from ..cluster import ClusterConfig, LeaseKeeper
 from ..llm import (
@@ -434,7 +435,9 @@ async def open_runtime(
             builder.tools(executor, tool_registry)
         if servers:
             # An MCP server's elicitation goes to the session whose tool call it serves.
-            connection = ConnectionConfig(requests={ELICIT: session_elicitor(system)})
+            connection = ConnectionConfig(
+                requests={ELICIT: session_elicitor(system)}, progress=session_progress(system)
+            )
             await system.start_supervisor(
                 servers_spec(servers, registry=tool_registry, config=connection)
             )

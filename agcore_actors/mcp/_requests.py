@@ -28,6 +28,11 @@ log = logging.getLogger("agcore_actors.mcp")
 #: ``async (server name, params) -> result`` for one server-to-client method.
 ServerRequestHandler = Callable[[str, Any], Awaitable[Any]]
 ServerRequests = Mapping[str, ServerRequestHandler]
+#: ``(progress, total, message)`` of one ``notifications/progress`` of a call.
+ProgressCallback = Callable[[float, "float | None", "str | None"], None]
+#: ``(session, call id, server, progress, total, message)``: a tool call's progress, for
+#: the session whose turn made the call (``ConnectionConfig.progress``).
+ProgressHandler = Callable[[str, str, str, float, "float | None", "str | None"], None]
 
 #: Set in the task answering a server request: the session whose tool call it belongs to.
 REQUESTING_SESSION: contextvars.ContextVar[str] = contextvars.ContextVar(

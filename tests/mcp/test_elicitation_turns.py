@@ -1,7 +1,7 @@
 """Elicitation as a turn event: the official SDK's server (streamable HTTP, a real
 process) asks during a tool call; the turn shows an ``ElicitationRequested`` event, the
 host's ``answer_elicitation`` answers it and the tool sees the answer; an unanswered one
-is declined after the timeout; a request no single session owns is declined."""
+is declined after the timeout; a call's progress notifications are turn events."""
 
 from __future__ import annotations
 
@@ -21,6 +21,7 @@ from agcore_actors.agent import (
     SessionHost,
     StoreTurns,
     session_elicitor,
+    session_progress,
 )
 from agcore_actors.agent import messages as am
 from agcore_actors.llm import ChatRequest, ProviderRegistry, ToolMessage, provider_spec
@@ -49,7 +50,11 @@ async def hosted(
     ``srv`` (its elicitations go to the calling session)."""
     registry = ToolRegistry()
     async with ActorSystem() as system:
-        config = attrs.evolve(CONFIG, requests={"elicitation/create": session_elicitor(system)})
+        config = attrs.evolve(
+            CONFIG,
+            requests={"elicitation/create": session_elicitor(system)},
+            progress=session_progress(system),
+        )
         await system.start_supervisor(
             servers_spec({"srv": HttpServer(url)}, registry=registry, config=config)
         )
@@ -107,3 +112,22 @@ async def test_an_unanswered_elicitation_is_declined_after_the_timeout() -> None
     assert any(isinstance(e, am.ElicitationRequested) for e in events)
     assert result.text == "tool said: decline"
     assert not late
+
+
+def chatty(request: ChatRequest, attempt: int) -> ScriptedReply:
+    if isinstance(request.messages[-1], ToolMessage):
+        return ScriptedReply(text="done")
+    return ScriptedReply(tool_calls=[ScriptedToolCall("srv-chatty", {"message": "hi"}, id="p1")])
+
+
+async def test_progress_of_an_mcp_call_is_a_turn_event() -> None:
+    with http_server("mcp2") as url:
+        async with hosted(url, model=chatty) as host:
+            events, result = await run_turn(host, None)
+    progress = [e for e in events if isinstance(e, am.ToolCallProgress)]
+    assert result.status == "completed"
+    assert [(p.call_id, p.server, p.progress, p.total) for p in progress] == [
+        ("p1", "srv", 1.0, 2.0)
+    ]
+    started = next(i for i, e in enumerate(events) if isinstance(e, am.ToolCallStarted))
+    assert started < events.index(progress[0])

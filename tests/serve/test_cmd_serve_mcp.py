@@ -13,7 +13,7 @@ from typing import Any
 import trio
 from mcp import Client, StdioServerParameters
 
-from tests.serve.helpers import fake_openai, serve_env, stored
+from tests.serve.helpers import fake_openai, serve_env, start_serve, stored
 
 
 async def call_twice(params: StdioServerParameters) -> dict[str, Any]:
@@ -56,3 +56,10 @@ def test_serve_mcp_http_refuses_a_non_loopback_bind() -> None:
     )
     assert result.returncode == 2, result.stderr
     assert "loopback" in result.stderr
+
+
+def test_serve_mcp_stdio_exits_0_at_end_of_input(tmp_path: Path) -> None:
+    with fake_openai() as base:
+        process = start_serve(base, "--mcp", "--stdio", "--store", str(tmp_path / "s.db"))
+        _, err = process.communicate(b"", timeout=60)
+    assert process.returncode == 0, err.decode()

@@ -85,7 +85,8 @@ def test_the_official_server_scenarios_pass_against_serve_mcp(tmp_path: Path) ->
             )
         finally:
             process.terminate()
-            process.communicate(timeout=30)
+            _, err = process.communicate(timeout=30)
+        assert process.returncode == 0, err.decode()[-2000:]
     summary = run.stdout.split("=== SUMMARY ===", 1)[-1]
     outcome = {name: mark == "✓" for mark, name in re.findall(r"^([✓✗]) (\S+):", summary, re.M)}
     assert outcome, run.stdout[-2000:]

@@ -78,15 +78,18 @@ async def hosted(
             yield host
 
 
-async def run_turn(host: SessionHost, answer: Any) -> tuple[list[Any], am.TurnResult]:
+async def run_turn(
+    host: SessionHost, answer: Any, session: str = "s1"
+) -> tuple[list[Any], am.TurnResult]:
     events: list[Any] = []
     result: am.TurnResult | None = None
     with trio.fail_after(60):
-        async with host.submit("s1", "ask me") as stream:
+        async with host.submit(session, "ask me") as stream:
             async for event in stream:
                 events.append(event)
                 if isinstance(event, am.ElicitationRequested) and answer is not None:
-                    answered = await host.answer_elicitation("s1", event.elicitation_id, *answer)
+                    eid = event.elicitation_id
+                    answered = await host.answer_elicitation(session, eid, *answer)
                     assert answered
                 if isinstance(event, am.TurnCompleted | am.TurnFailed | am.TurnCancelled):
                     result = event.result
@@ -131,3 +134,22 @@ async def test_progress_of_an_mcp_call_is_a_turn_event() -> None:
     ]
     started = next(i for i, e in enumerate(events) if isinstance(e, am.ToolCallStarted))
     assert started < events.index(progress[0])
+
+
+async def test_concurrent_sessions_never_get_each_others_elicitation() -> None:
+    """Sessions calling the same server at once: each call's answer is its own session's
+    or a decline (ambiguous), never another session's."""
+    sessions = [f"s{i}" for i in range(6)]
+    results: dict[str, am.TurnResult] = {}
+
+    async def one(host: SessionHost, session: str) -> None:
+        _, results[session] = await run_turn(host, ("accept", {"name": session}), session)
+
+    with http_server("mcp2") as url:
+        async with hosted(url) as host:
+            for _ in range(3):
+                async with trio.open_nursery() as nursery:
+                    for session in sessions:
+                        nursery.start_soon(one, host, session)
+                for session, result in results.items():
+                    assert result.text in (f"tool said: accept {session}", "tool said: decline")

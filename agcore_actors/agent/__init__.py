@@ -10,7 +10,15 @@ transcript any provider accepts. The protocol is in :mod:`agcore_actors.agent.me
 from .._exports import publish
 from . import messages, policy
 from ._budget import Budget
-from ._bundle import AgentBuilder, RuntimeBundle, session_approver, session_name, session_spec
+from ._bundle import (
+    AgentBuilder,
+    RuntimeBundle,
+    session_approver,
+    session_elicitor,
+    session_name,
+    session_progress,
+    session_spec,
+)
 from ._config import Agent, AgentConfig, ModelSettings, PromptContext, ReasoningEffort
 from ._errors import (
     AgentConfigError,
@@ -101,7 +109,9 @@ __all__ = [
     "policy",
     "retrieve_tool",
     "session_approver",
+    "session_elicitor",
     "session_name",
+    "session_progress",
     "session_spec",
     "synthetic_results",
     "system_prompt",

@@ -9,11 +9,12 @@ from typing import Any
 
 import attrs
 
-from ..actor import ActorRef, ActorSystem, ChildSpec, Restart
+from ..actor import ActorRef, ActorStopped, ActorSystem, ChildSpec, MailboxFull, Restart
 from ..context import messages as cm
 from ..llm import messages as lm
 from ..tools import ApprovalDecision, ApprovalRequest, ToolRegistry
 from ..tools import messages as tm
+from . import messages as am
 from ._config import Agent, AgentConfig
 from ._errors import AgentConfigError
 from ._hooks import TurnHooks
@@ -24,7 +25,15 @@ from ._store_port import TurnStore
 from ._turn import TurnPorts
 from ._turn_setup import Deps
 
-__all__ = ["AgentBuilder", "RuntimeBundle", "session_approver", "session_name", "session_spec"]
+__all__ = [
+    "AgentBuilder",
+    "RuntimeBundle",
+    "session_approver",
+    "session_elicitor",
+    "session_name",
+    "session_progress",
+    "session_spec",
+]
 
 
 def session_name(session: str) -> str:
@@ -212,6 +221,63 @@ class _SessionFactory:
 
     def __call__(self) -> Session:
         return Session.sharing(self.session, self.settings, self.store)
+
+
+def session_elicitor(system: ActorSystem) -> Any:
+    """An ``elicitation/create`` handler for MCP connections
+    (``ConnectionConfig(requests={"elicitation/create": session_elicitor(system)})``) that
+    asks the session whose tool call the server is serving: the session shows it as an
+    ``ElicitationRequested`` event and waits for ``AnswerElicitation``. A request no
+    single session's call owns, or of a session that is not running, is declined."""
+
+    async def elicit(server: str, params: Any) -> dict[str, object]:
+        from ..mcp._requests import requesting_session
+
+        session = requesting_session()
+        if not session or not isinstance(params, dict):
+            return {"action": "decline"}
+        try:
+            ref = system.lookup(session_name(session))
+        except LookupError:
+            return {"action": "decline"}
+        schema = params.get("requestedSchema")
+        ask = am.Elicit(
+            server=server,
+            message=str(params.get("message", "")),
+            schema=schema if isinstance(schema, dict) else {},
+        )
+        answer: am.ElicitationAnswer = await ref.ask(ask)
+        if answer.action == "accept":
+            return {"action": "accept", "content": answer.content or {}}
+        return {"action": answer.action}
+
+    return elicit
+
+
+def session_progress(system: ActorSystem) -> Any:
+    """A progress handler for MCP connections (``ConnectionConfig(progress=...)``): each
+    progress notification of a session's tool call becomes a ``ToolCallProgress`` event
+    of its running turn. Advisory: dropped when the session is gone or its mailbox full."""
+
+    def report(
+        session: str,
+        call_id: str,
+        server: str,
+        progress: float,
+        total: float | None,
+        message: str | None,
+    ) -> None:
+        try:
+            ref = system.lookup(session_name(session))
+            ref.tell_nowait(
+                am.ReportProgress(
+                    call_id=call_id, server=server, progress=progress, total=total, message=message
+                )
+            )
+        except (LookupError, MailboxFull, ActorStopped):
+            pass
+
+    return report
 
 
 def session_approver(system: ActorSystem) -> Any:

@@ -274,7 +274,22 @@ class SessionHost(LiveSet):
         answered: bool = await self._control(session, msg)
         return answered
 
-    async def _control(self, session: str, msg: am.CancelTurn | am.Approve) -> bool:
+    async def answer_elicitation(
+        self,
+        session: str,
+        elicitation_id: str,
+        action: am.ElicitationAction,
+        content: dict[str, object] | None = None,
+    ) -> bool:
+        """Answer an elicitation of a live session's running turn (an MCP server's
+        question, shown as an ``ElicitationRequested`` event); False if none waits."""
+        msg = am.AnswerElicitation(elicitation_id=elicitation_id, action=action, content=content)
+        answered: bool = await self._control(session, msg)
+        return answered
+
+    async def _control(
+        self, session: str, msg: am.CancelTurn | am.Approve | am.AnswerElicitation
+    ) -> bool:
         """Send a control message to a live session's turn; False if it is not live (an
         incarnation that has ended runs no turn: it is deactivated, its crash counted)."""
         live = self._live.get(session)

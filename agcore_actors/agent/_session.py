@@ -206,6 +206,12 @@ class Session(SessionControl):
                 return self._on_approve(msg)
             case ApprovalRequest():
                 return await self._on_approval_request(msg)
+            case am.AnswerElicitation():
+                return self._on_answer_elicitation(msg)
+            case am.Elicit():
+                return await self._on_elicit(msg)
+            case am.ReportProgress():
+                return await self._on_report_progress(msg)
             case am.SwitchAgent():
                 return self._on_switch(msg)
             case am.SetFacts():

@@ -29,9 +29,11 @@ from types import MappingProxyType
 from typing import Final
 
 import attrs
+import msgspec
 import trio
 
 from .._errors import AgcoreError
+from .._ids import new_id
 from ..actor import Actor
 from ..llm import Message as ChatMessage
 from ..llm import SystemMessage, Usage
@@ -98,6 +100,10 @@ class _Running:
     scope: trio.CancelScope
     emit: Emit
     approvals: dict[str, tuple[trio.Event, list[ApprovalDecision]]] = attrs.field(factory=dict)
+    #: Elicitations waiting for the person, by id.
+    elicitations: dict[str, tuple[trio.Event, list[am.ElicitationAnswer]]] = attrs.field(
+        factory=dict
+    )
 
 
 SessionRequest = am.SessionMsg | ApprovalRequest
@@ -320,6 +326,49 @@ class SessionControl(Actor[SessionRequest]):
             return False
         event, answer = pending
         answer.append(ApprovalDecision(msg.allow, msg.reason or ("" if msg.allow else "denied")))
+        event.set()
+        return True
+
+    async def _on_elicit(self, msg: am.Elicit) -> am.ElicitationAnswer:
+        running = self._running()
+        if running is None:
+            return am.ElicitationAnswer(action="decline")
+        event = trio.Event()
+        answer: list[am.ElicitationAnswer] = []
+        elicitation_id = new_id()
+        running.elicitations[elicitation_id] = (event, answer)
+        timeout = self.settings.config.approval_timeout
+        try:
+            await running.emit(
+                am.ElicitationRequested(
+                    elicitation_id=elicitation_id,
+                    server=msg.server,
+                    message=msg.message,
+                    schema=json.dumps(msg.schema, ensure_ascii=False),
+                    timeout=timeout,
+                )
+            )
+            with trio.move_on_after(timeout):
+                await event.wait()
+        finally:
+            running.elicitations.pop(elicitation_id, None)
+        return answer[0] if answer else am.ElicitationAnswer(action="decline")
+
+    async def _on_report_progress(self, msg: am.ReportProgress) -> None:
+        running = self._running()
+        if running is None:
+            return
+        fields = msgspec.structs.asdict(msg)
+        await running.emit(am.ToolCallProgress(**fields))
+
+    def _on_answer_elicitation(self, msg: am.AnswerElicitation) -> bool:
+        running = self._running()
+        pending = running.elicitations.get(msg.elicitation_id) if running is not None else None
+        if pending is None:
+            return False
+        event, answer = pending
+        content = msg.content if msg.action == "accept" else None
+        answer.append(am.ElicitationAnswer(action=msg.action, content=content))
         event.set()
         return True
 

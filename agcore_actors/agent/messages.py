@@ -7,10 +7,17 @@ Requests, their replies, and what cancelling the asker does::
     RunTurn(text, turn, settings)      -> TurnResult   cancels the turn, which commits first
     CancelTurn(mode)                 -> bool           nothing (answered at once)
     Approve(call_id, allow, reason)  -> bool           nothing (answered at once)
+    AnswerElicitation(elicitation_id, action, content)
+                                     -> bool           nothing (answered at once)
+    Elicit(server, message, schema)  -> ElicitationAnswer  withdraws the question (what
+                                                       an MCP server asks during a
+                                                       tool call; declined on timeout)
     SwitchAgent(agent)               -> str            nothing (the previous agent's name)
     SetFacts(set, remove)            -> None           nothing (durable when it replies,
                                                        or with the running turn)
     GetSessionInfo()                 -> SessionInfo    nothing
+    ReportProgress(call_id, ...)     (told)            shown as ToolCallProgress by the
+                                                       running turn, else dropped
 
 One turn runs at a time; further ``SubmitTurn``/``RunTurn`` wait in order behind it, up
 to the session's queue bound (then :class:`~agcore_actors.agent.SessionBusy`). Every
@@ -30,17 +37,22 @@ from ..actor import Request, StreamRequest
 from ..llm import Usage
 
 __all__ = [
+    "AnswerElicitation",
     "ApprovalRequested",
     "Approve",
     "CancelMode",
     "CancelTurn",
     "Compacted",
     "ContentStarted",
+    "Elicit",
+    "ElicitationAnswer",
+    "ElicitationRequested",
     "GetSessionInfo",
     "LimitReached",
     "ModelCall",
     "ModelFallback",
     "ModelOverrides",
+    "ReportProgress",
     "RetryingModel",
     "RunTurn",
     "SessionInfo",
@@ -51,6 +63,7 @@ __all__ = [
     "TextDelta",
     "ThinkingDelta",
     "ToolCallFinished",
+    "ToolCallProgress",
     "ToolCallStarted",
     "ToolHookChanged",
     "TurnCancelled",
@@ -130,6 +143,28 @@ class ApprovalRequested(msgspec.Struct, frozen=True, kw_only=True, tag=True):
     name: str
     arguments: str
     timeout: float
+
+
+class ElicitationRequested(msgspec.Struct, frozen=True, kw_only=True, tag=True):
+    """An MCP server asks the person something during a tool call: answer with
+    :class:`AnswerElicitation`; no answer within ``timeout`` s declines it."""
+
+    elicitation_id: str
+    server: str
+    message: str
+    #: The JSON schema of the answer's ``content`` (JSON text; "{}" when none).
+    schema: str
+    timeout: float
+
+
+class ToolCallProgress(msgspec.Struct, frozen=True, kw_only=True, tag=True):
+    """A running tool call's progress, as its MCP server reported it."""
+
+    call_id: str
+    server: str
+    progress: float
+    total: float | None = None
+    message: str | None = None
 
 
 class ToolCallFinished(msgspec.Struct, frozen=True, kw_only=True, tag=True):
@@ -253,6 +288,8 @@ TurnEvent = (
     | Compacted
     | ToolCallStarted
     | ApprovalRequested
+    | ElicitationRequested
+    | ToolCallProgress
     | ToolCallFinished
     | ToolHookChanged
     | UsageReported
@@ -316,6 +353,43 @@ class Approve(Request[bool], frozen=True, kw_only=True, tag=True):
     reason: str = ""
 
 
+ElicitationAction = Literal["accept", "decline", "cancel"]
+
+
+class ElicitationAnswer(msgspec.Struct, frozen=True, kw_only=True):
+    """The person's answer to an elicitation (MCP's ``ElicitResult``)."""
+
+    action: ElicitationAction
+    content: dict[str, object] | None = None
+
+
+class AnswerElicitation(Request[bool], frozen=True, kw_only=True, tag=True):
+    """Answer an :class:`ElicitationRequested`; False when none of that id waits."""
+
+    elicitation_id: str
+    action: ElicitationAction
+    content: dict[str, object] | None = None
+
+
+class Elicit(Request[ElicitationAnswer], frozen=True, kw_only=True, tag=True):
+    """Ask the person of the running turn (an :class:`ElicitationRequested` event);
+    declined when no turn runs or nobody answers in time."""
+
+    server: str
+    message: str
+    schema: dict[str, object] = msgspec.field(default_factory=dict)
+
+
+class ReportProgress(msgspec.Struct, frozen=True, kw_only=True, tag=True):
+    """Told by an MCP connection: show a tool call's progress in the running turn."""
+
+    call_id: str
+    server: str
+    progress: float
+    total: float | None = None
+    message: str | None = None
+
+
 class SwitchAgent(Request[str], frozen=True, tag=True):
     """Hand the session to another agent from the next turn on; history is kept."""
 
@@ -347,4 +421,15 @@ class GetSessionInfo(Request[SessionInfo], frozen=True, tag=True):
     """The session's current state."""
 
 
-SessionMsg = SubmitTurn | RunTurn | CancelTurn | Approve | SwitchAgent | SetFacts | GetSessionInfo
+SessionMsg = (
+    SubmitTurn
+    | RunTurn
+    | CancelTurn
+    | Approve
+    | AnswerElicitation
+    | Elicit
+    | ReportProgress
+    | SwitchAgent
+    | SetFacts
+    | GetSessionInfo
+)

@@ -203,7 +203,15 @@ async def _serve(
 
 
 def _run(args: argparse.Namespace) -> int:
-    if args.http:
+    if args.mcp:
+        require("serve --mcp", "mcp", *(("hypercorn",) if args.http else ()))
+        if args.tenant or args.tenants or args.token_file:
+            raise UsageError("--mcp takes no --tenant, --tenants or --token-file")
+        from ..serve._auth import is_loopback
+
+        if args.http and not is_loopback(args.http[0]):
+            raise UsageError("serve --mcp --http binds loopback addresses only (no auth yet)")
+    elif args.http:
         require("serve --http", "hypercorn", "prometheus_client")
     from ..serve import configure_logging
 
@@ -224,6 +232,14 @@ def _run(args: argparse.Namespace) -> int:
     handler = configure_logging(level, json_format=args.json_logs)
     if settings.telemetry.tracing:
         route_logs(handler)
+    if args.mcp:
+        try:
+            from ._serve_mcp import serve_mcp
+
+            mcp_status: int = trio.run(serve_mcp, args)
+        except KeyboardInterrupt:
+            return INTERRUPTED
+        return mcp_status
     if args.stdio:
         status: int = trio.run(_serve_stdio, args)
         return status
@@ -241,6 +257,7 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
             'echo \'{"session": "s1", "text": "hi"}\' | agcore-actors serve --stdio',
             "agcore-actors serve --http 127.0.0.1:8000 --store bot.db",
             "agcore-actors serve --stdio --config bot.toml",
+            "agcore-actors serve --mcp --stdio   # for Claude Desktop, Cursor, ...",
         ),
         usage_errors=(ConfigError,),
     )
@@ -248,6 +265,12 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
     mode.add_argument("--stdio", action="store_true", help="JSON lines on stdin/stdout")
     mode.add_argument(
         "--http", type=_host_port, metavar="HOST:PORT", help="serve HTTP (needs the serve extra)"
+    )
+    serve.add_argument(
+        "--mcp",
+        action="store_true",
+        help="speak MCP instead: each agent is an MCP tool (needs the mcp-oauth extra; "
+        "with --http, loopback binds only)",
     )
     serve.add_argument(
         "--config",

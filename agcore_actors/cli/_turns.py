@@ -123,6 +123,11 @@ class TurnRunner:
                     allow, reason = await self.approver(event)
                 self._approving = None
                 await self.runtime.host.approve(outcome.session, event.call_id, allow, reason)
+            case am.ElicitationRequested(elicitation_id=elicitation_id):
+                # No inline form yet: decline at once rather than wait out the timeout.
+                await self.runtime.host.answer_elicitation(
+                    outcome.session, elicitation_id, "decline"
+                )
             case am.TurnCompleted(result=result) | am.TurnCancelled(result=result):
                 outcome.result = result
             case am.TurnFailed(result=result):

@@ -36,6 +36,8 @@ from ..agent import (
     RuntimeBundle,
     StoreTurns,
     session_approver,
+    session_elicitor,
+    session_progress,
 )
 from ..cluster import ClusterConfig, LeaseKeeper
 from ..llm import (
@@ -52,6 +54,7 @@ from ..llm import (
     provider_spec,
 )
 from ..mcp import (
+    ConnectionConfig,
     McpConfigError,
     McpError,
     ServerConfig,
@@ -59,6 +62,7 @@ from ..mcp import (
     servers_spec,
     wait_ready,
 )
+from ..mcp._requests import ELICIT
 from ..store import (
     InMemorySessions,
     PostgresSessions,
@@ -430,7 +434,13 @@ async def open_runtime(
             )
             builder.tools(executor, tool_registry)
         if servers:
-            await system.start_supervisor(servers_spec(servers, registry=tool_registry))
+            # An MCP server's elicitation goes to the session whose tool call it serves.
+            connection = ConnectionConfig(
+                requests={ELICIT: session_elicitor(system)}, progress=session_progress(system)
+            )
+            await system.start_supervisor(
+                servers_spec(servers, registry=tool_registry, config=connection)
+            )
             for name in servers:
                 try:
                     await wait_ready(system.lookup(f"mcp:{name}"), timeout=mcp_ready_timeout)

@@ -52,7 +52,13 @@ class McpToolAdapter:
         if not isinstance(args, dict):
             raise InvalidArguments(self.name, "MCP tool arguments must be a JSON object")
         try:
-            result = await self.connection.ask(CallTool(name=self.remote_name, arguments=args))
+            call = CallTool(
+                name=self.remote_name,
+                arguments=args,
+                session_id=ctx.session_id,
+                call_id=ctx.call_id,
+            )
+            result = await self.connection.ask(call)
         except ActorError as exc:  # stopped or crashed mid-call: the server went away
             raise McpConnectionClosed(self.server, str(exc)) from exc
         if result.is_error:

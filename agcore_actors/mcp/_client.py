@@ -16,6 +16,7 @@ set. Server requests are answered: ``ping``, and the methods given handlers in
 
 from __future__ import annotations
 
+import collections
 import logging
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager, suppress
@@ -54,7 +55,13 @@ from ._jsonrpc import (
     tool_result,
 )
 from ._policy import redact, secret_values
-from ._requests import ServerRequests, answer, client_capabilities
+from ._requests import (
+    REQUESTING_SESSION,
+    ProgressCallback,
+    ServerRequests,
+    answer,
+    client_capabilities,
+)
 from ._resources import McpPrompt, McpPromptMessage, McpResource, McpResourceContent
 from ._stdio import StdioTransport
 from ._transport import Transport
@@ -119,6 +126,10 @@ class McpClient:
         self.secrets: tuple[str, ...] = ()
         self._next_id = 0
         self._progress_token = 0
+        #: Sessions with tool calls in flight, and how many each.
+        self._sessions = collections.Counter[str]()
+        #: The progress callbacks of calls in flight, by progress token.
+        self._progress: dict[int | str, ProgressCallback] = {}
         self._pending: dict[int | str, _Pending] = {}
         self._nursery: trio.Nursery | None = None
 
@@ -189,6 +200,10 @@ class McpClient:
 
     async def _answer(self, method: str, request_id: int | str, params: Any) -> None:
         timeout = self.options.server_request_timeout
+        calling = {s for s in self._sessions if s}
+        # Only an unambiguous owner: with calls of two sessions in flight, neither is asked.
+        owner = calling.pop() if len(calling) == 1 and "" not in self._sessions else ""
+        REQUESTING_SESSION.set(owner)
         reply = await answer(self.name, self.requests, method, request_id, params, timeout)
         await self._send_quietly(encode(reply))
 
@@ -196,11 +211,26 @@ class McpClient:
         assert msg.method is not None
         if msg.method == "notifications/tools/list_changed":
             self.tools_changed.set()
+        elif msg.method == "notifications/progress" and isinstance(msg.params, dict):
+            self._on_progress(msg.params)
         elif msg.method == "notifications/message" and isinstance(msg.params, dict):
             data = redact(str(msg.params.get("data")), self.secrets)
             log.info("[%s] %s: %s", self.name, msg.params.get("level"), data)
         if self.on_event is not None:
             self.on_event(McpEvent(server=self.name, method=msg.method, params=msg.params))
+
+    def _on_progress(self, params: dict[str, Any]) -> None:
+        token = params.get("progressToken")
+        callback = self._progress.get(token) if isinstance(token, int | str) else None
+        progress, total = params.get("progress"), params.get("total")
+        if callback is None or not isinstance(progress, int | float):
+            return
+        message = params.get("message")
+        callback(
+            float(progress),
+            float(total) if isinstance(total, int | float) else None,
+            redact(message, self.secrets) if isinstance(message, str) else None,
+        )
 
     async def _send_quietly(self, data: bytes) -> None:
         with trio.move_on_after(self.options.request_timeout):
@@ -311,11 +341,33 @@ class McpClient:
         return tools
 
     async def call_tool(
-        self, name: str, arguments: dict[str, Any], *, timeout: float | None = None
+        self,
+        name: str,
+        arguments: dict[str, Any],
+        *,
+        timeout: float | None = None,
+        session: str = "",
+        on_progress: ProgressCallback | None = None,
     ) -> McpToolResult:
-        raw = await self.request(
-            "tools/call", {"name": name, "arguments": arguments}, timeout=timeout
-        )
+        """Call a tool; ``session``: whose turn calls it (server requests meanwhile are
+        that session's when no other session has a call in flight); ``on_progress``:
+        called with each ``notifications/progress`` of the call (a progress token is
+        sent only then)."""
+        params: dict[str, Any] = {"name": name, "arguments": arguments}
+        token = 0
+        if on_progress is not None:
+            self._progress_token += 1
+            token = self._progress_token
+            params["_meta"] = {"progressToken": token}
+            self._progress[token] = on_progress
+        self._sessions[session] += 1
+        try:
+            raw = await self.request("tools/call", params, timeout=timeout)
+        finally:
+            self._progress.pop(token, None)
+            self._sessions[session] -= 1
+            if not self._sessions[session]:
+                del self._sessions[session]
         return tool_result(raw)
 
     async def ping(self) -> None:

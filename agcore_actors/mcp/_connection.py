@@ -43,7 +43,13 @@ from ._errors import (
     McpUnavailable,
 )
 from ._policy import DEFAULT_SEPARATOR, secret_values
-from ._requests import ROOTS, ServerRequestHandler, roots_handler
+from ._requests import (
+    ROOTS,
+    ProgressCallback,
+    ProgressHandler,
+    ServerRequestHandler,
+    roots_handler,
+)
 from .messages import (
     CallTool,
     GetStatus,
@@ -88,6 +94,9 @@ class ConnectionConfig:
     #: Directories (or URIs) offered to servers as roots (``roots/list``), unless
     #: ``requests`` has its own handler.
     roots: tuple[str, ...] = ()
+    #: Told each progress notification of a call made by a session (None: progress is
+    #: not asked for).
+    progress: ProgressHandler | None = None
 
     def server_requests(self) -> dict[str, ServerRequestHandler]:
         handlers = dict(self.requests)
@@ -312,7 +321,21 @@ class McpConnection(Actor[McpConnectionMsg]):
 
     async def _on_call_tool(self, msg: CallTool) -> McpToolResult:
         client = await self._client()
-        return await client.call_tool(msg.name, msg.arguments, timeout=msg.timeout)
+        handler = self.config.progress
+        on_progress: ProgressCallback | None = None
+        if handler is not None and msg.session_id:
+
+            def on_progress(progress: float, total: float | None, message: str | None) -> None:
+                assert handler is not None
+                handler(msg.session_id, msg.call_id, self.name, progress, total, message)
+
+        return await client.call_tool(
+            msg.name,
+            msg.arguments,
+            timeout=msg.timeout,
+            session=msg.session_id,
+            on_progress=on_progress,
+        )
 
     async def _on_list_tools(self, msg: ListTools) -> McpToolList:
         client = await self._client()

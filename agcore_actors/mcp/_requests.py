@@ -13,6 +13,7 @@ params) with its message, any other exception -32603 without one (it may hold se
 
 from __future__ import annotations
 
+import contextvars
 import logging
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from pathlib import Path
@@ -27,6 +28,16 @@ log = logging.getLogger("agcore_actors.mcp")
 #: ``async (server name, params) -> result`` for one server-to-client method.
 ServerRequestHandler = Callable[[str, Any], Awaitable[Any]]
 ServerRequests = Mapping[str, ServerRequestHandler]
+#: ``(progress, total, message)`` of one ``notifications/progress`` of a call.
+ProgressCallback = Callable[[float, "float | None", "str | None"], None]
+#: ``(session, call id, server, progress, total, message)``: a tool call's progress, for
+#: the session whose turn made the call (``ConnectionConfig.progress``).
+ProgressHandler = Callable[[str, str, str, float, "float | None", "str | None"], None]
+
+#: Set in the task answering a server request: the session whose tool call it belongs to.
+REQUESTING_SESSION: contextvars.ContextVar[str] = contextvars.ContextVar(
+    "REQUESTING_SESSION", default=""
+)
 
 INTERNAL_ERROR = -32603
 ELICIT = "elicitation/create"
@@ -38,6 +49,13 @@ _CAPABILITIES: dict[str, tuple[str, dict[str, Any]]] = {
     SAMPLE: ("sampling", {}),
     ROOTS: ("roots", {"listChanged": False}),
 }
+
+
+def requesting_session() -> str:
+    """Inside a server-request handler: the session whose tool call the request belongs
+    to: the one session with calls in flight on the connection, else "" (none, or calls
+    of several sessions or of no session in flight: ambiguous)."""
+    return REQUESTING_SESSION.get()
 
 
 def client_capabilities(handlers: ServerRequests) -> dict[str, Any]:

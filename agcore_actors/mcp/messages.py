@@ -117,6 +117,11 @@ class CallTool(Request[McpToolResult], frozen=True, tag=True, kw_only=True):
     name: str
     arguments: dict[str, Any] = msgspec.field(default_factory=dict)
     timeout: float | None = None
+    #: The session whose turn makes the call ("" for none): the server's requests while
+    #: it runs (elicitation) are that session's (see ``requesting_session``).
+    session_id: str = ""
+    #: The turn's id of the call (progress events name it).
+    call_id: str = ""
 
 
 class ListTools(Request[McpToolList], frozen=True, tag=True):

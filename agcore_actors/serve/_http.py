@@ -54,6 +54,7 @@ from .._ids import new_id
 from ..actor import ActorRef
 from ..agent import SessionHost, StoreTurns
 from ..agent import messages as am
+from . import _elicit
 from ._auth import Tenant, check_id, host_allowed, identify, origin_allowed
 from ._errors import BadCommand, HttpRefused
 from ._http_config import HttpConfig
@@ -89,13 +90,14 @@ ROUTES: dict[tuple[str, tuple[str, ...]], str] = {
     ("GET", ("v1", "sessions", "*", "turns", "*")): "read",
     ("POST", ("v1", "sessions", "*", "cancel")): "turns",
     ("POST", ("v1", "sessions", "*", "approvals", "*")): "turns",
+    ("POST", ("v1", "sessions", "*", "elicitations", "*")): "turns",
     ("GET", ("v1", "sessions", "*")): "read",
     ("DELETE", ("v1", "sessions", "*")): "turns",
     ("GET", ("v1", "sessions")): "read",
     ("GET", ("observer", "state")): "admin",
     ("GET", ("metrics",)): "admin",
 }
-_ID_NAMES = {"turns": "turn", "approvals": "call"}
+_ID_NAMES = {"turns": "turn", "approvals": "call", "elicitations": "elicitation"}
 
 
 def _fits(pattern: tuple[str, ...], parts: list[str]) -> bool:
@@ -277,6 +279,13 @@ class _App:
                     tenant.store_id(session), command.call_id, command.allow, command.reason
                 )
                 await respond(send, 200, encode({"answered": answered}))
+            case "POST", ["v1", "sessions", session, "elicitations", elicitation_id]:
+                body = await self._body(scope, receive)
+                if isinstance(body, dict):
+                    body = {**body, "elicitation": elicitation_id}
+                elicit = _elicit.parse_elicitation(body, session=session)
+                reply = await _elicit.answer(self.host, tenant.store_id(session), elicit)
+                await respond(send, 200, encode(reply))
             case _:  # _admit refused every other shape
                 raise AssertionError(parts)
 

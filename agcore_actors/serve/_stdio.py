@@ -40,6 +40,7 @@ from .._ids import new_id
 from .._validators import at_least_one, non_negative
 from ..agent import SessionHost
 from ..agent import messages as am
+from . import _elicit
 from ._auth import check_id
 from ._errors import BadCommand
 from ._logging import log_event
@@ -172,6 +173,9 @@ class _StdioServer:
         try:
             command = parse_line(line)
         except BadCommand as exc:
+            if _elicit.is_elicitation(_decoded(line)):
+                await self._on_elicitation(_decoded(line))
+                return
             await self._refuse(exc)
             return
         match command:
@@ -186,6 +190,16 @@ class _StdioServer:
                 answered = await self.host.approve(self.prefix + session, call_id, allow, reason)
                 line_out = {"session": session, "event": "approve", "call_id": call_id}
                 await self.emit({**line_out, "allow": allow, "answered": answered})
+
+    async def _on_elicitation(self, obj: object) -> None:
+        try:
+            command = _elicit.parse_elicitation(obj)
+        except BadCommand as exc:
+            await self._refuse(exc)
+            return
+        reply = await _elicit.answer(self.host, self.prefix + command.session, command)
+        line = {"session": command.session, "event": "elicitation"}
+        await self.emit({**line, "elicitation": command.elicitation_id, **reply})
 
     async def _on_turn(self, command: TurnCommand) -> None:
         turn = command.turn or new_id()
@@ -289,6 +303,13 @@ class _StdioServer:
         await trio.sleep(self.config.drain_timeout)
         assert self.turns is not None
         self.turns.cancel_scope.cancel()
+
+
+def _decoded(line: bytes) -> object:
+    try:
+        return msgspec.json.decode(line)
+    except msgspec.DecodeError:
+        return None
 
 
 async def serve_stdio(

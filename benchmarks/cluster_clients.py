@@ -7,8 +7,9 @@ a session changes hands), a stream cut before its final event, no byte for
 ``read_timeout`` seconds (a stopped host holds connections open). The retry goes to a
 random host again, the same turn id and text, after a short backoff. A turn that ends
 ``turn_failed`` or ``turn_cancelled`` is also retried with its id (the server decides
-whether that id already ran); one that has not been acknowledged after ``give_up``
-seconds is abandoned. Every attempt is logged for the failover and cost figures.
+whether that id already ran); a 409 ``turn_exists`` ends the retries (the id is stored
+already: the turn ran, or began before its host died, and will not run again), without
+an acknowledgement. One not acknowledged after ``give_up`` seconds is abandoned. Every attempt is logged for the failover and cost figures.
 """
 
 from __future__ import annotations
@@ -90,6 +91,9 @@ class Clients:
             outcome = await self._attempt(client, urls[index], session, body)
             if outcome == "turn_completed":
                 record.acked_at, record.outcome = trio.current_time(), "acked"
+                return record
+            if outcome == "http_409_turn_exists":  # it ran (or began) already: not again
+                record.outcome = "exists"
                 return record
             self.errors[outcome] += 1
             await trio.sleep(random.uniform(0.05, 0.25))

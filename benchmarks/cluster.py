@@ -114,10 +114,15 @@ class Rig:
 
 
 def _free_port(bind: str) -> int:
+    """A port free on ``bind`` (an address of a namespace has its own ports: any will do
+    there, one free here is as good as any)."""
     import socket
 
     with socket.socket() as probe:
-        probe.bind((bind if bind != "0.0.0.0" else "127.0.0.1", 0))
+        try:
+            probe.bind((bind, 0))
+        except OSError:
+            probe.bind(("127.0.0.1", 0))
         return int(probe.getsockname()[1])
 
 

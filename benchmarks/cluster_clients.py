@@ -9,7 +9,8 @@ random host again, the same turn id and text, after a short backoff. A turn that
 ``turn_failed`` or ``turn_cancelled`` is also retried with its id (the server decides
 whether that id already ran); a 409 ``turn_exists`` ends the retries (the id is stored
 already: the turn ran, or began before its host died, and will not run again), without
-an acknowledgement. One not acknowledged after ``give_up`` seconds is abandoned. Every attempt is logged for the failover and cost figures.
+an acknowledgement. One not acknowledged after ``give_up`` seconds is abandoned. Every
+attempt is logged for the failover and cost figures.
 """
 
 from __future__ import annotations

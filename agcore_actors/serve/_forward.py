@@ -185,7 +185,6 @@ class Forwarder:
     async def _forward(
         self, owner: Owner, scope: Scope, body: bytes, receive: Receive, send: Send
     ) -> None:
-        import httpx2
 
         headers = _drop_hop_by_hop(list(scope["headers"]))
         headers.append((FORWARDED_BY, self.config.host_id.encode()))
@@ -193,34 +192,37 @@ class Forwarder:
         if scope.get("query_string"):
             url += "?" + scope["query_string"].decode("latin-1")
         request = self._client.build_request(scope["method"], url, headers=headers, content=body)
+        # The client may leave at any moment, also while the owner has not answered yet
+        # (a stopped owner's kernel takes the request and nothing answers): then the
+        # forwarded request is closed at once.
+        refusal: HttpRefused | None = None
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(_watch_disconnect, receive, nursery.cancel_scope)
+            refusal = await self._exchange(request, send)
+            nursery.cancel_scope.cancel()
+        if refusal is not None:
+            raise refusal
+
+    async def _exchange(self, request: httpx2.Request, send: Send) -> HttpRefused | None:
+        """Send ``request`` and relay its answer; the refusal to answer instead when the
+        owner gave none."""
+        import httpx2
+
         try:
             response = await self._client.send(request, stream=True)
         except (httpx2.ConnectError, httpx2.ConnectTimeout, httpx2.PoolTimeout) as exc:
             self.counts["unreachable"] += 1
-            raise HttpRefused(
-                503,
-                "owner_unreachable",
-                f"the session's host did not answer ({type(exc).__name__})",
-            ) from None
+            why = f"the session's host did not answer ({type(exc).__name__})"
+            return HttpRefused(503, "owner_unreachable", why)
         except httpx2.TransportError as exc:
             # Connected, then broke before any answer: the request may have run there.
             self.counts["broken"] += 1
-            raise HttpRefused(
-                502, "owner_failed", f"the session's host broke off ({type(exc).__name__})"
-            ) from None
+            why = f"the session's host broke off ({type(exc).__name__})"
+            return HttpRefused(502, "owner_failed", why)
         try:
-            await self._relay(response, receive, send)
-        finally:
-            await response.aclose()
-
-    async def _relay(self, response: httpx2.Response, receive: Receive, send: Send) -> None:
-        import httpx2
-
-        headers = _drop_hop_by_hop(list(response.headers.raw))
-        await send({"type": "http.response.start", "status": response.status_code,
-                    "headers": headers})  # fmt: skip
-        async with trio.open_nursery() as nursery:
-            nursery.start_soon(_watch_disconnect, receive, nursery.cancel_scope)
+            headers = _drop_hop_by_hop(list(response.headers.raw))
+            await send({"type": "http.response.start", "status": response.status_code,
+                        "headers": headers})  # fmt: skip
             try:
                 async for chunk in _chunks(response):
                     await send({"type": "http.response.body", "body": chunk, "more_body": True})
@@ -229,7 +231,10 @@ class Forwarder:
             else:
                 self.counts["forwarded"] += 1
             await send({"type": "http.response.body", "body": b""})
-            nursery.cancel_scope.cancel()
+        finally:
+            with trio.CancelScope(shield=True):
+                await response.aclose()
+        return None
 
 
 async def _chunks(response: httpx2.Response) -> AsyncIterator[bytes]:

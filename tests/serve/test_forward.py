@@ -5,6 +5,7 @@ hop-by-hop headers stay behind, and an owner that cannot be reached gets 503."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
@@ -246,3 +247,29 @@ async def test_many_concurrent_forwarded_turns_each_run_once_on_the_owner() -> N
             stored += [m["turn"] for m in messages if m["role"] == "user"]
         assert sorted(stored) == sorted(results)
         assert not any(p.a.host.is_live(f"b-{s}") for s in range(10))
+
+
+async def test_a_client_leaving_while_the_owner_is_silent_closes_the_forwarded_request() -> None:
+    # A stopped owner: its kernel takes the connection and the request, nothing answers.
+    # The client gives up; the forward must not wait for the owner forever.
+    closed = trio.Event()
+    connected = trio.Event()
+
+    async def silent_owner(stream: trio.SocketStream) -> None:
+        connected.set()
+        with contextlib.suppress(trio.BrokenResourceError):
+            while await stream.receive_some():
+                pass
+        closed.set()  # the forwarding host hung up
+
+    async with trio.open_nursery() as nursery:
+        listeners = await nursery.start(trio.serve_tcp, silent_owner, 0)
+        port = listeners[0].socket.getsockname()[1]
+        async with pair(owner_url=f"http://127.0.0.1:{port}") as p:
+            async with httpx2.AsyncClient(base_url=p.a.url, timeout=0.5) as client:
+                with pytest.raises(httpx2.ReadTimeout):
+                    await client.post("/v1/sessions/b-1/turns", json={"text": "hi"})
+            await connected.wait()
+            with trio.fail_after(5):
+                await closed.wait()
+        nursery.cancel_scope.cancel()

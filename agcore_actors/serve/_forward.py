@@ -78,6 +78,8 @@ _HOP_BY_HOP = frozenset(
         b"content-length",
     }
 )
+# The forwarding server sets these itself on the answer it sends.
+_OWN_RESPONSE_HEADERS = frozenset({b"date", b"server"})
 _OUTCOMES = ("forwarded", "unreachable", "broken")
 
 Scope = dict[str, Any]
@@ -220,7 +222,8 @@ class Forwarder:
             why = f"the session's host broke off ({type(exc).__name__})"
             return HttpRefused(502, "owner_failed", why)
         try:
-            headers = _drop_hop_by_hop(list(response.headers.raw))
+            headers = [(k, v) for k, v in _drop_hop_by_hop(list(response.headers.raw))
+                       if k.lower() not in _OWN_RESPONSE_HEADERS]  # fmt: skip
             await send({"type": "http.response.start", "status": response.status_code,
                         "headers": headers})  # fmt: skip
             try:

@@ -179,6 +179,7 @@ async def test_hop_by_hop_headers_stay_behind_and_nothing_is_added_but_the_hop_h
         received.append(data)
         await stream.send_all(
             b"HTTP/1.1 200 OK\r\ncontent-type: application/json\r\nconnection: close\r\n"
+            b"date: Thu, 01 Jan 1970 00:00:00 GMT\r\n"
             b"x-owner: B\r\ncontent-length: 2\r\n\r\n{}"
         )
 
@@ -196,6 +197,7 @@ async def test_hop_by_hop_headers_stay_behind_and_nothing_is_added_but_the_hop_h
                 client.headers.clear()
                 r = await client.get("/v1/sessions/b-9", headers=headers)
                 assert r.status_code == 200 and r.headers["x-owner"] == "B"
+                assert len(r.headers.get_list("date")) == 1 and "connection" not in r.headers
         nursery.cancel_scope.cancel()
     head = received[0].decode().lower()
     assert head.startswith("get /v1/sessions/b-9 http/1.1")

@@ -35,7 +35,6 @@ def check(load_benchmark: Callable[[str], ModuleType], monkeypatch: pytest.Monke
 
 @pytest.fixture
 def database(load_benchmark: Callable[[str], ModuleType]) -> Iterator[Any]:
-    pytest.importorskip("psycopg", reason="psycopg is a dependency of the postgres backend")
     rig = load_benchmark("cluster_rig")
     db = rig.Database(prefix="agcore_judge")
     try:

@@ -52,7 +52,9 @@ async def settings_host(settings: Settings) -> AsyncIterator[tuple[SessionHost, 
 def _settings(args: argparse.Namespace) -> Settings:
     """The configuration (``--config``, else the usual lookup) with the flags over it."""
     settings = load_settings(args.config)
-    if args.store:
+    if args.store and args.store.startswith(("postgresql:", "postgres:")):
+        settings = attrs.evolve(settings, store=attrs.evolve(settings.store, url=args.store))
+    elif args.store:
         settings = attrs.evolve(settings, store=attrs.evolve(settings.store, path=args.store))
     if args.drain_timeout is not None:
         host = attrs.evolve(settings.host, drain_timeout=args.drain_timeout)
@@ -122,7 +124,19 @@ async def _serve(
     shutdown: Any,
     task_status: trio.TaskStatus[str] = trio.TASK_STATUS_IGNORED,
 ) -> None:
-    await serve_http(host, config, store=store, shutdown=shutdown, task_status=task_status)
+    # One of several hosts: requests for sessions others own are forwarded to them.
+    forward = None
+    if host.cluster is not None:
+        from ..serve._forward import ForwardConfig, Forwarder, host_locate
+
+        forward = Forwarder(host_locate(host), ForwardConfig(host_id=host.cluster.host))
+    try:
+        await serve_http(host, config, store=store, shutdown=shutdown, forward=forward,
+                         task_status=task_status)  # fmt: skip
+    finally:
+        if forward is not None:
+            with trio.CancelScope(shield=True):
+                await forward.aclose()
 
 
 def _run(args: argparse.Namespace) -> int:
@@ -165,7 +179,11 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
         metavar="PATH",
         help="configuration file (default: ./agcore.toml, else the user's config.toml)",
     )
-    serve.add_argument("--store", metavar="PATH", help="SQLite file of the sessions ([store] path)")
+    serve.add_argument(
+        "--store",
+        metavar="PATH|URL",
+        help="SQLite file of the sessions ([store] path), or postgresql://… ([store] url)",
+    )
     serve.add_argument(
         "--log-format", choices=["text", "json"], help="stderr log lines ([logging] format)"
     )

@@ -53,7 +53,13 @@ from ..llm import (
     provider_spec,
 )
 from ..mcp import HttpServer, McpError, ServerConfig, StdioServer, servers_spec, wait_ready
-from ..store import InMemorySessions, SessionBackendConfig, SqliteSessions, session_store_spec
+from ..store import (
+    InMemorySessions,
+    PostgresSessions,
+    SessionBackendConfig,
+    SqliteSessions,
+    session_store_spec,
+)
 from ..tools import PermissionChecker, Tool, ToolRegistry, tool_executor_spec
 from ._concurrency import concurrency, wrap
 from ._errors import ConfigError
@@ -283,8 +289,11 @@ _POSTGRES = ("postgresql://", "postgres://")
 
 
 def store_backend(settings: Settings) -> SessionBackendConfig:
-    """``[store]``: a SQLite file, or memory when no ``path`` is set."""
+    """``[store]``: a PostgreSQL database (``url``), a SQLite file, or memory when
+    neither is set."""
     s = settings.store
+    if s.url:
+        return PostgresSessions(s.url)
     if s.path is None:
         return InMemorySessions()
     return SqliteSessions(s.path, synchronous=s.synchronous)

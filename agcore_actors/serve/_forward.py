@@ -57,7 +57,9 @@ from ._errors import HttpRefused
 if TYPE_CHECKING:
     import httpx2
 
-__all__ = ["FORWARDED_BY", "ForwardConfig", "Forwarder", "Locate", "Owner"]
+    from ..agent import SessionHost
+
+__all__ = ["FORWARDED_BY", "ForwardConfig", "Forwarder", "Locate", "Owner", "host_locate"]
 
 #: The header a forwarded request carries: the forwarding host's id.
 FORWARDED_BY = b"x-agcore-forwarded-by"
@@ -100,6 +102,22 @@ class Owner:
 #: Where a session lives: ``None`` to serve it here (this host owns it, or nobody does and
 #: the local activation will take it), else its owner.
 Locate = Callable[[str], Awaitable[Owner | None]]
+
+
+def host_locate(host: SessionHost) -> Locate:
+    """``host``'s answer as :data:`Locate` wants it: the owner when another live host
+    holds the session's lease and registered an address; else None (live here, free, or
+    its owner's lease expired: the local activation takes it; or an owner without an
+    address: the activation refuses with ``SessionOwnedElsewhere`` until it lapses)."""
+    from ..cluster import Remote
+
+    async def locate(session: str) -> Owner | None:
+        where = await host.locate(session)
+        if isinstance(where, Remote) and where.address:
+            return Owner(host_id=where.host, address=where.address)
+        return None
+
+    return locate
 
 
 @attrs.frozen(kw_only=True)

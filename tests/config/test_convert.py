@@ -122,7 +122,7 @@ def test_an_unknown_key_is_one_line_with_a_did_you_mean(table: str) -> None:
 
 def test_an_unknown_key_far_from_every_key_lists_the_keys() -> None:
     assert str(error_of("[store]\nzzz = 1")) == (
-        "agcore.toml: store.zzz: unknown key; expected one of path, synchronous"
+        "agcore.toml: store.zzz: unknown key; expected one of path, synchronous, url"
     )
 
 

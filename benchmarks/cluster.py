@@ -201,11 +201,13 @@ def _by_id(db: Database, host: str | None) -> Any:
 async def _chaos_run(args: argparse.Namespace, rig: Rig, db: Database, ns: Netns | None) -> str:
     injector = Injector(rig.hosts, db.url, rig.start, ns, args.lease_ttl)
     kinds = injector.plan(args.kills, args.stops, args.cuts)
-    durations = {"kill": args.lease_ttl / 2 + 2.0, "stop": args.lease_ttl + 2.0,
+    # The sessions ask until a little after the last fault is undone (a restart takes a
+    # few seconds), so every fault has sessions asking after it.
+    durations = {"kill": args.lease_ttl / 2 + 5.0, "stop": args.lease_ttl + 2.0,
                  "cut": args.lease_ttl + 3.0}  # fmt: skip
-    span = sum(durations[k] + args.fault_every for k in kinds) + args.fault_every
-    think = max(0.0, span / max(1, args.turns) - 0.05)
-    clients = Clients(rig.urls, ClientConfig(token=rig.token, turns=args.turns, think=think,
+    span = sum(durations[k] + args.fault_every for k in kinds) + 2 * args.fault_every
+    every = span / max(1, args.turns)
+    clients = Clients(rig.urls, ClientConfig(token=rig.token, turns=args.turns, every=every,
                                              give_up=max(60.0, 4 * args.lease_ttl)))  # fmt: skip
     sessions = [f"s{i:04d}" for i in range(args.sessions)]
     started = trio.current_time()
@@ -254,21 +256,26 @@ async def _chaos_run(args: argparse.Namespace, rig: Rig, db: Database, ns: Netns
 
 
 def failover_times(faults: Sequence[Fault], log: Sequence[Turn]) -> list[tuple[float, Fault]]:
-    """For each session held by a faulted host: seconds from the fault (or the first
-    attempt of the turn that followed, if later) to its next acknowledged turn; inf when
-    none followed."""
+    """For each session held by a faulted host and asked again after the fault: seconds
+    from the fault (or from the first attempt of the turn that followed, if later) to its
+    next acknowledged turn; inf when no turn was acknowledged after it. A session whose
+    client asked nothing more has no figure."""
     by_session: dict[str, list[Turn]] = {}
     for t in log:
         by_session.setdefault(t.session, []).append(t)
     out = []
     for fault in faults:
         for session in fault.held:
-            after = [t for t in by_session.get(session, [])
-                     if t.acked_at is not None and t.acked_at > fault.at]  # fmt: skip
-            if not after:
+            # Turns in flight at the fault, or begun after it.
+            asked = [t for t in by_session.get(session, [])
+                     if t.acked_at is None or t.acked_at > fault.at]  # fmt: skip
+            if not asked:
+                continue
+            acked = [t for t in asked if t.acked_at is not None]
+            if not acked:
                 out.append((float("inf"), fault))
                 continue
-            first = min(after, key=lambda t: t.acked_at or 0.0)
+            first = min(acked, key=lambda t: t.acked_at or 0.0)
             assert first.acked_at is not None
             out.append((first.acked_at - max(fault.at, first.first_try), fault))
     return out

@@ -44,8 +44,8 @@ class Turn:
 class ClientConfig:
     token: str
     turns: int
-    #: Seconds each session waits between two of its turns.
-    think: float = 0.0
+    #: Seconds between the starts of two turns of a session (0: back to back).
+    every: float = 0.0
     read_timeout: float = 3.0
     connect_timeout: float = 1.0
     give_up: float = 60.0
@@ -74,10 +74,15 @@ class Clients:
                 nursery.start_soon(self._session, client, session, first)
 
     async def _session(self, client: httpx2.AsyncClient, session: str, first: int) -> None:
-        for k in range(first, first + self.config.turns):
+        # With ``every``, the session's turns start on a schedule (one each ``every``
+        # seconds from a random offset; a late turn makes the next start at once), so the
+        # sessions keep asking until about ``turns * every`` seconds from now.
+        every = self.config.every
+        start = trio.current_time() + random.uniform(0, every)
+        for i, k in enumerate(range(first, first + self.config.turns)):
+            if every:
+                await trio.sleep_until(start + i * every)
             await self.turn(client, session, f"{session}-t{k}")
-            if self.config.think:
-                await trio.sleep(self.config.think * random.uniform(0.5, 1.5))
 
     async def turn(self, client: httpx2.AsyncClient, session: str, turn_id: str) -> Turn:
         record = Turn(session, turn_id, trio.current_time())

@@ -18,7 +18,9 @@ from __future__ import annotations
 import json
 import random
 from collections import Counter
-from collections.abc import Callable, Sequence
+from collections.abc import AsyncGenerator, Callable, Sequence
+from contextlib import aclosing
+from typing import cast
 
 import attrs
 import httpx2
@@ -122,14 +124,16 @@ class Clients:
                     except ValueError:
                         reason = ""
                     return f"http_{response.status_code}_{reason}"
-                async for line in response.aiter_lines():
-                    if line.startswith("data:"):
-                        event = json.loads(line[5:])
-                        if event.get("event") in FINAL:
-                            kind = str(event["event"])
-                            if kind != "turn_completed":
-                                kind += "_" + str(event.get("error_kind", ""))
-                            return kind
+                lines = cast("AsyncGenerator[str, None]", response.aiter_lines())
+                async with aclosing(lines):
+                    async for line in lines:
+                        if line.startswith("data:"):
+                            event = json.loads(line[5:])
+                            if event.get("event") in FINAL:
+                                kind = str(event["event"])
+                                if kind != "turn_completed":
+                                    kind += "_" + str(event.get("error_kind", ""))
+                                return kind
                 return "cut_stream"
         except httpx2.TimeoutException as exc:
             return type(exc).__name__

@@ -43,7 +43,8 @@ Counting: ``agcore_cluster_forwards_total{outcome}`` (``forwarded``: an answer c
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
+from collections.abc import AsyncGenerator, Awaitable, Callable, Iterator
+from contextlib import aclosing
 from typing import TYPE_CHECKING, Any
 
 import attrs
@@ -245,8 +246,9 @@ class Forwarder:
             await send({"type": "http.response.start", "status": response.status_code,
                         "headers": headers})  # fmt: skip
             try:
-                async for chunk in _chunks(response):
-                    await send({"type": "http.response.body", "body": chunk, "more_body": True})
+                async with aclosing(_chunks(response)) as chunks:
+                    async for chunk in chunks:
+                        await send({"type": "http.response.body", "body": chunk, "more_body": True})
             except httpx2.TransportError:
                 self.counts["broken"] += 1
             else:
@@ -258,10 +260,11 @@ class Forwarder:
         return None
 
 
-async def _chunks(response: httpx2.Response) -> AsyncIterator[bytes]:
-    async for chunk in response.aiter_raw():
-        if chunk:
-            yield chunk
+async def _chunks(response: httpx2.Response) -> AsyncGenerator[bytes, None]:
+    async with aclosing(response.aiter_raw()) as raw:
+        async for chunk in raw:
+            if chunk:
+                yield chunk
 
 
 async def _read_body(receive: Receive, limit: int) -> bytes:

@@ -29,6 +29,7 @@ Run from the repository root, as root for the namespace::
 from __future__ import annotations
 
 import argparse
+import errno
 import random
 import secrets
 import sys
@@ -114,16 +115,24 @@ class Rig:
 
 
 def _free_port(bind: str) -> int:
-    """A port free on ``bind`` (an address of a namespace has its own ports: any will do
-    there, one free here is as good as any)."""
+    """A port free on ``bind``, below the kernel's ephemeral range: a killed host's port
+    must still be free when it restarts, and one in the ephemeral range may meanwhile be
+    the local port of some outgoing connection (an address of a namespace has its own
+    ports: one free here is as good as any)."""
     import socket
 
-    with socket.socket() as probe:
-        try:
-            probe.bind((bind, 0))
-        except OSError:
-            probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
+    low = int(Path("/proc/sys/net/ipv4/ip_local_port_range").read_text().split()[0])
+    for _ in range(1000):
+        port = random.randrange(max(1024, low - 12000), low)
+        with socket.socket() as probe:
+            try:
+                probe.bind((bind, port))
+            except OSError as exc:
+                if exc.errno == errno.EADDRNOTAVAIL:  # not an address here: the namespace's
+                    bind = "127.0.0.1"
+                continue
+            return port
+    raise RuntimeError("no free port below the ephemeral range")
 
 
 async def wait_ready(host: HostProcess, token: str, timeout: float = 60.0) -> None:

@@ -84,6 +84,8 @@ _HOP_BY_HOP = frozenset(
 # The forwarding server sets these itself on the answer it sends.
 _OWN_RESPONSE_HEADERS = frozenset({b"date", b"server"})
 _OUTCOMES = ("forwarded", "unreachable", "broken")
+#: Set in the request's scope once its body has been read whole.
+BODY_READ = "agcore.body_read"
 
 Scope = dict[str, Any]
 Receive = Callable[[], Awaitable[dict[str, Any]]]
@@ -200,7 +202,7 @@ class Forwarder:
         owner = await self.locate(session)
         if owner is None:
             return False
-        await self._forward(owner, scope, await _read_body(receive, max_body), receive, send)
+        await self._forward(owner, scope, await _read_body(scope, receive, max_body), receive, send)
         return True
 
     async def _forward(
@@ -267,7 +269,7 @@ async def _chunks(response: httpx2.Response) -> AsyncGenerator[bytes, None]:
                 yield chunk
 
 
-async def _read_body(receive: Receive, limit: int) -> bytes:
+async def _read_body(scope: Scope, receive: Receive, limit: int) -> bytes:
     """The request's body, at most ``limit`` bytes (else 413)."""
     body = bytearray()
     while True:
@@ -278,6 +280,7 @@ async def _read_body(receive: Receive, limit: int) -> bytes:
         if len(body) > limit:
             raise HttpRefused(413, "body_too_large", f"the body is larger than {limit} bytes")
         if not message.get("more_body"):
+            scope[BODY_READ] = True  # a refusal after this need not read it again
             return bytes(body)
 
 

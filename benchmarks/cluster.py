@@ -71,10 +71,11 @@ def parse(argv: Sequence[str] | None) -> argparse.Namespace:
     p.add_argument("--measure-sessions", type=int, default=50)
     p.add_argument("--measure-turns", type=int, default=10)
     p.add_argument("--no-measure", action="store_true", help="the chaos run only")
-    p.add_argument("--quick", action="store_true", help="20 sessions, 6 turns, 2 kills")
+    p.add_argument("--quick", action="store_true", help="20 sessions, 6 turns, 2 kills, 1 stop")
     args = p.parse_args(argv)
     if args.quick:
         args.sessions, args.turns, args.kills, args.stops = 20, 6, 2, 1
+        args.fault_every = 1.0
         args.measure_sessions, args.measure_turns = 10, 4
     return args
 

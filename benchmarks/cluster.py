@@ -105,8 +105,22 @@ class Rig:
         self.things.append(host)
 
     async def start(self, host: HostProcess) -> None:
-        host.start()
-        await wait_ready(host, self.token)
+        """Start ``host`` and wait until it answers. A port still taken (by what, ``ss``
+        says in the output) is tried again for a few seconds."""
+        for _ in range(20):
+            host.start()
+            try:
+                await wait_ready(host, self.token)
+                return
+            except RuntimeError as exc:
+                if "Address already in use" not in str(exc):
+                    raise
+                holders = await trio.run_process(["ss", "-tanp", f"sport = :{host.port}"],
+                                                 capture_stdout=True, check=False)  # fmt: skip
+                print(f"port {host.port} of {host.host_id} taken:\n"
+                      f"{holders.stdout.decode()[-600:]}", flush=True)  # fmt: skip
+                await trio.sleep(0.5)
+        raise RuntimeError(f"host {host.host_id}: its port stayed taken")
 
     def urls(self) -> list[str]:
         return [h.url for h in self.hosts]

@@ -37,8 +37,13 @@ Cancellation:
     ``cancel_on_disconnect``). Cancelling :meth:`Forwarder.route` closes the forwarded
     request too. :meth:`Forwarder.aclose` closes the connection pool.
 
+Where a session lives is asked of ``locate`` (the lease, read from the store); when that
+fails (the store is unavailable or too slow: an ``AgcoreError``) the request is answered
+503 ``owner_unknown`` and nothing ran.
+
 Counting: ``agcore_cluster_forwards_total{outcome}`` (``forwarded``: an answer came back;
-``unreachable``; ``broken``: it broke mid-answer), in the server's ``/metrics``.
+``unreachable``; ``broken``: it broke mid-answer; ``unlocated``: the owner could not be
+looked up), in the server's ``/metrics``.
 """
 
 from __future__ import annotations
@@ -52,6 +57,7 @@ import trio
 from prometheus_client.core import CounterMetricFamily
 from prometheus_client.registry import Collector
 
+from .._errors import AgcoreError
 from .._validators import at_least_one, non_empty, positive
 from ._errors import HttpRefused
 
@@ -83,7 +89,7 @@ _HOP_BY_HOP = frozenset(
 )
 # The forwarding server sets these itself on the answer it sends.
 _OWN_RESPONSE_HEADERS = frozenset({b"date", b"server"})
-_OUTCOMES = ("forwarded", "unreachable", "broken")
+_OUTCOMES = ("forwarded", "unreachable", "broken", "unlocated")
 #: Set in the request's scope once its body has been read whole.
 BODY_READ = "agcore.body_read"
 
@@ -199,7 +205,12 @@ class Forwarder:
         longer than ``max_body`` bytes is refused with 413 before it is sent on."""
         if forwarded(scope):
             return False
-        owner = await self.locate(session)
+        try:
+            owner = await self.locate(session)
+        except AgcoreError as exc:  # the store did not answer in time, or refused
+            self.counts["unlocated"] += 1
+            why = f"where the session lives is unknown for now ({exc.kind})"
+            raise HttpRefused(503, "owner_unknown", why) from None
         if owner is None:
             return False
         await self._forward(owner, scope, await _read_body(scope, receive, max_body), receive, send)

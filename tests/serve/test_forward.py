@@ -79,7 +79,7 @@ async def test_a_turn_for_a_session_owned_elsewhere_runs_and_is_stored_on_its_ow
         r = await client.post("/v1/sessions/a-1/turns", json={"text": "hi"}, headers=JSON)
         assert r.json()["status"] == "completed" and p.a.host.is_live("a-1")
         assert forwards((await client.get("/metrics")).text) == {
-            "forwarded": 2.0, "unreachable": 0.0, "broken": 0.0
+            "forwarded": 2.0, "unreachable": 0.0, "broken": 0.0, "unlocated": 0.0
         }  # fmt: skip
         assert (await client.delete("/v1/sessions/b-1")).status_code == 204
         async with httpx2.AsyncClient(base_url=p.b.url) as direct:
@@ -166,7 +166,7 @@ async def test_a_body_over_the_limit_is_refused_before_it_is_forwarded() -> None
 
         r = await client.post("/v1/sessions/b-1/turns", content=chunks())
         assert r.status_code == 413
-        assert p.forwarder.counts == {"forwarded": 0, "unreachable": 0, "broken": 0}
+        assert p.forwarder.counts == {"forwarded": 0, "unreachable": 0, "broken": 0, "unlocated": 0}
 
 
 async def test_hop_by_hop_headers_stay_behind_and_nothing_is_added_but_the_hop_header() -> None:
@@ -275,3 +275,19 @@ async def test_a_client_leaving_while_the_owner_is_silent_closes_the_forwarded_r
             with trio.fail_after(5):
                 await closed.wait()
         nursery.cancel_scope.cancel()
+
+
+async def test_a_lookup_that_fails_gets_503_and_nothing_runs() -> None:
+    from agcore_actors.store import StoreUnavailable
+
+    async def locate(session: str) -> Owner | None:
+        raise StoreUnavailable("the database is gone")
+
+    forwarder = Forwarder(locate, ForwardConfig(host_id="A"))
+    try:
+        async with served(forward=forwarder) as a, httpx2.AsyncClient(base_url=a.url) as c:
+            r = await c.post("/v1/sessions/x/turns", json={"text": "hi"})
+            assert r.status_code == 503 and r.json()["error_kind"] == "owner_unknown"
+            assert not a.host.is_live("x") and forwarder.counts["unlocated"] == 1
+    finally:
+        await forwarder.aclose()

@@ -18,9 +18,7 @@ from __future__ import annotations
 import json
 import random
 from collections import Counter
-from collections.abc import AsyncGenerator, Callable, Sequence
-from contextlib import aclosing
-from typing import cast
+from collections.abc import Callable, Sequence
 
 import attrs
 import httpx2
@@ -111,7 +109,9 @@ class Clients:
     async def _attempt(
         self, client: httpx2.AsyncClient, url: str, session: str, body: dict[str, str]
     ) -> str:
-        """The final event's kind, or why there was none."""
+        """The final event's kind (also when the connection broke after it), or why there
+        was none."""
+        final = "cut_stream"
         try:
             async with client.stream(
                 "POST", f"{url}/v1/sessions/{session}/turns", json=body,
@@ -124,18 +124,16 @@ class Clients:
                     except ValueError:
                         reason = ""
                     return f"http_{response.status_code}_{reason}"
-                lines = cast("AsyncGenerator[str, None]", response.aiter_lines())
-                async with aclosing(lines):
-                    async for line in lines:
-                        if line.startswith("data:"):
-                            event = json.loads(line[5:])
-                            if event.get("event") in FINAL:
-                                kind = str(event["event"])
-                                if kind != "turn_completed":
-                                    kind += "_" + str(event.get("error_kind", ""))
-                                return kind
-                return "cut_stream"
-        except httpx2.TimeoutException as exc:
-            return type(exc).__name__
-        except httpx2.TransportError as exc:
-            return type(exc).__name__
+                # Read to the end of the stream (the server ends it after the final
+                # event): httpx2's nested line/text/byte generators then finish on their
+                # own, where leaving them early would leave the inner ones to the GC.
+                async for line in response.aiter_lines():
+                    if line.startswith("data:"):
+                        event = json.loads(line[5:])
+                        if event.get("event") in FINAL:
+                            final = str(event["event"])
+                            if final != "turn_completed":
+                                final += "_" + str(event.get("error_kind", ""))
+                return final
+        except (httpx2.TimeoutException, httpx2.TransportError) as exc:
+            return final if final != "cut_stream" else type(exc).__name__

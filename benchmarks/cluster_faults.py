@@ -65,7 +65,7 @@ class Injector:
         if kind == "kill":
             host.kill()
             await trio.sleep(self.lease_ttl / 2)
-            host.restart()
+            host.renew_id()
             await self.start(host)
         elif kind == "stop":
             host.signal(signal.SIGSTOP)

@@ -165,6 +165,9 @@ class HostProcess:
         return "\n".join(lines) + "\n"
 
     def start(self) -> None:
+        """Start the process (it must not be running: a second one would be orphaned)."""
+        if self.alive:
+            raise RuntimeError(f"host {self.host_id} is running already")
         config = self.workdir / f"{self.host_id}.toml"
         config.write_text(self.config_text())
         store = self.store_url(self.host_id) if callable(self.store_url) else self.store_url
@@ -202,10 +205,9 @@ class HostProcess:
         self.signal(signal.SIGKILL)
         self.process.wait()
 
-    def restart(self) -> None:
-        """Start again under a new host id (kill it first)."""
+    def renew_id(self) -> None:
+        """The next start is under a new host id (kill it first)."""
         self.restarts += 1
-        self.start()
 
     def terminate(self, timeout: float = 10.0) -> None:
         """SIGCONT then SIGTERM; SIGKILL after ``timeout`` seconds."""

@@ -5,7 +5,8 @@ A turn is acknowledged when the client reads its ``turn_completed`` event. A fai
 anything else before that: no connection, an error status (503 while a host is down or
 a session changes hands), a stream cut before its final event, no byte for
 ``read_timeout`` seconds (a stopped host holds connections open). The retry goes to a
-random host again, the same turn id and text, after a short backoff. A turn that ends
+random host again (not the one that just failed to answer, as a load balancer's health
+check would have it), the same turn id and text, after a short backoff. A turn that ends
 ``turn_failed`` or ``turn_cancelled`` is also retried with its id (the server decides
 whether that id already ran); a 409 ``turn_exists`` ends the retries (the id is stored
 already: the turn ran, or began before its host died, and will not run again), without
@@ -88,10 +89,14 @@ class Clients:
         record = Turn(session, turn_id, trio.current_time())
         self.log.append(record)
         body = {"text": f"turn {turn_id}", "turn": turn_id}
+        avoid: int | None = None
         while trio.current_time() - record.first_try < self.config.give_up:
             urls = self.urls()
             route = self.config.route
-            index = route(session, record.attempts) if route else random.randrange(len(urls))
+            # Like a load balancer's passive health check, a retry goes to another host
+            # than the one that just failed to answer.
+            others = [i for i in range(len(urls)) if i != avoid] or list(range(len(urls)))
+            index = route(session, record.attempts) if route else random.choice(others)
             record.attempts += 1
             record.via.append(index)
             outcome = await self._attempt(client, urls[index], session, body)
@@ -102,6 +107,7 @@ class Clients:
                 record.outcome = "exists"
                 return record
             self.errors[outcome] += 1
+            avoid = index if not outcome.startswith(("http_", "turn_")) else None
             await trio.sleep(random.uniform(0.05, 0.25))
         record.outcome = "abandoned"
         return record

@@ -342,8 +342,6 @@ class StoreSettings:
 
     #: A SQLite file (relative to the config file); absent: in memory, lost at exit.
     path: str | None = attrs.field(default=None)
-    #: A PostgreSQL database (``postgresql://…``) several hosts share; wins over ``path``.
-    url: str | None = attrs.field(default=None, repr=False)
     #: ``FULL``: a reply means durable on disk; ``NORMAL``: survives a killed process.
     synchronous: Literal["FULL", "NORMAL"] = "FULL"
     #: A PostgreSQL database instead of ``path`` (``postgresql://user:pw@host/db``),

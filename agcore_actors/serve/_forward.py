@@ -10,9 +10,17 @@ Semantics:
     owns it, nobody does, or its owner is dead: the local activation takes it over) →
     the request is not touched and the caller serves it. An :class:`Owner` → the request
     is sent to ``owner.address`` with the same method, path, query, body and headers, less
-    the hop-by-hop ones (RFC 9110 section 7.6.1) and ``Host``; the client's
-    ``Authorization`` goes along as it came, so the owner checks the same token (and, with
-    tenants, sees the same tenant). The forwarded request carries
+    the hop-by-hop ones (RFC 9110 section 7.6.1), ``Host`` and ``Origin``. The caller has
+    checked the request (Host, token, Origin, scope, ids) before it is routed here, and
+    the owner checks it again as its own: the client's ``Authorization`` goes along as it
+    came, so the owner checks the same token and, with tenants, sees the same tenant (the
+    hosts share their tokens); the path keeps the client's session id, to which the owner
+    applies the tenant's prefix itself (``locate`` is asked about the stored id, the
+    prefixed one); ``Host`` names ``owner.address``, which the owner must take as its own
+    name (its bound address, an IP address for a wildcard bind, else a name of its
+    ``allowed_hosts``); and ``Origin``, checked here against this host's origin, would be
+    another origin on the owner (another address or port), so it stays behind. The
+    forwarded request carries
     ``X-Agcore-Forwarded-By: <this host's id>``, and a request carrying it is never
     forwarded again: one hop at most, so two hosts that disagree about an owner for a
     moment cannot bounce a request between them (the second serves it, or refuses it with
@@ -71,7 +79,7 @@ __all__ = ["FORWARDED_BY", "ForwardConfig", "Forwarder", "Locate", "Owner", "hos
 #: The header a forwarded request carries: the forwarding host's id.
 FORWARDED_BY = b"x-agcore-forwarded-by"
 # RFC 9110 section 7.6.1, plus what the next hop sets itself (host, length: httpx2
-# recomputes them for the body it sends).
+# recomputes them for the body it sends), and the Origin checked here (module docstring).
 _HOP_BY_HOP = frozenset(
     {
         b"connection",
@@ -85,6 +93,7 @@ _HOP_BY_HOP = frozenset(
         b"upgrade",
         b"host",
         b"content-length",
+        b"origin",
     }
 )
 # The forwarding server sets these itself on the answer it sends.

@@ -9,8 +9,9 @@ SIGSTOPped for longer than the lease and resumed, and, where ``ip netns`` works,
 host in a network namespace is cut off from PostgreSQL and the other hosts and rejoined.
 Afterwards benchmarks/cluster_check.py reads PostgreSQL with SQL of its own and counts
 lost and duplicated turns, writes accepted under a stale lease, and invalid transcripts;
-the failover time of a session is from its owner's fault to its next acknowledged turn
-(from its first attempt, if the client was thinking at the time of the fault). The last
+the failover time of a session is from its owner's fault to its next answered turn
+(acknowledged, or 409 ``turn_exists`` for a turn in flight at the fault; from its first
+attempt, if the client was thinking at the time of the fault). The last
 line printed::
 
     lost=N duplicated=N fenced_writes_accepted=N invalid=N max_failover_s=X
@@ -282,7 +283,9 @@ async def _chaos_run(args: argparse.Namespace, rig: Rig, db: Database, ns: Netns
 def failover_times(faults: Sequence[Fault], log: Sequence[Turn]) -> list[tuple[float, Fault]]:
     """For each session held by a faulted host and asked again after the fault: seconds
     from the fault (or from the first attempt of the turn that followed, if later) to its
-    next acknowledged turn; inf when no turn was acknowledged after it. A session whose
+    next answered turn: acknowledged, or refused with 409 ``turn_exists`` (a turn in
+    flight at the fault, retried: a host read the session's store after the owner's lease
+    lapsed and answered for it); inf when no turn was answered after it. A session whose
     client asked nothing more has no figure."""
     by_session: dict[str, list[Turn]] = {}
     for t in log:
@@ -292,16 +295,16 @@ def failover_times(faults: Sequence[Fault], log: Sequence[Turn]) -> list[tuple[f
         for session in fault.held:
             # Turns in flight at the fault, or begun after it.
             asked = [t for t in by_session.get(session, [])
-                     if t.acked_at is None or t.acked_at > fault.at]  # fmt: skip
+                     if t.answered_at is None or t.answered_at > fault.at]  # fmt: skip
             if not asked:
                 continue
-            acked = [t for t in asked if t.acked_at is not None]
-            if not acked:
+            answered = [t for t in asked if t.answered_at is not None]
+            if not answered:
                 out.append((float("inf"), fault))
                 continue
-            first = min(acked, key=lambda t: t.acked_at or 0.0)
-            assert first.acked_at is not None
-            out.append((first.acked_at - max(fault.at, first.first_try), fault))
+            first = min(answered, key=lambda t: t.answered_at or 0.0)
+            assert first.answered_at is not None
+            out.append((first.answered_at - max(fault.at, first.first_try), fault))
     return out
 
 

@@ -32,9 +32,11 @@ FINAL = ("turn_completed", "turn_failed", "turn_cancelled")
 class Turn:
     session: str
     turn: str
-    #: trio clock times: first attempt sent, acknowledgement read.
+    #: trio clock times: first attempt sent, acknowledgement read, and the final answer
+    #: read (the acknowledgement, or 409 ``turn_exists``: the turn ran or began already).
     first_try: float
     acked_at: float | None = None
+    answered_at: float | None = None
     attempts: int = 0
     outcome: str = "pending"
     #: Which host (its index in the url list) each attempt went to.
@@ -102,9 +104,10 @@ class Clients:
             outcome = await self._attempt(client, urls[index], session, body)
             if outcome == "turn_completed":
                 record.acked_at, record.outcome = trio.current_time(), "acked"
+                record.answered_at = record.acked_at
                 return record
             if outcome == "http_409_turn_exists":  # it ran (or began) already: not again
-                record.outcome = "exists"
+                record.answered_at, record.outcome = trio.current_time(), "exists"
                 return record
             self.errors[outcome] += 1
             avoid = index if not outcome.startswith(("http_", "turn_")) else None

@@ -143,12 +143,22 @@ def test_the_failover_time_counts_from_the_fault_or_the_next_attempt(
     cluster = load_benchmark("cluster")
     clients = sys.modules["cluster_clients"]
     faults = sys.modules["cluster_faults"]
-    fault = faults.Fault("kill", "h0", at=10.0, held={"a", "b", "c"})
+    fault = faults.Fault("kill", "h0", at=10.0, held={"a", "b", "c", "d", "e"})
+
+    def acked(session: str, turn: str, first_try: float, at: float) -> Any:
+        return clients.Turn(session, turn, first_try, acked_at=at, answered_at=at, outcome="acked")
+
+    def exists(session: str, turn: str, first_try: float, at: float) -> Any:
+        return clients.Turn(session, turn, first_try, answered_at=at, outcome="exists")
+
     log = [
-        clients.Turn("a", "a-t0", first_try=9.0, acked_at=9.5),  # before: not it
-        clients.Turn("a", "a-t1", first_try=9.8, acked_at=13.0),  # in flight at the kill
-        clients.Turn("b", "b-t1", first_try=12.0, acked_at=12.5),  # sent after it
-        clients.Turn("c", "c-t1", first_try=11.0),  # never acknowledged
+        acked("a", "a-t0", 9.0, 9.5),  # before: not it
+        acked("a", "a-t1", 9.8, 13.0),  # in flight at the kill
+        acked("b", "b-t1", 12.0, 12.5),  # sent after it
+        clients.Turn("c", "c-t1", first_try=11.0),  # never answered
+        exists("d", "d-t1", 8.0, 9.0),  # answered 409 before: not it (no figure)
+        # In flight at the kill, retried: 409 turn_exists once a host read the store.
+        exists("e", "e-t1", 9.9, 14.0),
     ]
     times = sorted(t for t, _ in cluster.failover_times([fault], log))
-    assert times == [0.5, 3.0, float("inf")]
+    assert times == [0.5, 3.0, 4.0, float("inf")]

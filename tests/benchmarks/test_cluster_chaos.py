@@ -9,6 +9,7 @@ full size is
 
 from __future__ import annotations
 
+import ast
 from collections.abc import Callable
 from types import ModuleType
 
@@ -36,7 +37,10 @@ def test_no_acknowledged_turn_is_lost_or_run_twice_when_hosts_die_stall_or_are_c
     assert fields["lost"] == fields["duplicated"] == "0", out
     assert fields["fenced_writes_accepted"] == fields["invalid"] == "0", out
     assert float(fields["max_failover_s"]) <= ttl + 2.0, out
-    assert "turns: {'acked': 120}" in out, out
+    # Every turn answered: acknowledged, or (issue 30) 409 turn_exists when a turn in flight
+    # at a fault was retried after it had begun; none abandoned.
+    turns = ast.literal_eval(out.split("- turns: ", 1)[1].split(";", 1)[0])
+    assert set(turns) <= {"acked", "exists"} and sum(turns.values()) == 120, out
     # The cost figures ran first, in the same run (no figure is asserted).
     assert "| setup | turns | host CPU ms/turn |" in out and "| SQLite, 1 host |" in out
     assert "| 2 hosts, forwarded |" in out and "failover after SIGKILL: p50" in out

@@ -1,6 +1,6 @@
 """A fast fake OpenAI Chat Completions server, for benchmarks (run it in its own process).
 
-``python benchmarks/fake_openai.py [--port N]`` prints ``PORT <n>`` when it listens.
+``python benchmarks/fake_openai.py [--port N] [--host A,B]`` prints ``PORT <n>`` when it listens.
 
 It answers ``POST /v1/chat/completions`` (JSON or, with ``"stream": true``, server-sent
 events ending in ``[DONE]``) with the shape of one agent turn: when the last message is
@@ -100,8 +100,8 @@ async def _serve(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> 
         writer.close()
 
 
-async def main(port: int) -> None:
-    server = await asyncio.start_server(_serve, "127.0.0.1", port, backlog=4096)
+async def main(port: int, hosts: list[str]) -> None:
+    server = await asyncio.start_server(_serve, hosts, port, backlog=4096)
     print(f"PORT {server.sockets[0].getsockname()[1]}", flush=True)
     async with server:
         await server.serve_forever()
@@ -110,8 +110,9 @@ async def main(port: int) -> None:
 if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--port", type=int, default=0)
+    parser.add_argument("--host", default="127.0.0.1", help="addresses, comma-separated")
     args = parser.parse_args()
     try:
-        asyncio.run(main(args.port))
+        asyncio.run(main(args.port, args.host.split(",")))
     except KeyboardInterrupt:
         sys.exit(0)

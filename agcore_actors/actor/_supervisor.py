@@ -96,6 +96,8 @@ class Supervisor(ChildControl):
         self._events_in, self._events = trio.open_memory_channel[Event](math.inf)
         self._nursery: trio.Nursery | None = None
         self._epoch = 0
+        #: A stop asked before the first run began (its epoch would be stale by then).
+        self._stop_before_start = False
         self._closed = False
         runtime.register(self)
         # Children by name, in start order (dicts keep insertion order): a
@@ -230,6 +232,8 @@ class Supervisor(ChildControl):
 
     def request_stop(self) -> None:
         if not self._closed:
+            if self._epoch == 0:
+                self._stop_before_start = True
             self.post(StopSignal(self._epoch))
 
     def interrupt_with(self, error: BaseException) -> None:
@@ -304,6 +308,9 @@ class Supervisor(ChildControl):
         self.state = State.STARTING
         self._window = RestartWindow(self.spec.intensity)
         self._epoch += 1
+        if self._stop_before_start:
+            self._stop_before_start = False
+            self.post(StopSignal(self._epoch))
         for child in self._pending:
             child.restart_due = None
         self._pending.clear()

@@ -100,12 +100,28 @@ class ActorSystem:
         runtime.on_interrupt = self._root.request_stop
         self._nursery_cm = trio.open_nursery()
         nursery = await self._nursery_cm.__aenter__()
+        # Cancelled while the root starts, the caller would wait for ever: the root's
+        # start only ends once it is asked to stop (its shutdown is shielded), and
+        # nobody asks while __aenter__ waits for it. A watcher asks.
+        starting = trio.CancelScope()
+        nursery.start_soon(self._stop_if_cancelled, starting)
         try:
             await nursery.start(self._run_root)
         except BaseException as exc:
+            starting.cancel()
             await self._nursery_cm.__aexit__(type(exc), exc, exc.__traceback__)
             raise
+        starting.cancel()
         return self
+
+    async def _stop_if_cancelled(self, starting: trio.CancelScope) -> None:
+        assert self._root is not None
+        with starting:
+            try:
+                await trio.sleep_forever()
+            finally:
+                if not starting.cancel_called:
+                    self._root.request_stop()
 
     async def _run_root(self, task_status: trio.TaskStatus[None]) -> None:
         assert self._root is not None

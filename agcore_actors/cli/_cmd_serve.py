@@ -197,9 +197,19 @@ async def _serve(
     tracer: Any,
     task_status: trio.TaskStatus[str] = trio.TASK_STATUS_IGNORED,
 ) -> None:
-    await serve_http(
-        host, config, store=store, shutdown=shutdown, tracer=tracer, task_status=task_status
-    )
+    # One of several hosts: requests for sessions others own are forwarded to them.
+    forward = None
+    if host.cluster is not None:
+        from ..serve._forward import ForwardConfig, Forwarder, host_locate
+
+        forward = Forwarder(host_locate(host), ForwardConfig(host_id=host.cluster.host))
+    try:
+        await serve_http(host, config, store=store, shutdown=shutdown, tracer=tracer,
+                         forward=forward, task_status=task_status)  # fmt: skip
+    finally:
+        if forward is not None:
+            with trio.CancelScope(shield=True):
+                await forward.aclose()
 
 
 def _run(args: argparse.Namespace) -> int:

@@ -294,7 +294,7 @@ def cluster_config(settings: Settings) -> ClusterConfig | None:
     enabled = settings.cluster.enabled
     if enabled is None:
         # ``[store] url``, or a ``path`` (``--store``) that is a PostgreSQL URL.
-        where = [getattr(settings.store, "url", None), settings.store.path]
+        where = [settings.store.url, settings.store.path]
         enabled = any(isinstance(w, str) and w.startswith(_POSTGRES) for w in where)
     return settings.cluster.config() if enabled else None
 

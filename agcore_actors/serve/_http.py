@@ -136,6 +136,8 @@ class _App:
         self.backoff = Backoff(floor=config.retry_after)
         #: A :class:`~agcore_actors.serve.tracing.TurnTracer`, when spans are wanted.
         self.tracer: Any = None
+        #: A :class:`~agcore_actors.serve._forward.Forwarder`, when hosts share sessions.
+        self.forward: Any = None
 
     def observe(self, turn: RunningTurn, event: am.TurnEvent) -> None:
         if self.tracer is not None:
@@ -236,6 +238,15 @@ class _App:
         runner = self.runner
         assert runner is not None
         sessions = self.sessions
+        if (
+            self.forward is not None
+            and len(parts) >= 3
+            and parts[:2] == ["v1", "sessions"]
+            and await self.forward.route(
+                tenant.store_id(parts[2]), scope, receive, send, max_body=self.config.max_body
+            )
+        ):
+            return
         match method, parts:
             case "GET", ["metrics"]:
                 from ._metrics import CONTENT_TYPE
@@ -368,6 +379,7 @@ async def serve_http(
     store: ActorRef[Any] | None = None,
     shutdown: Callable[[], Awaitable[None]] | None = None,
     tracer: Any = None,
+    forward: Any = None,
     task_status: trio.TaskStatus[str] = trio.TASK_STATUS_IGNORED,
 ) -> None:
     """Serve ``host`` over HTTP until ``shutdown`` returns (see the module docstring);
@@ -375,12 +387,17 @@ async def serve_http(
     with a fresh token (read it from the config you pass to hand it out). ``store``: the
     SessionStore actor (default: the one behind the host's
     :class:`~agcore_actors.agent.StoreTurns`); ``tracer``: a
-    :class:`~agcore_actors.serve.tracing.TurnTracer` for spans."""
+    :class:`~agcore_actors.serve.tracing.TurnTracer` for spans; ``forward``: a
+    :class:`~agcore_actors.serve._forward.Forwarder` that sends requests for sessions
+    other hosts own to them (the caller closes it)."""
     from hypercorn.config import Config as HypercornConfig
 
     config = config or HttpConfig()
     app = _App(host, store if store is not None else _store_of(host), config)
     app.tracer = tracer
+    if forward is not None:
+        app.forward = forward
+        app.metrics.registry.register(forward.collector())
     hconfig = HypercornConfig()
     hconfig.bind = [f"[{config.host}]:{config.port}" if ":" in config.host else
                     f"{config.host}:{config.port}"]  # fmt: skip

@@ -247,3 +247,26 @@ async def test_shutdown_timeout_bounds_a_hanging_on_stop(
             start = trio.current_time()
     assert trio.current_time() - start == 3
     assert stopped == [3]
+
+
+@pytest.mark.parametrize("steps", [0, 1, 2, 3, 5, 8, 13])
+async def test_a_system_entered_in_a_cancelled_scope_returns(
+    steps: int, autojump_clock: trio.testing.MockClock
+) -> None:
+    """Hung on cffdf1f (in real time too): cancelled before or while the root started,
+    ``async with ActorSystem()`` never returned. Found writing the testing guide."""
+
+    async def enter_and_wait() -> None:
+        async with ActorSystem():
+            await trio.sleep_forever()
+
+    with trio.CancelScope() as outer:
+        if steps == 0:
+            outer.cancel()
+            await enter_and_wait()
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(enter_and_wait)
+            for _ in range(steps):
+                await trio.lowlevel.checkpoint()
+            outer.cancel()
+    assert outer.cancelled_caught

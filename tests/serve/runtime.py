@@ -89,7 +89,9 @@ class Served:
 
 
 @asynccontextmanager
-async def served(tracer: object = None, **config: object) -> AsyncIterator[Served]:
+async def served(
+    tracer: object = None, forward: object = None, **config: object
+) -> AsyncIterator[Served]:
     async with ActorSystem() as system:
         root = system.root
         llm = await root.start_child(
@@ -111,7 +113,7 @@ async def served(tracer: object = None, **config: object) -> AsyncIterator[Serve
         async with SessionHost(system, bundle) as host, trio.open_nursery() as nursery:
             stop = trio.Event()
             http = HttpConfig(port=0, **config)  # type: ignore[arg-type]
-            url = await nursery.start(_serve, host, http, stop, tracer)
+            url = await nursery.start(_serve, host, http, stop, tracer, forward)
             yield Served(url, host, stop, http)
             stop.set()
 
@@ -121,6 +123,9 @@ async def _serve(
     config: HttpConfig,
     stop: trio.Event,
     tracer: object,
+    forward: object,
     task_status: trio.TaskStatus[str] = trio.TASK_STATUS_IGNORED,
 ) -> None:
-    await serve_http(host, config, shutdown=stop.wait, tracer=tracer, task_status=task_status)
+    await serve_http(
+        host, config, shutdown=stop.wait, tracer=tracer, forward=forward, task_status=task_status
+    )

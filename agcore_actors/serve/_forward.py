@@ -1,0 +1,310 @@
+"""Forwarding a request of ``serve --http`` to the host that owns its session.
+
+Several hosts share one PostgreSQL and a load balancer spreads the clients' requests over
+them; a session lives on one host at a time (its lease). A request for a session another
+live host owns is forwarded to that host here, and its answer (an event stream included)
+copied back as it comes, so the client sees the same HTTP API whichever host it reached.
+
+Semantics:
+    :meth:`Forwarder.route` asks ``locate`` where the session lives. ``None`` (this host
+    owns it, nobody does, or its owner is dead: the local activation takes it over) →
+    the request is not touched and the caller serves it. An :class:`Owner` → the request
+    is sent to ``owner.address`` with the same method, path, query, body and headers, less
+    the hop-by-hop ones (RFC 9110 section 7.6.1), ``Host`` and ``Origin``. The caller has
+    checked the request (Host, token, Origin, scope, ids) before it is routed here, and
+    the owner checks it again as its own: the client's ``Authorization`` goes along as it
+    came, so the owner checks the same token and, with tenants, sees the same tenant (the
+    hosts share their tokens); the path keeps the client's session id, to which the owner
+    applies the tenant's prefix itself (``locate`` is asked about the stored id, the
+    prefixed one); ``Host`` names ``owner.address``, which the owner must take as its own
+    name (its bound address, an IP address for a wildcard bind, else a name of its
+    ``allowed_hosts``); and ``Origin``, checked here against this host's origin, would be
+    another origin on the owner (another address or port), so it stays behind. The
+    forwarded request carries
+    ``X-Agcore-Forwarded-By: <this host's id>``, and a request carrying it is never
+    forwarded again: one hop at most, so two hosts that disagree about an owner for a
+    moment cannot bounce a request between them (the second serves it, or refuses it with
+    its own error when it cannot take the lease).
+
+    The owner's status and headers come back as they are (hop-by-hop ones dropped) and
+    its body chunk by chunk, with no buffering: a turn's server-sent events reach the
+    client as the owner sends them. An owner that cannot be connected to (refused, or
+    not within ``connect_timeout``: it died or is cut off) is answered with 503
+    ``owner_unreachable``: nothing ran there, and once its lease expires a request takes
+    the session over. An owner that connects and then breaks off before answering is
+    answered with 502 ``owner_failed`` (the request may have run there). One that fails
+    mid-answer ends the client's response where it broke (a turn's stream without its
+    last event: the client reattaches by the turn id, as after any cut connection). There
+    is no read timeout: a stalled owner (stopped, not dead, its kernel still accepting
+    connections) holds the request until the client gives up, as it would if the client
+    had reached that host directly.
+
+Cancellation:
+    A client that disconnects closes the forwarded request at once; the owner sees a
+    disconnect, exactly as if the client had been its own (a turn runs on unless
+    ``cancel_on_disconnect``). Cancelling :meth:`Forwarder.route` closes the forwarded
+    request too. :meth:`Forwarder.aclose` closes the connection pool.
+
+Where a session lives is asked of ``locate`` (the lease, read from the store); when that
+fails (the store is unavailable or too slow: an ``AgcoreError``) the request is answered
+503 ``owner_unknown`` and nothing ran.
+
+Counting: ``agcore_cluster_forwards_total{outcome}`` (``forwarded``: an answer came back;
+``unreachable``; ``broken``: it broke mid-answer; ``unlocated``: the owner could not be
+looked up), in the server's ``/metrics``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncGenerator, Awaitable, Callable, Iterator
+from contextlib import aclosing
+from typing import TYPE_CHECKING, Any
+
+import attrs
+import trio
+from prometheus_client.core import CounterMetricFamily
+from prometheus_client.registry import Collector
+
+from .._errors import AgcoreError
+from .._validators import at_least_one, non_empty, positive
+from ._errors import HttpRefused
+
+if TYPE_CHECKING:
+    import httpx2
+
+    from ..agent import SessionHost
+
+__all__ = ["FORWARDED_BY", "ForwardConfig", "Forwarder", "Locate", "Owner", "host_locate"]
+
+#: The header a forwarded request carries: the forwarding host's id.
+FORWARDED_BY = b"x-agcore-forwarded-by"
+# RFC 9110 section 7.6.1, plus what the next hop sets itself (host, length: httpx2
+# recomputes them for the body it sends), and the Origin checked here (module docstring).
+_HOP_BY_HOP = frozenset(
+    {
+        b"connection",
+        b"keep-alive",
+        b"proxy-authenticate",
+        b"proxy-authorization",
+        b"proxy-connection",
+        b"te",
+        b"trailer",
+        b"transfer-encoding",
+        b"upgrade",
+        b"host",
+        b"content-length",
+        b"origin",
+    }
+)
+# The forwarding server sets these itself on the answer it sends.
+_OWN_RESPONSE_HEADERS = frozenset({b"date", b"server"})
+_OUTCOMES = ("forwarded", "unreachable", "broken", "unlocated")
+#: Set in the request's scope once its body has been read whole.
+BODY_READ = "agcore.body_read"
+
+Scope = dict[str, Any]
+Receive = Callable[[], Awaitable[dict[str, Any]]]
+Send = Callable[[dict[str, Any]], Awaitable[None]]
+
+
+@attrs.frozen(kw_only=True)
+class Owner:
+    """Another live host that owns a session."""
+
+    #: The owner's host id.
+    host_id: str
+    #: Its base URL as the other hosts reach it (``http://10.0.0.2:8000``).
+    address: str
+
+
+#: Where a session lives: ``None`` to serve it here (this host owns it, or nobody does and
+#: the local activation will take it), else its owner.
+Locate = Callable[[str], Awaitable[Owner | None]]
+
+
+def host_locate(host: SessionHost) -> Locate:
+    """``host``'s answer as :data:`Locate` wants it: the owner when another live host
+    holds the session's lease and registered an address; else None (live here, free, or
+    its owner's lease expired: the local activation takes it; or an owner without an
+    address: the activation refuses with ``SessionOwnedElsewhere`` until it lapses)."""
+    from ..cluster import Remote
+
+    async def locate(session: str) -> Owner | None:
+        where = await host.locate(session)
+        if isinstance(where, Remote) and where.address:
+            return Owner(host_id=where.host, address=where.address)
+        return None
+
+    return locate
+
+
+@attrs.frozen(kw_only=True)
+class ForwardConfig:
+    """How :class:`Forwarder` reaches the other hosts."""
+
+    #: This host's id, sent in ``X-Agcore-Forwarded-By``.
+    host_id: str = attrs.field(validator=non_empty)
+    #: Seconds to connect to an owner before answering 503 ``owner_unreachable``.
+    connect_timeout: float = attrs.field(default=2.0, validator=positive)
+    #: Connections kept open to the other hosts, all of them together.
+    max_connections: int = attrs.field(default=256, validator=at_least_one)
+
+
+def _drop_hop_by_hop(headers: list[tuple[bytes, bytes]]) -> list[tuple[bytes, bytes]]:
+    named = {
+        token.strip().lower()
+        for name, value in headers
+        if name.lower() == b"connection"
+        for token in value.split(b",")
+    }
+    return [(k, v) for k, v in headers if k.lower() not in _HOP_BY_HOP and k.lower() not in named]
+
+
+def forwarded(scope: Scope) -> bool:
+    """Whether this request came from another host (and so must not be forwarded again)."""
+    return any(name.lower() == FORWARDED_BY for name, _ in scope["headers"])
+
+
+class _Counts(Collector):
+    def __init__(self) -> None:
+        self.counts = dict.fromkeys(_OUTCOMES, 0)
+
+    def collect(self) -> Iterator[CounterMetricFamily]:
+        family = CounterMetricFamily(
+            "agcore_cluster_forwards",
+            "Requests forwarded to the session's owner, by outcome.",
+            labels=["outcome"],
+        )
+        for outcome, value in self.counts.items():
+            family.add_metric([outcome], value)
+        yield family
+
+
+class Forwarder:
+    """Sends requests for sessions owned elsewhere to their owner (module docstring)."""
+
+    def __init__(self, locate: Locate, config: ForwardConfig) -> None:
+        import httpx2
+
+        self.locate = locate
+        self.config = config
+        self._collector = _Counts()
+        self.counts = self._collector.counts
+        limits = httpx2.Limits(
+            max_connections=config.max_connections,
+            max_keepalive_connections=config.max_connections,
+        )
+        timeout = httpx2.Timeout(None, connect=config.connect_timeout)
+        self._client = httpx2.AsyncClient(limits=limits, timeout=timeout, trust_env=False)
+        # Only the client's own headers go on (no default Accept-Encoding, User-Agent...).
+        self._client.headers.clear()
+
+    def collector(self) -> Collector:
+        """The forwards counter, for a Prometheus registry."""
+        return self._collector
+
+    async def aclose(self) -> None:
+        await self._client.aclose()
+
+    async def route(
+        self, session: str, scope: Scope, receive: Receive, send: Send, *, max_body: int
+    ) -> bool:
+        """Forward the request for ``session`` when another host owns it and it was not
+        forwarded already; whether it did (then the response has been sent). A body
+        longer than ``max_body`` bytes is refused with 413 before it is sent on."""
+        if forwarded(scope):
+            return False
+        try:
+            owner = await self.locate(session)
+        except AgcoreError as exc:  # the store did not answer in time, or refused
+            self.counts["unlocated"] += 1
+            why = f"where the session lives is unknown for now ({exc.kind})"
+            raise HttpRefused(503, "owner_unknown", why) from None
+        if owner is None:
+            return False
+        await self._forward(owner, scope, await _read_body(scope, receive, max_body), receive, send)
+        return True
+
+    async def _forward(
+        self, owner: Owner, scope: Scope, body: bytes, receive: Receive, send: Send
+    ) -> None:
+
+        headers = _drop_hop_by_hop(list(scope["headers"]))
+        headers.append((FORWARDED_BY, self.config.host_id.encode()))
+        url = owner.address.rstrip("/") + scope.get("raw_path", scope["path"].encode()).decode()
+        if scope.get("query_string"):
+            url += "?" + scope["query_string"].decode("latin-1")
+        request = self._client.build_request(scope["method"], url, headers=headers, content=body)
+        # The client may leave at any moment, also while the owner has not answered yet
+        # (a stopped owner's kernel takes the request and nothing answers): then the
+        # forwarded request is closed at once.
+        refusal: HttpRefused | None = None
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(_watch_disconnect, receive, nursery.cancel_scope)
+            refusal = await self._exchange(request, send)
+            nursery.cancel_scope.cancel()
+        if refusal is not None:
+            raise refusal
+
+    async def _exchange(self, request: httpx2.Request, send: Send) -> HttpRefused | None:
+        """Send ``request`` and relay its answer; the refusal to answer instead when the
+        owner gave none."""
+        import httpx2
+
+        try:
+            response = await self._client.send(request, stream=True)
+        except (httpx2.ConnectError, httpx2.ConnectTimeout, httpx2.PoolTimeout) as exc:
+            self.counts["unreachable"] += 1
+            why = f"the session's host did not answer ({type(exc).__name__})"
+            return HttpRefused(503, "owner_unreachable", why)
+        except httpx2.TransportError as exc:
+            # Connected, then broke before any answer: the request may have run there.
+            self.counts["broken"] += 1
+            why = f"the session's host broke off ({type(exc).__name__})"
+            return HttpRefused(502, "owner_failed", why)
+        try:
+            headers = [(k, v) for k, v in _drop_hop_by_hop(list(response.headers.raw))
+                       if k.lower() not in _OWN_RESPONSE_HEADERS]  # fmt: skip
+            await send({"type": "http.response.start", "status": response.status_code,
+                        "headers": headers})  # fmt: skip
+            try:
+                async with aclosing(_chunks(response)) as chunks:
+                    async for chunk in chunks:
+                        await send({"type": "http.response.body", "body": chunk, "more_body": True})
+            except httpx2.TransportError:
+                self.counts["broken"] += 1
+            else:
+                self.counts["forwarded"] += 1
+            await send({"type": "http.response.body", "body": b""})
+        finally:
+            with trio.CancelScope(shield=True):
+                await response.aclose()
+        return None
+
+
+async def _chunks(response: httpx2.Response) -> AsyncGenerator[bytes, None]:
+    async with aclosing(response.aiter_raw()) as raw:
+        async for chunk in raw:
+            if chunk:
+                yield chunk
+
+
+async def _read_body(scope: Scope, receive: Receive, limit: int) -> bytes:
+    """The request's body, at most ``limit`` bytes (else 413)."""
+    body = bytearray()
+    while True:
+        message = await receive()
+        if message["type"] == "http.disconnect":
+            raise HttpRefused(400, "disconnected", "the client went away")
+        body += message.get("body", b"")
+        if len(body) > limit:
+            raise HttpRefused(413, "body_too_large", f"the body is larger than {limit} bytes")
+        if not message.get("more_body"):
+            scope[BODY_READ] = True  # a refusal after this need not read it again
+            return bytes(body)
+
+
+async def _watch_disconnect(receive: Receive, scope: trio.CancelScope) -> None:
+    while (await receive())["type"] != "http.disconnect":
+        pass
+    scope.cancel()

@@ -1,0 +1,148 @@
+"""The clients of the cluster benchmark: one task per session submitting its turns, each
+with a unique turn id, through a random host, retrying on any failure with the same id.
+
+A turn is acknowledged when the client reads its ``turn_completed`` event. A failure is
+anything else before that: no connection, an error status (503 while a host is down or
+a session changes hands), a stream cut before its final event, no byte for
+``read_timeout`` seconds (a stopped host holds connections open). The retry goes to a
+random host again (not the one that just failed to answer, as a load balancer's health
+check would have it), the same turn id and text, after a short backoff. A turn that ends
+``turn_failed`` or ``turn_cancelled`` is also retried with its id (the server decides
+whether that id already ran); a 409 ``turn_exists`` ends the retries (the id is stored
+already: the turn ran, or began before its host died, and will not run again), without
+an acknowledgement. One not acknowledged after ``give_up`` seconds is abandoned. Every
+attempt is logged for the failover and cost figures.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+from collections import Counter
+from collections.abc import Callable, Sequence
+
+import attrs
+import httpx2
+import trio
+
+FINAL = ("turn_completed", "turn_failed", "turn_cancelled")
+
+
+@attrs.define
+class Turn:
+    session: str
+    turn: str
+    #: trio clock times: first attempt sent, acknowledgement read, and the final answer
+    #: read (the acknowledgement, or 409 ``turn_exists``: the turn ran or began already).
+    first_try: float
+    acked_at: float | None = None
+    answered_at: float | None = None
+    attempts: int = 0
+    outcome: str = "pending"
+    #: Which host (its index in the url list) each attempt went to.
+    via: list[int] = attrs.field(factory=list)
+
+
+@attrs.define
+class ClientConfig:
+    token: str
+    turns: int
+    #: Seconds between the starts of two turns of a session (0: back to back).
+    every: float = 0.0
+    read_timeout: float = 3.0
+    connect_timeout: float = 1.0
+    give_up: float = 60.0
+    #: Which host each session's attempts go to: None for a random one each time.
+    route: Callable[[str, int], int] | None = None
+
+
+@attrs.define
+class Clients:
+    """Runs the sessions' turns against ``urls()`` (the hosts' current addresses)."""
+
+    urls: Callable[[], Sequence[str]]
+    config: ClientConfig
+    log: list[Turn] = attrs.field(factory=list)
+    errors: Counter[str] = attrs.field(factory=Counter)
+
+    async def run(self, sessions: Sequence[str], first: int = 0) -> None:
+        limits = httpx2.Limits(max_connections=4096, max_keepalive_connections=1024)
+        timeout = httpx2.Timeout(self.config.read_timeout, connect=self.config.connect_timeout)
+        headers = {"authorization": f"Bearer {self.config.token}"}
+        async with (
+            httpx2.AsyncClient(limits=limits, timeout=timeout, headers=headers) as client,
+            trio.open_nursery() as nursery,
+        ):
+            for session in sessions:
+                nursery.start_soon(self._session, client, session, first)
+
+    async def _session(self, client: httpx2.AsyncClient, session: str, first: int) -> None:
+        # With ``every``, the session's turns start on a schedule (one each ``every``
+        # seconds from a random offset; a late turn makes the next start at once), so the
+        # sessions keep asking until about ``turns * every`` seconds from now.
+        every = self.config.every
+        start = trio.current_time() + random.uniform(0, every)
+        for i, k in enumerate(range(first, first + self.config.turns)):
+            if every:
+                await trio.sleep_until(start + i * every)
+            await self.turn(client, session, f"{session}-t{k}")
+
+    async def turn(self, client: httpx2.AsyncClient, session: str, turn_id: str) -> Turn:
+        record = Turn(session, turn_id, trio.current_time())
+        self.log.append(record)
+        body = {"text": f"turn {turn_id}", "turn": turn_id}
+        avoid: int | None = None
+        while trio.current_time() - record.first_try < self.config.give_up:
+            urls = self.urls()
+            route = self.config.route
+            # Like a load balancer's passive health check, a retry goes to another host
+            # than the one that just failed to answer.
+            others = [i for i in range(len(urls)) if i != avoid] or list(range(len(urls)))
+            index = route(session, record.attempts) if route else random.choice(others)
+            record.attempts += 1
+            record.via.append(index)
+            outcome = await self._attempt(client, urls[index], session, body)
+            if outcome == "turn_completed":
+                record.acked_at, record.outcome = trio.current_time(), "acked"
+                record.answered_at = record.acked_at
+                return record
+            if outcome == "http_409_turn_exists":  # it ran (or began) already: not again
+                record.answered_at, record.outcome = trio.current_time(), "exists"
+                return record
+            self.errors[outcome] += 1
+            avoid = index if not outcome.startswith(("http_", "turn_")) else None
+            await trio.sleep(random.uniform(0.05, 0.25))
+        record.outcome = "abandoned"
+        return record
+
+    async def _attempt(
+        self, client: httpx2.AsyncClient, url: str, session: str, body: dict[str, str]
+    ) -> str:
+        """The final event's kind (also when the connection broke after it), or why there
+        was none."""
+        final = "cut_stream"
+        try:
+            async with client.stream(
+                "POST", f"{url}/v1/sessions/{session}/turns", json=body,
+                headers={"accept": "text/event-stream"},
+            ) as response:  # fmt: skip
+                if response.status_code != 200:
+                    await response.aread()
+                    try:
+                        reason = str(response.json().get("error_kind", ""))
+                    except ValueError:
+                        reason = ""
+                    return f"http_{response.status_code}_{reason}"
+                # Read to the end of the stream (the server ends it after the final
+                # event): httpx2's nested line/text/byte generators then finish on their
+                # own, where leaving them early would leave the inner ones to the GC.
+                async for line in response.aiter_lines():
+                    if line.startswith("data:"):
+                        event = json.loads(line[5:])
+                        if event.get("event") in FINAL:
+                            final = str(event["event"])
+                            if final != "turn_completed":
+                                final += "_" + str(event.get("error_kind", ""))
+                return final
+        except (httpx2.TimeoutException, httpx2.TransportError) as exc:
+            return final if final != "cut_stream" else type(exc).__name__

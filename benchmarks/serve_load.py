@@ -14,11 +14,17 @@ its first request at once: the burst of connection setups and refusals), then
 ``--seconds`` measured. Reported per level: turns completed per second and p50/p99 of the
 completed turns' latency in the measured part, the p99 of all turns including the burst,
 refusals and errors over the whole level (errors must be 0), and the measured p99 over
-the first level's (the target: within 2x).
+the first level's (the target: within 2x); the p99 less the time spent connecting (the
+kernel's accept queue); and the CPU each process used during the level, in percent of one
+core (this generator's own share shows whether it, not the server, is the bottleneck). A
+request that takes longer than 60 s counts as an error. ``--repeat N`` runs the levels N
+times interleaved (32, 128, 512, 2048, 32, ...) and pools them: on a shared machine a
+noisy minute then hits every level rather than one.
 
     PYTHONPATH=. .venv/bin/python benchmarks/serve_load.py                 # 32..2048
     PYTHONPATH=. .venv/bin/python benchmarks/serve_load.py --quick         # smoke
     PYTHONPATH=. .venv/bin/python benchmarks/serve_load.py --max-admitted 256
+    PYTHONPATH=. .venv/bin/python benchmarks/serve_load.py --max-admitted 32 --repeat 3
 """
 
 from __future__ import annotations
@@ -41,6 +47,8 @@ HERE = Path(__file__).resolve().parent
 TOKEN = "load-token-0123456789abcdef"
 #: Seconds a connection may sit idle before a request reuses it (hypercorn closes at 5).
 KEEP_ALIVE = 4.0
+#: Seconds a request may take, connecting included, before it counts as an error.
+REQUEST_TIMEOUT = 60.0
 
 
 @attrs.define
@@ -48,6 +56,8 @@ class Level:
     clients: int
     seconds: float = 0.0
     latencies: list[float] = attrs.field(factory=list)
+    #: Of each measured latency, the seconds spent connecting.
+    connects: list[float] = attrs.field(factory=list)
     #: Latencies of the turns started during the warm-up (the burst).
     burst: list[float] = attrs.field(factory=list)
     refused: int = 0
@@ -56,6 +66,24 @@ class Level:
     reasons: dict[str, int] = attrs.field(factory=dict)
     errors: int = 0
     kinds: dict[str, int] = attrs.field(factory=dict)
+    #: CPU seconds used during the level by this generator, the server, the fake model.
+    cpu: list[float] = attrs.field(factory=lambda: [0.0, 0.0, 0.0])
+    #: Wall seconds of the level (warm-up included).
+    wall: float = 0.0
+
+    def merge(self, other: Level) -> None:
+        self.seconds += other.seconds
+        self.latencies += other.latencies
+        self.connects += other.connects
+        self.burst += other.burst
+        self.refused += other.refused
+        self.told += other.told
+        self.wall += other.wall
+        for into, more in ((self.reasons, other.reasons), (self.kinds, other.kinds)):
+            for key, count in more.items():
+                into[key] = into.get(key, 0) + count
+        self.errors += other.errors
+        self.cpu = [a + b for a, b in zip(self.cpu, other.cpu, strict=True)]
 
     def error(self, kind: str) -> None:
         self.errors += 1
@@ -70,12 +98,17 @@ class Connection:
         self.stream: trio.SocketStream | None = None
         self.buffer = b""
         self.used = 0.0
+        #: Seconds the last request spent connecting (0 on a reused connection).
+        self.connecting = 0.0
 
     async def request(self, raw: bytes) -> tuple[int, dict[bytes, bytes], bytes]:
         if self.stream is not None and trio.current_time() - self.used > KEEP_ALIVE:
             await self.aclose()  # the server may be closing it: a fresh one, as clients do
+        self.connecting = 0.0
         if self.stream is None:
+            began = time.perf_counter()
             self.stream = await trio.open_tcp_stream(self.host, self.port)
+            self.connecting = time.perf_counter() - began
             self.buffer = b""
         await self.stream.send_all(raw)
         while b"\r\n\r\n" not in self.buffer:
@@ -129,17 +162,21 @@ async def client(url: str, index: int, level: Level, measured: float, until: flo
             count += 1
             started, begun = time.perf_counter(), trio.current_time()
             try:
-                status, headers, body = await connection.request(
-                    turn_request(parts.netloc, session)
-                )
-            except (OSError, trio.BrokenResourceError) as exc:
+                with trio.fail_after(REQUEST_TIMEOUT):
+                    status, headers, body = await connection.request(
+                        turn_request(parts.netloc, session)
+                    )
+            except (OSError, trio.BrokenResourceError, trio.TooSlowError) as exc:
                 level.error(type(exc).__name__)
                 await connection.aclose()
                 await trio.sleep(0.1)
                 continue
             if status == 200 and json.loads(body).get("status") == "completed":
-                into = level.latencies if begun >= measured else level.burst
-                into.append(time.perf_counter() - started)
+                if begun >= measured:
+                    level.latencies.append(time.perf_counter() - started)
+                    level.connects.append(connection.connecting)
+                else:
+                    level.burst.append(time.perf_counter() - started)
             elif status in (429, 503) and b"retry-after" in headers:
                 level.refused += 1
                 reason = json.loads(body).get("error_kind", "?")
@@ -160,6 +197,24 @@ async def run_level(url: str, clients: int, warmup: float, seconds: float) -> Le
     async with trio.open_nursery() as nursery:
         for i in range(clients):
             nursery.start_soon(client, url, i, level, measured, measured + seconds)
+    return level
+
+
+def cpu_seconds(pid: int) -> float:
+    """User + system CPU seconds of process ``pid`` so far (Linux)."""
+    with open(f"/proc/{pid}/stat") as stat:
+        fields = stat.read().rpartition(")")[2].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def measure(url: str, pids: tuple[int, int], clients: int, warmup: float, seconds: float) -> Level:
+    """One level, with the CPU each process used during it."""
+    before = [time.process_time(), *map(cpu_seconds, pids)]
+    wall = time.perf_counter()
+    level = trio.run(run_level, url, clients, warmup, seconds)
+    level.wall = time.perf_counter() - wall
+    after = [time.process_time(), *map(cpu_seconds, pids)]
+    level.cpu = [b - a for a, b in zip(before, after, strict=True)]
     return level
 
 
@@ -196,6 +251,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seconds", type=float, default=8.0, help="measured, per level")
     parser.add_argument("--warmup", type=float, default=3.0, help="unmeasured, per level")
     parser.add_argument("--max-admitted", type=int, default=0)
+    parser.add_argument("--repeat", type=int, default=1, help="runs of the levels, interleaved")
     parser.add_argument("--quick", action="store_true", help="two small levels, 1 s each")
     args = parser.parse_args(argv)
     if args.quick:
@@ -205,7 +261,15 @@ def main(argv: list[str] | None = None) -> int:
         fake, serve, url = start(args, str(Path(tmp) / "sessions.db"))
         try:
             trio.run(run_level, url, 8, 0.0, 1.0)  # warm-up: imports, first sessions
-            results = [trio.run(run_level, url, c, args.warmup, args.seconds) for c in levels]
+            pids = (serve.pid, fake.pid)
+            results = [Level(c) for c in levels]
+            for _ in range(args.repeat):  # interleaved: a noisy minute hits every level
+                for pooled, c in zip(results, levels, strict=True):
+                    level = measure(url, pids, c, args.warmup, args.seconds)
+                    pooled.merge(level)
+                    done = f"{len(level.latencies)} turns, {level.refused} refused"
+                    done += f", {level.errors} errors"
+                    print(f"{c} clients: {done}", file=sys.stderr, flush=True)
         finally:
             for process in (serve, fake):
                 process.terminate()
@@ -217,15 +281,19 @@ def main(argv: list[str] | None = None) -> int:
     admitted = args.max_admitted or "default"
     print(f"## serve --http under load (benchmarks/serve_load.py), max_admitted={admitted}\n")
     print("| clients | turns/s | p50 ms | p99 ms | p99 / first level's | p99 ms with the burst "
-          "| refused (429/503 + Retry-After) | errors |")  # fmt: skip
-    print("|---:|---:|---:|---:|---:|---:|---:|---:|")
+          "| refused (429/503 + Retry-After) | errors | CPU % load / server / model "
+          "| p99 ms after connecting |")  # fmt: skip
+    print("|---:|---:|---:|---:|---:|---:|---:|---:|---|---:|")
     for level in results:
         p50, p99 = percentile(level.latencies, 0.5), percentile(level.latencies, 0.99)
         every = percentile(level.latencies + level.burst, 0.99)
         kinds = f" {level.kinds}" if level.kinds else ""
+        pairs = zip(level.latencies, level.connects, strict=True)
+        served = percentile([a - b for a, b in pairs], 0.99)
+        cpu = " / ".join(f"{100 * c / level.wall:.0f}" for c in level.cpu)
         print(f"| {level.clients} | {len(level.latencies) / level.seconds:,.0f} | {p50 * 1e3:,.0f} "
               f"| {p99 * 1e3:,.0f} | {p99 / base:.2f} | {every * 1e3:,.0f} | {level.refused:,} "
-              f"| {level.errors:,}{kinds} |")  # fmt: skip
+              f"| {level.errors:,}{kinds} | {cpu} | {served * 1e3:,.0f} |")  # fmt: skip
     for level in results:
         if level.refused:
             print(f"\n{level.clients} clients: refusals {level.reasons}, mean Retry-After "

@@ -10,8 +10,11 @@ Semantics:
     in input order. ``cancel`` and ``approve`` are answered by one line each
     (``cancelled`` / ``answered``: whether a running turn took it). A malformed or
     unknown command, or an id outside the id rule, gets one ``error`` line naming the
-    problem and changes nothing. With a ``tenant``, every session id is the tenant's:
-    ``s1`` is stored as ``tenant/s1``, and no command reaches another's session.
+    problem and changes nothing. A turn id is an idempotency key within its session: a
+    turn command whose (session, turn) is queued, running or stored already gets one
+    ``error`` line with ``error_kind`` ``turn_exists`` and runs nothing. With a
+    ``tenant``, every session id is the tenant's: ``s1`` is stored as
+    ``tenant/s1``, and no command reaches another's session.
 
 Ending:
     At end of input the turns in flight and queued run to their end (each committed),
@@ -38,9 +41,11 @@ import trio
 from .._errors import AgcoreError
 from .._ids import new_id
 from .._validators import at_least_one, non_negative
-from ..agent import SessionHost
+from ..agent import SessionHost, StoreTurns
 from ..agent import messages as am
 from . import _elicit
+from ..store import SessionNotFound
+from ..store import messages as sm
 from ._auth import check_id
 from ._errors import BadCommand
 from ._logging import log_event
@@ -101,6 +106,8 @@ class _StdioServer:
         self.prefix = f"{config.tenant}/" if config.tenant else ""
         #: A :class:`~agcore_actors.serve.tracing.TurnTracer`, when spans are wanted.
         self.tracer: Any = None
+        #: (session, turn) of every turn queued or running: a repeat is refused.
+        self.in_flight: set[tuple[str, str]] = set()
 
     async def run(self, source: trio.abc.ReceiveStream) -> int:
         async with trio.open_nursery() as main:
@@ -201,8 +208,30 @@ class _StdioServer:
         line = {"session": command.session, "event": "elicitation"}
         await self.emit({**line, "elicitation": command.elicitation_id, **reply})
 
+    async def _known(self, session: str, turn: str) -> bool:
+        """Whether (``session``, ``turn``) is queued, running, or stored. Only this reader
+        adds turns, and a turn is committed before it leaves ``in_flight``: no turn slips
+        between the two checks."""
+        if (session, turn) in self.in_flight:
+            return True
+        store = self.host.bundle.store
+        if not isinstance(store, StoreTurns):
+            return False
+        try:
+            snap: sm.SessionSnapshot = await store.store.ask(
+                sm.ExportSession(self.prefix + session)
+            )
+        except SessionNotFound:
+            return False
+        return any(entry.turn == turn for entry in snap.entries)
+
     async def _on_turn(self, command: TurnCommand) -> None:
         turn = command.turn or new_id()
+        if command.turn and await self._known(command.session, turn):
+            known = f"turn {turn!r} of this session is known already"
+            await self.emit({"session": command.session, "turn": turn, "event": "error",
+                             "error_kind": "turn_exists", "error": known})  # fmt: skip
+            return
         lane = self.lanes.setdefault(command.session, _Lane())
         if len(lane.queue) >= self.config.max_queued:
             error = BadCommand(
@@ -212,6 +241,7 @@ class _StdioServer:
                              "error_kind": "session_busy", "error": str(error)})  # fmt: skip
             return
         lane.queue.append((command, turn))
+        self.in_flight.add((command.session, turn))
         if not lane.running:
             lane.running = True
             assert self.turns is not None
@@ -225,13 +255,15 @@ class _StdioServer:
                 command, turn = lane.queue[0]
                 await self._run_turn(command, turn)
                 lane.queue.popleft()
+                self.in_flight.discard((session, turn))
         finally:
             with trio.CancelScope(shield=True):
                 # Cancelled: the turn at the head has written its final line already.
                 if lane.queue:
-                    lane.queue.popleft()
+                    self.in_flight.discard((session, lane.queue.popleft()[1]))
                 while lane.queue:
                     _, turn = lane.queue.popleft()
+                    self.in_flight.discard((session, turn))
                     await self.emit(final_fields(session, turn, "turn_cancelled"))
                 lane.running = False
                 if self.lanes.get(session) is lane:

@@ -206,3 +206,30 @@ def test_a_tenant_over_stdio_reaches_only_its_own_sessions(tmp_path: Path) -> No
     both = stored(tmp_path / "s.db", ["bob/s1", "alice/s1"])
     assert both["bob/s1"].record.turns == 1 and both["alice/s1"].record.turns == 1
     assert "secret of bob" not in str(both["alice/s1"].entries)
+
+
+def test_a_repeated_turn_id_runs_once(tmp_path: Path) -> None:
+    """Fails on integ 2c33e3a: a repeated (session, turn) over stdio ran the turn again
+    and stored its entries twice under one id, queued or after a restart."""
+    db = str(tmp_path / "s.db")
+    again = {"session": "s1", "text": "again", "turn": "t1"}
+    with fake_openai() as base:
+        first = start_serve(base, "--stdio", "--store", db)
+        script = commands({"session": "s1", "text": "once", "turn": "t1"}, again, again,
+                          {"session": "s2", "text": "other session", "turn": "t1"})  # fmt: skip
+        out, err = first.communicate(script, 60)
+        assert first.returncode == 0, err.decode()
+        answers = lines(out)
+        second = start_serve(base, "--stdio", "--store", db)
+        out, err = second.communicate(commands(again), 60)
+        assert second.returncode == 0, err.decode()
+        answers += lines(out)
+    errors = [a for a in answers if a["event"] == "error"]
+    assert [(e["session"], e["turn"], e["error_kind"]) for e in errors] == [
+        ("s1", "t1", "turn_exists")
+    ] * 3
+    starts = [(a["session"], a["turn"]) for a in answers if a["event"] == "turn_started"]
+    assert starts == [("s1", "t1"), ("s2", "t1")]
+    both = stored(tmp_path / "s.db", ["s1", "s2"])
+    assert both["s1"].record.turns == 1 and both["s2"].record.turns == 1
+    assert "again" not in str(both["s1"].entries)

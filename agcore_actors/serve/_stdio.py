@@ -43,9 +43,9 @@ from .._ids import new_id
 from .._validators import at_least_one, non_negative
 from ..agent import SessionHost, StoreTurns
 from ..agent import messages as am
-from . import _elicit
 from ..store import SessionNotFound
 from ..store import messages as sm
+from . import _elicit
 from ._auth import check_id
 from ._errors import BadCommand
 from ._logging import log_event

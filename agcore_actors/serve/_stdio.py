@@ -338,9 +338,11 @@ class _StdioServer:
 
 
 def _decoded(line: bytes) -> object:
+    """The line as JSON, or None; a hostile line (nested too deep) is None too: the
+    parser has refused it already, and its error line is the answer."""
     try:
         return msgspec.json.decode(line)
-    except msgspec.DecodeError:
+    except (ValueError, RecursionError):  # DecodeError, UnicodeDecodeError
         return None
 
 

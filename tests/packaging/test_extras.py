@@ -20,7 +20,7 @@ def _name(requirement: str) -> str:
 
 def test_every_extra_is_a_row_of_the_extras_page() -> None:
     page = (ROOT / "docs" / "extras.md").read_text()
-    rows = set(re.findall(r"^\| `([a-z]+)` \|", page, flags=re.MULTILINE))
+    rows = set(re.findall(r"^\| `([a-z-]+)` \|", page, flags=re.MULTILINE))
     assert rows == set(OPTIONAL)
 
 

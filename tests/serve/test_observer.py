@@ -114,8 +114,10 @@ async def test_the_state_stays_bounded_at_2000_sessions_and_finds_one_by_search(
     assert seconds == sorted(seconds, reverse=True)
     assert len(state["busiest"]) == len(state["recent"]) == 50
     assert len(json.dumps(found)) < 4_000
-    assert [t["session"] for t in found["recent"]] == ["user-1234"]
-    assert found["busiest"] == [{"session": "user-1234", "turns": 1}]
+    # Its first turn may still be remembered on a loaded machine (finished turns are
+    # forgotten as later ones start): one session found, by one or both of its turns.
+    assert {t["session"] for t in found["recent"]} == {"user-1234"}
+    assert [b["session"] for b in found["busiest"]] == ["user-1234"]
     sessions = [row["name"] for row in found["tree"] if row["name"].startswith("session:")]
     assert sessions == ["session:user-1234"]
     assert {t["session"] for t in fifty["in_flight"]} == {f"held-05{i}" for i in range(10)}

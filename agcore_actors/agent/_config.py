@@ -12,6 +12,7 @@ import attrs
 import msgspec
 
 from .._validators import at_least_one, non_empty, non_negative_int, optional_positive, positive
+from ..llm import MediaLimits
 from . import messages as am
 from ._budget import Budget
 from ._fallback import ALL_FALLBACK_KINDS, FallbackKind
@@ -51,6 +52,8 @@ class AgentConfig:
     max_repeated_calls: int = attrs.field(default=3, validator=at_least_one)
     #: Token, cost and tool-call limits per turn and per session, and the price table.
     budget: Budget = attrs.field(factory=Budget)
+    #: Sizes and types of the images, audio and files of a user turn or a tool result.
+    media_limits: MediaLimits = attrs.field(factory=MediaLimits)
 
     def __attrs_post_init__(self) -> None:
         if self.turn_timeout is not None and math.isinf(self.turn_timeout):

@@ -55,7 +55,7 @@ Several hosts:
 from __future__ import annotations
 
 import collections
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Sequence
 from contextlib import asynccontextmanager, suppress
 from types import TracebackType
 from typing import Any
@@ -73,6 +73,7 @@ from ..actor import (
 )
 from ..actor.policy import Intensity
 from ..cluster import LeaseKeeper, Local, Location
+from ..llm import ContentPart
 from . import messages as am
 from ._bundle import RuntimeBundle
 from ._errors import AgentConfigError
@@ -191,13 +192,16 @@ class SessionHost(LiveSet):
         *,
         turn: str = "",
         settings: am.ModelOverrides | None = None,
+        parts: Sequence[ContentPart] = (),
     ) -> AsyncIterator[AsyncIterator[am.TurnEvent]]:
-        """Run a turn of ``session`` (with model ``settings`` of this turn only) and read
-        its events: ``async with host.submit(id, text) as events: async for event in
-        events``."""
+        """Run a turn of ``session`` (with model ``settings`` of this turn only; ``parts``,
+        images or files, after ``text`` in the user's message) and read its events:
+        ``async with host.submit(id, text) as events: async for event in events``."""
         live = await self._enter_turn(session)
         try:
-            request = am.SubmitTurn(text=text, turn=turn, settings=settings)
+            request = am.SubmitTurn(
+                text=text, turn=turn, settings=settings, parts=list(parts) or None
+            )
             async with live.ref.stream(request) as events:
                 yield events
         except Exception as exc:
@@ -216,12 +220,13 @@ class SessionHost(LiveSet):
         *,
         turn: str = "",
         settings: am.ModelOverrides | None = None,
+        parts: Sequence[ContentPart] = (),
     ) -> am.TurnResult:
-        """Run a turn of ``session`` (with model ``settings`` of this turn only) and
-        return its result."""
+        """Run a turn of ``session`` (with model ``settings`` of this turn only; ``parts``
+        after ``text`` in the user's message) and return its result."""
         live = await self._enter_turn(session)
         try:
-            request = am.RunTurn(text=text, turn=turn, settings=settings)
+            request = am.RunTurn(text=text, turn=turn, settings=settings, parts=list(parts) or None)
             result: am.TurnResult = await live.ref.ask(request)
         except Exception as exc:
             await self._turn_failed(session, live, exc)

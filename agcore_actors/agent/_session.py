@@ -62,7 +62,7 @@ from .._errors import AgcoreError
 from .._ids import new_id
 from ..actor import ActorCrashed
 from ..llm import Message as ChatMessage
-from ..llm import Usage, UserMessage
+from ..llm import TextPart, Usage, UserMessage, check_parts, content_text
 from ..tools import ApprovalRequest
 from ..tools._deps import providing
 from . import messages as am
@@ -228,11 +228,20 @@ class Session(SessionControl):
         if busy is not None and busy.queued + (busy.running is not None) > self.settings.max_queued:
             raise SessionBusy(self.session, busy.queued)
 
+    def _user(self, msg: am.RunTurn | am.SubmitTurn) -> UserMessage:
+        """The turn's user message; ContentTooLarge or InvalidContent before anything."""
+        if not msg.parts:
+            return UserMessage(msg.text)
+        check_parts(msg.parts, self.settings.config.media_limits)
+        return UserMessage([TextPart(msg.text), *msg.parts] if msg.text else list(msg.parts))
+
     async def _on_run(self, msg: am.RunTurn) -> am.TurnResult:
+        user = self._user(msg)
         self._admit()
-        return await self._queued_turn(msg.text, msg.turn or new_id(), drop_events, msg.settings)
+        return await self._queued_turn(user, msg.turn or new_id(), drop_events, msg.settings)
 
     async def _on_submit(self, msg: am.SubmitTurn) -> AsyncIterator[am.TurnEvent]:
+        user = self._user(msg)
         self._admit()
         turn_id = msg.turn or new_id()
         send, receive = trio.open_memory_channel[am.TurnEvent](0)
@@ -252,7 +261,7 @@ class Session(SessionControl):
             try:
                 with holder:
                     try:
-                        await self._queued_turn(msg.text, turn_id, emit, msg.settings)
+                        await self._queued_turn(user, turn_id, emit, msg.settings)
                     except AgcoreError as exc:
                         # The store refused the turn's begin or commit: the reader's
                         # answer, not a crash of this task (of the whole actor).
@@ -282,7 +291,11 @@ class Session(SessionControl):
             raise ActorCrashed(self.ctx.name, crash[0])
 
     async def _queued_turn(
-        self, text: str, turn_id: str, emit: Emit, overrides: am.ModelOverrides | None = None
+        self,
+        user: UserMessage,
+        turn_id: str,
+        emit: Emit,
+        overrides: am.ModelOverrides | None = None,
     ) -> am.TurnResult:
         busy = self._busy_now()
         try:
@@ -294,13 +307,14 @@ class Session(SessionControl):
             finally:
                 busy.queued -= 1
         try:
-            return await self._turn(text, turn_id, emit, overrides)
+            return await self._turn(user, turn_id, emit, overrides)
         finally:
             self._release()
 
     async def _turn(
-        self, text: str, turn_id: str, emit: Emit, overrides: am.ModelOverrides | None
+        self, user: UserMessage, turn_id: str, emit: Emit, overrides: am.ModelOverrides | None
     ) -> am.TurnResult:
+        text = content_text(user.content)
         agent = self.settings.agents[self.agent_name]
         context = PromptContext(
             session=self.session, agent=agent.name, turn=self.turns, facts=visible_facts(self.facts)
@@ -315,7 +329,7 @@ class Session(SessionControl):
             await emit(am.TurnFailed(result))
             return result
         notes = self._switch_notes
-        history = await self._begin(turn_id, [*notes, UserMessage(text)], agent.name)
+        history = await self._begin(turn_id, [*notes, user], agent.name)
         turn = Turn(
             session=self.session,
             turn_id=turn_id,
@@ -349,7 +363,7 @@ class Session(SessionControl):
             # Begun: from here on, whatever happens, the turn is committed.
             await emit(am.TurnStarted(session=self.session, turn=turn_id, agent=agent.name))
             with scope, providing(run):
-                finished = await turn.run(text)
+                finished = await turn.run(user)
                 status = "completed" if finished else "cancelled"
             if scope.cancelled_caught:
                 if timeout is not None and trio.current_time() >= scope.deadline:

@@ -33,7 +33,14 @@ import trio
 from .._decode import DECODE_ERRORS
 from .._errors import AgcoreError
 from ..actor import ActorCrashed, ActorStopped
-from ..llm import AssistantMessage, ToolMessage, Usage
+from ..llm import (
+    AssistantMessage,
+    ContentPart,
+    TextPart,
+    ToolMessage,
+    Usage,
+    placeholder,
+)
 from ..llm import Message as ChatMessage
 from ..tools import RunContext
 from ..tools import messages as tm
@@ -222,18 +229,24 @@ class ToolRound:
         for call in calls:
             if call.id in answered:
                 continue
+            parts: list[ContentPart] = []
             if call.id in refused:
                 status, content = refused[call.id]
             else:
                 result = results[call.id]
                 status, content = _STATUS.get(result.status.value, "error"), result.content
+                parts = result.parts or []
             status, content = await self._after(
                 call.id, call.function.name, ran_with[call.id], status, content
             )
-            self.messages.append(ToolMessage(content, call.id))
+            self.messages.append(ToolMessage(tool_content(content, parts), call.id))
             await self.emit(
                 am.ToolCallFinished(
-                    call_id=call.id, name=call.function.name, status=status, content=content
+                    call_id=call.id,
+                    name=call.function.name,
+                    status=status,
+                    content=content,
+                    media=[placeholder(p) for p in parts],
                 )
             )
 
@@ -262,9 +275,17 @@ class ToolRound:
                 recorded = await self.ports.tools.ask(tm.FetchResults(batch_id))
                 if recorded is not None:
                     for result in recorded.results:
-                        self.messages.append(ToolMessage(result.content, result.call_id))
+                        content = tool_content(result.content, result.parts or [])
+                        self.messages.append(ToolMessage(content, result.call_id))
             raise
         return {result.call_id: result for result in reply.results}
+
+
+def tool_content(text: str, parts: list[ContentPart]) -> str | list[ContentPart]:
+    """A tool message's content: ``text``, then the result's media parts if any."""
+    if not parts:
+        return text
+    return [TextPart(text), *parts] if text else list(parts)
 
 
 def _task_of(arguments: str) -> str | None:

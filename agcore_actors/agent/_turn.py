@@ -146,14 +146,14 @@ class Turn(ModelCalls, ToolRound):
 
     # -- the loop ------------------------------------------------------------------------
 
-    async def run(self, user_text: str) -> bool:
+    async def run(self, user: str | UserMessage) -> bool:
         """Run the turn to its answer; False if it stopped early (``stop_after_step``).
 
         Raises the typed error that ended the turn (LlmError, LimitExceeded,
         OutputValidationError, ...); :attr:`messages` is valid whatever happens once
         :meth:`close` has been called.
         """
-        self.messages.append(UserMessage(user_text))
+        self.messages.append(user if isinstance(user, UserMessage) else UserMessage(user))
         tool_rounds = 0
         output_attempts = 0
         while True:

@@ -2,9 +2,10 @@
 
 Requests, their replies, and what cancelling the asker does::
 
-    SubmitTurn(text, turn, settings)  (stream) -> TurnEvent...  cancels the turn, which
+    SubmitTurn(text, turn, settings, parts)  (stream) -> TurnEvent...  cancels the turn,
+                                                  which commits first
+    RunTurn(text, turn, settings, parts)   -> TurnResult   cancels the turn, which
                                                   commits first
-    RunTurn(text, turn, settings)      -> TurnResult   cancels the turn, which commits first
     CancelTurn(mode)                 -> bool           nothing (answered at once)
     Approve(call_id, allow, reason)  -> bool           nothing (answered at once)
     AnswerElicitation(elicitation_id, action, content)
@@ -34,7 +35,7 @@ from typing import Literal
 import msgspec
 
 from ..actor import Request, StreamRequest
-from ..llm import Usage
+from ..llm import ContentPart, Usage
 
 __all__ = [
     "AnswerElicitation",
@@ -167,13 +168,15 @@ class ToolCallProgress(msgspec.Struct, frozen=True, kw_only=True, tag=True):
     message: str | None = None
 
 
-class ToolCallFinished(msgspec.Struct, frozen=True, kw_only=True, tag=True):
-    """A tool call ended; ``content`` is what the model is shown."""
+class ToolCallFinished(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True, tag=True):
+    """A tool call ended; ``content`` is the text the model is shown, ``media`` a
+    placeholder per image, audio or file part it is shown too (never their data)."""
 
     call_id: str
     name: str
     status: ToolCallStatus
     content: str
+    media: list[str] = msgspec.field(default_factory=list)
 
 
 class UsageReported(msgspec.Struct, frozen=True, tag=True):
@@ -322,21 +325,26 @@ class ModelOverrides(
 
 
 class SubmitTurn(StreamRequest[TurnEvent], frozen=True, kw_only=True, tag=True):
-    """Run one turn for ``text`` and stream its events."""
+    """Run one turn for ``text`` (and ``parts``) and stream its events."""
 
     text: str
     #: An id for the turn (idempotency and logs); "" lets the session choose.
     turn: str = ""
     #: Model settings of this turn only.
     settings: ModelOverrides | None = None
+    #: Content after ``text`` in the user's message: images, audio, files (see
+    #: :func:`~agcore_actors.llm.image_part_of`); checked against the agent config's
+    #: ``media_limits`` before the turn begins (ContentTooLarge, InvalidContent).
+    parts: list[ContentPart] | None = None
 
 
 class RunTurn(Request[TurnResult], frozen=True, kw_only=True, tag=True):
-    """Run one turn for ``text`` and reply with its result."""
+    """Run one turn for ``text`` (and ``parts``) and reply with its result."""
 
     text: str
     turn: str = ""
     settings: ModelOverrides | None = None
+    parts: list[ContentPart] | None = None
 
 
 class CancelTurn(Request[bool], frozen=True, tag=True):

@@ -1,15 +1,16 @@
 """An agent's keys that make more than one library field: its budget (``turn_tokens``
-... ``prices``) and its model settings with their fallback chain."""
+... ``prices``), its media limits (``max_media_*``) and its model settings with their
+fallback chain."""
 
 from __future__ import annotations
 
 from typing import Any
 
 from ..agent import Budget, ModelSettings
-from ..llm import Pricing
+from ..llm import MediaLimits, Pricing
 from ._schema import AgentSettings
 
-__all__ = ["budget_of", "model_of"]
+__all__ = ["budget_of", "media_limits_of", "model_of"]
 
 
 def budget_of(agent: AgentSettings) -> Budget:
@@ -25,6 +26,14 @@ def budget_of(agent: AgentSettings) -> Budget:
             name: Pricing(p.input, p.output, p.cache_read, p.cache_write)
             for name, p in agent.prices.items()
         },
+    )
+
+
+def media_limits_of(agent: AgentSettings) -> MediaLimits:
+    """An agent's ``max_media_*`` keys as its :class:`~agcore_actors.llm.MediaLimits`."""
+    return MediaLimits(
+        max_part_bytes=agent.max_media_part_bytes,
+        max_message_bytes=agent.max_media_message_bytes,
     )
 
 

@@ -75,6 +75,9 @@ async def start_local(
             headers=dict(endpoint.headers),
             # llama.cpp's json_schema grammar is not what small models answer best with.
             structured_output="prompted",
+            # Started without a vision projector: an image is a typed error, not a
+            # prompt the server would garble.
+            input_media=frozenset(),
         )
     )
     if not endpoint.prefix_dir:

@@ -71,7 +71,7 @@ from ..store import (
     session_store_spec,
 )
 from ..tools import PermissionChecker, Tool, ToolRegistry, tool_executor_spec
-from ._agents import budget_of, model_of
+from ._agents import budget_of, media_limits_of, model_of
 from ._concurrency import concurrency, wrap
 from ._errors import ConfigError
 from ._local import for_local_model, recovering, start_local
@@ -243,7 +243,8 @@ def local_model_config(p: LocalProviderSettings) -> LocalModelConfig:
 
 def agent_config(agent: AgentSettings) -> AgentConfig:
     """An agent's limits as the sessions' :class:`~agcore_actors.agent.AgentConfig`."""
-    return library_config(AgentConfig, agent, given={"budget": budget_of(agent)})
+    given = {"budget": budget_of(agent), "media_limits": media_limits_of(agent)}
+    return library_config(AgentConfig, agent, given=given)
 
 
 def agents_of(

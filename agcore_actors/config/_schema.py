@@ -280,6 +280,14 @@ class AgentSettings:
     output_retries: int = attrs.field(default=_AGENT.output_retries, validator=non_negative_int)
     #: Identical tool calls allowed in one turn.
     max_repeated_calls: int = attrs.field(default=_AGENT.max_repeated_calls, validator=at_least_one)
+    #: Decoded bytes of one image, audio or file part of a turn or a tool result.
+    max_media_part_bytes: int = attrs.field(
+        default=_AGENT.media_limits.max_part_bytes, validator=at_least_one
+    )
+    #: Decoded bytes of all the media of one message.
+    max_media_message_bytes: int = attrs.field(
+        default=_AGENT.media_limits.max_message_bytes, validator=at_least_one
+    )
 
 
 # -- MCP servers --------------------------------------------------------------------------------

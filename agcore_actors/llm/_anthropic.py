@@ -23,6 +23,7 @@ import attrs
 from .._decode import DECODE_ERRORS
 from .._validators import positive
 from ._anthropic_wire import (
+    ANTHROPIC_MEDIA,
     AnthropicErrorDetail,
     AnthropicEvent,
     AnthropicUsage,
@@ -72,6 +73,9 @@ class AnthropicConfig:
     extra_body: Mapping[str, Any] = attrs.field(factory=dict)
     #: The largest SSE line or event accepted, in bytes.
     max_event_bytes: int = attrs.field(default=DEFAULT_MAX_EVENT_BYTES, validator=positive)
+    #: Media kinds the model takes (``image``, ``file``); a part of another kind is
+    #: :class:`~agcore_actors.llm.UnsupportedContent` before the request is sent.
+    input_media: frozenset[str] = attrs.field(default=ANTHROPIC_MEDIA, converter=frozenset)
 
 
 def _is_stop(event: SseEvent) -> bool:
@@ -202,6 +206,8 @@ class AnthropicProvider:
             headers=c.headers,
             extra_body=c.extra_body,
             stream=stream,
+            provider=c.name,
+            accepts=c.input_media,
         )
         return body, self._headers(extra, stream)
 

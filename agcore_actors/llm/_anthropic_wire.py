@@ -12,7 +12,8 @@ else ``reasoning_effort``, by :data:`EFFORT_BUDGET`) to ``thinking`` with
 ``budget_tokens``, ``max_tokens`` raised above it; ``seed`` is not sent (no such field);
 ``max_tokens`` is required by the API; ``extra_body`` (e.g. ``{"thinking": {...}}``)
 is merged into the body and ``extra_headers`` are sent as headers. Not sent: plain
-``reasoning_content`` without blocks, and user parts other than text and images.
+``reasoning_content`` without blocks. Media parts (images, PDFs, text files, also inside
+``tool_result`` content) as :mod:`~._media_wire` says.
 
 Response (:func:`response_from_message`): text blocks are the content, ``thinking``
 blocks the ``reasoning_content`` and, with ``redacted_thinking`` blocks, the
@@ -23,11 +24,12 @@ a JSON string); usage keeps cache reads and writes apart (Anthropic's
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from typing import Any
 
 import msgspec
 
+from ._media_wire import anthropic_blocks
 from ._types import (
     AssistantMessage,
     AssistantToolCall,
@@ -35,12 +37,10 @@ from ._types import (
     Content,
     DeveloperMessage,
     FunctionCall,
-    ImagePart,
     NamedToolChoice,
     ReasoningBlock,
     RedactedThinkingBlock,
     SystemMessage,
-    TextPart,
     ThinkingBlock,
     ToolMessage,
     UserMessage,
@@ -134,30 +134,18 @@ class AnthropicEvent(msgspec.Struct, frozen=True):
     error: AnthropicErrorDetail | str | None = None
 
 
+#: The media kinds the Messages API takes (audio has no shape there).
+ANTHROPIC_MEDIA: frozenset[str] = frozenset(("image", "file"))
+
 message_decoder = msgspec.json.Decoder(AnthropicMessage)
 event_decoder = msgspec.json.Decoder(AnthropicEvent)
 _encoder = msgspec.json.Encoder()
 
 
-def _blocks(content: Content | None) -> list[dict[str, Any]]:
-    if content is None:
-        return []
-    if isinstance(content, str):
-        return [{"type": "text", "text": content}] if content else []
-    blocks: list[dict[str, Any]] = []
-    for part in content:
-        if isinstance(part, TextPart):
-            if part.text:
-                blocks.append({"type": "text", "text": part.text})
-        elif isinstance(part, ImagePart):
-            url = part.image_url.url
-            if url.startswith("data:") and ";base64," in url:
-                media, data = url[5:].split(";base64,", 1)
-                source = {"type": "base64", "media_type": media, "data": data}
-            else:
-                source = {"type": "url", "url": url}
-            blocks.append({"type": "image", "source": source})
-    return blocks
+def _blocks(
+    content: Content | None, accepts: Collection[str] = ANTHROPIC_MEDIA, provider: str = "anthropic"
+) -> list[dict[str, Any]]:
+    return anthropic_blocks(content, accepts, provider)
 
 
 def _arguments(text: str) -> Any:
@@ -235,9 +223,14 @@ def anthropic_request_body(
     headers: Mapping[str, str],
     extra_body: Mapping[str, Any],
     stream: bool,
+    provider: str = "anthropic",
+    accepts: Collection[str] = ANTHROPIC_MEDIA,
 ) -> tuple[bytes, dict[str, str]]:
     """The exact JSON body and the extra HTTP headers of ``request`` (``model``,
-    ``max_tokens``, ``headers`` and ``extra_body`` are the config's defaults)."""
+    ``max_tokens``, ``headers`` and ``extra_body`` are the config's defaults).
+
+    Raises :class:`~agcore_actors.llm.UnsupportedContent` for a part of a kind not in
+    ``accepts`` (see :mod:`~._media_wire`)."""
     system_parts: list[str] = []
     turns: list[dict[str, Any]] = []
 
@@ -251,12 +244,14 @@ def anthropic_request_body(
         if isinstance(message, SystemMessage | DeveloperMessage):
             system_parts.append(content_text(message.content))
         elif isinstance(message, UserMessage):
-            add("user", _blocks(message.content))
+            add("user", _blocks(message.content, accepts, provider))
         elif isinstance(message, ToolMessage):
             result = {
                 "type": "tool_result",
                 "tool_use_id": message.tool_call_id,
-                "content": content_text(message.content),
+                "content": content_text(message.content)
+                if isinstance(message.content, str)
+                else _blocks(message.content, accepts, provider),
             }
             add("user", [result])
         elif isinstance(message, AssistantMessage):

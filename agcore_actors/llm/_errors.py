@@ -13,6 +13,8 @@
     ├── InvalidResponseError      llm_invalid_response  a 2xx body we cannot parse
     ├── BlockedByHook             llm_blocked    a PreRequest hook refused
     ├── LlmConfigError            llm_config     also ValueError: bad key, URL or limit
+    ├── UnsupportedContent        unsupported_content  also ValueError: the model
+    │                                            cannot take a part (an image, audio)
     └── UnknownProviderError      unknown_provider  also LookupError
 
 Every error names its provider (and the HTTP status when there is one) and never
@@ -196,6 +198,19 @@ class LlmConfigError(LlmError, ValueError):
     configuration is built, before any request. Never contains the key."""
 
     kind = "llm_config"
+
+
+class UnsupportedContent(LlmError, ValueError):
+    """The provider's model cannot take a part of the prompt (``media``: ``image``,
+    ``audio`` or ``file``); raised before any request is sent, never retried (a
+    fallback chain may move on to a model that can, on ``unsupported_content``)."""
+
+    kind = "unsupported_content"
+
+    def __init__(self, provider: str, media: str, where: str = "") -> None:
+        at = f" in {where}" if where else ""
+        super().__init__(provider, f"this model does not take {media} parts{at}")
+        self.media = media
 
 
 class UnknownProviderError(LlmError, LookupError):

@@ -37,6 +37,7 @@ from .._validators import positive
 from ._checks import check_api_key, check_base_url, check_headers, headers_repr, secrets_of
 from ._errors import InvalidResponseError, LlmError, RequestError, StreamError, redact
 from ._http import open_stream, post, sse_chunks
+from ._media_wire import ALL_MEDIA, openai_messages
 from ._openai_wire import ChatCompletionChunk, ErrorDetail, chunk_decoder, completion_decoder
 from ._openai_wire import response_from_completion as _response
 from ._provider import OutputMode, ReadLimits
@@ -83,6 +84,10 @@ class OpenAIConfig:
     #: How the agent layer asks this server for structured output (``auto``): its
     #: ``response_format`` json_schema, a forced ``final_result`` tool, or the prompt.
     structured_output: OutputMode = "json_schema"
+    #: Media kinds the model takes (``image``, ``audio``, ``file``); a part of another
+    #: kind is :class:`~agcore_actors.llm.UnsupportedContent` before the request is
+    #: sent (the local llama.cpp server without a vision projector takes none).
+    input_media: frozenset[str] = attrs.field(default=ALL_MEDIA, converter=frozenset)
 
 
 def openai_preset(api_key: str, model: str = "gpt-4o-mini", **kw: Any) -> OpenAIConfig:
@@ -133,7 +138,9 @@ def _keeps_reasoning(send: SendReasoning, message: dict[str, Any]) -> bool:
 def openai_request_body(
     request: ChatRequest, config: OpenAIConfig, *, stream: bool
 ) -> tuple[bytes, dict[str, str]]:
-    """The exact JSON body and the extra HTTP headers of ``request``."""
+    """The exact JSON body and the extra HTTP headers of ``request``; raises
+    :class:`~agcore_actors.llm.UnsupportedContent` for a part the model does not take
+    (see :mod:`~._media_wire`)."""
     body: dict[str, Any] = msgspec.to_builtins(request)
     extra_body = body.pop("extra_body", None)
     extra_headers = body.pop("extra_headers", None)
@@ -152,6 +159,7 @@ def openai_request_body(
             message.pop("reasoning_content", None)
         if message.get("tool_calls") and message.get("content") is None:
             message["content"] = ""
+    body["messages"] = openai_messages(body["messages"], config.input_media, config.name)
     if stream:
         body["stream"] = True
         if config.include_usage:

@@ -23,6 +23,17 @@ from ._anthropic_wire import (
 )
 from ._call import Caller
 from ._http import default_client
+from ._media import (
+    BLOB_PREFIX,
+    Blob,
+    blob_data_url,
+    blob_refs,
+    join_blobs,
+    media_of,
+    parse_ref,
+    split_blobs,
+)
+from ._media_wire import ALL_MEDIA, anthropic_blocks, openai_messages
 from ._openai import delta_from_chunk, delta_from_response, openai_request_body
 from ._openai_wire import (
     ChatCompletion,
@@ -47,6 +58,8 @@ from ._stream import ChatDelta, DeltaToolCall, StreamAssembler, merge_chunks
 from ._types import StreamOptions, finish_reason
 
 __all__ = [
+    "ALL_MEDIA",
+    "BLOB_PREFIX",
     "DEFAULT_MAX_EVENT_BYTES",
     "NO_READ_LIMITS",
     "AnthropicBlock",
@@ -55,6 +68,7 @@ __all__ = [
     "AnthropicEvent",
     "AnthropicMessage",
     "AnthropicUsage",
+    "Blob",
     "Caller",
     "ChatCompletion",
     "ChatCompletionChunk",
@@ -77,16 +91,24 @@ __all__ = [
     "StreamOptions",
     "ToolCallDelta",
     "WireUsage",
+    "anthropic_blocks",
     "anthropic_request_body",
+    "blob_data_url",
+    "blob_refs",
     "default_client",
     "delta_from_chunk",
     "delta_from_response",
     "finish_reason",
+    "join_blobs",
+    "media_of",
     "merge_chunks",
+    "openai_messages",
     "openai_request_body",
     "output_mode_of",
+    "parse_ref",
     "response_from_completion",
     "response_from_message",
+    "split_blobs",
 ]
 
 publish(__name__, __all__)

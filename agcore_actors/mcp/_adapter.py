@@ -14,7 +14,9 @@ from typing import Any
 import attrs
 
 from ..actor import ActorError, ActorRef
+from ..llm import TextPart
 from ..tools import ExecutionFailed, InvalidArguments, ToolContext, ToolRegistry
+from ._content import has_media, mcp_parts
 from ._errors import McpConnectionClosed
 from ._policy import needs_approval, redact, redact_value, registry_names
 from .messages import CallTool, McpConnectionMsg, McpToolInfo
@@ -32,6 +34,8 @@ class McpToolAdapter:
     :class:`~agcore_actors.tools.ExecutionFailed` carrying the tool's text, with the
     server's configured header and env values redacted; a connection
     that stops or crashes mid-call is :class:`~agcore_actors.mcp.McpConnectionClosed`.
+    A result with images, audio or resources is a list of content parts (see
+    :mod:`~._content`), which the executor makes the result's ``parts``.
     """
 
     name: str
@@ -64,6 +68,12 @@ class McpToolAdapter:
         if result.is_error:
             text = redact(result.text, self.secrets) or "the MCP tool reported an error"
             raise ExecutionFailed(self.name, text)
+        if has_media(result.content):
+            # Images, audio and resources as content parts (see _content), not dropped.
+            return [
+                TextPart(redact(p.text, self.secrets)) if isinstance(p, TextPart) else p
+                for p in mcp_parts(result.content)
+            ]
         if result.text or result.structured is None:
             return redact(result.text, self.secrets)
         return redact_value(result.structured, self.secrets)

@@ -5,9 +5,11 @@ Needs the ``serve`` extra (hypercorn, prometheus_client), imported only once
 
 Routes (JSON in and out; ``{id}`` is a session id; the scope each needs)::
 
-    POST   /v1/sessions/{id}/turns              turns  {"text", "turn"?, "settings"?} -> SSE of the
-                                                turn's events, or with Accept:
-                                                application/json its TurnResult
+    POST   /v1/sessions/{id}/turns              turns  {"text", "turn"?, "settings"?,
+                                                "parts"?} -> SSE of the turn's events,
+                                                or with Accept: application/json its
+                                                TurnResult (parts: images, files; the
+                                                body stays under ``max_body``)
     GET    /v1/sessions/{id}/turns/{turn}       read   reattach: the same, from the first event
     POST   /v1/sessions/{id}/cancel             turns  {"mode"?} -> {"cancelled": bool}
     POST   /v1/sessions/{id}/approvals/{call}   turns  {"allow", "reason"?} -> {"answered": bool}
@@ -327,7 +329,7 @@ class _App:
         turn_id = command.turn or new_id()
         if self.tracer is not None:
             self.tracer.begin(turn_id, _trace_parent(scope))
-        running = runner.start(sid, command.text, turn_id, command.settings)
+        running = runner.start(sid, command.text, turn_id, command.settings, command.parts)
         await self._answer(scope, receive, send, command.session, running)
 
     async def _answer(

@@ -275,7 +275,9 @@ class _StdioServer:
         started = trio.current_time()
         try:
             stored = self.prefix + session
-            submit = self.host.submit(stored, command.text, turn=turn, settings=command.settings)
+            submit = self.host.submit(
+                stored, command.text, turn=turn, settings=command.settings, parts=command.parts
+            )
             async with submit as events:
                 async for event in events:
                     if self.tracer is not None:

@@ -16,7 +16,7 @@ its session gets a ``TurnFailed`` made here, one cancelled before its own final 
 from __future__ import annotations
 
 import collections
-from collections.abc import AsyncGenerator, Callable
+from collections.abc import AsyncGenerator, Callable, Sequence
 from contextlib import aclosing
 
 import trio
@@ -25,6 +25,7 @@ from .._errors import AgcoreError
 from .._ids import new_id
 from ..agent import SessionHost
 from ..agent import messages as am
+from ..llm import ContentPart
 
 __all__ = ["RunningTurn", "TurnRunner"]
 
@@ -116,16 +117,18 @@ class TurnRunner:
         text: str,
         turn: str = "",
         settings: am.ModelOverrides | None = None,
+        parts: Sequence[ContentPart] = (),
     ) -> RunningTurn:
         """Start a turn (an id is chosen when ``turn`` is ""; ``settings``: its model
-        settings); returns at once. A turn this runner knows by (``session``, ``turn``)
-        is the caller's to check first (:meth:`get`): starting it again replaces it."""
+        settings; ``parts``: images and files after ``text``); returns at once. A turn
+        this runner knows by (``session``, ``turn``) is the caller's to check first
+        (:meth:`get`): starting it again replaces it."""
         running = RunningTurn(session, turn or new_id())
         self.turns[(session, running.turn)] = running
         self.running += 1
         self.open += 1
         self.pending[session] += 1
-        self.nursery.start_soon(self._run, running, text, settings)
+        self.nursery.start_soon(self._run, running, text, settings, parts)
         return running
 
     def get(self, session: str, turn: str) -> RunningTurn | None:
@@ -155,11 +158,16 @@ class TurnRunner:
             self.observe(running, event)
 
     async def _run(
-        self, running: RunningTurn, text: str, settings: am.ModelOverrides | None = None
+        self,
+        running: RunningTurn,
+        text: str,
+        settings: am.ModelOverrides | None = None,
+        parts: Sequence[ContentPart] = (),
     ) -> None:
         session, turn = running.session, running.turn
         try:
-            async with self.host.submit(session, text, turn=turn, settings=settings) as events:
+            submit = self.host.submit(session, text, turn=turn, settings=settings, parts=parts)
+            async with submit as events:
                 async for event in events:
                     self._push(running, event)
         except AgcoreError as exc:

@@ -3,11 +3,18 @@
 Commands are JSON objects with a ``session`` and exactly one verb::
 
     {"session": "s1", "text": "hi", "turn": "optional id",
-     "settings": {"temperature": 0.2, ...}}                     run a turn (settings:
-                                                                optional, this turn's
-                                                                ModelOverrides)
+     "settings": {"temperature": 0.2, ...},                     run a turn (settings:
+     "parts": [{"type": "image", "media_type": "image/png",     optional, this turn's
+                "data": "<base64>"}, ...]}                      ModelOverrides; parts:
+                                                                optional, see below)
     {"session": "s1", "cancel": "immediate" | "after_turn"}     cancel its running turn
     {"session": "s1", "approve": "call_1", "allow": true, "reason": "optional"}
+
+A part is ``{"type": "image", "media_type": ..., "data": <base64>}`` or ``{"type":
+"image", "url": "https://..."}`` (``detail``: optional), ``{"type": "file",
+"media_type": ..., "data": ..., "filename": ...}``, ``{"type": "audio", "media_type":
+..., "data": ...}`` or ``{"type": "text", "text": ...}``; the base64 is checked here, the
+sizes by the session (``content_too_large``).
 
 :func:`parse_command` checks a whole object before anything runs (session, turn
 and call ids follow one rule, :data:`~agcore_actors.serve._auth.ID_RULE`: they travel
@@ -21,6 +28,8 @@ carries ``status`` and, when it failed, ``error_kind``.
 
 from __future__ import annotations
 
+import base64
+import binascii
 import re
 from typing import Any, Literal
 
@@ -29,6 +38,16 @@ import msgspec
 
 from .._decode import DECODE_ERRORS
 from ..agent import messages as am
+from ..llm import (
+    ContentPart,
+    ImagePart,
+    ImageUrl,
+    InvalidContent,
+    TextPart,
+    audio_part_of,
+    file_part_of,
+    image_part_of,
+)
 from ._auth import check_id
 from ._errors import BadCommand
 
@@ -46,7 +65,7 @@ __all__ = [
 
 _VERBS = ("text", "cancel", "approve")
 _ALLOWED = {
-    "text": {"session", "text", "turn", "settings"},
+    "text": {"session", "text", "turn", "settings", "parts"},
     "cancel": {"session", "cancel"},
     "approve": {"session", "approve", "allow", "reason"},
 }
@@ -59,6 +78,8 @@ class TurnCommand:
     turn: str = ""
     #: Model settings of this turn only.
     settings: am.ModelOverrides | None = None
+    #: Images, audio and files after ``text`` in the user's message.
+    parts: tuple[ContentPart, ...] = ()
 
 
 @attrs.frozen
@@ -104,6 +125,55 @@ def _settings(obj: dict[str, Any]) -> am.ModelOverrides | None:
         raise BadCommand(f"'settings': {exc}") from None
 
 
+class _WirePart(msgspec.Struct, forbid_unknown_fields=True):
+    type: Literal["text", "image", "file", "audio"]
+    text: str | None = None
+    media_type: str | None = None
+    data: str | None = None
+    url: str | None = None
+    detail: Literal["auto", "low", "high"] | None = None
+    filename: str | None = None
+
+
+def _bytes(part: _WirePart, at: str) -> tuple[bytes, str]:
+    if part.data is None or not part.media_type:
+        raise BadCommand(f"{at}: a {part.type} needs 'media_type' and base64 'data'")
+    try:
+        return base64.b64decode(part.data, validate=True), part.media_type
+    except (binascii.Error, ValueError):
+        raise BadCommand(f"{at}: 'data' is not base64") from None
+
+
+def _part(part: _WirePart, at: str) -> ContentPart:
+    if part.type == "text":
+        if part.text is None:
+            raise BadCommand(f"{at}: a text part needs 'text'")
+        return TextPart(part.text)
+    if part.type == "image" and part.url is not None:
+        if not part.url.startswith(("http://", "https://")):
+            raise BadCommand(f"{at}: an image 'url' must be http(s)")
+        return ImagePart(ImageUrl(part.url, part.detail))
+    data, media = _bytes(part, at)
+    try:
+        if part.type == "image":
+            return image_part_of(data, media, detail=part.detail)
+        if part.type == "audio":
+            return audio_part_of(data, media)
+    except InvalidContent as exc:
+        raise BadCommand(f"{at}: {exc}") from None
+    return file_part_of(data, media, part.filename)
+
+
+def _parts(obj: dict[str, Any]) -> tuple[ContentPart, ...]:
+    if "parts" not in obj:
+        return ()
+    try:
+        wire = msgspec.convert(obj["parts"], list[_WirePart])
+    except msgspec.ValidationError as exc:
+        raise BadCommand(f"'parts': {exc}") from None
+    return tuple(_part(p, f"'parts[{i}]'") for i, p in enumerate(wire))
+
+
 def parse_line(line: bytes | str) -> Command:
     """One line of JSON as a command; :class:`BadCommand` if it is not one."""
     try:
@@ -134,7 +204,8 @@ def parse_command(obj: object, *, session: str | None = None) -> Command:
     name = _id(obj, "session")
     if verb == "text":
         turn = _id(obj, "turn", empty=True)
-        return TurnCommand(name, _string(obj, "text", empty=True), turn, _settings(obj))
+        text = _string(obj, "text", empty=True)
+        return TurnCommand(name, text, turn, _settings(obj), _parts(obj))
     if verb == "cancel":
         mode = obj["cancel"]
         if mode not in ("immediate", "after_turn"):

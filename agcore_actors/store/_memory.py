@@ -27,11 +27,11 @@ from ._backend import (
     Operation,
     _message_decoder,
     decode_messages,
-    encode_message,
     encode_messages,
     release_each,
     renew_each,
 )
+from ._blobs import BlobShelf
 from .messages import HostRecord, Lease, LeaseRef, LogEntry, SessionRecord, SessionStatus
 
 #: Where the role of an encoded message starts: msgspec writes the tag field first.
@@ -101,6 +101,12 @@ class InMemorySessionBackend:
         self._order: list[SessionRecord] = []
         self._leases: dict[str, Lease] = {}
         self._hosts: dict[str, HostRecord] = {}
+        #: The media of messages (see :mod:`._blobs`): bytes by hash, and the sessions
+        #: that refer to each.
+        self._blob_data: dict[str, bytes] = {}
+        self.blobs = BlobShelf(self._blob)
+        self._blob_refs: dict[str, set[str]] = {}
+        self._held: dict[str, set[str]] = {}
 
     def run_batch(self, operations: Sequence[Operation], write: bool) -> list[outcome.Outcome[Any]]:
         return [outcome.capture(op) for op in operations]
@@ -137,20 +143,30 @@ class InMemorySessionBackend:
             assert order[at] is record
         del order[at]
 
+    def _blob(self, digest: str) -> bytes | None:
+        return self._blob_data.get(digest)
+
     def append(self, session: str, entries: Sequence[LogEntry]) -> None:
+        # Everything encoded before anything is kept: a bad part leaves no trace.
+        encoded = [self.blobs.encode(e.message) for e in entries]
+        for _, blobs in encoded:
+            for blob in blobs:
+                self._blob_data.setdefault(blob.sha256, blob.data)
+                self._blob_refs.setdefault(blob.sha256, set()).add(session)
+                self._held.setdefault(session, set()).add(blob.sha256)
         found = self._sessions[session]
         runs = found.runs
         if runs:
             turn, created_at = runs[-2], runs[-1]
         else:
             turn, created_at = "", 0.0
-        for e in entries:
+        for e, (body, _) in zip(entries, encoded, strict=True):
             assert e.index == len(found)
             if not runs or e.turn != turn or not _same_time(e.created_at, created_at):
                 turn, created_at = e.turn, e.created_at
                 found.add_run(e.index, turn, created_at)
                 runs = found.runs
-            found.append(encode_message(e.message))
+            found.append(body)
 
     def update_facts(self, session: str, removed: Sequence[str], values: dict[str, str]) -> None:
         found = self._sessions[session]
@@ -171,6 +187,7 @@ class InMemorySessionBackend:
 
     def entries(self, session: str, start: int, stop: int) -> list[LogEntry]:
         found = self._sessions[session]
+        decode = self.blobs.decode
         runs = found.runs
         last = len(runs) - 3
         out: list[LogEntry] = []
@@ -183,11 +200,11 @@ class InMemorySessionBackend:
                 k += 3
                 turn, created_at = runs[k + 1], runs[k + 2]
                 following = runs[k + 3] if k < last else stop
-            add(LogEntry(index=i, turn=turn, created_at=created_at, message=_decode(found[i])))
+            add(LogEntry(index=i, turn=turn, created_at=created_at, message=decode(found[i])))
         return out
 
     def messages(self, session: str, start: int, stop: int) -> list[Message]:
-        return list(map(_decode, self._sessions[session][start:stop]))
+        return list(map(self.blobs.decode, self._sessions[session][start:stop]))
 
     def is_tool(self, session: str, index: int) -> bool:
         return self._sessions[session][index][_ROLE_AT] == _T
@@ -223,6 +240,11 @@ class InMemorySessionBackend:
             if found is not None:
                 self._unindex(found.record)
                 gone.append(session)
+                for digest in self._held.pop(session, ()):
+                    holders = self._blob_refs[digest]
+                    holders.discard(session)
+                    if not holders:
+                        del self._blob_refs[digest], self._blob_data[digest]
         return gone
 
     # -- leases and hosts -------------------------------------------------------------

@@ -41,7 +41,8 @@ from typing import Any, Literal
 import outcome
 
 from ..llm import Message
-from ._backend import Operation, encode_message, encode_messages
+from ._backend import Operation, encode_messages
+from ._blobs import BlobShelf
 from ._errors import InvalidRequest, StoreBusy, StoreStorageError
 from ._postgres_leases import PostgresLeases
 from ._postgres_reads import PostgresReads
@@ -60,6 +61,8 @@ _INSERT_MESSAGE = (
     "INSERT INTO messages (session, idx, turn, role, body, created_at) "
     "VALUES (%s, %s, %s, %s, %s, %s)"
 )
+_INSERT_BLOB = "INSERT INTO blobs (hash, size, data) VALUES (%s, %s, %s) ON CONFLICT DO NOTHING"
+_INSERT_BLOB_REF = "INSERT INTO blob_refs (session, hash) VALUES (%s, %s) ON CONFLICT DO NOTHING"
 _DELETE_FACT = "DELETE FROM facts WHERE session = %s AND key = %s"
 _UPSERT_FACT = (
     "INSERT INTO facts (session, key, value) VALUES (%s, %s, %s) "
@@ -110,6 +113,8 @@ class PostgresSessionBackend(PostgresReads, PostgresLeases):
         self.lease_clock = lease_clock
         self._conn: Any = None
         self._conn = self._open(migrate)
+        #: The media of messages (see :mod:`._blobs`).
+        self.blobs = BlobShelf(self._blob)
         #: Within one transaction: records and leases known (None: no row), the clock.
         self._records: dict[str, SessionRecord | None] = {}
         self._buffer: dict[str, list[tuple[str, list[tuple[Any, ...]]]]] = {}
@@ -323,19 +328,24 @@ class PostgresSessionBackend(PostgresReads, PostgresLeases):
     # -- the log and the facts --------------------------------------------------------
 
     def append(self, session: str, entries: Sequence[LogEntry]) -> None:
-        if entries:
-            rows = [
-                (
-                    session,
-                    e.index,
-                    e.turn,
-                    _ROLE[type(e.message)],
-                    encode_message(e.message).decode(),
-                    e.created_at,
-                )
-                for e in entries
-            ]
-            self._write("messages", _INSERT_MESSAGE, rows)
+        if not entries:
+            return
+        rows = []
+        blobs: dict[str, bytes] = {}
+        for e in entries:
+            body, found = self.blobs.encode(e.message)
+            blobs.update((b.sha256, b.data) for b in found)
+            role = _ROLE[type(e.message)]
+            rows.append((session, e.index, e.turn, role, body.decode(), e.created_at))
+        if blobs:
+            self._write("blobs", _INSERT_BLOB, [(h, len(d), d) for h, d in blobs.items()])
+            self._write("blob_refs", _INSERT_BLOB_REF, [(session, h) for h in blobs])
+        self._write("messages", _INSERT_MESSAGE, rows)
+
+    def _blob(self, digest: str) -> bytes | None:
+        row = self._flush().execute("SELECT data FROM blobs WHERE hash = %s", (digest,))
+        found = row.fetchone()
+        return None if found is None else bytes(found[0])
 
     def update_facts(self, session: str, removed: Sequence[str], values: dict[str, str]) -> None:
         if removed:
@@ -353,6 +363,16 @@ class PostgresSessionBackend(PostgresReads, PostgresLeases):
             gone = conn.execute("DELETE FROM sessions WHERE id = ANY(%s) RETURNING id", (ids,))
             conn.execute("DELETE FROM messages WHERE session = ANY(%s)", (ids,))
             conn.execute("DELETE FROM facts WHERE session = ANY(%s)", (ids,))
+            kept = conn.execute(
+                "DELETE FROM blob_refs WHERE session = ANY(%s) RETURNING hash", (ids,)
+            )
+        hashes = sorted({row[0] for row in kept.fetchall()})
+        if hashes:
+            conn.execute(
+                "DELETE FROM blobs b WHERE b.hash = ANY(%s) "
+                "AND NOT EXISTS (SELECT 1 FROM blob_refs r WHERE r.hash = b.hash)",
+                (hashes,),
+            )
         found = {row[0] for row in gone.fetchall()}
         for session in ids:
             self._records[session] = None

@@ -9,7 +9,8 @@ from __future__ import annotations
 from typing import Any
 
 from ..llm import Message
-from ._backend import decode_message, decode_messages
+from ._backend import decode_messages
+from ._blobs import BlobShelf
 from ._postgres_schema import check_values
 from ._sqlite import _COLUMNS, _record
 from .messages import LogEntry, SessionRecord, SessionStatus
@@ -17,6 +18,8 @@ from .messages import LogEntry, SessionRecord, SessionStatus
 
 class PostgresReads:
     """Mixed into :class:`._postgres.PostgresSessionBackend` (which has ``_flush``)."""
+
+    blobs: BlobShelf
 
     def _flush(self) -> Any:
         raise NotImplementedError
@@ -40,7 +43,7 @@ class PostgresReads:
             (session, start, stop),
         )
         return [
-            LogEntry(index=i, turn=t, created_at=at, message=decode_message(body))
+            LogEntry(index=i, turn=t, created_at=at, message=self.blobs.decode(body))
             for i, t, at, body in rows.fetchall()
         ]
 
@@ -49,7 +52,7 @@ class PostgresReads:
             "SELECT body FROM messages WHERE session = %s AND idx >= %s AND idx < %s ORDER BY idx",
             (session, start, stop),
         )
-        return [decode_message(body) for (body,) in rows.fetchall()]
+        return [self.blobs.decode(body) for (body,) in rows.fetchall()]
 
     def is_tool(self, session: str, index: int) -> bool:
         row = self._flush().execute(

@@ -16,6 +16,9 @@ numbers, and a body must read back byte for byte)::
     leases (session PK, host, token, expires_at, released)   outlive their session
         index leases_host (host)
     hosts (host PK, address, registered_at, expires_at)
+    blobs (hash PK, size, data bytea)                          schema version 2
+    blob_refs (session, hash; PK (session, hash))              schema version 2
+        index blob_refs_hash (hash)
     store_meta (key PK, value)  the schema version
 
 Migrations run on open, in one transaction holding a transaction-level advisory lock
@@ -91,6 +94,19 @@ MIGRATIONS: tuple[str, ...] = (
         registered_at double precision NOT NULL,
         expires_at double precision NOT NULL
     );
+    """,
+    """
+    CREATE TABLE blobs (
+        hash text COLLATE "C" PRIMARY KEY,
+        size bigint NOT NULL,
+        data bytea NOT NULL
+    );
+    CREATE TABLE blob_refs (
+        session text COLLATE "C" NOT NULL,
+        hash text COLLATE "C" NOT NULL,
+        PRIMARY KEY (session, hash)
+    );
+    CREATE INDEX blob_refs_hash ON blob_refs (hash);
     """,
 )
 SCHEMA_VERSION = len(MIGRATIONS)

@@ -17,6 +17,10 @@ bigint, a JSON body → jsonb; ``WITHOUT ROWID`` is SQLite's clustered primary k
     leases (session PK, host, token, expires_at, released)      schema version 4
         index leases_host (host)
     hosts (host PK, address, registered_at, expires_at)         schema version 4
+    blobs (hash PK, size, data BLOB)                             schema version 5
+        the media of messages, once by SHA-256 (see :mod:`._blobs`)
+    blob_refs (session, hash; PK (session, hash))                schema version 5
+        index blob_refs_hash (hash)     which sessions keep a blob
     store_meta (key PK, value)  the schema version and one-off migrations done
 
 ``leases`` is a table of its own, not columns of ``sessions``, so that a session's
@@ -139,6 +143,19 @@ MIGRATIONS: tuple[str, ...] = (
         registered_at REAL NOT NULL,
         expires_at REAL NOT NULL
     );
+    """,
+    """
+    CREATE TABLE blobs (
+        hash TEXT PRIMARY KEY,
+        size INTEGER NOT NULL,
+        data BLOB NOT NULL
+    );
+    CREATE TABLE blob_refs (
+        session TEXT NOT NULL,
+        hash TEXT NOT NULL,
+        PRIMARY KEY (session, hash)
+    ) WITHOUT ROWID;
+    CREATE INDEX blob_refs_hash ON blob_refs (hash);
     """,
 )
 SCHEMA_VERSION = len(MIGRATIONS)

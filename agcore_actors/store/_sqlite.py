@@ -38,7 +38,8 @@ import msgspec
 import outcome
 
 from ..llm import Message, Usage
-from ._backend import Operation, decode_message, decode_messages, encode_message, encode_messages
+from ._backend import Operation, decode_messages, encode_messages
+from ._blobs import BlobShelf
 from ._schema import (
     DEFAULT_CHECKPOINT_PAGES,
     DEFAULT_PAGE_SIZE,
@@ -62,6 +63,11 @@ _UPDATE_SESSION = f"UPDATE sessions SET {_SET} WHERE id = ?"
 _UPDATE_SESSION_SUMMARY = f"UPDATE sessions SET {_SET}, summary = ? WHERE id = ?"
 _INSERT_MESSAGE = (
     "INSERT INTO messages (session, idx, turn, role, body, created_at) VALUES (?, ?, ?, ?, ?, ?)"
+)
+_INSERT_BLOB = "INSERT INTO blobs (hash, size, data) VALUES (?, ?, ?) ON CONFLICT DO NOTHING"
+_INSERT_BLOB_REF = "INSERT INTO blob_refs (session, hash) VALUES (?, ?) ON CONFLICT DO NOTHING"
+_DELETE_ORPHAN_BLOB = (
+    "DELETE FROM blobs WHERE hash = ? AND NOT EXISTS (SELECT 1 FROM blob_refs WHERE hash = ?)"
 )
 _DELETE_FACT = "DELETE FROM facts WHERE session = ? AND key = ?"
 _UPSERT_FACT = (
@@ -132,6 +138,8 @@ class SqliteSessionBackend(SqliteLeases):
         self.path = Path(path)
         self._buffer = WriteBuffer()
         self._cache = RecordCache(record_cache)
+        #: The media of messages (see :mod:`._blobs`).
+        self.blobs = BlobShelf(self._blob)
         self._conn = connect(
             self.path,
             synchronous=synchronous,
@@ -273,18 +281,22 @@ class SqliteSessionBackend(SqliteLeases):
     def append(self, session: str, entries: Sequence[LogEntry]) -> None:
         if not entries:
             return
-        rows = [
-            (
-                session,
-                e.index,
-                e.turn,
-                _ROLE[type(e.message)],
-                encode_message(e.message).decode(),
-                e.created_at,
+        rows = []
+        blobs: dict[str, bytes] = {}
+        for e in entries:
+            body, found = self.blobs.encode(e.message)
+            blobs.update((b.sha256, b.data) for b in found)
+            rows.append(
+                (session, e.index, e.turn, _ROLE[type(e.message)], body.decode(), e.created_at)
             )
-            for e in entries
-        ]
+        if blobs:
+            self._write("blobs", _INSERT_BLOB, [(h, len(d), d) for h, d in blobs.items()])
+            self._write("blob_refs", _INSERT_BLOB_REF, [(session, h) for h in blobs])
         self._write("messages", _INSERT_MESSAGE, rows)
+
+    def _blob(self, digest: str) -> bytes | None:
+        row = self._flush().execute("SELECT data FROM blobs WHERE hash = ?", (digest,)).fetchone()
+        return None if row is None else bytes(row[0])
 
     def update_facts(self, session: str, removed: Sequence[str], values: dict[str, str]) -> None:
         if removed:
@@ -306,8 +318,8 @@ class SqliteSessionBackend(SqliteLeases):
             (session, start, stop),
         )
         return [
-            LogEntry(index=i, turn=t, created_at=at, message=decode_message(body))
-            for i, t, at, body in rows
+            LogEntry(index=i, turn=t, created_at=at, message=self.blobs.decode(body))
+            for i, t, at, body in rows.fetchall()
         ]
 
     def messages(self, session: str, start: int, stop: int) -> list[Message]:
@@ -315,7 +327,7 @@ class SqliteSessionBackend(SqliteLeases):
             "SELECT body FROM messages WHERE session = ? AND idx >= ? AND idx < ? ORDER BY idx",
             (session, start, stop),
         )
-        return [decode_message(body) for (body,) in rows]
+        return [self.blobs.decode(body) for (body,) in rows.fetchall()]
 
     def is_tool(self, session: str, index: int) -> bool:
         row = (
@@ -378,6 +390,10 @@ class SqliteSessionBackend(SqliteLeases):
             ).fetchone():
                 conn.execute("DELETE FROM messages WHERE session = ?", (session,))
                 conn.execute("DELETE FROM facts WHERE session = ?", (session,))
+                kept = conn.execute(
+                    "DELETE FROM blob_refs WHERE session = ? RETURNING hash", (session,)
+                ).fetchall()
+                conn.executemany(_DELETE_ORPHAN_BLOB, [(h, h) for (h,) in kept])
                 gone.append(session)
         return gone
 

@@ -13,6 +13,17 @@ from typing import Any
 import msgspec
 
 from .._decode import DECODE_ERRORS
+from ..llm import (
+    AudioPart,
+    ContentPart,
+    ContentTooLarge,
+    FilePart,
+    ImagePart,
+    InvalidContent,
+    MediaLimits,
+    TextPart,
+    check_parts,
+)
 from ._errors import (
     ExecutionFailed,
     InvalidArguments,
@@ -25,6 +36,9 @@ from .messages import ToolCall, ToolResult, ToolStatus
 
 #: The cap on a tool message's UTF-8 size.
 DEFAULT_MAX_RESULT_BYTES = 65_536
+#: Limits on the images, audio and files one tool result may carry.
+DEFAULT_MEDIA_LIMITS = MediaLimits()
+_PARTS = (TextPart, ImagePart, AudioPart, FilePart)
 #: Seconds a call may run when neither the tool nor the executor says otherwise.
 DEFAULT_TOOL_TIMEOUT = 60.0
 
@@ -89,12 +103,45 @@ def status_of(error: ToolError) -> ToolStatus:
     return ToolStatus.ERROR
 
 
+def _media_result(call: ToolCall, value: Any, max_bytes: int) -> ToolResult | None:
+    """The result of a tool that returned content parts (one, or a list of parts and
+    strings): text parts joined into ``content``, the others kept as ``parts``."""
+    items = value if isinstance(value, list) else [value]
+    if not items or not all(isinstance(v, (*_PARTS, str)) for v in items):
+        return None
+    if not any(isinstance(v, _PARTS) for v in items):
+        return None
+    texts = [v if isinstance(v, str) else v.text for v in items if isinstance(v, str | TextPart)]
+    media: list[ContentPart] = [
+        v for v in items if isinstance(v, _PARTS) and not isinstance(v, TextPart)
+    ]
+    try:
+        check_parts(media, DEFAULT_MEDIA_LIMITS)
+    except (ContentTooLarge, InvalidContent) as exc:
+        return error_result(call, ExecutionFailed(call.name, f"returned {exc}"), max_bytes)
+    text = "\n".join(texts)
+    cut = truncate_tool_result(text, max_bytes)
+    return ToolResult(
+        call_id=call.id,
+        name=call.name,
+        status=ToolStatus.OK,
+        content=cut,
+        truncated=cut is not text,
+        parts=media or None,
+    )
+
+
 def ok_result(call: ToolCall, value: Any, max_bytes: int) -> ToolResult:
     """The result of a call that returned ``value`` (``value`` kept unless it was cut).
 
     A value JSON cannot carry makes it that call's error (recoverable), never a
-    success with made-up content.
+    success with made-up content. Content parts (an image, a file, or a list of parts
+    and strings) become the result's ``parts``, checked against
+    :data:`DEFAULT_MEDIA_LIMITS` (over them: the call's error).
     """
+    media = _media_result(call, value, max_bytes)
+    if media is not None:
+        return media
     try:
         text = render_value(value)
     except (TypeError, ValueError, OverflowError, msgspec.EncodeError) as exc:

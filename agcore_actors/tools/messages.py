@@ -37,6 +37,7 @@ import msgspec
 
 from .._exports import publish
 from ..actor import Request
+from ..llm import ContentPart
 
 __all__ = [
     "ApprovalDecision",
@@ -78,7 +79,9 @@ class ToolResult(msgspec.Struct, frozen=True, kw_only=True):
     """The answer to one call.
 
     ``content`` is the tool message text for the model: the result (a string as is,
-    anything else compact JSON) or ``"Error: ..."``, cut to the result cap.
+    anything else compact JSON) or ``"Error: ..."``, cut to the result cap. ``parts``
+    are the images, audio and files the tool returned (a content part, or a list of
+    parts and text); the model is shown them after ``content``.
     ``recoverable`` is False for outcomes that should end an automatic tool loop (the
     error's :meth:`~agcore_actors.AgcoreError.is_recoverable`).
     """
@@ -90,6 +93,7 @@ class ToolResult(msgspec.Struct, frozen=True, kw_only=True):
     recoverable: bool = True
     value: Any = None
     truncated: bool = False
+    parts: list[ContentPart] | None = None
 
 
 class ToolResults(msgspec.Struct, frozen=True):

@@ -24,7 +24,7 @@ PAIRS: list[tuple[type[Any], type[Any], dict[str, str]]] = [
 
 
 #: Library fields made from several keys of their table (tested below on their own).
-COMPOSED = {"budget"}
+COMPOSED = {"budget", "media_limits"}
 
 
 def fields(library: type[Any]) -> list[Any]:

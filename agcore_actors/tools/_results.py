@@ -103,14 +103,22 @@ def status_of(error: ToolError) -> ToolStatus:
     return ToolStatus.ERROR
 
 
+def carries_parts(value: Any) -> bool:
+    """True if ``value`` is a content part, or a list of parts and strings with a part."""
+    items = value if isinstance(value, list) else [value]
+    return (
+        bool(items)
+        and all(isinstance(v, (*_PARTS, str)) for v in items)
+        and any(isinstance(v, _PARTS) for v in items)
+    )
+
+
 def _media_result(call: ToolCall, value: Any, max_bytes: int) -> ToolResult | None:
     """The result of a tool that returned content parts (one, or a list of parts and
     strings): text parts joined into ``content``, the others kept as ``parts``."""
+    if not carries_parts(value):
+        return None
     items = value if isinstance(value, list) else [value]
-    if not items or not all(isinstance(v, (*_PARTS, str)) for v in items):
-        return None
-    if not any(isinstance(v, _PARTS) for v in items):
-        return None
     texts = [v if isinstance(v, str) else v.text for v in items if isinstance(v, str | TextPart)]
     media: list[ContentPart] = [
         v for v in items if isinstance(v, _PARTS) and not isinstance(v, TextPart)

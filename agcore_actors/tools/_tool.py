@@ -32,6 +32,7 @@ import msgspec
 
 from ._deps import RunContext, run_context_for
 from ._errors import ExecutionFailed, InvalidArguments, ToolError
+from ._results import carries_parts
 from ._threads import ToolThreads, default_tool_threads
 
 #: ``report(progress, total, message)``: progress of a running call.
@@ -182,6 +183,8 @@ class FunctionTool:
             raise
         except (Exception, SystemExit) as exc:  # SystemExit: argparse, click, sys.exit
             raise ExecutionFailed(self.name, f"{type(exc).__name__}: {exc}") from exc
+        if carries_parts(result):
+            return result  # content parts: the result's ``parts`` (see ok_result)
         return msgspec.to_builtins(result)
 
 

@@ -6,7 +6,9 @@
 - ``stubborn``: like ``paged`` but ignores stdin EOF and SIGTERM (only SIGKILL ends it);
 - ``old``: answers ``initialize`` with an unsupported protocol version;
 - ``faults``: three tools, ``echo`` (answers), ``crash`` (the server SIGKILLs itself
-  mid-call) and ``deaf`` (never answered), for the soak (benchmarks/soak.py).
+  mid-call) and ``deaf`` (never answered), for the soak (benchmarks/soak.py);
+- ``media``: one tool, ``shot``, whose result has every MCP content type (text, image,
+  audio, an embedded text and blob resource, a resource link): :data:`MEDIA_CONTENT`.
 
 ``python raw_server.py http MODE PORT`` serves streamable HTTP on 127.0.0.1:PORT at
 ``/mcp`` (a GET answers 405, so a readiness probe sees it up):
@@ -23,6 +25,7 @@ import os
 import signal
 import sys
 import time
+from typing import Any
 
 MODE = sys.argv[1] if len(sys.argv) > 1 else "paged"
 TOOLS = [{"name": f"t{i}", "inputSchema": {"type": "object"}} for i in range(5)]
@@ -30,6 +33,20 @@ FAULT_TOOLS = [
     {"name": "echo", "inputSchema": {"type": "object", "properties": {"text": {"type": "string"}}}},
     {"name": "crash", "inputSchema": {"type": "object"}},
     {"name": "deaf", "inputSchema": {"type": "object"}},
+]
+
+
+#: The ``shot`` tool's result content in ``media`` mode.
+MEDIA_CONTENT: list[dict[str, Any]] = [
+    {"type": "text", "text": "the screen"},
+    {"type": "image", "data": "iVBORw0KGgo=", "mimeType": "image/png"},
+    {"type": "audio", "data": "UklGRg==", "mimeType": "audio/wav"},
+    {"type": "resource", "resource": {"uri": "file:///notes.txt", "text": "a note"}},
+    {
+        "type": "resource",
+        "resource": {"uri": "file:///r.pdf", "mimeType": "application/pdf", "blob": "JVBERg=="},
+    },
+    {"type": "resource_link", "uri": "file:///big.log", "name": "big.log"},
 ]
 
 
@@ -74,6 +91,12 @@ def main() -> None:
             )
         elif method == "tools/list" and MODE == "faults":
             send({"jsonrpc": "2.0", "id": mid, "result": {"tools": FAULT_TOOLS}})
+        elif method == "tools/list" and MODE == "media":
+            shot = {"name": "shot", "inputSchema": {"type": "object"}}
+            send({"jsonrpc": "2.0", "id": mid, "result": {"tools": [shot]}})
+        elif method == "tools/call" and MODE == "media":
+            answer = {"content": MEDIA_CONTENT, "isError": False}
+            send({"jsonrpc": "2.0", "id": mid, "result": answer})
         elif method == "tools/call" and MODE == "faults":
             faulty_call(mid, msg.get("params") or {})
         elif method == "tools/list":

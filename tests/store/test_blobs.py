@@ -19,6 +19,7 @@ import pytest
 
 from agcore_actors.llm import (
     AssistantMessage,
+    ImagePart,
     Message,
     TextPart,
     UserMessage,
@@ -37,6 +38,14 @@ DIGEST = hashlib.sha256(TEN_MB).hexdigest()
 
 def _image_turn(text: str = "what is this?", data: bytes = TEN_MB) -> UserMessage:
     return UserMessage([TextPart(text), image_part_of(data, "image/png")])
+
+
+def _url(message: Message) -> str:
+    """The URL of the image part of a message of :func:`_image_turn`."""
+    assert isinstance(message, UserMessage) and isinstance(message.content, list)
+    part = message.content[1]
+    assert isinstance(part, ImagePart)
+    return part.image_url.url
 
 
 def _run(backend: Any, op: Callable[..., Any], msg: Any) -> Any:
@@ -119,10 +128,9 @@ def test_a_10_mb_image_is_stored_once_and_loads_read_it_at_most_once(backend: An
     assert first_peak > 10 * 1024 * 1024  # the one read built the data URL (the check bites)
     assert max(peaks) < 1024 * 1024  # later loads: no copy of the 10 MB
     assert again.messages == first.messages
-    url = first.messages[0].content[1].image_url.url  # type: ignore[union-attr]
-    assert url == _image_turn().content[1].image_url.url  # type: ignore[union-attr]
-    # Every load shares the one string.
-    assert again.messages[2].content[1].image_url.url is url  # type: ignore[union-attr]
+    url = _url(first.messages[0])
+    assert url == _url(_image_turn())
+    assert _url(again.messages[2]) is url  # every load shares the one string
 
 
 def test_small_parts_stay_inline_and_files_are_blobs_too(backend: Any) -> None:
@@ -159,9 +167,7 @@ def test_a_file_of_schema_version_4_with_inline_images_reads_back_unchanged(
     message = _image_turn()
     body = (
         '{"role":"user","content":[{"type":"text","text":"what is this?"},'
-        '{"type":"image_url","image_url":{"url":"'
-        + message.content[1].image_url.url  # type: ignore[union-attr]
-        + '"}}]}'
+        '{"type":"image_url","image_url":{"url":"' + _url(message) + '"}}]}'
     )
     conn = sqlite3.connect(path, isolation_level=None)
     conn.execute("CREATE TABLE store_meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)")

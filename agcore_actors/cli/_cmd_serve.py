@@ -86,7 +86,9 @@ async def _serve_stdio(args: argparse.Namespace) -> int:
             source = trio.lowlevel.FdStream(os.dup(sys.stdin.fileno()))
             sink = trio.lowlevel.FdStream(os.dup(sys.stdout.fileno()))
             config = StdioConfig(
-                drain_timeout=settings.host.drain_timeout, tenant=args.tenant or ""
+                drain_timeout=settings.host.drain_timeout,
+                tenant=args.tenant or "",
+                max_line=args.max_body or StdioConfig().max_line,
             )
             async with source, sink:
                 return await serve_stdio(host, source, sink, config, tracer=tracer)
@@ -157,6 +159,7 @@ async def _serve_http(args: argparse.Namespace) -> int:
             drain_timeout=drain,
             allowed_hosts=allowed,
             max_admitted=args.max_admitted,
+            **({"max_body": args.max_body} if args.max_body else {}),
         )
     except ValueError as exc:
         raise UsageError(f"{exc} (set AGCORE_SERVE_TOKEN or --token-file)") from None
@@ -315,6 +318,13 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
         metavar="N",
         help="turns admitted at once, running or waiting (--http; more get 503 with "
         "Retry-After; default: [host] max_turns_in_flight)",
+    )
+    serve.add_argument(
+        "--max-body",
+        type=int_at_least(1),
+        metavar="BYTES",
+        help="largest request body (--http) or line (--stdio), default 1048576: raise it for "
+        "turns with images or files (their base64 counts)",
     )
     serve.add_argument(
         "--allowed-host",

@@ -220,12 +220,12 @@ async def test_a_tools_image_reaches_an_openai_server_in_a_user_message_after_th
     fault_server: FaultServer, tmp_path: Path
 ) -> None:
     url, scenario = fault_server.script(openai_call(), openai_text("I see the screen"))
-    async with (
-        served(openai(url), tmp_path / "s.db") as client,
-        client.stream("POST", "/v1/sessions/s/turns", json={"text": "look"}) as r,
-    ):
-        raw = "".join([piece async for piece in r.aiter_text()])
+    async with served(openai(url), tmp_path / "s.db") as client:
+        async with client.stream("POST", "/v1/sessions/s/turns", json={"text": "look"}) as r:
+            raw = "".join([piece async for piece in r.aiter_text()])
+        observed = (await client.get("/observer/state")).text
     assert "I see the screen" in raw and SHOT_B64 not in raw  # no base64 in the events
+    assert '"tool_calls":1' in observed and SHOT_B64[:64] not in observed
     finished = [
         json.loads(line[6:])
         for line in raw.splitlines()

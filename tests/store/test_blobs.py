@@ -1,8 +1,8 @@
 """The media of stored messages, kept once by content hash: a 10 MB image is one row of
-``blobs`` however many turns and sessions carry it, message bodies hold a reference,
-loading a history again reads no blob and allocates no copy of it, deleting the last
-session that refers to a blob removes it, and a file from before the blob tables
-(schema version 4, data inline) reads back unchanged."""
+``blobs`` however many turns and sessions carry it (also written by two stores at once),
+message bodies hold a reference, loading a history again reads no blob and allocates no
+copy of it, deleting the last session that refers to a blob removes it, and a file from
+before the blob tables (schema version 4, data inline) reads back unchanged."""
 
 from __future__ import annotations
 
@@ -16,7 +16,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import trio
 
+from agcore_actors import ActorSystem
 from agcore_actors.llm import (
     AssistantMessage,
     ImagePart,
@@ -26,6 +28,7 @@ from agcore_actors.llm import (
     file_part_of,
     image_part_of,
 )
+from agcore_actors.store import PostgresSessions, SqliteSessions, session_store_spec
 from agcore_actors.store import _ops as ops
 from agcore_actors.store import messages as sm
 from agcore_actors.store._postgres import PostgresSessionBackend
@@ -191,5 +194,44 @@ def test_a_file_of_schema_version_4_with_inline_images_reads_back_unchanged(
         assert _load(backend, "old").messages == [message]
         assert backend.blobs.cache.reads == 0  # inline: no blob involved
         assert backend.connection.execute("SELECT count(*) FROM blobs").fetchone()[0] == 0
+    finally:
+        backend.close()
+
+
+@pytest.mark.parametrize("kind", ["sqlite", "postgres"])
+async def test_two_stores_writing_one_image_at_once_keep_one_blob(
+    kind: str, tmp_path: Path, request: pytest.FixtureRequest
+) -> None:
+    """Two store actors on one database (two hosts), 12 sessions at once, the same image:
+    one blob row, no write refused, every session reads it back."""
+    if kind == "sqlite":
+        config: Any = SqliteSessions(str(tmp_path / "s.db"))
+    else:
+        config = PostgresSessions(request.getfixturevalue("postgres_url"))
+    image = _image_turn(data=TEN_MB[:200_000])
+    async with ActorSystem(strict=True) as system:
+        stores = [
+            await system.root.start_child(session_store_spec(f"store-{h}", backend=config))
+            for h in range(2)
+        ]
+
+        async def write(i: int) -> None:
+            await stores[i % 2].ask(
+                sm.BeginTurn(session=f"s{i}", turn="t", expected_version=0, messages=[image])
+            )
+
+        async with trio.open_nursery() as nursery:
+            for i in range(12):
+                nursery.start_soon(write, i)
+        for i in range(12):
+            loaded = await stores[(i + 1) % 2].ask(sm.LoadSession(f"s{i}"))
+            assert loaded.messages == [image]
+    backend: Any = (
+        SqliteSessionBackend(tmp_path / "s.db")
+        if kind == "sqlite"
+        else PostgresSessionBackend(config.url)
+    )
+    try:
+        assert _stored_bytes(backend)[0] == 1
     finally:
         backend.close()

@@ -17,13 +17,16 @@ from __future__ import annotations
 import argparse
 import datetime
 import io
+import mimetypes
 import os
 import secrets
 import signal
 import sys
+from pathlib import Path
 
 import trio
 
+from ..llm import ContentPart, file_part_of, image_part_of
 from ..store import messages as sm
 from ._common import FAILURE, INTERRUPTED, OK, add_command, examples, print_json
 from ._errors import UsageError
@@ -74,6 +77,7 @@ def _approver(args: argparse.Namespace, view: View) -> Approver:
 
 async def _run(args: argparse.Namespace, view: View) -> int:
     options = RuntimeOptions.from_args(args)
+    parts = media_parts(args)  # a bad path is a usage error before anything starts
     session = args.session or new_session_id()
     async with open_runtime(options, progress=view.progress) as runtime:
         if args.session:
@@ -82,9 +86,30 @@ async def _run(args: argparse.Namespace, view: View) -> int:
         runner = TurnRunner(runtime, view, _approver(args, view), local=local)
         async with trio.open_nursery() as nursery:
             nursery.start_soon(watch_interrupts, runner)
-            outcome = await runner.run(session, args.prompt)
+            outcome = await runner.run(session, args.prompt, parts)
             nursery.cancel_scope.cancel()
     return _report(args, outcome)
+
+
+def media_parts(args: argparse.Namespace) -> list[ContentPart]:
+    """The ``--image`` and ``--file`` arguments as content parts (media type from the
+    file's name); :class:`UsageError` for a file that cannot be read or an image whose
+    type is not an image's."""
+    parts: list[ContentPart] = []
+    for flag, paths in (("--image", args.image or ()), ("--file", args.file or ())):
+        for path in paths:
+            media = mimetypes.guess_type(path)[0] or "application/octet-stream"
+            try:
+                data = Path(path).read_bytes()
+            except OSError as exc:
+                raise UsageError(f"{flag} {path}: {exc.strerror or exc}") from None
+            if flag == "--image":
+                if not media.startswith("image/"):
+                    raise UsageError(f"--image {path}: not an image by its name ({media})")
+                parts.append(image_part_of(data, media))
+            else:
+                parts.append(file_part_of(data, media, Path(path).name))
+    return parts
 
 
 def _report(args: argparse.Namespace, outcome: TurnOutcome) -> int:
@@ -137,6 +162,15 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
     )
     run.add_argument("prompt", help="the user's message")
     run.add_argument("--session", metavar="ID", help="continue this stored session")
+    run.add_argument(
+        "--image", action="append", metavar="PATH", help="an image after the prompt (repeatable)"
+    )
+    run.add_argument(
+        "--file",
+        action="append",
+        metavar="PATH",
+        help="a file (PDF, text) after the prompt (repeatable)",
+    )
     run.add_argument("--json", action="store_true", help="print one JSON object at the end")
     run.add_argument("--yes", action="store_true", help="approve every tool call that asks")
     run.add_argument("--plain", action="store_true", help="plain text even on a terminal")

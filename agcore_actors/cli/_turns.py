@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import sys
 import threading
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from typing import Any, TextIO
 
 import attrs
@@ -24,6 +24,7 @@ import msgspec
 import trio
 
 from ..agent import messages as am
+from ..llm import ContentPart
 from ._render import View, call_line
 from ._runtime import Runtime
 
@@ -87,15 +88,16 @@ class TurnRunner:
     def running(self) -> bool:
         return self._scope is not None
 
-    async def run(self, session: str, text: str) -> TurnOutcome:
-        """Run one turn; its outcome (``result`` None: left by a second interrupt)."""
+    async def run(self, session: str, text: str, parts: Sequence[ContentPart] = ()) -> TurnOutcome:
+        """Run one turn (``parts``: images and files after ``text``); its outcome
+        (``result`` None: left by a second interrupt)."""
         outcome = TurnOutcome(session)
         calls: dict[str, dict[str, Any]] = {}
         self._session, self._interrupts = session, 0
         self.view.begin(local=self.local)
         try:
             with trio.CancelScope() as self._scope:
-                async with self.runtime.host.submit(session, text) as events:
+                async with self.runtime.host.submit(session, text, parts=parts) as events:
                     async for event in events:
                         self.view.event(event)
                         await self._on(event, outcome, calls)

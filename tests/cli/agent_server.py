@@ -58,9 +58,13 @@ def malformed_tool_call() -> Reply:
 
 
 def clean_env(**values: str) -> dict[str, str]:
-    """This environment without provider settings, plus ``values``."""
+    """This environment without provider settings, plus ``values``; the child imports
+    this checkout's package (not an installed one: a worktree tests its own code)."""
     base = {k: v for k, v in os.environ.items() if not k.startswith(("OPENAI_", "ANTHROPIC_"))}
     base.pop("AGCORE_ACTORS_DATA", None)
+    base["PYTHONPATH"] = os.pathsep.join(
+        p for p in (str(Path(__file__).resolve().parents[2]), base.get("PYTHONPATH")) if p
+    )
     return {**base, **values}
 
 

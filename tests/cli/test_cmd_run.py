@@ -238,3 +238,43 @@ async def test_a_tool_that_needs_approval_is_denied_without_a_terminal_and_runs_
     )
     (call,) = json.loads(allowed.stdout)["tool_calls"]
     assert call["status"] == "ok" and (tmp_path / "note.txt").read_text() == "hi"
+
+
+async def test_image_and_file_go_after_the_prompt_in_the_servers_wire_shape(
+    fault_server: FaultServer, tmp_path: Path
+) -> None:
+    (tmp_path / "cat.png").write_bytes(b"\x89PNG\r\n\x1a\n")
+    (tmp_path / "q3.pdf").write_bytes(b"%PDF-1.4")
+    url, scenario = fault_server.script(text("A cat and a report."))
+    done = await cli(
+        "run", "What are these?", "--image", "cat.png", "--file", "q3.pdf",
+        *store_args(tmp_path), env=model_env(url), cwd=tmp_path,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert sent_messages(scenario.requests[0].body)[-1] == {
+        "role": "user",
+        "content": [
+            {"type": "text", "text": "What are these?"},
+            {"type": "image_url", "image_url": {"url": "data:image/png;base64,iVBORw0KGgo="}},
+            {
+                "type": "file",
+                "file": {
+                    "file_data": "data:application/pdf;base64,JVBERi0xLjQ=",
+                    "filename": "q3.pdf",
+                },
+            },
+        ],
+    }
+
+
+async def test_a_missing_or_wrong_image_is_a_usage_error_before_any_request(
+    fault_server: FaultServer, tmp_path: Path
+) -> None:
+    (tmp_path / "notes.txt").write_text("hi")
+    url, scenario = fault_server.script(text("never"))
+    for image in ("missing.png", "notes.txt"):
+        done = await cli(
+            "run", "hi", "--image", image, *store_args(tmp_path), env=model_env(url), cwd=tmp_path
+        )
+        assert done.returncode == 2 and image in done.stderr, done.stderr
+    assert scenario.requests == []

@@ -61,7 +61,12 @@ _INSERT_MESSAGE = (
     "INSERT INTO messages (session, idx, turn, role, body, created_at) "
     "VALUES (%s, %s, %s, %s, %s, %s)"
 )
-_INSERT_BLOB = "INSERT INTO blobs (hash, size, data) VALUES (%s, %s, %s) ON CONFLICT DO NOTHING"
+# DO UPDATE, not DO NOTHING: the row stays locked to the commit, so a delete of the
+# blob by another host (which locks it first, see delete) waits and sees the new ref.
+_INSERT_BLOB = (
+    "INSERT INTO blobs (hash, size, data) VALUES (%s, %s, %s) "
+    "ON CONFLICT (hash) DO UPDATE SET size = excluded.size"
+)
 _INSERT_BLOB_REF = "INSERT INTO blob_refs (session, hash) VALUES (%s, %s) ON CONFLICT DO NOTHING"
 _DELETE_FACT = "DELETE FROM facts WHERE session = %s AND key = %s"
 _UPSERT_FACT = (
@@ -338,7 +343,9 @@ class PostgresSessionBackend(PostgresReads, PostgresLeases):
             role = _ROLE[type(e.message)]
             rows.append((session, e.index, e.turn, role, body.decode(), e.created_at))
         if blobs:
-            self._write("blobs", _INSERT_BLOB, [(h, len(d), d) for h, d in blobs.items()])
+            # In hash order, as delete locks them: two writers never deadlock.
+            blob_rows = [(h, len(d), d) for h, d in sorted(blobs.items())]
+            self._write("blobs", _INSERT_BLOB, blob_rows)
             self._write("blob_refs", _INSERT_BLOB_REF, [(session, h) for h in blobs])
         self._write("messages", _INSERT_MESSAGE, rows)
 
@@ -368,6 +375,11 @@ class PostgresSessionBackend(PostgresReads, PostgresLeases):
             )
         hashes = sorted({row[0] for row in kept.fetchall()})
         if hashes:
+            # Lock first (a writer of the same blob holds it to its commit), then look
+            # for refs in a statement of its own, which sees that writer's new ref.
+            conn.execute(
+                "SELECT hash FROM blobs WHERE hash = ANY(%s) ORDER BY hash FOR UPDATE", (hashes,)
+            )
             conn.execute(
                 "DELETE FROM blobs b WHERE b.hash = ANY(%s) "
                 "AND NOT EXISTS (SELECT 1 FROM blob_refs r WHERE r.hash = b.hash)",

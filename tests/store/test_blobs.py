@@ -235,3 +235,35 @@ async def test_two_stores_writing_one_image_at_once_keep_one_blob(
         assert _stored_bytes(backend)[0] == 1
     finally:
         backend.close()
+
+
+async def test_a_blob_deleted_on_one_host_while_another_writes_it_stays_for_the_writer(
+    postgres_url: str,
+) -> None:
+    """Host A deletes the last session of an image while host B stores the same image in
+    a new session, at once, 30 times: every session B stored loads, from a cold cache."""
+    config = PostgresSessions(postgres_url)
+    rounds = 30
+    images = [_image_turn(data=os.urandom(20_000)) for _ in range(rounds)]
+    async with ActorSystem(strict=True) as system:
+        a, b = [
+            await system.root.start_child(session_store_spec(f"store-{h}", backend=config))
+            for h in "ab"
+        ]
+        for i, image in enumerate(images):
+            await a.ask(
+                sm.BeginTurn(session=f"x{i}", turn="t", expected_version=0, messages=[image])
+            )
+            async with trio.open_nursery() as nursery:
+                nursery.start_soon(a.ask, sm.DeleteSessions([f"x{i}"]))
+                nursery.start_soon(
+                    b.ask,
+                    sm.BeginTurn(session=f"y{i}", turn="t", expected_version=0, messages=[image]),
+                )
+    backend = PostgresSessionBackend(postgres_url)
+    try:
+        for i, image in enumerate(images):
+            assert _load(backend, f"y{i}").messages == [image]
+        assert _stored_bytes(backend)[0] == rounds
+    finally:
+        backend.close()

@@ -8,7 +8,8 @@ continues it later.
 Keys: Ctrl-C during a turn cancels that turn (stored as cancelled; the program goes on);
 Ctrl-C twice in a row at the prompt quits with status 130; Ctrl-D at the prompt quits
 with status 0. Commands: ``/reset`` (a new session), ``/usage``, ``/agent [NAME]``,
-``/sessions``, ``/help``, ``/quit``.
+``/sessions``, ``/help``, ``/quit``. A line that names image or PDF files (a path
+pasted or dragged in) attaches them to its turn (see :mod:`._paste`).
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ import os
 import signal
 import sys
 from collections.abc import AsyncIterator
+from pathlib import Path
 
 import attrs
 import trio
@@ -27,6 +29,7 @@ from ..agent import messages as am
 from ..store import messages as sm
 from ._cmd_run import check_session, new_session_id
 from ._common import INTERRUPTED, OK, add_command, examples
+from ._paste import pasted_media
 from ._render import PlainView, RichView, View
 from ._runtime import Runtime, RuntimeOptions, add_runtime_flags, open_runtime
 from ._turns import LineReader, TurnRunner, prompting
@@ -38,7 +41,8 @@ HELP = """commands:
   /usage         tokens used by this session
   /agent [NAME]  show the agents, or switch to NAME from the next turn
   /sessions      the stored sessions, most recent last
-  /quit          leave (also Ctrl-D)"""
+  /quit          leave (also Ctrl-D)
+a line that names image or PDF files (paste or drag them in) sends them with it"""
 
 
 @attrs.define
@@ -129,7 +133,10 @@ class Chat:
 
     async def _turn(self, text: str) -> None:
         self._prompt_interrupts = 0
-        outcome = await self.runner.run(self.session, text)
+        parts, notes = pasted_media(text, Path.cwd())
+        for note in notes:
+            self.terminal.say(f"({note})")
+        outcome = await self.runner.run(self.session, text, parts)
         result = outcome.result
         if result is None or result.status == "cancelled":
             self.terminal.say("(turn cancelled)")

@@ -177,3 +177,23 @@ def test_slash_commands_and_two_ctrl_c_at_the_prompt_exit_130(
     child.expect(pexpect.EOF)
     child.close()
     assert child.exitstatus == 130
+
+
+def test_a_pasted_image_path_goes_with_the_line(
+    fault_server: FaultServer, tmp_path: Path, children: list[pexpect.spawn]
+) -> None:
+    (tmp_path / "my cat.png").write_bytes(b"\x89PNG\r\n\x1a\n")
+    url, scenario = fault_server.script(text("A cat."))
+    child = spawn(url, tmp_path)
+    children.append(child)
+    child.sendline("what is this? my\\ cat.png")
+    child.expect_exact("attached my cat.png (image/png, 8 bytes)")
+    child.expect_exact("A cat.")
+    child.expect(PROMPT)
+    assert sent_messages(scenario.requests[0].body)[-1] == {
+        "role": "user",
+        "content": [
+            {"type": "text", "text": "what is this? my\\ cat.png"},
+            {"type": "image_url", "image_url": {"url": "data:image/png;base64,iVBORw0KGgo="}},
+        ],
+    }

@@ -3,20 +3,32 @@ more than the host's own method (a keyword argument, a stream, a read of its sta
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from ..agent import HostSnapshot, SessionHost
 from ..agent import messages as am
+from ..llm import ContentPart
 from ._portal import Job
 
 __all__ = ["is_live", "live_sessions", "run_turn", "snapshot", "stream_turn"]
 
 
-async def run_turn(host: SessionHost, session: str, text: str, turn: str) -> am.TurnResult:
-    return await host.run(session, text, turn=turn)
+async def run_turn(
+    host: SessionHost, session: str, text: str, turn: str, parts: Sequence[ContentPart] = ()
+) -> am.TurnResult:
+    return await host.run(session, text, turn=turn, parts=parts)
 
 
-async def stream_turn(host: SessionHost, job: Job, session: str, text: str, turn: str) -> None:
+async def stream_turn(
+    host: SessionHost,
+    job: Job,
+    session: str,
+    text: str,
+    turn: str,
+    parts: Sequence[ContentPart] = (),
+) -> None:
     """Hand each event of the turn to the job's reader (see :meth:`Job.put`)."""
-    async with host.submit(session, text, turn=turn) as events:
+    async with host.submit(session, text, turn=turn, parts=parts) as events:
         async for event in events:
             await job.put(event)
 

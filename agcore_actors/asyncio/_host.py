@@ -40,6 +40,7 @@ import asyncio
 import functools
 import signal
 import threading
+from collections.abc import Sequence
 from types import TracebackType
 from typing import Any
 
@@ -51,6 +52,7 @@ from .._embed import HostSource, Job, Portal, open_session_host, unwrap
 from .._embed import _calls as calls
 from ..agent import HostConfig, HostSnapshot, SessionHost
 from ..agent import messages as am
+from ..llm import ContentPart
 from ._stream import AsyncioTurnStream, Waiter, wait_out
 from ._ticks import Ticks
 
@@ -182,16 +184,21 @@ class AsyncioHost:
 
     # -- the host's calls ----------------------------------------------------------------
 
-    async def run(self, session: str, text: str, *, turn: str = "") -> am.TurnResult:
-        """Run a turn of ``session`` and return its result (:meth:`SessionHost.run`)."""
-        result: am.TurnResult = await self._call(calls.run_turn, session, text, turn)
+    async def run(
+        self, session: str, text: str, *, turn: str = "", parts: Sequence[ContentPart] = ()
+    ) -> am.TurnResult:
+        """Run a turn of ``session`` (``parts``: images and files after ``text``) and
+        return its result (:meth:`SessionHost.run`)."""
+        result: am.TurnResult = await self._call(calls.run_turn, session, text, turn, tuple(parts))
         return result
 
-    def submit(self, session: str, text: str, *, turn: str = "") -> AsyncioTurnStream:
+    def submit(
+        self, session: str, text: str, *, turn: str = "", parts: Sequence[ContentPart] = ()
+    ) -> AsyncioTurnStream:
         """Run a turn of ``session`` and read its events: ``async for event in
         host.submit(...)``, or ``async with host.submit(...) as events`` to wait, when
         leaving early, until the turn is cancelled and committed."""
-        return AsyncioTurnStream(self._start_stream, (session, text, turn))
+        return AsyncioTurnStream(self._start_stream, (session, text, turn, tuple(parts)))
 
     async def cancel(self, session: str, mode: am.CancelMode = "immediate") -> bool:
         """Cancel the running turn of a live session; False if none runs."""

@@ -30,7 +30,7 @@ from __future__ import annotations
 import atexit
 import functools
 import threading
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from types import TracebackType
 from typing import Any
 
@@ -41,6 +41,7 @@ from .._embed import HostSource, Job, Portal, open_session_host, unwrap
 from .._embed import _calls as calls
 from ..agent import HostConfig, HostSnapshot, SessionHost
 from ..agent import messages as am
+from ..llm import ContentPart
 
 __all__ = ["BlockingHost", "BlockingTurnStream", "open_host"]
 
@@ -136,16 +137,21 @@ class BlockingHost:
 
     # -- the host's calls ----------------------------------------------------------------
 
-    def run(self, session: str, text: str, *, turn: str = "") -> am.TurnResult:
-        """Run a turn of ``session`` and return its result (:meth:`SessionHost.run`)."""
-        result: am.TurnResult = self._call(calls.run_turn, session, text, turn)
+    def run(
+        self, session: str, text: str, *, turn: str = "", parts: Sequence[ContentPart] = ()
+    ) -> am.TurnResult:
+        """Run a turn of ``session`` (``parts``: images and files after ``text``) and
+        return its result (:meth:`SessionHost.run`)."""
+        result: am.TurnResult = self._call(calls.run_turn, session, text, turn, tuple(parts))
         return result
 
-    def submit(self, session: str, text: str, *, turn: str = "") -> BlockingTurnStream:
+    def submit(
+        self, session: str, text: str, *, turn: str = "", parts: Sequence[ContentPart] = ()
+    ) -> BlockingTurnStream:
         """Run a turn of ``session`` and read its events: ``for event in
         host.submit(...)``, or ``with host.submit(...) as events`` to wait, when leaving
         early, until the turn is cancelled and committed."""
-        return BlockingTurnStream(self, (session, text, turn))
+        return BlockingTurnStream(self, (session, text, turn, tuple(parts)))
 
     def cancel(self, session: str, mode: am.CancelMode = "immediate") -> bool:
         """Cancel the running turn of a live session; False if none runs."""

@@ -12,6 +12,7 @@ answers a user message by its first word:
     "bug"           raises RuntimeError in the provider (a bug, no LlmError)
     "stream"        "echo" in three pieces
     "many N"        N pieces of text, at once
+    text and parts  "parts: " and the parts' kinds (TextPart ImagePart ...)
     anything else   "echo: <message>"
 
 Every request the model got is kept (``Model.requests``): the last one of a session
@@ -78,7 +79,10 @@ class Model:
         last = request.messages[-1]
         if isinstance(last, ToolMessage):
             return ScriptedReply(text="done", latency=self.latency)
-        assert isinstance(last, UserMessage) and isinstance(last.content, str)
+        assert isinstance(last, UserMessage)
+        if isinstance(last.content, list):  # a turn with images: say what came
+            kinds = [type(part).__name__ for part in last.content]
+            return ScriptedReply(text=f"parts: {' '.join(kinds)}", latency=self.latency)
         word, _, rest = last.content.partition(" ")
         if word == "tools":
             calls = [

@@ -24,7 +24,7 @@ from agcore_actors.agent import messages as am
 from agcore_actors.asyncio import AsyncioHost
 from agcore_actors.blocking import open_host
 from agcore_actors.config import parse_settings
-from agcore_actors.llm import UserMessage
+from agcore_actors.llm import UserMessage, image_part_of
 from agcore_actors.store import SqliteSessions
 from tests.asyncio.rig import Model, builder, no_threads_left, tool_results
 from tests.serve.helpers import fake_openai
@@ -65,6 +65,20 @@ def test_a_turn_and_a_streamed_turn() -> None:
             assert await host.live_sessions() == ["s1"]
             info = await host.ask("s1", am.GetSessionInfo())
             assert info.turns == 2
+
+    in_asyncio(main)
+
+
+def test_a_turn_with_an_image_from_asyncio() -> None:
+    image = image_part_of(b"\x89PNG", "image/png")
+
+    async def main() -> None:
+        async with AsyncioHost(builder(Model())) as host:
+            result = await host.run("s1", "what is it?", parts=[image])
+            assert result.text == "parts: TextPart ImagePart"
+            events = [e async for e in host.submit("s1", "", parts=[image, image])]
+            assert isinstance(events[-1], am.TurnCompleted)
+            assert events[-1].result.text == "parts: ImagePart ImagePart"
 
     in_asyncio(main)
 

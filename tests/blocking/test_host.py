@@ -19,7 +19,7 @@ from agcore_actors.actor import ActorStopped
 from agcore_actors.agent import HostConfig, transcript_errors
 from agcore_actors.agent import messages as am
 from agcore_actors.blocking import BlockingHost, open_host
-from agcore_actors.llm import UserMessage
+from agcore_actors.llm import UserMessage, image_part_of
 from agcore_actors.store import SqliteSessions
 from tests.asyncio.rig import Model, builder, no_threads_left, tool_results
 from tests.asyncio.test_host import _trio_outcomes
@@ -41,6 +41,15 @@ def test_a_turn_a_streamed_turn_and_the_host_thread_ends() -> None:
         assert host.is_live("s1") and host.live_sessions() == ["s1"]
     with pytest.raises(ActorStopped):
         host.run("s1", "hello")
+
+
+def test_a_turn_with_an_image_from_a_thread() -> None:
+    image = image_part_of(b"\x89PNG", "image/png")
+    with open_host(builder(Model())) as host:
+        assert host.run("s1", "what is it?", parts=[image]).text == "parts: TextPart ImagePart"
+        events = list(host.submit("s1", "and this?", parts=[image]))
+        assert isinstance(events[-1], am.TurnCompleted)
+        assert events[-1].result.text == "parts: TextPart ImagePart"
 
 
 def test_many_threads_at_once() -> None:

@@ -1,4 +1,4 @@
-"""Images through ``serve --http``: a turn's image and a tool's image reach a fake
+"""Images through ``serve --http`` (and ``--stdio``): a turn's image and a tool's image reach a fake
 OpenAI-compatible and a fake Anthropic server on 127.0.0.1 in their real wire shapes; a
 model that takes no images fails the turn with ``unsupported_content`` before any
 request; an image over the limit is ``content_too_large``; bad base64 is a 400; no base64
@@ -27,6 +27,8 @@ from agcore_actors.llm import (
     OpenAIConfig,
     Provider,
     ProviderRegistry,
+    TextPart,
+    UserMessage,
     image_part_of,
     provider_spec,
 )
@@ -41,6 +43,7 @@ from tests.peers.fault_server import (
     sse,
     sse_reply,
 )
+from tests.serve.helpers import commands, lines, start_serve, stored
 
 PNG = b"\x89PNG\r\n\x1a\n" + bytes(range(256)) * 8
 PNG_B64 = base64.b64encode(PNG).decode()
@@ -327,3 +330,32 @@ async def test_bad_parts_are_a_400_naming_the_part(
         odd = {"text": "x", "parts": [{"type": "video", "data": "AA=="}]}
         r = await client.post("/v1/sessions/s/turns", json=odd, headers=JSON)
         assert r.status_code == 400 and "parts" in r.text
+
+
+# -- serve --stdio --------------------------------------------------------------------------
+
+
+def test_stdio_takes_an_image_line_up_to_max_body_and_stores_it(
+    fault_server: FaultServer, tmp_path: Path
+) -> None:
+    """``serve --stdio`` as a child process: a turn line with an image reaches the fake
+    OpenAI server and the store; with ``--max-body`` under its size, it is refused."""
+    big = {"session": "b", **IMAGE_TURN, "parts": [{**IMAGE_TURN["parts"][0], "data": PNG_B64 * 4}]}
+    url, scenario = fault_server.script(openai_text("a test pattern"))
+    db = tmp_path / "s.db"
+    process = start_serve(url, "--stdio", "--store", str(db), "--max-body", "6000")
+    out, err = process.communicate(commands({"session": "a", **IMAGE_TURN}, big), timeout=120)
+    assert process.returncode == 0, err.decode()
+    parsed = lines(out)
+    assert [line["event"] for line in parsed if line.get("session") == "a"][-1] == "turn_completed"
+    (refused,) = [line for line in parsed if line["event"] == "error"]
+    assert "longer than 6000" in refused["error"]
+    assert len(scenario.requests) == 1
+    assert scenario.requests[0].body["messages"][-1]["content"][1] == {
+        "type": "image_url",
+        "image_url": {"url": f"data:image/png;base64,{PNG_B64}"},
+    }
+    (snapshot,) = stored(db, ["a"]).values()
+    assert snapshot.entries[0].message == UserMessage(
+        [TextPart("what is this?"), image_part_of(PNG, "image/png")]
+    )

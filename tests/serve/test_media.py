@@ -50,10 +50,8 @@ PNG_B64 = base64.b64encode(PNG).decode()
 SHOT = b"\x89PNG\r\n\x1a\n" + bytes(reversed(range(256))) * 8
 SHOT_B64 = base64.b64encode(SHOT).decode()
 JSON = {"accept": "application/json"}
-IMAGE_TURN = {
-    "text": "what is this?",
-    "parts": [{"type": "image", "media_type": "image/png", "data": PNG_B64}],
-}
+IMAGE_PART = {"type": "image", "media_type": "image/png", "data": PNG_B64}
+IMAGE_TURN: dict[str, Any] = {"text": "what is this?", "parts": [IMAGE_PART]}
 
 
 @function_tool
@@ -340,7 +338,7 @@ def test_stdio_takes_an_image_line_up_to_max_body_and_stores_it(
 ) -> None:
     """``serve --stdio`` as a child process: a turn line with an image reaches the fake
     OpenAI server and the store; with ``--max-body`` under its size, it is refused."""
-    big = {"session": "b", **IMAGE_TURN, "parts": [{**IMAGE_TURN["parts"][0], "data": PNG_B64 * 4}]}
+    big = {"session": "b", **IMAGE_TURN, "parts": [{**IMAGE_PART, "data": PNG_B64 * 4}]}
     url, scenario = fault_server.script(openai_text("a test pattern"))
     db = tmp_path / "s.db"
     process = start_serve(url, "--stdio", "--store", str(db), "--max-body", "6000")

@@ -10,14 +10,9 @@ Items (the generic store)::
     Pin(id, pinned)           -> MemoryItem            (NotFound if absent)
     Evict()                   -> list[str]             (ids removed by a sweep now)
 
-Conversation (one transcript per session id)::
-
-    Append(session_id, messages)         -> list[int]           (their indexes)
-    History(session_id)                  -> Messages
-    ReplaceHistory(session_id, messages) -> None                (e.g. after compaction)
-    ClearHistory(session_id)             -> int
-    ExportTranscript(session_id)         -> str                 (JSON Lines; NotFound if empty)
-    ImportTranscript(session_id, jsonl, replace) -> int         (messages imported)
+Conversations and session facts are not here: they live in the session store
+(:mod:`agcore_actors.store`), the one home of a session's state. Memory keeps knowledge
+and long-term memories (items and pages) that outlive a session.
 
 Knowledge and retrieval::
 
@@ -33,30 +28,21 @@ Health::
 
     GetMemoryStatus()    -> MemoryStatus    (backend, degraded state)
 
-Facts (key/value memory of one session)::
-
-    FactSet(session_id, key, value) -> None
-    FactGet(session_id, key)        -> str | None
-    FactRemove(session_id, key)     -> bool
-    FactClear(session_id)           -> int
-    FactSnapshot(session_id)        -> str   (the <session-context> block)
-
 Cancelling the asker (or its ask timing out):
 
-- of a *write* (``Put``, ``Delete``, ``Pin``, ``Evict``, ``Append``,
-  ``ReplaceHistory``, ``ClearHistory``, ``ImportTranscript``, ``PutPage``,
-  ``UpdatePage``, ``DeletePage``, ``FactSet``, ``FactRemove``, ``FactClear``):
+- of a *write* (``Put``, ``Delete``, ``Pin``, ``Evict``, ``PutPage``,
+  ``UpdatePage``, ``DeletePage``):
   the write either completes (and stays) or never started; a transaction is
   never interrupted half way, so the asker's cancellation may wait for it;
 - of a *read* (every other request): the read is abandoned at once and the
   store goes on with its next request (on SQLite the read's thread finishes in
   the background, on a connection of its own); nothing changes, except that
-  ``Get``, ``GetPage``, ``FactGet`` and ``Retrieve`` may still count their
+  ``Get``, ``GetPage`` and ``Retrieve`` may still count their
   access or recall (advisory statistics).
 - of ``GetMemoryStatus``: nothing happens.
 
-Lists of structs come wrapped in a reply struct (``Items``, ``Messages``,
-``Pages``, ``IndexEntries``), so a reply can gain fields (a cursor, a total)
+Lists of structs come wrapped in a reply struct (``Items``, ``Pages``,
+``IndexEntries``), so a reply can gain fields (a cursor, a total)
 without changing its type.
 
 Errors: :class:`~agcore_actors.memory.InvalidInput`,
@@ -87,41 +73,28 @@ from ._item import (
     MemoryItem,
     PageIndexEntry,
     RetrievalResult,
-    StoredMessage,
 )
 from ._retriever import RetrievalMode
 
 __all__ = [
-    "Append",
-    "ClearHistory",
     "Count",
     "Delete",
     "DeletePage",
     "Evict",
-    "ExportTranscript",
-    "FactClear",
-    "FactGet",
-    "FactRemove",
-    "FactSet",
-    "FactSnapshot",
     "Get",
     "GetMemoryStatus",
     "GetPage",
-    "History",
-    "ImportTranscript",
     "IndexEntries",
     "Items",
     "List",
     "MemoryMsg",
     "MemoryReply",
     "MemoryStatus",
-    "Messages",
     "PageIndex",
     "Pages",
     "Pin",
     "Put",
     "PutPage",
-    "ReplaceHistory",
     "Retrieve",
     "SearchPages",
     "UpdatePage",
@@ -134,12 +107,6 @@ class Items(msgspec.Struct, frozen=True):
     """Stored items, in the order the request defines."""
 
     items: list[MemoryItem]
-
-
-class Messages(msgspec.Struct, frozen=True):
-    """A transcript, oldest message first."""
-
-    messages: list[StoredMessage]
 
 
 class Pages(msgspec.Struct, frozen=True):
@@ -202,54 +169,6 @@ class Pin(Request[MemoryItem], frozen=True, tag=True):
 
 class Evict(Request[list[str]], frozen=True, tag=True):
     """Run a full eviction sweep now; the ids it removed."""
-
-
-# -- conversation ---------------------------------------------------------------
-
-
-class Append(Request[list[int]], frozen=True, tag=True):
-    """Append messages to a session's transcript, in one transaction; their indexes."""
-
-    session_id: str
-    messages: list[StoredMessage]
-
-
-class History(Request[Messages], frozen=True, tag=True):
-    """A session's stored transcript (empty for an unknown session)."""
-
-    session_id: str
-
-
-class ReplaceHistory(Request[None], frozen=True, tag=True):
-    """Replace a session's transcript (e.g. after compaction), atomically."""
-
-    session_id: str
-    messages: list[StoredMessage]
-
-
-class ClearHistory(Request[int], frozen=True, tag=True):
-    """Delete a session's transcript; how many messages were removed."""
-
-    session_id: str
-
-
-class ExportTranscript(Request[str], frozen=True, tag=True):
-    """A session's transcript as JSON Lines (NotFound when it has no message)."""
-
-    session_id: str
-
-
-class ImportTranscript(Request[int], frozen=True, tag=True, kw_only=True):
-    """Append (or with ``replace``, substitute) a JSON Lines transcript; how many messages.
-
-    All or nothing: a bad line, an unknown role or a tool call id the transcript
-    would hold twice is :class:`~agcore_actors.memory.SerializationError`.
-    """
-
-    session_id: str
-    jsonl: str
-    #: True: the import replaces the transcript; False: it is appended.
-    replace: bool = False
 
 
 # -- knowledge ------------------------------------------------------------------
@@ -320,55 +239,16 @@ class GetMemoryStatus(Request[MemoryStatus], frozen=True, tag=True):
     """The store's backend and whether it is degraded."""
 
 
-# -- facts ----------------------------------------------------------------------
-
-
-class FactSet(Request[None], frozen=True, tag=True, kw_only=True):
-    """Set the fact ``key`` of a session to ``value``."""
-
-    session_id: str
-    key: str
-    value: str
-
-
-class FactGet(Request[str | None], frozen=True, tag=True):
-    """The value of a session's fact ``key``, or None."""
-
-    session_id: str
-    key: str
-
-
-class FactRemove(Request[bool], frozen=True, tag=True):
-    """Remove a session's fact ``key``; True if it was there."""
-
-    session_id: str
-    key: str
-
-
-class FactClear(Request[int], frozen=True, tag=True):
-    """Remove every fact of a session; how many."""
-
-    session_id: str
-
-
-class FactSnapshot(Request[str], frozen=True, tag=True):
-    """A session's facts as the ``<session-context>`` block."""
-
-    session_id: str
-
-
 #: Every reply the actor gives.
 MemoryReply = (
     MemoryItem
     | KnowledgePage
     | RetrievalResult
     | Items
-    | Messages
     | Pages
     | IndexEntries
     | MemoryStatus
     | list[str]
-    | list[int]
     | str
     | int
     | bool
@@ -383,12 +263,6 @@ MemoryMsg = (
     | Count
     | Pin
     | Evict
-    | Append
-    | History
-    | ReplaceHistory
-    | ClearHistory
-    | ExportTranscript
-    | ImportTranscript
     | PutPage
     | UpdatePage
     | GetPage
@@ -397,11 +271,6 @@ MemoryMsg = (
     | PageIndex
     | Retrieve
     | GetMemoryStatus
-    | FactSet
-    | FactGet
-    | FactRemove
-    | FactClear
-    | FactSnapshot
 )
 
 publish(__name__, __all__)

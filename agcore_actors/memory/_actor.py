@@ -33,20 +33,23 @@ from ._errors import (
 from ._eviction import can_evict
 from ._item import KnowledgePage, MemoryItem, RetrievalResult
 from ._knowledge import KnowledgeStore
+from ._memories import Memories
 from ._retriever import MemoryRetriever
 from ._runner import StoreRunner, TrioWallClock
-from ._store import Clock
+from ._store import Clock, MemoryBackend
 from .messages import (
     Count,
     Delete,
     DeletePage,
     Evict,
+    Forget,
     Get,
     GetMemoryStatus,
     GetPage,
     IndexEntries,
     Items,
     List,
+    ListMemories,
     MemoryMsg,
     MemoryReply,
     PageIndex,
@@ -54,6 +57,10 @@ from .messages import (
     Pin,
     Put,
     PutPage,
+    Recall,
+    Recalled,
+    RecalledMemory,
+    Remember,
     Retrieve,
     SearchPages,
     UpdatePage,
@@ -164,6 +171,14 @@ class MemoryStore(Actor[MemoryMsg]):
                 return await self._on_pin(msg)
             case Evict():
                 return await self._on_evict(msg)
+            case Remember():
+                return await self._on_remember(msg)
+            case Recall():
+                return await self._on_recall(msg)
+            case Forget():
+                return await self._on_forget(msg)
+            case ListMemories():
+                return await self._read(lambda s: Items(Memories(s).list(msg.scope)))
             case PutPage():
                 return await self._on_put_page(msg)
             case UpdatePage():
@@ -209,6 +224,34 @@ class MemoryStore(Actor[MemoryMsg]):
 
     async def _on_evict(self, msg: Evict) -> list[str]:
         return await self._write(lambda s: s.evict())
+
+    # -- long-term memories ----------------------------------------------------
+
+    async def _on_remember(self, msg: Remember) -> MemoryItem:
+        return await self._write(
+            lambda s: Memories(s).remember(msg.scope, msg.text, tags=msg.tags, pinned=msg.pinned)
+        )
+
+    async def _on_recall(self, msg: Recall) -> Recalled:
+        def recall(store: MemoryBackend) -> Recalled:
+            found = Memories(store).recall(msg.scope, msg.query, max_results=msg.max_results)
+            return Recalled(
+                [
+                    RecalledMemory(
+                        id=item.id,
+                        text=item.content,
+                        tags=list(item.metadata.get("tags") or []),
+                        created_at=item.created_at,
+                        score=round(score, 4),
+                    )
+                    for item, score in found
+                ]
+            )
+
+        return await self._read(recall)
+
+    async def _on_forget(self, msg: Forget) -> bool:
+        return await self._write(lambda s: Memories(s).forget(msg.scope, msg.id))
 
     # -- knowledge -------------------------------------------------------------
 

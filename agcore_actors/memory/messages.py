@@ -14,6 +14,13 @@ Conversations and session facts are not here: they live in the session store
 (:mod:`agcore_actors.store`), the one home of a session's state. Memory keeps knowledge
 and long-term memories (items and pages) that outlive a session.
 
+Long-term memories (texts kept for a scope: a user, an agent)::
+
+    Remember(scope, text, tags, pinned) -> MemoryItem      (its id names the memory)
+    Recall(scope, query, max_results)   -> Recalled        (best first, scores in [0, 1])
+    Forget(scope, id)                   -> bool
+    ListMemories(scope)                 -> Items           (oldest first)
+
 Knowledge and retrieval::
 
     PutPage(page)        -> KnowledgePage   (insert or replace)
@@ -30,14 +37,14 @@ Health::
 
 Cancelling the asker (or its ask timing out):
 
-- of a *write* (``Put``, ``Delete``, ``Pin``, ``Evict``, ``PutPage``,
-  ``UpdatePage``, ``DeletePage``):
+- of a *write* (``Put``, ``Delete``, ``Pin``, ``Evict``, ``Remember``, ``Forget``,
+  ``PutPage``, ``UpdatePage``, ``DeletePage``):
   the write either completes (and stays) or never started; a transaction is
   never interrupted half way, so the asker's cancellation may wait for it;
 - of a *read* (every other request): the read is abandoned at once and the
   store goes on with its next request (on SQLite the read's thread finishes in
   the background, on a connection of its own); nothing changes, except that
-  ``Get``, ``GetPage`` and ``Retrieve`` may still count their
+  ``Get``, ``GetPage``, ``Recall`` and ``Retrieve`` may still count their
   access or recall (advisory statistics).
 - of ``GetMemoryStatus``: nothing happens.
 
@@ -81,12 +88,14 @@ __all__ = [
     "Delete",
     "DeletePage",
     "Evict",
+    "Forget",
     "Get",
     "GetMemoryStatus",
     "GetPage",
     "IndexEntries",
     "Items",
     "List",
+    "ListMemories",
     "MemoryMsg",
     "MemoryReply",
     "MemoryStatus",
@@ -95,6 +104,10 @@ __all__ = [
     "Pin",
     "Put",
     "PutPage",
+    "Recall",
+    "Recalled",
+    "RecalledMemory",
+    "Remember",
     "Retrieve",
     "SearchPages",
     "UpdatePage",
@@ -171,6 +184,55 @@ class Evict(Request[list[str]], frozen=True, tag=True):
     """Run a full eviction sweep now; the ids it removed."""
 
 
+# -- long-term memories ---------------------------------------------------------
+
+
+class RecalledMemory(msgspec.Struct, frozen=True, kw_only=True):
+    """A memory that answers a recall, with its score in [0, 1]."""
+
+    id: str
+    text: str
+    tags: list[str]
+    created_at: float
+    score: float
+
+
+class Recalled(msgspec.Struct, frozen=True):
+    memories: list[RecalledMemory]
+
+
+class Remember(Request[MemoryItem], frozen=True, tag=True, kw_only=True):
+    """Keep ``text`` (at most 4,000 characters) as a memory of ``scope``."""
+
+    scope: str
+    text: str
+    tags: list[str] = msgspec.field(default_factory=list)
+    #: A pinned memory is never evicted.
+    pinned: bool = False
+
+
+class Recall(Request[Recalled], frozen=True, tag=True, kw_only=True):
+    """``scope``'s memories that answer ``query`` (BM25 within the scope, blended with
+    Dice); each counts as a recall for recall-based eviction."""
+
+    scope: str
+    query: str
+    max_results: int = 5
+
+
+class Forget(Request[bool], frozen=True, tag=True):
+    """Delete the memory ``id`` of ``scope``; an id of another scope is never touched."""
+
+    scope: str
+    id: str
+
+
+class ListMemories(Request[Items], frozen=True, tag=True):
+    """Every memory of ``scope``, oldest first."""
+
+    scope: str
+
+
 # -- knowledge ------------------------------------------------------------------
 
 
@@ -244,6 +306,7 @@ MemoryReply = (
     MemoryItem
     | KnowledgePage
     | RetrievalResult
+    | Recalled
     | Items
     | Pages
     | IndexEntries
@@ -263,6 +326,10 @@ MemoryMsg = (
     | Count
     | Pin
     | Evict
+    | Remember
+    | Recall
+    | Forget
+    | ListMemories
     | PutPage
     | UpdatePage
     | GetPage

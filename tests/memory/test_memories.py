@@ -10,7 +10,13 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from agcore_actors.memory import InvalidInput, KnowledgePage, RetrievalMode, RetrieverConfig
+from agcore_actors.memory import (
+    InvalidInput,
+    KnowledgePage,
+    MemoryItem,
+    RetrievalMode,
+    RetrieverConfig,
+)
 from agcore_actors.memory._memories import MAX_MEMORY_CHARS, Memories
 from agcore_actors.memory.lowlevel import KnowledgeStore, MemoryBackend, MemoryRetriever
 from tests.memory.helpers import FakeClock, make_store
@@ -23,8 +29,8 @@ def store(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[MemoryBack
     s.close()
 
 
-def texts(found: list[tuple[object, float]]) -> list[str]:
-    return [item.content for item, _ in found]  # type: ignore[attr-defined]
+def texts(found: list[tuple[MemoryItem, float]]) -> list[str]:
+    return [item.content for item, _ in found]
 
 
 def test_a_memory_is_recalled_in_its_scope_best_first(store: MemoryBackend) -> None:

@@ -16,9 +16,9 @@ One run measures:
   scored; only a few queries, it takes seconds each);
 - put/get throughput of the in-memory store and the SQLite store (one transaction per
   put with ``synchronous=FULL`` and ``NORMAL``, and puts batched 1,000 per transaction);
-- through the ``MemoryStore`` actor on SQLite: how long a ``Get`` takes while an
-  ``Append`` of 20,000 messages is being written, against the same ``Get`` idle and the
-  write's own duration (a read must not wait for a write in progress).
+- through the ``MemoryStore`` actor on SQLite: how long a ``Get`` takes while a
+  ``PutPage`` of a 4 MB page (20,000 lines to index) is being written, against the same
+  ``Get`` idle and the write's own duration (a read must not wait for a write in progress).
 
 The corpus is generated deterministically (seeded RNG: a vocabulary of pseudo-words,
 Zipf-distributed word frequencies) and cached as a SQLite file under the system temp
@@ -49,14 +49,11 @@ import trio.testing
 
 from agcore_actors import ActorSystem
 from agcore_actors.memory import (
-    ConversationMemoryConfig,
     EvictionConfig,
     KnowledgePage,
     MemoryStoreConfig,
-    MemoryStrategy,
     RetrievalMode,
     RetrieverConfig,
-    StoredMessage,
     memory_store_spec,
 )
 from agcore_actors.memory._text import query_terms
@@ -67,7 +64,7 @@ from agcore_actors.memory.lowlevel import (
     MemoryRetriever,
     SqliteBackend,
 )
-from agcore_actors.memory.messages import Append, Get, Put
+from agcore_actors.memory.messages import Get, Put, PutPage
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))  # the scaling cases live beside this script
@@ -311,24 +308,27 @@ def open_table(row_counts: Sequence[int], cache: Path) -> list[str]:
 
 async def read_during_write(messages: int, rounds: int) -> list[str]:
     """Medians over ``rounds``: the write, a read during it, the same read idle (ms)."""
-    full = ConversationMemoryConfig(strategy=MemoryStrategy.FULL)
-    batch = [StoredMessage(role="user", content="x" * 200) for _ in range(messages)]
+    rng = random.Random(SEED)
+    lines = [" ".join(f"w{rng.randrange(50_000)}" for _ in range(30)) for _ in range(messages)]
+    content = "\n".join(lines)[: messages * 200]
     writes, idle, during = [], [], []
     with tempfile.TemporaryDirectory(prefix="agcore-memory-rw") as tmp:
         path = str(Path(tmp) / "rw.db")
-        config = MemoryStoreConfig(path=path, synchronous="NORMAL", conversation=full)
+        config = MemoryStoreConfig(path=path, synchronous="NORMAL")
         async with ActorSystem() as system:
             memory = await system.root.start_child(memory_store_spec("memory", config=config))
             await memory.ask(Put(id="a", content="x"))
             for r in range(rounds):
                 async with trio.open_nursery() as nursery:
 
-                    async def write(session: str) -> None:
+                    async def write(page: str) -> None:
                         start = time.perf_counter()
-                        await memory.ask(Append(session, batch))
+                        await memory.ask(
+                            PutPage(KnowledgePage(id=page, title=page, content=content))
+                        )
                         writes.append((time.perf_counter() - start) * 1000)
 
-                    nursery.start_soon(write, f"s{r}")
+                    nursery.start_soon(write, f"knowledge_rw{r}")
                     await trio.testing.wait_all_tasks_blocked()  # the write is in its thread
                     start = time.perf_counter()
                     await memory.ask(Get("a"))
@@ -338,10 +338,10 @@ async def read_during_write(messages: int, rounds: int) -> list[str]:
                     await memory.ask(Get("a"))
                     idle.append((time.perf_counter() - start) * 1000)
     return [
-        f"| `Append` of {messages:,} messages (how long the write runs) "
+        f"| `PutPage` of a {len(content) / 1e6:.1f} MB page (how long the write runs) "
         f"| {statistics.median(writes):.1f} |",
         f"| `Get` with no write running | {statistics.median(idle):.2f} |",
-        f"| `Get` sent while that `Append` is being written | {statistics.median(during):.2f} |",
+        f"| `Get` sent while that `PutPage` is being written | {statistics.median(during):.2f} |",
     ]
 
 

@@ -49,6 +49,7 @@ from ._guards import (
 from ._hooks import TurnHooks
 from ._host import SessionHost
 from ._host_config import HostConfig, HostSnapshot
+from ._memories import MemoryScope, MemoryTool, memory_tools
 from ._plan import JsonPlanParser, Plan, PlanParser, Step, StepStatus
 from ._prompt import facts_block, system_prompt
 from ._retrieve import RetrieveTool, retrieve_tool
@@ -75,6 +76,8 @@ __all__ = [
     "InputGuardrail",
     "JsonPlanParser",
     "LimitExceeded",
+    "MemoryScope",
+    "MemoryTool",
     "ModelSettings",
     "OutputGuardrail",
     "OutputValidationError",
@@ -105,6 +108,7 @@ __all__ = [
     "TurnTimeout",
     "execute_plan",
     "facts_block",
+    "memory_tools",
     "messages",
     "policy",
     "retrieve_tool",

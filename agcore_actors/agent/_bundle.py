@@ -18,6 +18,7 @@ from . import messages as am
 from ._config import Agent, AgentConfig
 from ._errors import AgentConfigError
 from ._hooks import TurnHooks
+from ._memories import MemoryScope, memory_tools
 from ._retrieve import retrieve_tool
 from ._session import Session
 from ._session_control import SessionSettings
@@ -136,6 +137,17 @@ class AgentBuilder:
         if registry is None:
             raise AgentConfigError("knowledge() needs tools() first: missing tool registry")
         registry.register(retrieve_tool(memory))
+        return self
+
+    def memories(self, memory: ActorRef[Any], *, scope: MemoryScope) -> AgentBuilder:
+        """Offer the ``remember`` and ``recall`` tools over ``memory`` (a MemoryStore's
+        long-term memories) for ``scope``: a fixed string, or a function of the call's
+        ``ToolContext`` (see :mod:`agcore_actors.agent._memories`); needs :meth:`tools`."""
+        registry = self._fields.get("registry")
+        if registry is None:
+            raise AgentConfigError("memories() needs tools() first: missing tool registry")
+        for tool in memory_tools(memory, scope=scope):
+            registry.register(tool)
         return self
 
     def hooks(self, hooks: TurnHooks) -> AgentBuilder:

@@ -8,9 +8,9 @@ public path.
 """
 
 from .._exports import publish
-from ._errors import BadInput, CliError, MissingExtra, NoTranscript, UsageError
+from ._errors import BadInput, CliError, MissingExtra, UsageError
 from ._main import main
 
-__all__ = ["BadInput", "CliError", "MissingExtra", "NoTranscript", "UsageError", "main"]
+__all__ = ["BadInput", "CliError", "MissingExtra", "UsageError", "main"]
 
 publish(__name__, __all__)

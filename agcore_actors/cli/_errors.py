@@ -5,8 +5,7 @@
     CliError            "cli"            base of the command's own errors
     ├── UsageError      "usage"          bad flags, environment or configuration: exit 2
     │   └── MissingExtra "missing_extra" an optional dependency (an extra) is not installed
-    ├── BadInput        "bad_input"      an input file or stream that cannot be read as asked
-    └── NoTranscript    "no_transcript"  ``memory export`` of a session with no messages
+    └── BadInput        "bad_input"      an input file or stream that cannot be read as asked
 
 They never leave :func:`agcore_actors.cli.main`: its top-level handler turns each into
 one line on stderr and an exit status (see :mod:`agcore_actors.cli._common`).
@@ -18,7 +17,7 @@ from typing import ClassVar
 
 from .._errors import AgcoreError
 
-__all__ = ["BadInput", "CliError", "MissingExtra", "NoTranscript", "UsageError"]
+__all__ = ["BadInput", "CliError", "MissingExtra", "UsageError"]
 
 
 class CliError(AgcoreError):
@@ -63,13 +62,3 @@ class BadInput(CliError, ValueError):
     """An input (file or stdin) is not what the command reads: exit 1."""
 
     kind: ClassVar[str] = "bad_input"
-
-
-class NoTranscript(CliError, LookupError):
-    """The session has no stored transcript (unknown, or cleared): exit 1."""
-
-    kind: ClassVar[str] = "no_transcript"
-
-    def __init__(self, session: str, where: str) -> None:
-        super().__init__(f"session {session!r} has no transcript in {where}")
-        self.session = session

@@ -1,4 +1,9 @@
-"""Memory: the MemoryStore actor, its configuration, and the values it stores.
+"""Memory: knowledge and long-term memories, in the MemoryStore actor.
+
+What outlives a session lives here: knowledge pages with retrieval (BM25, Dice,
+hybrid) and items an application or agent keeps (with eviction and pinning). A
+session's conversation and facts do not: they live in the session store
+(:mod:`agcore_actors.store`), their one home.
 
 ::
 
@@ -6,7 +11,7 @@
     # A supervisor of its own: disk trouble cannot use up the root's restarts.
     await system.start_supervisor(SupervisorSpec("memory-supervisor", children=[spec]))
     memory = system.lookup("memory")
-    await memory.ask(mm.Append("s1", [StoredMessage(role="user", content="hi")]))
+    await memory.ask(mm.PutPage(KnowledgePage(id="knowledge_tea", title="Tea")))
 
 with ``from agcore_actors.memory import messages as mm`` (the protocol). A
 store that cannot write (disk full, read-only file) stays up, serves reads and
@@ -21,7 +26,6 @@ from .._exports import publish
 from . import messages as messages  # the protocol: import it qualified
 from ._actor import MemoryStore, memory_store_spec
 from ._config import MemoryStoreConfig
-from ._conversation import ConversationMemoryConfig, MemoryStrategy
 from ._errors import (
     InvalidInput,
     MemoryStoreError,
@@ -51,7 +55,6 @@ from ._item import (
     PageIndexEntry,
     RetrievalResult,
     ScoredPage,
-    StoredMessage,
 )
 from ._retriever import RetrievalMode, RetrieverConfig
 from ._runner import TrioWallClock
@@ -61,7 +64,6 @@ __all__ = [
     "RETRIEVE_TOOL",
     "RETRIEVE_TOOL_NAME",
     "Capacity",
-    "ConversationMemoryConfig",
     "EvictionConfig",
     "EvictionPolicy",
     "Hybrid",
@@ -73,7 +75,6 @@ __all__ = [
     "MemoryStore",
     "MemoryStoreConfig",
     "MemoryStoreError",
-    "MemoryStrategy",
     "NoEviction",
     "NotFound",
     "PageIndexEntry",
@@ -89,7 +90,6 @@ __all__ = [
     "StorageError",
     "StorageUnavailable",
     "StoreInUse",
-    "StoredMessage",
     "TrioWallClock",
     "Ttl",
     "memory_store_spec",

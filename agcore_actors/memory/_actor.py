@@ -5,7 +5,7 @@
     spec = memory_store_spec("memory", config=MemoryStoreConfig(path="memory.db"))
     await system.start_supervisor(SupervisorSpec("memory-supervisor", children=[spec]))
     memory = system.lookup("memory")
-    await memory.ask(Append("s1", [StoredMessage(role="user", content="hi")]))
+    await memory.ask(Put(id="note:tea", content="Ana drinks green tea"))
     result = await memory.ask(Retrieve(query="LangGraph state"))
 
 The protocol is :mod:`agcore_actors.memory.messages`.
@@ -22,7 +22,6 @@ import trio
 
 from ..actor import DEFAULT_ISOLATION, Actor, ChildSpec, CircuitBreaker
 from ._config import MemoryStoreConfig
-from ._conversation import ConversationMemory
 from ._errors import (
     InvalidInput,
     NotFound,
@@ -32,42 +31,36 @@ from ._errors import (
     StorageUnavailable,
 )
 from ._eviction import can_evict
-from ._facts import FactMemory
 from ._item import KnowledgePage, MemoryItem, RetrievalResult
 from ._knowledge import KnowledgeStore
+from ._memories import Memories
 from ._retriever import MemoryRetriever
 from ._runner import StoreRunner, TrioWallClock
 from ._store import Clock, MemoryBackend
 from .messages import (
-    Append,
-    ClearHistory,
     Count,
     Delete,
     DeletePage,
     Evict,
-    ExportTranscript,
-    FactClear,
-    FactGet,
-    FactRemove,
-    FactSet,
-    FactSnapshot,
+    Forget,
     Get,
     GetMemoryStatus,
     GetPage,
-    History,
-    ImportTranscript,
     IndexEntries,
     Items,
     List,
+    ListMemories,
     MemoryMsg,
     MemoryReply,
-    Messages,
     PageIndex,
     Pages,
     Pin,
     Put,
     PutPage,
-    ReplaceHistory,
+    Recall,
+    Recalled,
+    RecalledMemory,
+    Remember,
     Retrieve,
     SearchPages,
     UpdatePage,
@@ -178,19 +171,14 @@ class MemoryStore(Actor[MemoryMsg]):
                 return await self._on_pin(msg)
             case Evict():
                 return await self._on_evict(msg)
-            case Append():
-                return await self._on_append(msg)
-            case History():
-                return await self._on_history(msg)
-            case ReplaceHistory():
-                await self._on_replace_history(msg)
-                return None
-            case ClearHistory():
-                return await self._on_clear_history(msg)
-            case ExportTranscript():
-                return await self._on_export_transcript(msg)
-            case ImportTranscript():
-                return await self._on_import_transcript(msg)
+            case Remember():
+                return await self._on_remember(msg)
+            case Recall():
+                return await self._on_recall(msg)
+            case Forget():
+                return await self._on_forget(msg)
+            case ListMemories():
+                return await self._read(lambda s: Items(Memories(s).list(msg.scope)))
             case PutPage():
                 return await self._on_put_page(msg)
             case UpdatePage():
@@ -207,17 +195,6 @@ class MemoryStore(Actor[MemoryMsg]):
                 return await self._on_retrieve(msg)
             case GetMemoryStatus():
                 return self._runner.status()
-            case FactSet():
-                await self._on_fact_set(msg)
-                return None
-            case FactGet():
-                return await self._on_fact_get(msg)
-            case FactRemove():
-                return await self._on_fact_remove(msg)
-            case FactClear():
-                return await self._on_fact_clear(msg)
-            case FactSnapshot():
-                return await self._on_fact_snapshot(msg)
             case _:
                 assert_never(msg)
 
@@ -248,34 +225,33 @@ class MemoryStore(Actor[MemoryMsg]):
     async def _on_evict(self, msg: Evict) -> list[str]:
         return await self._write(lambda s: s.evict())
 
-    # -- conversation ----------------------------------------------------------
+    # -- long-term memories ----------------------------------------------------
 
-    def _conversation(self, store: MemoryBackend, session_id: str) -> ConversationMemory:
-        return ConversationMemory(store, session_id, self.config.conversation)
-
-    async def _on_append(self, msg: Append) -> list[int]:
+    async def _on_remember(self, msg: Remember) -> MemoryItem:
         return await self._write(
-            lambda s: self._conversation(s, msg.session_id).extend(msg.messages)
+            lambda s: Memories(s).remember(msg.scope, msg.text, tags=msg.tags, pinned=msg.pinned)
         )
 
-    async def _on_history(self, msg: History) -> Messages:
-        return await self._read(lambda s: Messages(self._conversation(s, msg.session_id).history()))
-
-    async def _on_replace_history(self, msg: ReplaceHistory) -> None:
-        await self._write(lambda s: self._conversation(s, msg.session_id).replace(msg.messages))
-
-    async def _on_clear_history(self, msg: ClearHistory) -> int:
-        return await self._write(lambda s: self._conversation(s, msg.session_id).clear())
-
-    async def _on_export_transcript(self, msg: ExportTranscript) -> str:
-        return await self._read(lambda s: self._conversation(s, msg.session_id).export_jsonl())
-
-    async def _on_import_transcript(self, msg: ImportTranscript) -> int:
-        return await self._write(
-            lambda s: self._conversation(s, msg.session_id).import_jsonl(
-                msg.jsonl, replace=msg.replace
+    async def _on_recall(self, msg: Recall) -> Recalled:
+        def recall(store: MemoryBackend) -> Recalled:
+            found = Memories(store).recall(msg.scope, msg.query, max_results=msg.max_results)
+            return Recalled(
+                [
+                    RecalledMemory(
+                        id=item.id,
+                        text=item.content,
+                        tags=list(item.metadata.get("tags") or []),
+                        created_at=item.created_at,
+                        score=round(score, 4),
+                    )
+                    for item, score in found
+                ]
             )
-        )
+
+        return await self._read(recall)
+
+    async def _on_forget(self, msg: Forget) -> bool:
+        return await self._write(lambda s: Memories(s).forget(msg.scope, msg.id))
 
     # -- knowledge -------------------------------------------------------------
 
@@ -309,23 +285,6 @@ class MemoryStore(Actor[MemoryMsg]):
         except ValueError as exc:
             raise InvalidInput(str(exc)) from None
         return await self._read(lambda s: MemoryRetriever(s, cfg).retrieve(msg.query))
-
-    # -- facts -----------------------------------------------------------------
-
-    async def _on_fact_set(self, msg: FactSet) -> None:
-        await self._write(lambda s: FactMemory(s, msg.session_id).set(msg.key, msg.value))
-
-    async def _on_fact_get(self, msg: FactGet) -> str | None:
-        return await self._read(lambda s: FactMemory(s, msg.session_id).get(msg.key))
-
-    async def _on_fact_remove(self, msg: FactRemove) -> bool:
-        return await self._write(lambda s: FactMemory(s, msg.session_id).remove(msg.key))
-
-    async def _on_fact_clear(self, msg: FactClear) -> int:
-        return await self._write(lambda s: FactMemory(s, msg.session_id).clear())
-
-    async def _on_fact_snapshot(self, msg: FactSnapshot) -> str:
-        return await self._read(lambda s: FactMemory(s, msg.session_id).snapshot())
 
 
 def memory_store_spec(

@@ -7,7 +7,6 @@ from typing import Literal
 import attrs
 
 from .._validators import positive
-from ._conversation import ConversationMemoryConfig
 from ._eviction import EvictionConfig
 from ._retriever import RetrieverConfig
 
@@ -22,8 +21,6 @@ class MemoryStoreConfig:
     eviction: EvictionConfig = attrs.field(factory=EvictionConfig)
     #: Retrieval defaults (a ``Retrieve`` may override three of them).
     retriever: RetrieverConfig = attrs.field(factory=RetrieverConfig)
-    #: How each session's transcript is bounded.
-    conversation: ConversationMemoryConfig = attrs.field(factory=ConversationMemoryConfig)
     #: SQLite's durability level (see ``SqliteBackend``).
     synchronous: Literal["FULL", "NORMAL"] = attrs.field(
         default="FULL", validator=attrs.validators.in_(("FULL", "NORMAL"))

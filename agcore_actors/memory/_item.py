@@ -1,34 +1,31 @@
-"""The data model: stored items, filters, chat messages and knowledge pages.
+"""The data model: stored items, filters and knowledge pages.
 
 All of these are plain msgspec Structs, so they cross actor boundaries (and a
 process boundary) unchanged.
 
-Namespaces are id prefixes (``conv:{session}:``,
-``knowledge_``, ``_session_{session}:``) rather than a separate column: a
-prefix query is a range scan on the primary key in SQLite and a bisect in the
-in-memory store, and one flat key space keeps the store protocol small.
-Session ids are escaped before they become part of a prefix (see
-:func:`escape_segment`), so that session ``"a:b"`` never shows up in
-session ``"a"``.
+Namespaces are id prefixes (``knowledge_`` for pages; a caller's own, such as
+``note:{user}:``) rather than a separate column: a prefix query is a range scan on
+the primary key in SQLite and a bisect in the in-memory store, and one flat key space
+keeps the store protocol small. An id segment taken from outside (a user id) is
+escaped before it becomes part of a prefix (see :func:`escape_segment`), so that user
+``"a:b"`` never shows up under user ``"a"``. Conversations and session facts are not
+memory items: they live in the session store (:mod:`agcore_actors.store`).
 
 Timestamps are Unix seconds as floats, taken from the store's injected clock.
 """
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Any
 
 import msgspec
-
-#: The roles a chat message may have (the LLM layer's message types).
-Role = Literal["system", "developer", "user", "assistant", "tool", "function"]
 
 
 class MemoryItem(msgspec.Struct, frozen=True, kw_only=True):
     """One stored item, with the statistics eviction needs.
 
     - ``id`` is the unique key; its prefix is the namespace.
-    - ``content`` is usually JSON text (a message, a page) but may be anything.
+    - ``content`` is usually text or JSON text (a page) but may be anything.
     - ``metadata`` is arbitrary JSON-able data.
     - ``created_at`` drives TTL, capacity eviction and list order; an upsert
       sets it anew.
@@ -72,7 +69,7 @@ ALL = MemoryFilter()
 
 
 def escape_segment(segment: str) -> str:
-    """Escape ``%`` and ``:`` so that a session id can sit inside a prefix.
+    """Escape ``%`` and ``:`` so that an id segment (a user id) can sit inside a prefix.
 
     ``"a:b"`` becomes ``"a%3Ab"``, so no escaped id is a prefix of another
     id followed by ``:``.
@@ -97,25 +94,6 @@ def prefix_upper_bound(prefix: str) -> str | None:
             return stripped[:-1] + chr(nxt)
         stripped = stripped[:-1]
     return None
-
-
-class StoredMessage(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
-    """A chat message as the memory layer stores it.
-
-    A deliberately generic row (the llm layer has its own richer types and
-    converts): ``role``, ``content`` (text, a list of JSON-able content parts,
-    or None), and optional ``name``, ``tool_call_id``, ``tool_calls``,
-    ``reasoning_content`` and ``refusal``: every field of the LLM layer's
-    messages, so one survives being stored.
-    """
-
-    role: Role
-    content: str | list[Any] | None = None
-    name: str | None = None
-    tool_call_id: str | None = None
-    tool_calls: list[dict[str, Any]] | None = None
-    reasoning_content: str | None = None
-    refusal: str | None = None
 
 
 class KnowledgePage(msgspec.Struct, frozen=True, kw_only=True):

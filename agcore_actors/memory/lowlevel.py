@@ -3,15 +3,13 @@
 For scripts, tests and tools that own a store directly: the backends
 (:class:`SqliteBackend`, :class:`InMemoryBackend`, both a :class:`MemoryBackend`;
 :class:`SqliteReader` reads a file another process may be writing)
-and the views over one (:class:`ConversationMemory`, :class:`KnowledgeStore`,
-:class:`FactMemory`, :class:`MemoryRetriever`). Their calls block (SQLite I/O):
-never call them on the event loop; the actor runs them in a worker thread.
+and the views over one (:class:`KnowledgeStore`, :class:`MemoryRetriever`).
+Their calls block (SQLite I/O): never call them on the event loop; the actor runs them
+in a worker thread.
 A backend is not thread-safe: one caller at a time.
 """
 
 from .._exports import publish
-from ._conversation import ConversationMemory
-from ._facts import FactMemory
 from ._inmemory import InMemoryBackend
 from ._knowledge import KNOWLEDGE_PREFIX, KnowledgeStore
 from ._retriever import MemoryRetriever
@@ -19,21 +17,16 @@ from ._schema import SCHEMA_VERSION
 from ._sqlite import SqliteBackend
 from ._sqlite_reads import SqliteReader
 from ._store import MemoryBackend
-from ._transcript import messages_from_jsonl, messages_to_jsonl
 
 __all__ = [
     "KNOWLEDGE_PREFIX",
     "SCHEMA_VERSION",
-    "ConversationMemory",
-    "FactMemory",
     "InMemoryBackend",
     "KnowledgeStore",
     "MemoryBackend",
     "MemoryRetriever",
     "SqliteBackend",
     "SqliteReader",
-    "messages_from_jsonl",
-    "messages_to_jsonl",
 ]
 
 publish(__name__, __all__)

@@ -10,14 +10,16 @@ Items (the generic store)::
     Pin(id, pinned)           -> MemoryItem            (NotFound if absent)
     Evict()                   -> list[str]             (ids removed by a sweep now)
 
-Conversation (one transcript per session id)::
+Conversations and session facts are not here: they live in the session store
+(:mod:`agcore_actors.store`), the one home of a session's state. Memory keeps knowledge
+and long-term memories (items and pages) that outlive a session.
 
-    Append(session_id, messages)         -> list[int]           (their indexes)
-    History(session_id)                  -> Messages
-    ReplaceHistory(session_id, messages) -> None                (e.g. after compaction)
-    ClearHistory(session_id)             -> int
-    ExportTranscript(session_id)         -> str                 (JSON Lines; NotFound if empty)
-    ImportTranscript(session_id, jsonl, replace) -> int         (messages imported)
+Long-term memories (texts kept for a scope: a user, an agent)::
+
+    Remember(scope, text, tags, pinned) -> MemoryItem      (its id names the memory)
+    Recall(scope, query, max_results)   -> Recalled        (best first, scores in [0, 1])
+    Forget(scope, id)                   -> bool
+    ListMemories(scope)                 -> Items           (oldest first)
 
 Knowledge and retrieval::
 
@@ -33,30 +35,21 @@ Health::
 
     GetMemoryStatus()    -> MemoryStatus    (backend, degraded state)
 
-Facts (key/value memory of one session)::
-
-    FactSet(session_id, key, value) -> None
-    FactGet(session_id, key)        -> str | None
-    FactRemove(session_id, key)     -> bool
-    FactClear(session_id)           -> int
-    FactSnapshot(session_id)        -> str   (the <session-context> block)
-
 Cancelling the asker (or its ask timing out):
 
-- of a *write* (``Put``, ``Delete``, ``Pin``, ``Evict``, ``Append``,
-  ``ReplaceHistory``, ``ClearHistory``, ``ImportTranscript``, ``PutPage``,
-  ``UpdatePage``, ``DeletePage``, ``FactSet``, ``FactRemove``, ``FactClear``):
+- of a *write* (``Put``, ``Delete``, ``Pin``, ``Evict``, ``Remember``, ``Forget``,
+  ``PutPage``, ``UpdatePage``, ``DeletePage``):
   the write either completes (and stays) or never started; a transaction is
   never interrupted half way, so the asker's cancellation may wait for it;
 - of a *read* (every other request): the read is abandoned at once and the
   store goes on with its next request (on SQLite the read's thread finishes in
   the background, on a connection of its own); nothing changes, except that
-  ``Get``, ``GetPage``, ``FactGet`` and ``Retrieve`` may still count their
+  ``Get``, ``GetPage``, ``Recall`` and ``Retrieve`` may still count their
   access or recall (advisory statistics).
 - of ``GetMemoryStatus``: nothing happens.
 
-Lists of structs come wrapped in a reply struct (``Items``, ``Messages``,
-``Pages``, ``IndexEntries``), so a reply can gain fields (a cursor, a total)
+Lists of structs come wrapped in a reply struct (``Items``, ``Pages``,
+``IndexEntries``), so a reply can gain fields (a cursor, a total)
 without changing its type.
 
 Errors: :class:`~agcore_actors.memory.InvalidInput`,
@@ -87,41 +80,34 @@ from ._item import (
     MemoryItem,
     PageIndexEntry,
     RetrievalResult,
-    StoredMessage,
 )
 from ._retriever import RetrievalMode
 
 __all__ = [
-    "Append",
-    "ClearHistory",
     "Count",
     "Delete",
     "DeletePage",
     "Evict",
-    "ExportTranscript",
-    "FactClear",
-    "FactGet",
-    "FactRemove",
-    "FactSet",
-    "FactSnapshot",
+    "Forget",
     "Get",
     "GetMemoryStatus",
     "GetPage",
-    "History",
-    "ImportTranscript",
     "IndexEntries",
     "Items",
     "List",
+    "ListMemories",
     "MemoryMsg",
     "MemoryReply",
     "MemoryStatus",
-    "Messages",
     "PageIndex",
     "Pages",
     "Pin",
     "Put",
     "PutPage",
-    "ReplaceHistory",
+    "Recall",
+    "Recalled",
+    "RecalledMemory",
+    "Remember",
     "Retrieve",
     "SearchPages",
     "UpdatePage",
@@ -134,12 +120,6 @@ class Items(msgspec.Struct, frozen=True):
     """Stored items, in the order the request defines."""
 
     items: list[MemoryItem]
-
-
-class Messages(msgspec.Struct, frozen=True):
-    """A transcript, oldest message first."""
-
-    messages: list[StoredMessage]
 
 
 class Pages(msgspec.Struct, frozen=True):
@@ -204,52 +184,53 @@ class Evict(Request[list[str]], frozen=True, tag=True):
     """Run a full eviction sweep now; the ids it removed."""
 
 
-# -- conversation ---------------------------------------------------------------
+# -- long-term memories ---------------------------------------------------------
 
 
-class Append(Request[list[int]], frozen=True, tag=True):
-    """Append messages to a session's transcript, in one transaction; their indexes."""
+class RecalledMemory(msgspec.Struct, frozen=True, kw_only=True):
+    """A memory that answers a recall, with its score in [0, 1]."""
 
-    session_id: str
-    messages: list[StoredMessage]
-
-
-class History(Request[Messages], frozen=True, tag=True):
-    """A session's stored transcript (empty for an unknown session)."""
-
-    session_id: str
+    id: str
+    text: str
+    tags: list[str]
+    created_at: float
+    score: float
 
 
-class ReplaceHistory(Request[None], frozen=True, tag=True):
-    """Replace a session's transcript (e.g. after compaction), atomically."""
-
-    session_id: str
-    messages: list[StoredMessage]
+class Recalled(msgspec.Struct, frozen=True):
+    memories: list[RecalledMemory]
 
 
-class ClearHistory(Request[int], frozen=True, tag=True):
-    """Delete a session's transcript; how many messages were removed."""
+class Remember(Request[MemoryItem], frozen=True, tag=True, kw_only=True):
+    """Keep ``text`` (at most 4,000 characters) as a memory of ``scope``."""
 
-    session_id: str
-
-
-class ExportTranscript(Request[str], frozen=True, tag=True):
-    """A session's transcript as JSON Lines (NotFound when it has no message)."""
-
-    session_id: str
+    scope: str
+    text: str
+    tags: list[str] = msgspec.field(default_factory=list)
+    #: A pinned memory is never evicted.
+    pinned: bool = False
 
 
-class ImportTranscript(Request[int], frozen=True, tag=True, kw_only=True):
-    """Append (or with ``replace``, substitute) a JSON Lines transcript; how many messages.
+class Recall(Request[Recalled], frozen=True, tag=True, kw_only=True):
+    """``scope``'s memories that answer ``query`` (BM25 within the scope, blended with
+    Dice); each counts as a recall for recall-based eviction."""
 
-    All or nothing: a bad line, an unknown role or a tool call id the transcript
-    would hold twice is :class:`~agcore_actors.memory.SerializationError`.
-    """
+    scope: str
+    query: str
+    max_results: int = 5
 
-    session_id: str
-    jsonl: str
-    #: True: the import replaces the transcript; False: it is appended.
-    replace: bool = False
+
+class Forget(Request[bool], frozen=True, tag=True):
+    """Delete the memory ``id`` of ``scope``; an id of another scope is never touched."""
+
+    scope: str
+    id: str
+
+
+class ListMemories(Request[Items], frozen=True, tag=True):
+    """Every memory of ``scope``, oldest first."""
+
+    scope: str
 
 
 # -- knowledge ------------------------------------------------------------------
@@ -320,55 +301,17 @@ class GetMemoryStatus(Request[MemoryStatus], frozen=True, tag=True):
     """The store's backend and whether it is degraded."""
 
 
-# -- facts ----------------------------------------------------------------------
-
-
-class FactSet(Request[None], frozen=True, tag=True, kw_only=True):
-    """Set the fact ``key`` of a session to ``value``."""
-
-    session_id: str
-    key: str
-    value: str
-
-
-class FactGet(Request[str | None], frozen=True, tag=True):
-    """The value of a session's fact ``key``, or None."""
-
-    session_id: str
-    key: str
-
-
-class FactRemove(Request[bool], frozen=True, tag=True):
-    """Remove a session's fact ``key``; True if it was there."""
-
-    session_id: str
-    key: str
-
-
-class FactClear(Request[int], frozen=True, tag=True):
-    """Remove every fact of a session; how many."""
-
-    session_id: str
-
-
-class FactSnapshot(Request[str], frozen=True, tag=True):
-    """A session's facts as the ``<session-context>`` block."""
-
-    session_id: str
-
-
 #: Every reply the actor gives.
 MemoryReply = (
     MemoryItem
     | KnowledgePage
     | RetrievalResult
+    | Recalled
     | Items
-    | Messages
     | Pages
     | IndexEntries
     | MemoryStatus
     | list[str]
-    | list[int]
     | str
     | int
     | bool
@@ -383,12 +326,10 @@ MemoryMsg = (
     | Count
     | Pin
     | Evict
-    | Append
-    | History
-    | ReplaceHistory
-    | ClearHistory
-    | ExportTranscript
-    | ImportTranscript
+    | Remember
+    | Recall
+    | Forget
+    | ListMemories
     | PutPage
     | UpdatePage
     | GetPage
@@ -397,11 +338,6 @@ MemoryMsg = (
     | PageIndex
     | Retrieve
     | GetMemoryStatus
-    | FactSet
-    | FactGet
-    | FactRemove
-    | FactClear
-    | FactSnapshot
 )
 
 publish(__name__, __all__)

@@ -40,7 +40,7 @@ from ._schema import get_meta, set_meta, storage_errors
 from ._sqlite import SqliteSessionBackend
 from .messages import LogEntry, RestoreSession, SessionRecord, SessionSnapshot
 
-__all__ = ["MIGRATED_KEY", "migrate_memory_transcripts"]
+__all__ = ["MIGRATED_KEY", "memory_transcripts", "migrate_memory_transcripts"]
 
 #: The ``store_meta`` key recording that (and what) the migration copied.
 MIGRATED_KEY = "memory_transcripts_migrated"
@@ -152,6 +152,24 @@ def _snapshots(conn: sqlite3.Connection, counts: dict[str, int]) -> Iterator[Ses
         yield _snapshot(session, rows, facts.pop(session, None), counts)
     for session, found in sorted(facts.items()):  # sessions with facts and no transcript
         yield _snapshot(session, [], found, counts)
+
+
+def memory_transcripts(source: str | Path, counts: dict[str, int]) -> Iterator[SessionSnapshot]:
+    """The sessions an older memory file holds, one snapshot at a time (the rules of the
+    module doc); the file is opened read-only. ``counts["dropped"]`` grows by the rows
+    that were not chat messages and the results whose call was gone. A file without
+    memory items yields nothing; a missing file is :class:`FileNotFoundError`."""
+    path = Path(source)
+    if not path.is_file():
+        raise FileNotFoundError(f"no memory file at {path}")
+    counts.setdefault("dropped", 0)
+    with storage_errors():
+        conn = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True)
+        try:
+            if _has_items(conn):
+                yield from _snapshots(conn, counts)
+        finally:
+            conn.close()
 
 
 @contextlib.contextmanager

@@ -68,6 +68,8 @@ def snapshot_to_jsonl(snapshot: SessionSnapshot) -> str:
 
 
 def _plain(lines: list[tuple[int, str]], session: str | None, now: float) -> SessionSnapshot:
+    if not lines:
+        raise InvalidRequest("nothing to import: no session header and no message")
     if session is None:
         raise InvalidRequest("a transcript without a session header needs a session id")
     messages: list[Message] = []
@@ -99,7 +101,9 @@ def snapshot_from_jsonl(
     ``session`` renames the session (required for a plain transcript); ``now`` stamps a
     plain transcript's messages (default: ``time.time()``, read here).
     """
-    raw = text.splitlines() if isinstance(text, str) else text
+    # Only "\n" ends a line: JSON leaves U+2028, U+2029 and U+0085 unescaped in strings,
+    # and str.splitlines() would cut a message there.
+    raw = text.split("\n") if isinstance(text, str) else text
     lines = [(n, line) for n, line in enumerate(raw, start=1) if line.strip()]
     if not lines or '"type":"session"' not in lines[0][1].replace(" ", ""):
         return _plain(lines, session, time.time() if now is None else now)

@@ -7,7 +7,12 @@ or to write a backend of your own; an application talks to the actor.
 from .._exports import publish
 from ._backend import Backend, Operation
 from ._memory import InMemorySessionBackend
-from ._migrate import MIGRATED_KEY, MigrationReport, migrate_memory_transcripts
+from ._migrate import (
+    MIGRATED_KEY,
+    MigrationReport,
+    memory_transcripts,
+    migrate_memory_transcripts,
+)
 from ._schema import SCHEMA_VERSION
 from ._sqlite import SqliteSessionBackend
 
@@ -21,6 +26,7 @@ __all__ = [
     "MigrationReport",
     "Operation",
     "SqliteSessionBackend",
+    "memory_transcripts",
     "migrate_memory_transcripts",
 ]
 

@@ -2,7 +2,7 @@
 
 Usage: python crash_writer.py DB_PATH
 
-Each write is a Put (even numbers) or a conversation Append (odd numbers).
+Each write is a Put (even numbers) or a knowledge PutPage (odd numbers).
 A line ``ack <n>`` is printed (and flushed) only after the ask returned, i.e.
 after the store acknowledged the write.
 """
@@ -14,21 +14,12 @@ import sys
 import trio
 
 from agcore_actors import ActorSystem
-from agcore_actors.memory import (
-    ConversationMemoryConfig,
-    MemoryStoreConfig,
-    MemoryStrategy,
-    StoredMessage,
-    memory_store_spec,
-)
-from agcore_actors.memory.messages import Append, Put
+from agcore_actors.memory import KnowledgePage, MemoryStoreConfig, memory_store_spec
+from agcore_actors.memory.messages import Put, PutPage
 
 
 async def main(path: str) -> None:
-    # synchronous=FULL (the default); keep the whole transcript.
-    config = MemoryStoreConfig(
-        path=path, conversation=ConversationMemoryConfig(strategy=MemoryStrategy.FULL)
-    )
+    config = MemoryStoreConfig(path=path)  # synchronous=FULL (the default)
     async with ActorSystem() as system:
         mem = await system.root.start_child(memory_store_spec("memory", config=config))
         n = 0
@@ -36,7 +27,8 @@ async def main(path: str) -> None:
             if n % 2 == 0:
                 await mem.ask(Put(id=f"item:{n:06d}", content="x" * 200, metadata={"n": n}))
             else:
-                await mem.ask(Append("crash", [StoredMessage(role="user", content=f"msg {n}")]))
+                page = KnowledgePage(id=f"knowledge_{n:06d}", title=f"page {n}", content="y" * 200)
+                await mem.ask(PutPage(page))
             print(f"ack {n}", flush=True)
             n += 1
 

@@ -21,34 +21,21 @@ from agcore_actors.memory import (
     MemoryStoreConfig,
     NotFound,
     RetrievalMode,
-    SerializationError,
-    StoredMessage,
     Ttl,
     memory_store_spec,
     run_retrieve_tool,
 )
 from agcore_actors.memory.messages import (
-    Append,
-    ClearHistory,
     Count,
     Delete,
     Evict,
-    ExportTranscript,
-    FactClear,
-    FactGet,
-    FactRemove,
-    FactSet,
-    FactSnapshot,
     Get,
     GetPage,
-    History,
-    ImportTranscript,
     List,
     PageIndex,
     Pin,
     Put,
     PutPage,
-    ReplaceHistory,
     Retrieve,
     SearchPages,
     UpdatePage,
@@ -93,8 +80,6 @@ async def test_errors_are_the_askers_and_the_actor_carries_on(
         await mem.ask(Pin("missing"))
     with pytest.raises(NotFound):
         await mem.ask(UpdatePage(KnowledgePage(id="missing", title="t")))
-    with pytest.raises(SerializationError, match="line 1"):
-        await mem.ask(ImportTranscript(session_id="s1", jsonl="{broken"))
     with pytest.raises(InvalidInput):
         await mem.ask(Retrieve(query="x", max_results=-1))
     assert await mem.ask(Count()) == 1
@@ -102,28 +87,7 @@ async def test_errors_are_the_askers_and_the_actor_carries_on(
     assert info.restarts == 0
 
 
-async def test_conversation_protocol_and_transcript_jsonl(
-    system: ActorSystem, config: MemoryStoreConfig
-) -> None:
-    mem = await system.root.start_child(memory_store_spec("memory", config=config))
-    msgs = [StoredMessage(role="user", content="hi"), StoredMessage(role="assistant", content="yo")]
-    assert await mem.ask(Append("s1", msgs)) == [0, 1]
-    assert (await mem.ask(History("s1"))).messages == msgs
-    jsonl = await mem.ask(ExportTranscript("s1"))
-    assert [json.loads(line)["role"] for line in jsonl.splitlines()] == ["user", "assistant"]
-    assert await mem.ask(ImportTranscript(session_id="s2", jsonl=jsonl)) == 2
-    assert (await mem.ask(History("s2"))).messages == msgs
-    await mem.ask(ReplaceHistory("s1", msgs[1:]))
-    assert (await mem.ask(History("s1"))).messages == msgs[1:]
-    assert await mem.ask(ClearHistory("s1")) == 1
-    assert (await mem.ask(History("s1"))).messages == []
-    # A bad line imports nothing.
-    with pytest.raises(SerializationError):
-        await mem.ask(ImportTranscript(session_id="s2", jsonl=jsonl + "{oops\n", replace=True))
-    assert (await mem.ask(History("s2"))).messages == msgs
-
-
-async def test_knowledge_session_and_retrieval_protocol(
+async def test_knowledge_and_retrieval_protocol(
     system: ActorSystem, config: MemoryStoreConfig
 ) -> None:
     mem = await system.root.start_child(memory_store_spec("memory", config=config))
@@ -141,25 +105,19 @@ async def test_knowledge_session_and_retrieval_protocol(
     result = await mem.ask(Retrieve(query="LangGraph state", mode=RetrievalMode.DICE))
     assert round(result.items[0].score, 4) == 0.6339
 
-    await mem.ask(FactSet(session_id="s1", key="design", value="PostgreSQL"))
-    assert await mem.ask(FactGet("s1", "design")) == "PostgreSQL"
-    snapshot = await mem.ask(FactSnapshot("s1"))
-    assert snapshot == "<session-context>\ndesign: PostgreSQL\n</session-context>"
-    assert await mem.ask(FactRemove("s1", "design")) is True
-    assert await mem.ask(FactClear("s1")) == 0
-
 
 async def test_sqlite_data_survives_restarting_the_actor(tmp_path: Path) -> None:
     config = MemoryStoreConfig(path=str(tmp_path / "memory.db"))
-    msgs = [StoredMessage(role="user", content="remember me")]
+    page = KnowledgePage(id="knowledge_p1", title="remember me", content="the borrow checker")
     async with ActorSystem(strict=True) as system:
         mem = await system.root.start_child(memory_store_spec("memory", config=config))
-        await mem.ask(Append("s1", msgs))
-        await mem.ask(FactSet(session_id="s1", key="k", value="v"))
+        stored = await mem.ask(PutPage(page))
+        await mem.ask(Put(id="note:ana:tea", content="green tea", pinned=True))
     async with ActorSystem(strict=True) as system:
         mem = await system.root.start_child(memory_store_spec("memory", config=config))
-        assert (await mem.ask(History("s1"))).messages == msgs
-        assert await mem.ask(FactGet("s1", "k")) == "v"
+        assert await mem.ask(GetPage("knowledge_p1")) == stored
+        note = await mem.ask(Get("note:ana:tea"))
+        assert note is not None and note.content == "green tea" and note.pinned
 
 
 async def test_scheduled_sweep_removes_expired_rows_on_virtual_time(
@@ -209,23 +167,3 @@ async def test_the_retrieve_tool(system: ActorSystem, config: MemoryStoreConfig)
     for bad in ({}, {"query": ""}, {"query": "x", "max_results": 0}, {"query": "x", "y": 1}):
         with pytest.raises(InvalidInput):
             await run_retrieve_tool(mem, bad)
-
-
-async def test_a_transcript_imported_twice_or_exported_unknown_is_a_clear_error(
-    system: ActorSystem, config: MemoryStoreConfig
-) -> None:
-    mem = await system.root.start_child(memory_store_spec("memory", config=config))
-    call = {"id": "call_1", "type": "function", "function": {"name": "f", "arguments": "{}"}}
-    msgs = [
-        StoredMessage(role="assistant", content="", tool_calls=[call]),
-        StoredMessage(role="tool", content="ok", tool_call_id="call_1"),
-    ]
-    assert await mem.ask(Append("s1", msgs)) == [0, 1]
-    jsonl = await mem.ask(ExportTranscript("s1"))
-    with pytest.raises(SerializationError, match="call_1"):
-        await mem.ask(ImportTranscript(session_id="s1", jsonl=jsonl))
-    assert (await mem.ask(History("s1"))).messages == msgs
-    with pytest.raises(SerializationError, match="line 1"):
-        await mem.ask(ImportTranscript(session_id="s2", jsonl='{"role":"wizard"}'))
-    with pytest.raises(NotFound, match="s2"):
-        await mem.ask(ExportTranscript("s2"))

@@ -23,17 +23,13 @@ from agcore_actors.memory import (
     MemoryStoreConfig,
     RetrievalMode,
     StorageBusy,
-    StoredMessage,
     memory_store_spec,
 )
 from agcore_actors.memory.messages import (
-    Append,
     Count,
-    FactGet,
-    FactSet,
     Get,
     GetMemoryStatus,
-    History,
+    List,
     Put,
     PutPage,
     Retrieve,
@@ -120,15 +116,16 @@ async def test_a_timed_out_read_is_abandoned_and_holds_up_no_one(tmp_path: Path)
     async with ActorSystem() as system:
         memory = await system.root.start_child(memory_store_spec("memory", config=config))
         await memory.ask(PutPage(huge_page()))
-        await memory.ask(FactSet(session_id="s2", key="k", value="v"))
+        await memory.ask(Put(id="note", content="v"))
         slow = Retrieve(query="alpha", mode=RetrievalMode.DICE)
         start = trio.current_time()
         with pytest.raises(AskTimeout):
             await memory.ask(slow, timeout=0.2)
         assert trio.current_time() - start < 1.0  # the read takes seconds
-        # Another session's read and a write go through while it still runs.
+        # Another read and a write go through while it still runs.
         start = trio.current_time()
-        assert await memory.ask(FactGet("s2", "k")) == "v"
+        note = await memory.ask(Get("note"))
+        assert note is not None and note.content == "v"
         await memory.ask(Put(id="x", content="y"))
         assert trio.current_time() - start < 1.0
 
@@ -170,11 +167,16 @@ async def test_writes_apply_in_the_order_they_were_sent(tmp_path: Path) -> None:
     async with ActorSystem(strict=True) as system:
         memory = await system.root.start_child(memory_store_spec("memory", config=config))
         for i in range(40):
-            await memory.tell(Append("s", [StoredMessage(role="user", content=str(i))]))
-        await memory.ask(Append("s", [StoredMessage(role="user", content="last")]))
-        # The last write was answered, so every write before it is applied, in order.
-        history = await memory.ask(History("s"))
-        assert [m.content for m in history.messages] == [*map(str, range(40)), "last"]
+            await memory.tell(Put(id=f"w{i:02d}", content=str(i)))
+            await memory.tell(Put(id="same", content=str(i)))
+        await memory.ask(Put(id="w99", content="last"))
+        # The last write was answered, so every write before it is applied, in order:
+        # oldest first (ties in write order), and the last value of "same" wins.
+        listed = await memory.ask(List())
+        ids = [i.id for i in listed.items if i.id != "same"]
+        assert ids == [*(f"w{i:02d}" for i in range(40)), "w99"]
+        same = await memory.ask(Get("same"))
+        assert same is not None and same.content == "39"
 
 
 async def test_a_write_whose_asker_gives_up_while_it_waits_its_turn_is_never_applied(

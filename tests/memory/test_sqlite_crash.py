@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from agcore_actors.memory.lowlevel import ConversationMemory, SqliteBackend
+from agcore_actors.memory.lowlevel import KnowledgeStore, SqliteBackend
 
 WRITER = Path(__file__).resolve().parent / "crash_writer.py"
 REPO = Path(__file__).resolve().parents[2]
@@ -54,14 +54,14 @@ def test_every_acknowledged_write_survives_sigkill(tmp_path: Path, kill_after: i
     try:
         assert store.integrity_check() == "ok"
         items = set(store.keys("item:"))
-        messages = [str(m.content) for m in ConversationMemory(store, "crash").history()]
+        pages = {e.id: e.title for e in KnowledgeStore(store).get_index()}
     finally:
         store.close()
     for n in acked:
         if n % 2 == 0:
             assert f"item:{n:06d}" in items
         else:
-            assert f"msg {n}" in messages
-    # Whatever was written is whole: the transcript is a gap-free prefix.
-    odd = [int(m.split()[1]) for m in messages]
+            assert pages.get(f"knowledge_{n:06d}") == f"page {n}"
+    # Whatever was written is whole and in order: the pages are a gap-free prefix.
+    odd = sorted(int(title.split()[1]) for title in pages.values())
     assert odd == list(range(1, 2 * len(odd), 2))

@@ -16,16 +16,10 @@ from agcore_actors.memory import (
     InvalidInput,
     KnowledgePage,
     MemoryStoreConfig,
-    StoredMessage,
     memory_store_spec,
 )
-from agcore_actors.memory.lowlevel import (
-    ConversationMemory,
-    FactMemory,
-    KnowledgeStore,
-    MemoryBackend,
-)
-from agcore_actors.memory.messages import Append, FactGet, FactSet, History, MemoryMsg, Put
+from agcore_actors.memory.lowlevel import KnowledgeStore, MemoryBackend
+from agcore_actors.memory.messages import Get, MemoryMsg, Put, PutPage
 from tests.memory.helpers import FakeClock, make_store
 
 LONE = "\ud800"  # a lone surrogate: a str, but not encodable as UTF-8
@@ -57,27 +51,15 @@ def test_an_unstorable_put_is_invalid_input_and_changes_nothing(
     assert store.keys() == ["keep"]
 
 
-def test_unstorable_messages_pages_and_facts_are_refused_before_anything_is_written(
-    store: MemoryBackend,
-) -> None:
-    conversation = ConversationMemory(store, "s1")
-    good = StoredMessage(role="user", content="fine")
+def test_unstorable_pages_are_refused_before_anything_is_written(store: MemoryBackend) -> None:
+    pages = KnowledgeStore(store)
     for bad in (
-        StoredMessage(role="user", content=f"bad {LONE}"),
-        StoredMessage(role="user", content=[{"type": "text", "text": object()}]),
+        KnowledgePage(id="p", title=f"t{LONE}"),
+        KnowledgePage(id=f"p{LONE}", title="t"),
+        KnowledgePage(id="p", title="t", tags=["ok", LONE]),
     ):
         with pytest.raises(InvalidInput):
-            conversation.extend([good, bad])
-        with pytest.raises(InvalidInput):
-            conversation.replace([good, bad])
-    with pytest.raises(InvalidInput):
-        ConversationMemory(store, f"s{LONE}").extend([good])
-    with pytest.raises(InvalidInput):
-        KnowledgeStore(store).add_page(KnowledgePage(id="p", title=f"t{LONE}"))
-    with pytest.raises(InvalidInput):
-        FactMemory(store, "s1").set("k", f"v{LONE}")
-    with pytest.raises(InvalidInput):
-        FactMemory(store, "s1").get(f"k{LONE}")
+            pages.add_page(bad)
     assert store.keys() == ["keep"]
 
 
@@ -90,21 +72,18 @@ async def test_unstorable_input_is_the_askers_error_and_the_store_keeps_its_data
     config = MemoryStoreConfig(path=path)
     async with ActorSystem() as system:
         mem = await system.root.start_child(memory_store_spec("memory", config=config))
-        kept = [StoredMessage(role="user", content="remember me")]
-        await mem.ask(Append("s1", kept))
-        await mem.ask(FactSet(session_id="s1", key="k", value="v"))
+        kept = await mem.ask(Put(id="note", content="remember me"))
         bad_requests: list[MemoryMsg] = [
-            Append("s2", [StoredMessage(role="user", content=LONE)]),
+            PutPage(KnowledgePage(id="p", title="t", content=LONE)),
             Put(id="x", content="y", metadata={"k": LONE}),
             Put(id=LONE, content="y"),
-            FactSet(session_id="s1", key=LONE, value="v"),
-            History(LONE),
+            Put(id="note", content=LONE),
         ]
         for bad in bad_requests:
             with pytest.raises(InvalidInput):
                 await mem.ask(bad)
-        assert (await mem.ask(History("s1"))).messages == kept
-        assert await mem.ask(FactGet("s1", "k")) == "v"
+        note = await mem.ask(Get("note"))
+        assert note is not None and note.content == kept.content
         info = next(i for i in system.snapshot() if i.name == "memory")
         assert info.restarts == 0
 
@@ -138,12 +117,11 @@ def test_a_failed_batch_restores_the_capacity_count(kind: str, tmp_path: Path) -
     store.close()
 
 
-def test_a_transcript_changed_in_a_failed_batch_is_as_it_was(store: MemoryBackend) -> None:
-    conversation = ConversationMemory(store, "s1")
-    old = [StoredMessage(role="user", content="old")]
-    conversation.extend(old)
-    for change in (conversation.replace, conversation.extend):
+def test_a_page_changed_in_a_failed_batch_is_as_it_was(store: MemoryBackend) -> None:
+    pages = KnowledgeStore(store)
+    old = pages.add_page(KnowledgePage(id="p", title="old"))
+    for change in (pages.add_page, pages.update_page):
         with pytest.raises(RuntimeError), store.batch():
-            change([StoredMessage(role="user", content="new")])
+            change(KnowledgePage(id="p", title="new"))
             raise RuntimeError("the caller's own failure, after the change")
-        assert conversation.history() == old
+        assert pages.get_page("p") == old

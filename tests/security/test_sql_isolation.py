@@ -1,7 +1,8 @@
 """Hostile session ids and keys cannot escape their session in SQL: quotes, LIKE
 wildcards (``%``, ``_``), NUL, very long and non-ASCII ids (and ids that are prefixes of
 one another, or carry the separators our keys use) each read, write, clear and delete
-only their own rows — in the session store and in the memory store, on SQLite.
+only their own rows — in the session store, and as item ids and id prefixes in the memory
+store, on SQLite.
 
 Every id gets data of its own; afterwards each id's data must be exactly what it was
 given, and clearing or deleting one id leaves every other id's data intact.
@@ -19,7 +20,7 @@ from hypothesis import strategies as st
 
 from agcore_actors import ActorRef, ActorSystem
 from agcore_actors.llm import AssistantMessage, UserMessage
-from agcore_actors.memory import MemoryStoreConfig, StoredMessage, memory_store_spec
+from agcore_actors.memory import MemoryFilter, MemoryStoreConfig, memory_store_spec
 from agcore_actors.memory import messages as mm
 from agcore_actors.store import SqliteSessions, session_store_spec
 from agcore_actors.store import messages as sm
@@ -91,28 +92,37 @@ async def test_session_store_keeps_each_hostile_id_to_itself(tmp_path: Path) -> 
         assert sorted(r.id for r in page.sessions) == sorted(set(HOSTILE_IDS) - set(wild))
 
 
-def _message(text: str) -> StoredMessage:
-    return StoredMessage(role="user", content=text)
+def _namespace(owner: str) -> str:
+    """A prefix of ``owner``'s own, as an application scopes its memories per user."""
+    return "note:" + owner.replace("%", "%25").replace(":", "%3A") + ":"
 
 
 async def _fill_memory(memory: ActorRef[Any], ids: list[str]) -> None:
-    for index, session in enumerate(ids):
-        await memory.ask(mm.Append(session, [_message(f"m{index}"), _message(f"n{index}")]))
-        await memory.ask(mm.FactSet(session_id=session, key="owner", value=str(index)))
-        await memory.ask(mm.FactSet(session_id=session, key=session, value="own key"))
-        await memory.ask(mm.FactSet(session_id=session, key="wild%_", value="wild"))
+    for index, owner in enumerate(ids):
+        await memory.ask(mm.Put(id=owner, content=f"own {index}"))
+        await memory.ask(mm.Put(id=_namespace(owner) + "a", content=f"m{index}"))
+        await memory.ask(mm.Put(id=_namespace(owner) + "b", content=f"n{index}"))
+
+
+async def _clear_memory(memory: ActorRef[Any], owner: str) -> int:
+    """Delete ``owner``'s item and everything under its prefix; how many."""
+    listed = await memory.ask(mm.List(MemoryFilter(prefix=_namespace(owner))))
+    removed = [await memory.ask(mm.Delete(item.id)) for item in listed.items]
+    removed.append(await memory.ask(mm.Delete(owner)))
+    return sum(removed)
 
 
 async def _check_memory(memory: ActorRef[Any], ids: list[str], cleared: set[str]) -> None:
-    for index, session in enumerate(ids):
-        history = await memory.ask(mm.History(session))
-        owner = await memory.ask(mm.FactGet(session, "owner"))
-        if session in cleared:
-            assert history.messages == [] and owner is None, session[:20]
+    for index, owner in enumerate(ids):
+        own = await memory.ask(mm.Get(owner))
+        listed = await memory.ask(mm.List(MemoryFilter(prefix=_namespace(owner))))
+        count = await memory.ask(mm.Count(_namespace(owner)))
+        if owner in cleared:
+            assert own is None and listed.items == [] and count == 0, owner[:20]
             continue
-        assert [m.content for m in history.messages] == [f"m{index}", f"n{index}"], session[:20]
-        assert owner == str(index), session[:20]
-        assert await memory.ask(mm.FactGet(session, session)) == "own key"
+        assert own is not None and own.content == f"own {index}", owner[:20]
+        assert [i.content for i in listed.items] == [f"m{index}", f"n{index}"], owner[:20]
+        assert count == 2, owner[:20]
 
 
 async def test_memory_store_keeps_each_hostile_id_and_key_to_itself(tmp_path: Path) -> None:
@@ -122,9 +132,8 @@ async def test_memory_store_keeps_each_hostile_id_and_key_to_itself(tmp_path: Pa
         await _fill_memory(memory, HOSTILE_IDS)
         await _check_memory(memory, HOSTILE_IDS, set())
         wild = {"%", "_", "v", "v%", "victim%", "\x00", "victim:", "\\"}
-        for session in wild:
-            assert await memory.ask(mm.ClearHistory(session)) == 2
-            assert await memory.ask(mm.FactClear(session)) == 3
+        for owner in wild:
+            assert await _clear_memory(memory, owner) == 3
         await _check_memory(memory, HOSTILE_IDS, wild)
 
 
@@ -148,9 +157,8 @@ def test_any_ids_clear_only_themselves(
             config = MemoryStoreConfig(path=str(path))
             memory = await system.root.start_child(memory_store_spec("memory", config=config))
             await _fill_memory(memory, ids)
-            for session in cleared:
-                await memory.ask(mm.ClearHistory(session))
-                await memory.ask(mm.FactClear(session))
+            for owner in cleared:
+                await _clear_memory(memory, owner)
             await _check_memory(memory, ids, cleared)
 
     trio.run(run)

@@ -1,26 +1,21 @@
 """Transcripts kept as memory items become sessions on the store's first open.
 
-The memory file is written by the memory store itself (its actor and protocol), as a
-bot of the previous version would have left it.
+The memory file is written as the previous version's memory store left it (its
+``ConversationMemory`` and ``FactMemory`` are gone now): one ``conv:{session}:{index}``
+item per chat message (JSON, index order; ``:`` in a session id escaped as ``%3A``), one
+``_session_{session}:{key}`` item per fact, and what else memory kept.
 """
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from agcore_actors import ActorSystem
 from agcore_actors.llm import AssistantMessage, FunctionCall, ToolCall, ToolMessage, UserMessage
-from agcore_actors.memory import (
-    ConversationMemoryConfig,
-    MemoryStoreConfig,
-    MemoryStrategy,
-    StoredMessage,
-    memory_store_spec,
-)
-from agcore_actors.memory import messages as mm
+from agcore_actors.memory.lowlevel import SqliteBackend
 from agcore_actors.store import SqliteSessions
 from agcore_actors.store import messages as sm
 from agcore_actors.store.lowlevel import (
@@ -33,36 +28,42 @@ from tests.store.helpers import problems, running_store
 CALL = {"id": "k1", "type": "function", "function": {"name": "clock", "arguments": "{}"}}
 
 
-async def write_memory(path: Path, window: int | None = None) -> None:
-    strategy = MemoryStrategy.FULL if window is None else MemoryStrategy.SLIDING_WINDOW
-    config = MemoryStoreConfig(
-        path=str(path),
-        conversation=ConversationMemoryConfig(strategy=strategy, max_turns=window or 50),
-    )
-    async with ActorSystem(strict=True) as system:
-        memory = await system.root.start_child(memory_store_spec("memory", config=config))
-        await memory.ask(
-            mm.Append(
-                "chat:1",
-                [
-                    StoredMessage(role="system", content="be brief"),
-                    StoredMessage(role="user", content="time?"),
-                    StoredMessage(role="assistant", tool_calls=[CALL]),
-                    StoredMessage(role="tool", tool_call_id="k1", content="noon"),
-                    StoredMessage(role="assistant", content="It is noon."),
-                ],
-            )
-        )
-        await memory.ask(mm.Append("b", [StoredMessage(role="user", content="hello")]))
-        await memory.ask(mm.FactSet(session_id="chat:1", key="name", value="Ada"))
-        await memory.ask(mm.FactSet(session_id="facts-only", key="lang", value="fr"))
-        await memory.ask(mm.Put(id="knowledge_x", content="not a transcript"))
+TRANSCRIPTS: dict[str, list[dict[str, Any]]] = {
+    "chat:1": [
+        {"role": "system", "content": "be brief"},
+        {"role": "user", "content": "time?"},
+        {"role": "assistant", "tool_calls": [CALL]},
+        {"role": "tool", "tool_call_id": "k1", "content": "noon"},
+        {"role": "assistant", "content": "It is noon."},
+    ],
+    "b": [{"role": "user", "content": "hello"}],
+}
+
+
+def write_memory(path: Path, window: int | None = None) -> None:
+    """The old file; ``window``: the old sliding window kept each session's last N."""
+    store = SqliteBackend(path)
+    try:
+        for session, messages in TRANSCRIPTS.items():
+            escaped = session.replace("%", "%25").replace(":", "%3A")
+            for index, message in list(enumerate(messages))[-(window or len(messages)) :]:
+                store.put(
+                    f"conv:{escaped}:{index:010d}",
+                    json.dumps(message),
+                    {"session_id": session, "index": index},
+                    pinned=False,
+                )
+        store.put("_session_chat%3A1:name", "Ada", pinned=False)
+        store.put("_session_facts-only:lang", "fr", pinned=False)
+        store.put("knowledge_x", "not a transcript")
+    finally:
+        store.close()
 
 
 @pytest.mark.parametrize("shared", [False, True], ids=["own-file", "memory-file"])
 async def test_memory_transcripts_become_valid_sessions_once(tmp_path: Path, shared: bool) -> None:
     memory_db = tmp_path / "memory.db"
-    await write_memory(memory_db)
+    write_memory(memory_db)
     path = memory_db if shared else tmp_path / "sessions.db"
     backend = SqliteSessions(str(path), migrate_from=str(memory_db))
     async with running_store(backend) as store:
@@ -92,7 +93,7 @@ async def test_memory_transcripts_become_valid_sessions_once(tmp_path: Path, sha
 
 async def test_a_transcript_cut_by_the_sliding_window_is_repaired(tmp_path: Path) -> None:
     memory_db = tmp_path / "memory.db"
-    await write_memory(memory_db, window=2)  # keeps only the tool result and the answer
+    write_memory(memory_db, window=2)  # keeps only the tool result and the answer
     backend = SqliteSessionBackend(tmp_path / "sessions.db")
     try:
         report = migrate_memory_transcripts(backend, str(memory_db))

@@ -97,3 +97,44 @@ def test_a_bad_line_is_named() -> None:
     header = '{"type":"session","record":{"id":"a","created_at":0,"updated_at":0,"version":1}}'
     with pytest.raises(InvalidRequest, match="line 3"):
         snapshot_from_jsonl(f"{header}\n\n{{}}\n")
+
+
+SEPARATORS = ["\u2028", "\u2029", "\u0085", "\x0b", "\x0c", "\x1c", "\x1d", "\x1e", "\r"]
+
+
+@pytest.mark.parametrize("separator", SEPARATORS, ids=lambda s: f"U+{ord(s):04X}")
+async def test_an_export_imports_back_whatever_line_separators_the_content_holds(
+    separator: str,
+) -> None:
+    """JSON leaves these characters unescaped; only ``\\n`` may end a line of the file."""
+    async with running_store(InMemorySessions()) as store:
+        rec = await store.ask(
+            sm.BeginTurn(
+                session="a",
+                turn="t1",
+                expected_version=0,
+                messages=[user(f"one{separator}two")],
+            )
+        )
+        await store.ask(
+            sm.CommitTurn(
+                session="a",
+                turn="t1",
+                expected_version=rec.version,
+                messages=[assistant(f"a{separator}b")],
+                facts_set={f"k{separator}": f"v{separator}"},
+            )
+        )
+        text = await export_session(store, "a")
+        await import_session(store, text, session="b")
+        original = await store.ask(sm.ExportSession("a"))
+        again = await store.ask(sm.ExportSession("b"))
+    assert again.entries == original.entries and again.facts == original.facts
+    plain = message_to_json(user(f"x{separator}y")) + "\n"
+    assert snapshot_from_jsonl(plain, session="p").entries[0].message == user(f"x{separator}y")
+
+
+def test_an_empty_file_is_refused() -> None:
+    for text in ("", "\n\n"):
+        with pytest.raises(InvalidRequest, match="nothing to import"):
+            snapshot_from_jsonl(text, session="x")

@@ -2,9 +2,12 @@
 refuses turns at accept time, at a fixed small cost, while the server is full.
 
 Semantics:
-    While :meth:`Gate.shedding` says no turn can be admitted, a new connection's request
-    line is read (at most :data:`LINE_LIMIT` bytes within :data:`HEAD_TIMEOUT` seconds)
-    before any HTTP parsing. A ``POST /v1/sessions/{id}/turns`` is then answered at once
+    A new connection's request line is read (at most :data:`LINE_LIMIT` bytes within
+    :data:`HEAD_TIMEOUT` seconds, hypercorn's keep-alive timeout; a connection that sends
+    no line by then is closed) before any HTTP parsing. While :meth:`Gate.shedding` says
+    no turn can be admitted (the turns in flight and the turn POSTs let through but not
+    yet admitted or refused reach the limit: in a burst, every request line arrives before
+    the first turn starts), a ``POST /v1/sessions/{id}/turns`` is then answered at once
     with a prepared ``503 overloaded`` (``Retry-After``, ``Connection: close``, the
     common security headers) and the connection is closed once the client has closed its
     side or after :data:`LINGER` seconds; nothing of the request reaches the application,
@@ -22,9 +25,10 @@ Cancellation:
 
 from __future__ import annotations
 
+import errno
+import socket
 from collections.abc import Awaitable, Callable
 from contextvars import ContextVar
-from functools import partial
 from typing import TYPE_CHECKING, Any
 
 import trio
@@ -160,10 +164,25 @@ class _ReadAhead(trio.abc.Stream):
         await self.stream.aclose()
 
 
-async def _refuse(stream: trio.SocketStream, retry_after: int) -> None:
+def _whole(head: bytes) -> bool:
+    """``head`` holds a whole request: its head and a ``Content-Length`` body (closing a
+    connection with bytes still unread would reset it and could lose the answer)."""
+    end = head.find(b"\r\n\r\n")
+    if end < 0:
+        return False
+    fields = head[:end].lower()
+    if b"\ntransfer-encoding:" in fields:
+        return False
+    start = fields.find(b"\ncontent-length:")
+    if start < 0:
+        return True
+    value = fields[start + 16 :].partition(b"\r")[0].strip()
+    return value.isdigit() and len(head) - end - 4 >= int(value)
+
+
+async def _linger(stream: trio.SocketStream) -> None:
+    """Read and drop what the client still sends, then close."""
     try:
-        await stream.send_all(refusal(retry_after))
-        await stream.send_eof()
         with trio.move_on_after(LINGER):
             dropped = 0
             while dropped < LINGER_LIMIT and (chunk := await stream.receive_some(65536)):
@@ -174,25 +193,66 @@ async def _refuse(stream: trio.SocketStream, retry_after: int) -> None:
         await stream.aclose()
 
 
-async def _screen(gate: Gate, stream: trio.SocketStream) -> tuple[_ReadAhead | None, bool]:
-    """The connection to hand to hypercorn (None once refused or gone), and whether its
-    first request is a turn POST."""
-    head = b""
+def _refuse_now(conn: socket.socket, head: bytes, retry_after: int) -> bool:
+    """Answer and close ``conn`` without waiting; False when it must linger (the request
+    is not all read, or the answer did not fit in one write)."""
+    answer = refusal(retry_after)
+    try:
+        sent = conn.send(answer)
+        if sent == len(answer):
+            conn.shutdown(socket.SHUT_WR)
+            if _whole(head):
+                conn.close()
+                return True
+        else:
+            conn.close()  # an empty send buffer that cannot take 500 bytes: give up
+            return True
+    except OSError:
+        conn.close()
+        return True
+    return False
+
+
+async def _read_line(stream: trio.SocketStream, head: bytes) -> bytes:
+    """``head`` and what follows, until the request line has ended (b"" when the client
+    left or stayed silent for :data:`HEAD_TIMEOUT`)."""
     try:
         with trio.move_on_after(HEAD_TIMEOUT):
             while b"\n" not in head and len(head) < LINE_LIMIT:
                 chunk = await stream.receive_some(LINE_LIMIT)
                 if not chunk:
-                    break
+                    return b""
                 head += chunk
+            return head
     except (trio.BrokenResourceError, trio.ClosedResourceError):
-        await stream.aclose()
-        return None, False
-    turn = is_turn_post(head)
-    if turn and gate.shedding():
-        await _refuse(stream, gate.retry_after())
-        return None, True
-    return _ReadAhead(stream, head), turn
+        pass
+    return b""
+
+
+def _take(conn: socket.socket, gate: Gate, nursery: trio.Nursery) -> bytes | None:
+    """What ``conn`` sent so far (b"": nothing yet), or None once it was dealt with here: a
+    turn POST refused at once, a connection that failed or was reset."""
+    conn.setblocking(False)
+    try:
+        head = conn.recv(LINE_LIMIT)
+    except BlockingIOError:
+        return b""  # not here yet: the connection's task waits for it
+    except OSError:
+        conn.close()
+        return None
+    if not (head and is_turn_post(head) and gate.shedding()):
+        return head
+    if not _refuse_now(conn, head, gate.retry_after()):
+        stream = trio.SocketStream(trio.socket.from_stdlib_socket(conn))
+        nursery.start_soon(_linger, stream)
+    return None
+
+
+#: accept() errors after which the loop waits a little (out of descriptors or memory).
+_CAPACITY = {errno.EMFILE, errno.ENFILE, errno.ENOMEM, errno.ENOBUFS}
+#: Connections accepted (and refused at once when the server is full) per turn of the
+#: event loop: a burst is taken in slices, between the admitted turns' steps.
+ACCEPT_SLICE = 16
 
 
 async def serve_gated(
@@ -212,28 +272,64 @@ async def serve_gated(
 
     wrapped = wrap_app(app, hconfig.wsgi_max_body_size, "asgi")
     context = WorkerContext(None)
-    listeners, binds = [], []
-    for sock in hconfig.create_sockets().insecure_sockets:
+    sockets = hconfig.create_sockets().insecure_sockets
+    binds = []
+    for sock in sockets:
         sock.listen(hconfig.backlog)
-        listeners.append(trio.SocketListener(trio.socket.from_stdlib_socket(sock)))
+        sock.setblocking(False)
         binds.append(f"http://{repr_socket_addr(sock.family, sock.getsockname())}")
 
-    async def handle(stream: trio.SocketStream) -> None:
-        served, turn = await _screen(gate, stream)
-        if served is None:
-            return
+    async def handle(conn: socket.socket, head: bytes) -> None:
+        stream = trio.SocketStream(trio.socket.from_stdlib_socket(conn))
+        if b"\n" not in head and len(head) < LINE_LIMIT:
+            head = await _read_line(stream, head)
+            if not head:  # gone, or idle as long as hypercorn lets a connection idle
+                return await stream.aclose()
+        turn = is_turn_post(head)
+        if turn and gate.shedding():
+            try:
+                await stream.send_all(refusal(gate.retry_after()))
+                await stream.send_eof()
+            except (trio.BrokenResourceError, trio.ClosedResourceError):
+                pass
+            if _whole(head):
+                return await stream.aclose()
+            return await _linger(stream)
         ticket = gate._hand_on() if turn else None
         try:
+            served = _ReadAhead(stream, head)
             server = TCPServer(wrapped, hconfig, context, ConnectionState({}), served)  # type: ignore[arg-type]
             await server.run()
         finally:
             if ticket is not None:
                 gate._closed(ticket)
 
+    async def accept(listener: socket.socket, nursery: trio.Nursery) -> None:
+        """Take connections a slice at a time; a turn POST whose request line has arrived
+        is refused right here when the server is full, with no task of its own."""
+        try:
+            while True:
+                await trio.lowlevel.wait_readable(listener)
+                for _ in range(ACCEPT_SLICE):
+                    try:
+                        conn, _ = listener.accept()
+                    except BlockingIOError:
+                        break
+                    except OSError as exc:
+                        if exc.errno in _CAPACITY:
+                            await trio.sleep(0.1)
+                        break
+                    head = _take(conn, gate, nursery)
+                    if head is not None:
+                        nursery.start_soon(handle, conn, head)
+        finally:
+            trio.lowlevel.notify_closing(listener)
+            listener.close()
+
     async with trio.open_nursery() as connections:
         async with trio.open_nursery() as accepting:
-            accept = partial(trio.serve_listeners, handle, listeners, handler_nursery=connections)
-            accepting.start_soon(accept)
+            for sock in sockets:
+                accepting.start_soon(accept, sock, connections)
             task_status.started(binds)
             await trigger()
             accepting.cancel_scope.cancel()

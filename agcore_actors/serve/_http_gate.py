@@ -281,28 +281,30 @@ async def serve_gated(
 
     async def handle(conn: socket.socket, head: bytes) -> None:
         stream = trio.SocketStream(trio.socket.from_stdlib_socket(conn))
-        if b"\n" not in head and len(head) < LINE_LIMIT:
-            head = await _read_line(stream, head)
-            if not head:  # gone, or idle as long as hypercorn lets a connection idle
-                return await stream.aclose()
-        turn = is_turn_post(head)
-        if turn and gate.shedding():
-            try:
+        try:
+            if b"\n" not in head and len(head) < LINE_LIMIT:
+                head = await _read_line(stream, head)
+                if not head:  # gone, or idle as long as hypercorn lets a connection idle
+                    return
+            turn = is_turn_post(head)
+            if turn and gate.shedding():
                 await stream.send_all(refusal(gate.retry_after()))
                 await stream.send_eof()
-            except (trio.BrokenResourceError, trio.ClosedResourceError):
-                pass
-            if _whole(head):
-                return await stream.aclose()
-            return await _linger(stream)
-        ticket = gate._hand_on() if turn else None
-        try:
-            served = _ReadAhead(stream, head)
-            server = TCPServer(wrapped, hconfig, context, ConnectionState({}), served)  # type: ignore[arg-type]
-            await server.run()
+                if not _whole(head):
+                    await _linger(stream)
+                return
+            ticket = gate._hand_on() if turn else None
+            try:
+                served = _ReadAhead(stream, head)
+                server = TCPServer(wrapped, hconfig, context, ConnectionState({}), served)  # type: ignore[arg-type]
+                await server.run()
+            finally:
+                if ticket is not None:
+                    gate._closed(ticket)
+        except (trio.BrokenResourceError, trio.ClosedResourceError):
+            pass
         finally:
-            if ticket is not None:
-                gate._closed(ticket)
+            await stream.aclose()  # the server closed it already, unless it never ran
 
     async def accept(listener: socket.socket, nursery: trio.Nursery) -> None:
         """Take connections a slice at a time; a turn POST whose request line has arrived

@@ -30,9 +30,12 @@ Semantics:
     A refused request changes nothing. A turn is admitted or refused before it starts:
     a session with ``max_queued`` turns waiting gets 429, a server with ``max_admitted``
     turns admitted or ``max_streams`` streams open, or shutting down, gets 503; each with
-    ``Retry-After``. A turn is known by (session, turn id): POSTing an id the server
-    remembers reattaches to that turn, and an id the session has stored is 409; a turn
-    never runs twice. A turn's response carries its id in ``X-Turn-Id`` before any event.
+    ``Retry-After``; while ``max_admitted`` turns are in flight, a turn POST on a new
+    connection gets that 503 at its request line, before any other check, and its
+    connection is closed (:mod:`~agcore_actors.serve._http_gate`), as is the connection
+    of any ``503 overloaded``. A turn is known by (session, turn id): POSTing an id the
+    server remembers reattaches to that turn, and an id the session has stored is 409; a
+    turn never runs twice. A turn's response carries its id in ``X-Turn-Id`` before any event.
 
 Cancellation:
     A turn runs apart from its request (:class:`~agcore_actors.serve._turns.TurnRunner`):

@@ -80,6 +80,7 @@ async def test_a_full_server_refuses_a_turn_post_at_its_request_line() -> None:
 
 
 async def test_500_clients_at_a_full_server_are_all_shed_and_nothing_runs() -> None:
+    """Fails before the gate: each refusal kept its connection alive."""
     async with served(max_admitted=2, drain_timeout=0) as s, s.client(timeout=60) as client:
         async with trio.open_nursery() as nursery:
             for i in range(2):
@@ -182,3 +183,32 @@ async def test_a_turn_refused_by_the_application_closes_its_connection() -> None
         assert status == 503 and headers[b"connection"] == b"close"
         assert int(headers[b"retry-after"]) >= 1
         await client.post("/v1/sessions/h/cancel", json={})
+
+
+async def send_in_pieces(s: Served, request: bytes) -> bytes:
+    """``request`` in three writes a little apart (the request line split too); the
+    answer, read until the server closes."""
+    stream = await connect(s)
+    async with stream:
+        for piece in (request[:3], request[3:20], request[20:]):
+            await stream.send_all(piece)
+            await trio.sleep(0.05)
+        return await read_to_eof(stream, seconds=30)
+
+
+async def test_a_request_line_that_arrives_in_pieces_is_refused_or_served_whole() -> None:
+    async with (
+        served(max_admitted=1, drain_timeout=0) as s,
+        s.client() as client,
+        trio.open_nursery() as nursery,
+    ):
+        request = turn_request(s, "x", {"text": "hi"}, "accept: application/json",
+                               "connection: close")  # fmt: skip
+        status, _, body = answer(await send_in_pieces(s, request))
+        assert status == 200 and b'"status":"completed"' in body  # bytes read ahead, replayed
+        nursery.start_soon(hold, client, "h")
+        await in_flight(client, 1)
+        assert_shed(await send_in_pieces(s, request))
+        await client.post("/v1/sessions/h/cancel", json={})
+        r = await client.get("/v1/sessions/x")  # x ran once: the refusal changed nothing
+        assert r.json()["record"]["turns"] == 1

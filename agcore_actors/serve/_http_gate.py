@@ -40,7 +40,7 @@ if TYPE_CHECKING:
 
 __all__ = ["HEAD_TIMEOUT", "LINE_LIMIT", "LINGER", "Gate", "is_turn_post", "serve_gated"]
 
-#: Seconds a new connection has to send its request line while the server sheds.
+#: Seconds a new connection has to send its request line (hypercorn's keep-alive timeout).
 HEAD_TIMEOUT = 5.0
 #: Bytes read ahead looking for the request line.
 LINE_LIMIT = 4096

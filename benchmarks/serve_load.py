@@ -16,7 +16,10 @@ completed turns' latency in the measured part, the p99 of all turns including th
 refusals and errors over the whole level (errors must be 0), and the measured p99 over
 the first level's (the target: within 2x); the p99 less the time spent connecting (the
 kernel's accept queue); and the CPU each process used during the level, in percent of one
-core (this generator's own share shows whether it, not the server, is the bottleneck). A
+core (this generator's own share shows whether it, not the server, is the bottleneck), and
+the server's CPU per completed turn (warm-up included), which a loaded machine moves far
+less than it moves latency. Under the table, each level's server CPU per refusal: its CPU
+less its turns at the first level's CPU per turn, over its refusals. A
 request that takes longer than 60 s counts as an error. ``--repeat N`` runs the levels N
 times interleaved (32, 128, 512, 2048, 32, ...) and pools them: on a shared machine a
 noisy minute then hits every level rather than one.
@@ -282,8 +285,9 @@ def main(argv: list[str] | None = None) -> int:
     print(f"## serve --http under load (benchmarks/serve_load.py), max_admitted={admitted}\n")
     print("| clients | turns/s | p50 ms | p99 ms | p99 / first level's | p99 ms with the burst "
           "| refused (429/503 + Retry-After) | errors | CPU % load / server / model "
-          "| p99 ms after connecting |")  # fmt: skip
-    print("|---:|---:|---:|---:|---:|---:|---:|---:|---|---:|")
+          "| p99 ms after connecting | server CPU ms / turn |")  # fmt: skip
+    print("|---:|---:|---:|---:|---:|---:|---:|---:|---|---:|---:|")
+    per_turn = [level.cpu[1] / max(1, len(level.latencies) + len(level.burst)) for level in results]
     for level in results:
         p50, p99 = percentile(level.latencies, 0.5), percentile(level.latencies, 0.99)
         every = percentile(level.latencies + level.burst, 0.99)
@@ -293,11 +297,17 @@ def main(argv: list[str] | None = None) -> int:
         cpu = " / ".join(f"{100 * c / level.wall:.0f}" for c in level.cpu)
         print(f"| {level.clients} | {len(level.latencies) / level.seconds:,.0f} | {p50 * 1e3:,.0f} "
               f"| {p99 * 1e3:,.0f} | {p99 / base:.2f} | {every * 1e3:,.0f} | {level.refused:,} "
-              f"| {level.errors:,}{kinds} | {cpu} | {served * 1e3:,.0f} |")  # fmt: skip
+              f"| {level.errors:,}{kinds} | {cpu} | {served * 1e3:,.0f} "
+              f"| {per_turn[results.index(level)] * 1e3:.2f} |")  # fmt: skip
     for level in results:
         if level.refused:
             print(f"\n{level.clients} clients: refusals {level.reasons}, mean Retry-After "
                   f"{level.told / level.refused:.1f} s")  # fmt: skip
+            turns = len(level.latencies) + len(level.burst)
+            rest = level.cpu[1] - turns * per_turn[0]
+            print(f"{level.clients} clients: server CPU per refusal about "
+                  f"{rest / level.refused * 1e3:.2f} ms (less the turns at the first level's "
+                  f"{per_turn[0] * 1e3:.2f} ms each)")  # fmt: skip
     completed = sum(len(level.latencies) for level in results)
     mean = statistics.fmean(x for level in results for x in level.latencies) if completed else 0
     print(f"\n{completed:,} turns completed, mean {mean * 1e3:,.0f} ms")

@@ -34,8 +34,8 @@ class BadCommand(ServeError, ValueError):
 class HttpRefused(ServeError):
     """A request refused with HTTP ``status``; ``reason`` is the body's ``error_kind``
     (``unauthorized``, ``body_too_large``, ``too_many_streams``, ...). ``close``: the
-    connection is closed after the answer (its framing cannot be trusted); ``allow``: the
-    methods a 405 names."""
+    connection is closed after the answer (its framing cannot be trusted, or its client
+    should come back on a new connection); ``allow``: the methods a 405 names."""
 
     kind: ClassVar[str] = "http_refused"
 

@@ -32,9 +32,12 @@ Semantics:
     A refused request changes nothing. A turn is admitted or refused before it starts:
     a session with ``max_queued`` turns waiting gets 429, a server with ``max_admitted``
     turns admitted or ``max_streams`` streams open, or shutting down, gets 503; each with
-    ``Retry-After``. A turn is known by (session, turn id): POSTing an id the server
-    remembers reattaches to that turn, and an id the session has stored is 409; a turn
-    never runs twice. A turn's response carries its id in ``X-Turn-Id`` before any event.
+    ``Retry-After``; while ``max_admitted`` turns are in flight, a turn POST on a new
+    connection gets that 503 at its request line, before any other check, and its
+    connection is closed (:mod:`~agcore_actors.serve._http_gate`), as is the connection
+    of any ``503 overloaded``. A turn is known by (session, turn id): POSTing an id the
+    server remembers reattaches to that turn, and an id the session has stored is 409; a
+    turn never runs twice. A turn's response carries its id in ``X-Turn-Id`` before any event.
 
 Cancellation:
     A turn runs apart from its request (:class:`~agcore_actors.serve._turns.TurnRunner`):
@@ -48,7 +51,7 @@ Cancellation:
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import trio
 
@@ -60,6 +63,7 @@ from . import _elicit
 from ._auth import Tenant, check_id, host_allowed, identify, origin_allowed
 from ._errors import BadCommand, HttpRefused
 from ._http_config import HttpConfig
+from ._http_gate import Gate, serve_gated
 from ._http_io import (
     BODY_READ,
     Receive,
@@ -80,9 +84,6 @@ from ._observer import observer_page, observer_query, observer_state
 from ._shed import Backoff
 from ._turns import FINAL, RunningTurn, TurnRunner
 from ._wire import ApproveCommand, TurnCommand, parse_command
-
-if TYPE_CHECKING:
-    from hypercorn.config import Config as HypercornConfig
 
 __all__ = ["HttpConfig", "serve_http"]
 
@@ -136,10 +137,17 @@ class _App:
         self.page = observer_page()
         self.page_csp = page_csp(self.page)
         self.backoff = Backoff(floor=config.retry_after)
+        self.gate = Gate(self.admitted, self._in_flight, self._retry_after)
         #: A :class:`~agcore_actors.serve.tracing.TurnTracer`, when spans are wanted.
         self.tracer: Any = None
         #: A :class:`~agcore_actors.serve._forward.Forwarder`, when hosts share sessions.
         self.forward: Any = None
+
+    def _in_flight(self) -> int:
+        return 0 if self.runner is None else self.runner.open
+
+    def _retry_after(self) -> int:
+        return self.backoff.refused(trio.current_time())
 
     def observe(self, turn: RunningTurn, event: am.TurnEvent) -> None:
         if self.tracer is not None:
@@ -161,13 +169,14 @@ class _App:
         try:
             await self._route(scope, receive, send)
         except (HttpRefused, BadCommand) as exc:
+            self.gate.decided()
             status = exc.status if isinstance(exc, HttpRefused) else 400
             if status not in (408, 413) and not scope.get(BODY_READ):
                 await self._drain(receive)
-            retry_after = self.config.retry_after
-            if status in (429, 503):
-                retry_after = self.backoff.refused(trio.current_time())
+            retry_after = self._retry_after() if status in (429, 503) else self.config.retry_after
             await refuse(send, exc, retry_after)
+        finally:
+            self.gate.decided()
 
     async def _drain(self, receive: Receive) -> None:
         """Read a refused request's body (within the body limits) before answering: the
@@ -316,20 +325,22 @@ class _App:
                 raise HttpRefused(409, "turn_exists", f"turn {command.turn!r} has run already")
             found = found or runner.get(sid, command.turn)  # started while the store answered
             if found is not None:
+                self.gate.decided()
                 return await self._answer(scope, receive, send, command.session, found)
         streaming = not wants_json(scope)
         if runner.closed:
             raise HttpRefused(503, "shutting_down", "the server is shutting down")
         if streaming and self.streams >= self.config.max_streams:
             raise HttpRefused(503, "too_many_streams", "too many open event streams")
-        if runner.open >= self.admitted:
-            raise HttpRefused(503, "overloaded", "too many turns at once; retry later")
+        if runner.open >= self.admitted:  # closed: the client's retry meets the gate
+            raise HttpRefused(503, "overloaded", "too many turns at once; retry later", close=True)
         if runner.pending[sid] > self.host.config.max_queued:
             raise HttpRefused(429, "session_busy", "the session has too many turns waiting")
         turn_id = command.turn or new_id()
         if self.tracer is not None:
             self.tracer.begin(turn_id, _trace_parent(scope))
         running = runner.start(sid, command.text, turn_id, command.settings, command.parts)
+        self.gate.decided()
         await self._answer(scope, receive, send, command.session, running)
 
     async def _answer(
@@ -421,7 +432,7 @@ async def serve_http(
 
     async with trio.open_nursery() as server, trio.open_nursery() as turns:
         runner = app.runner = TurnRunner(host, turns, keep=config.keep_turns, observe=app.observe)
-        binds = await server.start(serve_app, app, hconfig, trigger)
+        binds = await server.start(serve_gated, app, hconfig, app.gate, trigger)
         task_status.started(binds[0])
         await stop.wait()
         runner.closed = True
@@ -429,14 +440,3 @@ async def serve_http(
             await runner.wait_idle()
         turns.cancel_scope.cancel()
         # The server finishes its graceful shutdown: open streams send their last event.
-
-
-async def serve_app(
-    app: _App,
-    hconfig: HypercornConfig,
-    trigger: Callable[[], Awaitable[None]],
-    task_status: trio.TaskStatus[list[str]] = trio.TASK_STATUS_IGNORED,
-) -> None:
-    from hypercorn.trio import serve
-
-    await serve(app, hconfig, shutdown_trigger=trigger, task_status=task_status)  # type: ignore[arg-type]

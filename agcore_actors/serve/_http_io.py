@@ -38,13 +38,13 @@ encode = msgspec.json.Encoder().encode
 #: Set in the ASGI scope once the request's body has been read to its end.
 BODY_READ = "agcore.body_read"
 
-_COMMON: list[tuple[bytes, bytes]] = [
+SECURITY_HEADERS: list[tuple[bytes, bytes]] = [
     (b"x-content-type-options", b"nosniff"),
     (b"x-frame-options", b"DENY"),
     (b"referrer-policy", b"no-referrer"),
     (b"cache-control", b"no-store"),
 ]
-_JSON_CSP = b"default-src 'none'; frame-ancestors 'none'; base-uri 'none'; form-action 'none'"
+JSON_CSP = b"default-src 'none'; frame-ancestors 'none'; base-uri 'none'; form-action 'none'"
 
 
 def _hashes(html: bytes, tag: bytes) -> bytes:
@@ -72,14 +72,14 @@ async def respond(
     content_type: str = "application/json",
     *,
     headers: Headers = (),
-    csp: bytes = _JSON_CSP,
+    csp: bytes = JSON_CSP,
 ) -> None:
     """One whole answer with the common headers."""
     all_headers = [
         (b"content-type", content_type.encode()),
         (b"content-length", b"%d" % len(body)),
         (b"content-security-policy", csp),
-        *_COMMON,
+        *SECURITY_HEADERS,
         *headers,
     ]
     await send({"type": "http.response.start", "status": status, "headers": all_headers})
@@ -164,8 +164,8 @@ async def stream_turn(
     connection open for ever."""
     headers = [
         (b"content-type", b"text/event-stream"),
-        (b"content-security-policy", _JSON_CSP),
-        *_COMMON,
+        (b"content-security-policy", JSON_CSP),
+        *SECURITY_HEADERS,
         (b"x-turn-id", turn.turn.encode()),
     ]
     await send({"type": "http.response.start", "status": 200, "headers": headers})

@@ -197,7 +197,7 @@ def _configured(options: RuntimeOptions, env: Mapping[str, str]) -> Provider | N
 
 def _template_for(path: Path) -> str | None:
     """Our tool template for a Qwen2.5 file; the file's own template otherwise."""
-    return qwen_tool_template("json_block") if "qwen2.5" in path.name.lower() else None
+    return qwen_tool_template("json_array") if "qwen2.5" in path.name.lower() else None
 
 
 def open_store(system: ActorSystem, path: Path | str) -> Any:

@@ -3,7 +3,8 @@ questions (single calls, the choice among 10 tools, parallel calls, irrelevant t
 one streamed request each, ``parallel_tool_calls`` on, both behind ``ToolCallRecovery``
 (a parser refusal becomes a retry without tools):
 
-- **one call per reply**: the ``bare_json`` template (what the 0.5B was served before);
+- **one call per reply**: the ``bare_json`` template for the 0.5B, ``json_block`` for
+  the 1.5B or a file of your own;
 - **several calls per reply**: the ``json_array`` template (a reply's calls are one JSON
   array in a json code block).
 
@@ -35,6 +36,7 @@ from agcore_actors.llm import (
 )
 from agcore_actors.llm.wire import NO_READ_LIMITS
 from agcore_actors.local import (
+    CatalogModel,
     GetEndpoint,
     GgufFile,
     LocalModelConfig,
@@ -240,7 +242,14 @@ async def run_set(
 
 async def measure(base: LocalModelConfig, tools: list[dict[str, Any]], quick: bool) -> str:
     cases = CASES[:2] + CASES[14:15] + CASES[-1:] if quick else CASES
-    before = await run_set(base, tools, style="bare_json", cases=cases)
+    # The one-call template the model had before json_array: the 0.5B's bare_json, else
+    # json_block (the 1.5B's).
+    one_call: TemplateStyle = (
+        "bare_json"
+        if isinstance(base.source, CatalogModel) and base.source.entry.name.endswith("0.5b")
+        else "json_block"
+    )
+    before = await run_set(base, tools, style=one_call, cases=cases)
     after = await run_set(base, tools, style="json_array", cases=cases)
     count = {k: sum(c.kind == k for c in cases) for k in ("single", "parallel", "irrelevant")}
     lines = [
@@ -252,7 +261,7 @@ async def measure(base: LocalModelConfig, tools: list[dict[str, Any]], quick: bo
         "|---|---|---|---|---|---|",
     ]
     for name, t in (
-        ("one call per reply (bare_json)", before),
+        (f"one call per reply ({one_call})", before),
         ("several calls per reply (json_array)", after),
     ):
         lines.append(

@@ -1,13 +1,16 @@
 """Tool-call robustness of the embedded model through the provider: a fixed set of
 questions (single calls, the choice among 10 tools, parallel calls, irrelevant tools),
-one streamed request each, before and after the fix of issue 29 point 3:
+one streamed request each, ``parallel_tool_calls`` on, both behind ``ToolCallRecovery``
+(a parser refusal becomes a retry without tools):
 
-- **before**: the old single-call template, the bare provider (a parser refusal, HTTP
-  500, reaches the caller);
-- **after**: the template that allows several calls, behind ``ToolCallRecovery``.
+- **one call per reply**: the ``bare_json`` template for the 0.5B, ``json_block`` for
+  the 1.5B or a file of your own;
+- **several calls per reply**: the ``json_array`` template (a reply's calls are one JSON
+  array in a json code block).
 
-Counted: requests that ended in an HTTP 500 at the caller, and parallel questions whose
-reply held all their calls (right names and arguments).
+Counted: requests that ended in an HTTP 500 at the caller, parallel questions whose
+reply held all their calls (right names and arguments), single questions answered right
+(a tool not offered: plain text), and irrelevant questions answered in plain text.
 """
 
 from __future__ import annotations
@@ -33,13 +36,16 @@ from agcore_actors.llm import (
 )
 from agcore_actors.llm.wire import NO_READ_LIMITS
 from agcore_actors.local import (
+    CatalogModel,
     GetEndpoint,
     GgufFile,
     LocalModelConfig,
+    TemplateStyle,
     ToolCallRecovery,
     is_malformed_tool_call,
     local_model_spec,
     prepare_model,
+    qwen_tool_template,
 )
 
 
@@ -131,18 +137,6 @@ CASES = [
 ]
 
 
-def single_call_template(template: str) -> str:
-    """The template as it was before several calls were allowed (the baseline)."""
-    old = template.replace("            {%- if not loop.first %}{{- '\\n' }}{%- endif %}\n", "")
-    for new, was in (
-        (" (a request that needs several calls: one block per call):", ":"),
-        (" (several calls: one object per line)", ""),
-    ):
-        old = old.replace(new, was)
-    assert old != template, "the template no longer has the parallel-call changes"
-    return old
-
-
 @dataclass
 class Tally:
     errors_500: int = 0
@@ -194,12 +188,12 @@ async def ask(provider: Provider, request: ChatRequest) -> tuple[str, list[tuple
 
 
 async def run_set(
-    base: LocalModelConfig, tools: list[dict[str, Any]], *, after: bool, cases: list[Case]
+    base: LocalModelConfig, tools: list[dict[str, Any]], *, style: TemplateStyle, cases: list[Case]
 ) -> Tally:
     prepared = await prepare_model(attrs.evolve(base, progress=None, prefix_cache=False))
     source = prepared.source
-    assert isinstance(source, GgufFile) and source.chat_template
-    template = source.chat_template if after else single_call_template(source.chat_template)
+    assert isinstance(source, GgufFile)
+    template = qwen_tool_template(style)
     config = attrs.evolve(prepared, source=attrs.evolve(source, chat_template=template))
     definitions = tool_definitions(tools)
     tally = Tally()
@@ -215,14 +209,14 @@ async def run_set(
                 headers=dict(endpoint.headers),
             )
         )
-        provider: Provider = ToolCallRecovery(bare) if after else bare
+        provider: Provider = ToolCallRecovery(bare)
         for case in cases:
             request = ChatRequest(
                 messages=[user(case.prompt)],
                 tools=definitions,
                 temperature=0.0,
                 max_tokens=128,
-                parallel_tool_calls=True if after else None,
+                parallel_tool_calls=True,
             )
             try:
                 text, calls = await ask(provider, request)
@@ -248,8 +242,15 @@ async def run_set(
 
 async def measure(base: LocalModelConfig, tools: list[dict[str, Any]], quick: bool) -> str:
     cases = CASES[:2] + CASES[14:15] + CASES[-1:] if quick else CASES
-    before = await run_set(base, tools, after=False, cases=cases)
-    after = await run_set(base, tools, after=True, cases=cases)
+    # The one-call template the model had before json_array: the 0.5B's bare_json, else
+    # json_block (the 1.5B's).
+    one_call: TemplateStyle = (
+        "bare_json"
+        if isinstance(base.source, CatalogModel) and base.source.entry.name.endswith("0.5b")
+        else "json_block"
+    )
+    before = await run_set(base, tools, style=one_call, cases=cases)
+    after = await run_set(base, tools, style="json_array", cases=cases)
     count = {k: sum(c.kind == k for c in cases) for k in ("single", "parallel", "irrelevant")}
     lines = [
         f"{len(cases)} questions: {count['single']} single (4 ask for a tool not offered), "
@@ -260,8 +261,8 @@ async def measure(base: LocalModelConfig, tools: list[dict[str, Any]], quick: bo
         "|---|---|---|---|---|---|",
     ]
     for name, t in (
-        ("before (single-call template, bare provider)", before),
-        ("after (several calls, ToolCallRecovery)", after),
+        (f"one call per reply ({one_call})", before),
+        ("several calls per reply (json_array)", after),
     ):
         lines.append(
             f"| {name} | {t.errors_500}/{len(cases)} | {t.other_errors} "

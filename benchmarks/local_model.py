@@ -20,8 +20,8 @@ Every request has ``tool_choice: "auto"``, all the tools, and temperature 0.
 ``--first-token``: first-token time of a first run, a second run and a chat follow-up,
 with the prompt prefix cache (and threads from the free cores) beside the old behaviour
 (no cache, one thread), measured in the same process (``_local_first_token.py``).
-``--tool-calls``: a fixed set of 30 questions through the provider, before and after
-the parallel-call template and ``ToolCallRecovery`` (``_local_tool_calls.py``). The
+``--tool-calls``: a fixed set of 30 questions through the provider, with the one-call
+template and with the several-calls one (``_local_tool_calls.py``). The
 machine may be shared: compare the ratios, not the seconds.
 
 ``--python`` names an interpreter with xllamacpp (default: .peers/xllamacpp if present,
@@ -415,7 +415,7 @@ def source_for(args: argparse.Namespace) -> ModelSource:
     if args.model in ("default", "small") or args.model.startswith("qwen2.5-coder-"):
         cache = args.cache_dir or (PEERS / "models" if args.model == "small" else None)
         return CatalogModel(name=args.model, cache_dir=cache)
-    if args.template in ("json_block", "bare_json"):
+    if args.template in ("json_array", "json_block", "bare_json"):
         template = qwen_tool_template(args.template)
     else:
         template = Path(args.template).read_text()

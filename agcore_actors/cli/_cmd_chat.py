@@ -27,7 +27,7 @@ import trio
 from .._errors import AgcoreError
 from ..agent import messages as am
 from ..store import messages as sm
-from ._cmd_run import check_session, new_session_id
+from ._cmd_run import new_session_id
 from ._common import INTERRUPTED, OK, add_command, examples
 from ._paste import pasted_media
 from ._render import PlainView, RichView, View
@@ -214,9 +214,9 @@ class Chat:
 async def _chat(args: argparse.Namespace, terminal: Terminal) -> int:
     options = RuntimeOptions.from_args(args)
     session = args.session or new_session_id()
-    async with open_runtime(options, progress=terminal.view.progress) as runtime:
-        if args.session:
-            await check_session(runtime, session)
+    async with open_runtime(
+        options, progress=terminal.view.progress, session=args.session
+    ) as runtime:
         return await Chat(runtime, terminal, session).run()
 
 

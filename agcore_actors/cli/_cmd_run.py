@@ -3,7 +3,8 @@
 The answer streams to stdout; tool calls (as they start and end), the local model's
 start-up and the session id go to stderr. ``--json`` prints instead one object on
 stdout, ``{"session", "text", "tool_calls", "usage", "status"}`` (and ``"error"`` for a
-failed turn). Every turn is stored (SQLite, ``--store``); ``--session ID`` continues one.
+failed turn). Every turn is stored (SQLite, ``--store``); ``--session ID`` continues one
+(an unknown ID exits 1 with ``store_session_not_found`` before any model starts).
 
 Exit status: 0 the turn completed; 1 it failed (its error as one line on stderr); 130 it
 was interrupted (Ctrl-C cancels the turn, which is stored as cancelled); 2 bad options or a bad
@@ -27,11 +28,10 @@ from pathlib import Path
 import trio
 
 from ..llm import ContentPart, file_part_of, image_part_of
-from ..store import messages as sm
 from ._common import FAILURE, INTERRUPTED, OK, add_command, examples, print_json
 from ._errors import UsageError
 from ._render import PlainView, RichView, View
-from ._runtime import Runtime, RuntimeOptions, add_runtime_flags, open_runtime
+from ._runtime import RuntimeOptions, add_runtime_flags, open_runtime
 from ._turns import (
     Approver,
     LineReader,
@@ -49,11 +49,6 @@ def new_session_id() -> str:
     """``YYYYmmdd-HHMMSS-xxxx``: sorts by creation, unique enough for one user."""
     now = datetime.datetime.now().strftime("%Y%m%d-%H%M%S")
     return f"{now}-{secrets.token_hex(2)}"
-
-
-async def check_session(runtime: Runtime, session: str) -> None:
-    """Raise :class:`~agcore_actors.store.SessionNotFound` if ``session`` is not stored."""
-    await runtime.store.ask(sm.LoadSession(session, tail=1))
 
 
 async def watch_interrupts(runner: TurnRunner) -> None:
@@ -79,9 +74,8 @@ async def _run(args: argparse.Namespace, view: View) -> int:
     options = RuntimeOptions.from_args(args)
     parts = media_parts(args)  # a bad path is a usage error before anything starts
     session = args.session or new_session_id()
-    async with open_runtime(options, progress=view.progress) as runtime:
-        if args.session:
-            await check_session(runtime, session)
+    # An unknown --session fails before the model starts (SessionNotFound, exit 1).
+    async with open_runtime(options, progress=view.progress, session=args.session) as runtime:
         local = runtime.model.startswith("local ")
         runner = TurnRunner(runtime, view, _approver(args, view), local=local)
         async with trio.open_nursery() as nursery:

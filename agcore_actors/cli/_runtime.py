@@ -36,12 +36,13 @@ import attrs
 
 from ..actor import ActorRef, ActorSystem
 from ..agent import SessionHost
-from ..config import Settings, load_settings, provider_config
+from ..config import Settings, load_settings, provider_config, store_backend
 from ..config import open_runtime as open_configured
 from ..config._local import local_timeouts
 from ..llm import OpenAICompatibleProvider, Provider, ProviderConfig
 from ..local import Progress, qwen_tool_template
 from ..store import PostgresSessions, SqliteSessions, session_store_spec
+from ..store import messages as sm
 from ..tools import PermissionChecker
 from ..tools.builtin import CLI_PERMISSIONS, builtin_tools
 from ._errors import UsageError
@@ -57,6 +58,7 @@ __all__ = [
     "is_postgres_url",
     "open_runtime",
     "open_store",
+    "require_session",
 ]
 
 
@@ -195,7 +197,7 @@ def _configured(options: RuntimeOptions, env: Mapping[str, str]) -> Provider | N
 
 def _template_for(path: Path) -> str | None:
     """Our tool template for a Qwen2.5 file; the file's own template otherwise."""
-    return qwen_tool_template("json_block") if "qwen2.5" in path.name.lower() else None
+    return qwen_tool_template("json_array") if "qwen2.5" in path.name.lower() else None
 
 
 def open_store(system: ActorSystem, path: Path | str) -> Any:
@@ -211,6 +213,16 @@ def open_store(system: ActorSystem, path: Path | str) -> Any:
 def is_postgres_url(value: str) -> bool:
     """Whether a ``--store`` value names a PostgreSQL database rather than a file."""
     return value.startswith(("postgresql://", "postgres://"))
+
+
+async def require_session(settings: Settings, session: str) -> None:
+    """Raise :class:`~agcore_actors.store.SessionNotFound` unless the store of
+    ``settings`` holds ``session``; only the store is opened (and closed again)."""
+    async with ActorSystem() as probe:
+        store = await probe.root.start_child(
+            session_store_spec("store", backend=store_backend(settings))
+        )
+        await store.ask(sm.LoadSession(session, tail=1))
 
 
 def _for_local(settings: Settings) -> ProviderConfig:
@@ -236,6 +248,7 @@ async def open_runtime(
     *,
     progress: Progress | None = None,
     drain_timeout: float | None = 5.0,
+    session: str | None = None,
 ) -> AsyncIterator[Runtime]:
     """Start the runtime :class:`RuntimeOptions` and the configuration file describe (see
     the module doc).
@@ -243,6 +256,9 @@ async def open_runtime(
     Raises :class:`UsageError` for options that cannot work and
     :class:`~agcore_actors.config.ConfigError` for a bad file, before anything starts; a
     local model that cannot start raises its :class:`~agcore_actors.local.LocalModelError`.
+    ``session``: a session that must be stored (``--session``); if it is not,
+    :class:`~agcore_actors.store.SessionNotFound` is raised before any model, server or
+    tool starts (the embedded model takes seconds to minutes to start).
     """
     env = os.environ if env is None else env
     configured = _configured(options, env)
@@ -259,6 +275,8 @@ async def open_runtime(
     )
     settings, local = made.settings, made.local
     made.store_path.parent.mkdir(parents=True, exist_ok=True)
+    if session is not None:
+        await require_session(settings, session)
     async with AsyncExitStack() as stack:
         runtime = await stack.enter_async_context(
             open_configured(

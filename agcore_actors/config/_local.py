@@ -94,13 +94,16 @@ async def start_local(
 
 
 def for_local_model(agent: Agent) -> Agent:
-    """Temperature 0 (the small models' tool calls were measured, and repeat, at 0) and
-    :data:`LOCAL_MAX_TOKENS` on the answer's length, unless the agent sets its own."""
+    """Temperature 0 (the small models' tool calls were measured, and repeat, at 0),
+    :data:`LOCAL_MAX_TOKENS` on the answer's length and parallel tool calls allowed (the
+    server's parser then takes every call of a reply), unless the agent sets its own."""
     settings = agent.model
+    parallel = settings.parallel_tool_calls
     settings = attrs.evolve(
         settings,
         temperature=0.0 if settings.temperature is None else settings.temperature,
         max_tokens=settings.max_tokens or LOCAL_MAX_TOKENS,
+        parallel_tool_calls=True if parallel is None else parallel,
     )
     return attrs.evolve(agent, model=settings)
 

@@ -29,10 +29,11 @@ from . import _parts
 from ._errors import LocalModelIntegrityError, LocalModelNotFound, LocalRuntimeMissing
 from ._progress import Progress, ProgressEvent
 
-TemplateStyle = Literal["json_block", "bare_json"]
+TemplateStyle = Literal["json_array", "json_block", "bare_json"]
 
 #: Our chat templates that make Qwen2.5 models call tools (see docs/local-model.md).
 _TEMPLATES: dict[str, str] = {
+    "json_array": "qwen2.5-tools-json-array.jinja",
     "json_block": "qwen2.5-tools-json-block.jinja",
     "bare_json": "qwen2.5-tools-bare-json.jinja",
 }
@@ -43,9 +44,14 @@ def qwen_tool_template(style: TemplateStyle = "json_block") -> str:
 
     ``json_block``: a call is a JSON object in a json code block; llama.cpp constrains
     the call once the block opens, so an undeclared tool name cannot come out. For models
-    that write code blocks by habit (the 1.5B). ``bare_json``: a call is a bare JSON object;
+    that write code blocks by habit. ``bare_json``: a call is a bare JSON object;
     a call to an undeclared tool makes the server answer HTTP 500. For the 0.5B, which
-    often leaves the code block out.
+    often leaves the code block out. Both ask for one call per reply.
+
+    ``json_array``: a reply's calls are one JSON array in a json code block, so one reply
+    may hold several calls (parallel calls), each constrained like ``json_block``'s once
+    the block opens; the results of several calls are one user turn. What the catalog
+    serves the 1.5B with (docs/local-model.md says what was measured).
     """
     return resources.files(__package__).joinpath(_TEMPLATES[style]).read_text("utf-8")
 

@@ -25,7 +25,16 @@ import contextvars
 import functools
 import inspect
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any, Protocol, get_origin, get_type_hints, overload, runtime_checkable
+from typing import (
+    TYPE_CHECKING,
+    Any,
+    Generic,
+    Protocol,
+    get_origin,
+    get_type_hints,
+    overload,
+    runtime_checkable,
+)
 
 import attrs
 import msgspec
@@ -34,6 +43,19 @@ from ._deps import RunContext, run_context_for
 from ._errors import ExecutionFailed, InvalidArguments, ToolError
 from ._results import carries_parts
 from ._threads import ToolThreads, default_tool_threads
+
+if TYPE_CHECKING:
+    # Defaults (PEP 696) keep a bare ``FunctionTool`` valid under ``mypy --strict``; only
+    # type checkers see them (typing_extensions comes with them), so no runtime dependency.
+    from typing_extensions import ParamSpec, TypeVar
+
+    P = ParamSpec("P", default=...)
+    R = TypeVar("R", default=Any)
+else:
+    from typing import ParamSpec, TypeVar
+
+    P = ParamSpec("P")
+    R = TypeVar("R")
 
 #: ``report(progress, total, message)``: progress of a running call.
 ProgressReporter = Callable[[float, float | None, str | None], None]
@@ -132,12 +154,17 @@ def schema_of(struct_type: type[msgspec.Struct]) -> dict[str, Any]:
 
 
 @attrs.frozen
-class FunctionTool:
-    """A tool from a typed Python callable (see :func:`function_tool`)."""
+class FunctionTool(Generic[P, R]):
+    """A tool from a typed Python callable (see :func:`function_tool`).
+
+    Generic over the function's parameters ``P`` and its return type ``R``: calling the
+    tool as a function (``add(1, 2)``) calls ``func`` and is type-checked like it. A bare
+    ``FunctionTool`` means ``FunctionTool[..., Any]``.
+    """
 
     name: str
     description: str
-    func: Callable[..., Any]
+    func: Callable[P, R]
     args_type: type[msgspec.Struct]
     parameters: Mapping[str, Any]
     context_param: str | None = None
@@ -147,6 +174,11 @@ class FunctionTool:
     required_permissions: tuple[str, ...] = ()
     requires_approval: bool = False
     timeout: float | None = None
+
+    def __call__(self, *args: P.args, **kwargs: P.kwargs) -> R:
+        """Call the function itself (no validation, no context, no thread): what a test of
+        the function or other code of its module does."""
+        return self.func(*args, **kwargs)
 
     def decode_args(self, args: Any) -> dict[str, Any]:
         """Validate ``args`` against the signature; raise :class:`InvalidArguments`."""
@@ -169,15 +201,16 @@ class FunctionTool:
                     self.name, "it needs the run context of an agent's turn, and none runs here"
                 )
             kwargs[self.run_context_param] = run
+        func: Callable[..., Any] = self.func  # called with the decoded keywords
         try:
-            if inspect.iscoroutinefunction(self.func):
-                result = await self.func(**kwargs)
+            if inspect.iscoroutinefunction(func):
+                result = await func(**kwargs)
             else:
                 # A sync tool runs in a worker thread of the tools' own; on
                 # cancellation the thread is abandoned (it cannot be interrupted) and
                 # ctx.cancelled turns true (run_process_sync finds ctx by itself).
                 threads = ctx.threads or default_tool_threads()
-                call = functools.partial(_serving, ctx, self.func, kwargs)
+                call = functools.partial(_serving, ctx, func, kwargs)
                 result = await threads.run_sync(self.name, call)
         except ToolError:
             raise
@@ -189,7 +222,7 @@ class FunctionTool:
 
 
 @overload
-def function_tool(func: Callable[..., Any], /) -> FunctionTool: ...
+def function_tool(func: Callable[P, R], /) -> FunctionTool[P, R]: ...
 
 
 @overload
@@ -200,7 +233,7 @@ def function_tool(
     permissions: Sequence[str] = (),
     requires_approval: bool = False,
     timeout: float | None = None,
-) -> Callable[[Callable[..., Any]], FunctionTool]: ...
+) -> Callable[[Callable[P, R]], FunctionTool[P, R]]: ...
 
 
 def function_tool(
@@ -212,7 +245,7 @@ def function_tool(
     permissions: Sequence[str] = (),
     requires_approval: bool = False,
     timeout: float | None = None,
-) -> FunctionTool | Callable[[Callable[..., Any]], FunctionTool]:
+) -> Any:  # the overloads above are the public types
     """Make a :class:`FunctionTool` from ``func`` (usable as a bare or called decorator).
 
     Parameters become the JSON Schema through msgspec (``Annotated[...,
@@ -222,12 +255,15 @@ def function_tool(
     neither is part of the schema. The description
     defaults to the docstring. Every parameter needs a type hint.
 
+    The result is a ``FunctionTool[P, R]`` of ``func``'s own signature: type checkers
+    check calls of the decorated name against it (``add("x")`` is an error).
+
     A sync ``func`` runs on a worker thread of :class:`~agcore_actors.tools.ToolThreads`;
     a thread cannot be interrupted, so a long sync tool should take a
     :class:`ToolContext` and return once ``ctx.cancelled`` is true.
     """
 
-    def build(f: Callable[..., Any]) -> FunctionTool:
+    def build(f: Callable[..., Any]) -> FunctionTool[..., Any]:
         hints = get_type_hints(f, include_extras=True)
         fields: list[tuple[str, Any] | tuple[str, Any, Any]] = []
         context_param = None

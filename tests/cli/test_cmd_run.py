@@ -13,6 +13,7 @@ import trio
 
 from tests.cli.agent_server import (
     CLI,
+    clean_env,
     cli,
     malformed_tool_call,
     model_env,
@@ -21,6 +22,7 @@ from tests.cli.agent_server import (
     text,
     tool_call,
 )
+from tests.peers import ROOT
 from tests.peers.fault_server import FaultServer, error_reply
 
 
@@ -106,6 +108,33 @@ async def test_an_unknown_session_fails_with_one_line_and_status_1(
     assert done.returncode == 1
     assert done.stderr.splitlines()[-1].startswith("agcore-actors run: store_session_not_found: ")
     assert scenario.requests == []
+
+
+async def test_an_unknown_session_fails_before_the_embedded_model_starts(tmp_path: Path) -> None:
+    # The "Python" that would run the model server only leaves a mark: it must never run.
+    mark = tmp_path / "model-started"
+    python = tmp_path / "python"
+    python.write_text(f"#!/bin/sh\ntouch '{mark}'\nexit 1\n")
+    python.chmod(0o755)
+    gguf = tmp_path / "model.gguf"
+    gguf.write_bytes(b"GGUF")
+    env = clean_env(AGCORE_ACTORS_LOCAL_PYTHON=str(python), PYTHONPATH=str(ROOT))
+    for command in (["run", "hi"], ["chat"]):
+        done = await cli(
+            *command,
+            "--session",
+            "nope",
+            "--model",
+            str(gguf),
+            *store_args(tmp_path),
+            env=env,
+            cwd=tmp_path,
+        )
+        assert done.returncode == 1, done.stderr
+        last = done.stderr.splitlines()[-1]
+        assert last.startswith(f"agcore-actors {command[0]}: store_session_not_found: "), last
+        assert "nope" in last
+        assert not mark.exists()
 
 
 async def test_a_failed_turn_exits_1_with_its_typed_error(

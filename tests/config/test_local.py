@@ -22,5 +22,12 @@ def test_local_timeouts_only_ever_lengthen_and_keep_no_limit() -> None:
 def test_local_agents_answer_at_temperature_0_within_a_bound_unless_they_say_otherwise() -> None:
     plain = for_local_model(Agent(name="a"))
     assert plain.model.temperature == 0.0 and plain.model.max_tokens == LOCAL_MAX_TOKENS
-    own = for_local_model(Agent(name="b", model=ModelSettings(temperature=0.7, max_tokens=9)))
+    assert plain.model.parallel_tool_calls is True
+    own = for_local_model(
+        Agent(
+            name="b",
+            model=ModelSettings(temperature=0.7, max_tokens=9, parallel_tool_calls=False),
+        )
+    )
     assert own.model.temperature == 0.7 and own.model.max_tokens == 9
+    assert own.model.parallel_tool_calls is False

@@ -104,7 +104,8 @@ ANSWERED: list[dict[str, Any]] = [
     {"role": "assistant", "content": "", "tool_calls": [CALL]},
     {"role": "tool", "tool_call_id": "c1", "content": "18C"},
 ]
-STYLES: list[TemplateStyle] = ["json_block", "bare_json"]
+STYLES: list[TemplateStyle] = ["json_array", "json_block", "bare_json"]
+BLOCK = ("json_block", "json_array")
 
 
 @pytest.mark.parametrize("style", STYLES)
@@ -112,7 +113,7 @@ def test_the_template_offers_the_tools_and_asks_for_the_call_format(style: Templ
     prompt = render([{"role": "user", "content": "Weather in Paris?"}], style=style)
     assert '{"name": "get_weather", "description": "Weather of a city"' in prompt
     assert '{"name": <tool name>, "arguments": <arguments object>}' in prompt
-    assert ("```json" in prompt) == (style == "json_block")
+    assert ("```json" in prompt) == (style in BLOCK)
     assert prompt.endswith("<|im_start|>user\nWeather in Paris?<|im_end|>\n<|im_start|>assistant\n")
 
 
@@ -120,9 +121,36 @@ def test_the_template_offers_the_tools_and_asks_for_the_call_format(style: Templ
 def test_the_template_renders_a_tool_call_in_the_format_it_asks_for(style: TemplateStyle) -> None:
     prompt = render(ANSWERED, style=style)
     call = '{"name": "get_weather", "arguments": {"city": "Paris"}}'
-    rendered = f"```json\n{call}\n```" if style == "json_block" else call
+    rendered = {"json_block": f"```json\n{call}\n```", "json_array": f"```json\n[{call}]\n```"}
+    rendered = rendered.get(style, call)
     assert f"<|im_start|>assistant\n{rendered}<|im_end|>" in prompt
     json.loads(call)
+
+
+def test_the_array_template_renders_several_calls_as_one_array_and_their_results_as_one_turn() -> (
+    None
+):
+    second = {"id": "c2", "type": "function",
+              "function": {"name": "get_weather", "arguments": {"city": "Rome"}}}  # fmt: skip
+    messages = [
+        {"role": "user", "content": "Weather in Paris and Rome?"},
+        {"role": "assistant", "content": "", "tool_calls": [CALL, second]},
+        {"role": "tool", "tool_call_id": "c1", "content": "18C"},
+        {"role": "tool", "tool_call_id": "c2", "content": "21C"},
+    ]
+    prompt = render(messages, style="json_array")
+    calls = (
+        '[{"name": "get_weather", "arguments": {"city": "Paris"}}, '
+        '{"name": "get_weather", "arguments": {"city": "Rome"}}]'
+    )
+    assert f"<|im_start|>assistant\n```json\n{calls}\n```<|im_end|>" in prompt
+    assert len(json.loads(calls)) == 2
+    assert prompt.endswith(
+        "<|im_start|>user\nTool result: 18C\nTool result: 21C\n"
+        "Now answer the question in plain text using these results.<|im_end|>\n"
+        "<|im_start|>assistant\n"
+    )
+    assert prompt.count("<|im_start|>user") == 2
 
 
 @pytest.mark.parametrize("style", STYLES)

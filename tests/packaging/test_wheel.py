@@ -145,6 +145,39 @@ def test_a_misuse_of_a_decorated_tool_is_a_type_error(python: Path, tmp_path: Pa
     assert "Incompatible types in assignment" in done.stdout, done.stdout
 
 
+TYPED_CALLS = """
+
+@function_tool(name="multiply", timeout=5.0)
+def mul(a: int, b: int = 2) -> int:
+    \"\"\"Multiply two integers.\"\"\"
+    return a * b
+
+
+async def use() -> None:
+    total: int = await add(1, 2)
+    product: int = mul(3) + mul(3, b=4)
+    typed: FunctionTool[[int, int], int] = mul
+    print(total, product, typed.name)
+    await add(1, "2")  # error: str is not int
+    mul(3, c=4)  # error: no parameter c
+    wrong: str = mul(3)  # error: int is not str
+"""
+
+
+def test_a_decorated_tool_is_called_as_its_function_is_typed(python: Path, tmp_path: Path) -> None:
+    done = _mypy(python, tmp_path, USER_SCRIPT + TYPED_CALLS)
+    assert done.returncode == 1, done.stdout + done.stderr
+    errors = [line for line in done.stdout.splitlines() if ": error: " in line]
+    script = (USER_SCRIPT + TYPED_CALLS).splitlines()
+    # mypy numbers lines from 1, after textwrap.dedent (which keeps the line count).
+    flagged = sorted(script[int(line.split(":")[1]) - 1].strip() for line in errors)
+    assert flagged == [
+        'await add(1, "2")  # error: str is not int',
+        "mul(3, c=4)  # error: no parameter c",
+        "wrong: str = mul(3)  # error: int is not str",
+    ], done.stdout
+
+
 def _cli(python: Path, cwd: Path, *args: str, stdin: str = "") -> subprocess.CompletedProcess[str]:
     # The serve extra's modules are made unimportable, as in an install without it.
     code = (

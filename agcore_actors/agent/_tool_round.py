@@ -215,12 +215,12 @@ class ToolRound:
             # Kept at once, so a cancellation of its siblings does not lose it.
             self.messages.append(ToolMessage(content, call_id))
             answered[call_id] = (status, content)
+            await self.save()  # a durable turn's: stored before it is reported
             await self.emit(
                 am.ToolCallFinished(
                     call_id=call_id, name=agent.name, status=status, content=content
                 )
             )
-            await self.save()
 
         async def execute_one(call: tm.ToolCall, limiter: trio.CapacityLimiter) -> None:
             assert self.ports.tools is not None
@@ -235,10 +235,10 @@ class ToolRound:
             )
             self.messages.append(ToolMessage(content, call.id))
             answered[call.id] = (status, content)
+            await self.save()  # stored before it is reported: a crash keeps it
             await self.emit(
                 am.ToolCallFinished(call_id=call.id, name=call.name, status=status, content=content)
             )
-            await self.save()  # durable before the next result: a crash keeps it
 
         if not children and not durable:
             # The usual batch: one ask, awaited here (no nursery, no task). An error of

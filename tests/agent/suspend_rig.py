@@ -1,8 +1,9 @@
 """A host whose turns suspend for approval, restartable over one session store.
 
 Each turn ``t`` asks for two tool calls in one reply: ``guarded`` (needs approval, call
-id ``<t>-g``) and ``free`` (call id ``<t>-f``); once both have results the model answers
-``done <t>``. The tools count their own runs by call id in :data:`RUNS` (in-process) or
+id ``<t>-g``) and ``free`` (call id ``<t>-f``) — or, when ``t`` starts with ``batch``,
+three ``free`` calls ``<t>-a``, ``<t>-b``, ``<t>-c``; once all have results the model
+answers ``done <t>``. The tools count their own runs by call id in :data:`RUNS` (in-process) or
 in a file (``runs_file``: one line per completed run, for the SIGKILL tests).
 :meth:`Rig.restart` drops the host, its sessions, provider and executor and builds new
 ones over the same store: what survives is only what the store has.
@@ -56,6 +57,12 @@ def _ran(ctx: ToolContext) -> None:
             os.fsync(f.fileno())
 
 
+def _stalled(ctx: ToolContext) -> None:
+    if RUNS_FILE:
+        with open(RUNS_FILE[0] + ".stalled", "w", encoding="utf-8") as f:
+            f.write(ctx.call_id)
+
+
 @function_tool(requires_approval=True)
 async def guarded(key: str, ctx: ToolContext) -> str:
     """Change something (needs approval)."""
@@ -68,10 +75,7 @@ async def free(key: str, ctx: ToolContext) -> str:
     """Look something up."""
     if ctx.call_id in STALL_ONCE:
         STALL_ONCE.discard(ctx.call_id)
-        marker = RUNS_FILE[0] + ".stalled" if RUNS_FILE else None
-        if marker is not None:
-            with open(marker, "w", encoding="utf-8") as f:
-                f.write(ctx.call_id)
+        _stalled(ctx)
         await trio.sleep_forever()
     _ran(ctx)
     return f"free {key}"
@@ -83,10 +87,11 @@ def play(request: ChatRequest, attempt: int) -> ScriptedReply:
     text = str(user.content)
     if isinstance(request.messages[-1], ToolMessage):
         return ScriptedReply(text=f"done {text}")
-    calls = [
-        ScriptedToolCall(name, f'{{"key": "{text}"}}', id=f"{text}-{name[0]}")
-        for name in ("guarded", "free")
-    ]
+    if text.startswith("batch"):  # three free calls, one batch
+        names = [("free", f"{text}-{part}") for part in "abc"]
+    else:
+        names = [("guarded", f"{text}-g"), ("free", f"{text}-f")]
+    calls = [ScriptedToolCall(name, f'{{"key": "{text}"}}', id=call_id) for name, call_id in names]
     return ScriptedReply(tool_calls=calls)
 
 

@@ -127,7 +127,8 @@ class Rig:
             .build()
         )
         try:
-            async with SessionHost(self.system, bundle, HostConfig(max_live=8)) as host:
+            config = HostConfig(max_live=8)
+            async with SessionHost(self.system, bundle, config, name=f"sessions{g}") as host:
                 yield host
         finally:
             await self.system.stop(f"llm{g}")

@@ -82,7 +82,7 @@ from ._session_control import (
 )
 from ._session_resume import SessionResume, closing_facts
 from ._store_port import OpenTurn, TurnStore
-from ._suspend import SUSPENDED_FACT, Suspend
+from ._suspend import SUSPENDED_FACT
 from ._transcript import valid_tail
 from ._turn import Turn, TurnPorts
 from ._turn_setup import (
@@ -402,12 +402,12 @@ class Session(SessionResume):
                 else:
                     finished = await turn.resume(pending)
                 status = "completed" if finished else "cancelled"
+                if turn.suspended:
+                    status = "suspended"  # stored below, not committed
             if scope.cancelled_caught:
                 if timeout is not None and trio.current_time() >= scope.deadline:
                     raise TurnTimeout(timeout)
                 status = "cancelled"
-        except Suspend:
-            status = "suspended"  # stored below; not cancelled by this scope's deadline
         except AgcoreError as exc:
             status, error = ("blocked" if turn.blocked is not None else "failed"), exc
         except BaseException as exc:

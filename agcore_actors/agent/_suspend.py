@@ -35,7 +35,6 @@ __all__ = [
     "SUSPENDED_FACT",
     "Answer",
     "Closed",
-    "Suspend",
     "Suspension",
     "closed_after",
     "closed_of",
@@ -52,11 +51,6 @@ SUSPENDED_FACT: Final = "agcore.suspended"
 ANSWERED_FACT: Final = "agcore.answered"
 #: How many closed suspended turns :data:`ANSWERED_FACT` remembers.
 KEEP_CLOSED: Final = 32
-
-
-class Suspend(Exception):
-    """Raised by a turn whose tool round left calls waiting for answers (the session
-    stores the turn as suspended). Never leaves the session."""
 
 
 class Answer(msgspec.Struct, frozen=True, kw_only=True):

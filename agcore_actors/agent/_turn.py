@@ -32,7 +32,8 @@ Guarantees, under cancellation too:
 - a durable turn (given ``append``) stores each model reply that asks for tools before
   any of them runs, and each tool result as it comes (:meth:`Turn.save`): a turn
   resumed from the store (:meth:`Turn.resume`) runs only the calls with no stored
-  result; a round that leaves calls waiting for answers raises :class:`~._suspend.Suspend`.
+  result; a round that leaves calls waiting for answers (``suspended``) ends the turn
+  there (:meth:`Turn.run` returns False).
 
 The caller (the Session actor) persists :attr:`Turn.messages` and :attr:`Turn.usage`
 whatever the outcome.
@@ -73,7 +74,7 @@ from ._errors import GuardrailBlocked, LimitExceeded, OutputValidationError
 from ._guards import apply_output_guardrails, blocked_note
 from ._model_call import ModelCalls
 from ._output import FINAL_TOOL, extract_json
-from ._suspend import Answer, Suspend, usage_minus
+from ._suspend import Answer, usage_minus
 from ._tool_round import Emit, RunChild, ToolRound
 from ._transcript import interrupted, synthetic_results, unique_call_ids
 
@@ -166,7 +167,8 @@ class Turn(ModelCalls, ToolRound):
     # -- the loop ------------------------------------------------------------------------
 
     async def run(self, user_text: str) -> bool:
-        """Run the turn to its answer; False if it stopped early (``stop_after_step``).
+        """Run the turn to its answer; False if it stopped early (``stop_after_step``, or
+        calls wait for answers: :attr:`suspended`).
 
         Raises the typed error that ended the turn (LlmError, LimitExceeded,
         OutputValidationError, ...); :attr:`messages` is valid whatever happens once
@@ -187,7 +189,7 @@ class Turn(ModelCalls, ToolRound):
                 last = self.messages[index]
             await self._run_tools(last, only=set(pending))
             if self.suspended:
-                raise Suspend
+                return False
         return await self._loop()
 
     async def save(self) -> None:
@@ -236,7 +238,7 @@ class Turn(ModelCalls, ToolRound):
                 tool_rounds += 1
                 await self._run_tools(message)
                 if self.suspended:
-                    raise Suspend
+                    return False  # waits for answers: the session stores it suspended
                 continue
             self.text = message.text
             if self.agent.output_type is None:

@@ -280,6 +280,10 @@ def load(b: Backend, m: LoadSession, now: float) -> LoadedSession:
         entries = b.entries(m.session, start, end)
         messages = [entry.message for entry in entries]
         open_start = next((e.index for e in entries if e.turn == record.open_turn), None)
+        if open_start == start and start > 0:  # the turn may begin before the tail
+            before = b.entries(m.session, start - 1, start)
+            if before and before[0].turn == record.open_turn:
+                open_start = None
     return LoadedSession(
         record=record,
         summary=b.summary(m.session) if record.compacted_upto else [],

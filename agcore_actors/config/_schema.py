@@ -280,6 +280,12 @@ class AgentSettings:
     output_retries: int = attrs.field(default=_AGENT.output_retries, validator=non_negative_int)
     #: Identical tool calls allowed in one turn.
     max_repeated_calls: int = attrs.field(default=_AGENT.max_repeated_calls, validator=at_least_one)
+    #: A tool call that needs approval: ``wait`` in the turn, or ``suspend`` the turn
+    #: (stored; an answer resumes it later, also after restarts).
+    approvals: Literal["wait", "suspend"] = _AGENT.approvals
+    #: A turn found open on load (a crash): ``repair`` it, or ``resume`` it from its
+    #: last stored step (no completed tool call runs again).
+    interrupted: Literal["repair", "resume"] = _AGENT.interrupted
 
 
 # -- MCP servers --------------------------------------------------------------------------------

@@ -50,7 +50,6 @@ Errors:
 from __future__ import annotations
 
 import contextlib
-import functools
 import logging
 import math
 from collections.abc import AsyncIterator, Mapping
@@ -64,14 +63,13 @@ from .._ids import new_id
 from ..actor import ActorCrashed
 from ..llm import Message as ChatMessage
 from ..llm import Usage, UserMessage
-from ..tools import ApprovalRequest, RunContext
+from ..tools import ApprovalRequest
 from ..tools._deps import providing
 from . import messages as am
 from ._child import drop_events, run_child_session
 from ._config import Agent, AgentConfig, PromptContext
 from ._errors import AgentConfigError, SessionBusy, TurnTimeout
 from ._hooks import TurnHooks
-from ._prompt import system_prompt
 from ._session_control import (
     _NO_FACTS,
     Emit,
@@ -91,7 +89,6 @@ from ._turn_setup import (
     refusal,
     refused_result,
     run_context,
-    session_spend,
     spend_fact,
     visible_facts,
 )
@@ -333,42 +330,6 @@ class Session(SessionResume):
         history.extend(notes)
         self._switch_notes = ()
         return await self._drive(turn, scope, context, emit, text=text)
-
-    def _make_turn(
-        self,
-        turn_id: str,
-        agent: Agent,
-        history: list[ChatMessage],
-        context: PromptContext,
-        emit: Emit,
-        overrides: am.ModelOverrides | None,
-        scope: trio.CancelScope,
-        run: RunContext[Any],
-    ) -> Turn:
-        """A turn of ``agent`` on ``history`` (durable when the config says so)."""
-        durable = self.settings.config.durable
-        return Turn(
-            session=self.session,
-            turn_id=turn_id,
-            agent=agent,
-            config=self.settings.config,
-            ports=self.settings.ports,
-            history=history,
-            system_prompt=system_prompt(agent, context),
-            emit=emit,
-            subagents={
-                name: self.settings.agents[name]
-                for name in agent.subagents
-                if name in self.settings.agents
-            },
-            run_child=self._run_child,
-            # Nobody reads the events of a RunTurn: plain model calls, no stream to parse.
-            streamed=emit is not drop_events,
-            settings=agent.model.with_overrides(overrides),
-            session_spend=session_spend(self.usage, self.facts),
-            run_context=run,
-            append=functools.partial(self._append, turn_id) if durable else None,
-        )
 
     async def _drive(
         self,

@@ -26,6 +26,7 @@ and of a cancellation are shielded, bounded by ``commit_timeout``.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Mapping
 from typing import Any
 
@@ -39,6 +40,7 @@ from . import messages as am
 from ._child import drop_events
 from ._config import Agent, PromptContext
 from ._errors import SessionSuspended, StaleAnswer
+from ._prompt import system_prompt
 from ._session_control import Emit, SessionControl
 from ._store_port import OpenTurn
 from ._suspend import (
@@ -57,7 +59,7 @@ from ._suspend import (
 )
 from ._transcript import synthetic_results
 from ._turn import Turn
-from ._turn_setup import run_context, spend_fact, visible_facts
+from ._turn_setup import run_context, session_spend, spend_fact, visible_facts
 
 
 def closing_facts(facts: Mapping[str, str], turn: str, status: am.TurnStatus) -> dict[str, str]:
@@ -77,7 +79,6 @@ class SessionResume(SessionControl):
 
     __slots__ = ()
 
-    # Session's: a turn on a history, and running it to its end.
     def _make_turn(
         self,
         turn_id: str,
@@ -89,6 +90,35 @@ class SessionResume(SessionControl):
         scope: trio.CancelScope,
         run: RunContext[Any],
     ) -> Turn:
+        """A turn of ``agent`` on ``history`` (durable when the config says so)."""
+        durable = self.settings.config.durable
+        return Turn(
+            session=self.session,
+            turn_id=turn_id,
+            agent=agent,
+            config=self.settings.config,
+            ports=self.settings.ports,
+            history=history,
+            system_prompt=system_prompt(agent, context),
+            emit=emit,
+            subagents={
+                name: self.settings.agents[name]
+                for name in agent.subagents
+                if name in self.settings.agents
+            },
+            run_child=self._run_child,
+            # Nobody reads the events of a RunTurn: plain model calls, no stream to parse.
+            streamed=emit is not drop_events,
+            settings=agent.model.with_overrides(overrides),
+            session_spend=session_spend(self.usage, self.facts),
+            run_context=run,
+            append=functools.partial(self._append, turn_id) if durable else None,
+        )
+
+    # Session's: an agent run as a tool, and running a turn to its end.
+    async def _run_child(
+        self, agent: Agent, call_id: str, task: str
+    ) -> tuple[am.ToolCallStatus, str, Usage, float]:
         raise NotImplementedError
 
     async def _drive(

@@ -99,3 +99,28 @@ async def test_an_answer_for_a_cancelled_turn_is_refused_with_a_typed_error(
         assert await host.ask("s", am.CancelTurn())
     assert "t1-g" not in rig.RUNS
     assert transcript_errors(await transcript(store, "s")) == []
+
+
+async def test_two_answers_to_one_call_at_once_count_once(
+    system: ActorSystem, autojump_clock: trio.testing.MockClock
+) -> None:
+    store, _ = await start_store(system)
+    r = rig.Rig(system, store, rig.SUSPEND)
+    async with r.host() as host:
+        await host.run("s", "t1", turn="t1")
+        got: list[am.AnswerResult] = []
+
+        async def answer(allow: bool) -> None:
+            got.append(await host.answer("s", "t1", "t1-g", allow=allow))
+
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(answer, True)
+            nursery.start_soon(answer, False)
+        assert sorted(a.status for a in got) == ["duplicate", "resumed"]
+        first = next(a for a in got if a.status == "resumed")
+        second = next(a for a in got if a.status == "duplicate")
+        assert second.allow == first.allow  # the first answer's, whichever came first
+    assert rig.RUNS["t1-g"] == (1 if first.allow else 0)
+    log = await transcript(store, "s")
+    assert transcript_errors(log) == []
+    assert sum(isinstance(m, ToolMessage) and m.tool_call_id == "t1-g" for m in log) == 1

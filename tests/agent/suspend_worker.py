@@ -9,7 +9,9 @@
 - ``batch``: stream turn ``batch`` (three calls, ``batch-c`` stalls on its first run),
   printing ``FINISHED <call id>`` for each result (stored before it is reported), then
   wait to be killed;
-- ``resume``: resume the open turn; print ``RESUMED <status> <text>``.
+- ``resume``: resume the open turn; print ``RESUMED <status> <text>``;
+- ``next``: run turn ``batch2`` (the open turn is resumed first); print
+  ``NEXT <status> <text>``.
 
 The tools append each completed run to the file RUNS (one call id a line).
 """
@@ -54,6 +56,9 @@ async def main(db: str, runs: str, step: str) -> None:
                     async for event in events:
                         if isinstance(event, am.ToolCallFinished):
                             print(f"FINISHED {event.call_id}", flush=True)
+            elif step == "next":  # a new turn: the open one is resumed first
+                result = await host.run("s", "batch2", turn="batch2")
+                print(f"NEXT {result.status} {result.text}", flush=True)
             else:
                 result = await host.ask("s", am.ResumeTurn())
                 print(f"RESUMED {result.status} {result.text}", flush=True)

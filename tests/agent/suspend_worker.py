@@ -65,4 +65,4 @@ async def main(db: str, runs: str, step: str) -> None:
 
 
 if __name__ == "__main__":
-    trio.run(main, *sys.argv[1:4])
+    trio.run(main, sys.argv[1], sys.argv[2], sys.argv[3])

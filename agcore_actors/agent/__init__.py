@@ -32,6 +32,8 @@ from ._errors import (
     PlanParseError,
     SessionBusy,
     SessionParked,
+    SessionSuspended,
+    StaleAnswer,
     TurnTimeout,
 )
 from ._fallback import FallbackKind
@@ -96,6 +98,8 @@ __all__ = [
     "SessionHost",
     "SessionParked",
     "SessionState",
+    "SessionSuspended",
+    "StaleAnswer",
     "Step",
     "StepStatus",
     "StoreTurns",

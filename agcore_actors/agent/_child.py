@@ -32,6 +32,7 @@ from . import messages as am
 from ._config import Agent, AgentConfig, PromptContext
 from ._prompt import system_prompt
 from ._store_port import TurnStore
+from ._suspend import usage_minus
 from ._turn import Turn, TurnPorts
 
 #: ``(turn, expected version, status, facts set, facts removed) -> new version``.
@@ -56,8 +57,9 @@ async def commit_turn(
             turn.session,
             turn.turn_id,
             version,
-            messages=turn.messages[1:],  # the user's message is stored by begin
-            usage=turn.usage,
+            # The user's message is stored by begin, a durable turn's steps as they came.
+            messages=turn.messages[turn.stored :],
+            usage=usage_minus(turn.usage, turn.stored_usage),
             agent=turn.agent.name,
             status=status,
             facts_set=facts_set,

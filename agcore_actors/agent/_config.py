@@ -54,6 +54,24 @@ class AgentConfig:
     budget: Budget = attrs.field(factory=Budget)
     #: Sizes and types of the images, audio and files of a user turn or a tool result.
     media_limits: MediaLimits = attrs.field(factory=MediaLimits)
+    #: A tool call that needs approval: ``wait`` for the answer inside the running turn
+    #: (up to ``approval_timeout``), or ``suspend`` the turn — stored, the session freed —
+    #: until an ``AnswerTurn`` resumes it, in this process or another, days later.
+    approvals: Literal["wait", "suspend"] = attrs.field(
+        default="wait", validator=attrs.validators.in_(("wait", "suspend"))
+    )
+    #: A turn found open on load (the process died mid-turn): ``repair`` it (its open
+    #: calls answered ``interrupted``), or ``resume`` it from its last stored step, never
+    #: running a tool call whose result was stored. ``resume`` also stores each tool
+    #: result as it comes (one store write per result). Suspended turns always resume.
+    interrupted: Literal["repair", "resume"] = attrs.field(
+        default="repair", validator=attrs.validators.in_(("repair", "resume"))
+    )
+
+    @property
+    def durable(self) -> bool:
+        """Each step of a turn is stored as it completes (its turn can be resumed)."""
+        return self.approvals == "suspend" or self.interrupted == "resume"
 
     def __attrs_post_init__(self) -> None:
         if self.turn_timeout is not None and math.isinf(self.turn_timeout):

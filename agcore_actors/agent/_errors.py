@@ -16,6 +16,9 @@ raised: the agent layer does not wrap them. These are the errors of its own:
 - :class:`OutputValidationError` — the final answer never matched the declared output
   type within the allowed re-asks;
 - :class:`SessionBusy` — a session's queue of turns is full;
+- :class:`SessionSuspended` — a new turn while the session's turn waits for answers;
+- :class:`StaleAnswer` — an answer for a turn that no longer waits for it (cancelled,
+  finished, unknown; also ``LookupError``);
 - :class:`PeerFailed` — an actor the turn asked (provider, tool executor, compactor,
   store) failed with an error that is not one of ours: a bug there, which its own
   supervisor handles; the turn fails, the session goes on.
@@ -37,6 +40,8 @@ __all__ = [
     "PlanParseError",
     "SessionBusy",
     "SessionParked",
+    "SessionSuspended",
+    "StaleAnswer",
     "TurnTimeout",
 ]
 
@@ -175,3 +180,31 @@ class SessionParked(AgentError):
         super().__init__(f"session {session!r} is parked after {crashes} crashes")
         self.session = session
         self.crashes = crashes
+
+
+class SessionSuspended(AgentError):
+    """The session's turn ``turn`` is suspended, waiting for answers to ``calls``: answer
+    (``AnswerTurn``) or cancel it before the next turn."""
+
+    kind = "session_suspended"
+
+    def __init__(self, session: str, turn: str, calls: list[str]) -> None:
+        super().__init__(
+            f"session {session!r}: turn {turn!r} is suspended, waiting for answers to {calls}"
+        )
+        self.session = session
+        self.turn = turn
+        self.calls = calls
+
+
+class StaleAnswer(AgentError, LookupError):
+    """An answer for call ``call_id`` of turn ``turn`` that no turn waits for: the turn
+    was ``cancelled``, is ``finished``, or is ``unknown`` (``why``). Nothing changed."""
+
+    kind = "stale_answer"
+
+    def __init__(self, turn: str, call_id: str, why: str) -> None:
+        super().__init__(f"no suspended turn {turn!r} waits for call {call_id!r} ({why})")
+        self.turn = turn
+        self.call_id = call_id
+        self.why = why

@@ -269,7 +269,12 @@ class SessionHost(LiveSet):
         self._turns.release()
 
     async def cancel(self, session: str, mode: am.CancelMode = "immediate") -> bool:
-        """Cancel the running turn of a live session; False if none runs."""
+        """Cancel the running turn of a live session, or its suspended turn (with a
+        config that suspends or resumes turns, the session is activated for that);
+        False if none runs or waits."""
+        if session not in self._live and self.bundle.config.durable:
+            suspended: bool = await self.ask(session, am.CancelTurn(mode))
+            return suspended
         cancelled: bool = await self._control(session, am.CancelTurn(mode))
         return cancelled
 
@@ -278,6 +283,34 @@ class SessionHost(LiveSet):
         msg = am.Approve(call_id=call_id, allow=allow, reason=reason)
         answered: bool = await self._control(session, msg)
         return answered
+
+    async def answer(
+        self,
+        session: str,
+        turn: str,
+        call_id: str,
+        *,
+        allow: bool = True,
+        reason: str = "",
+        result: str | None = None,
+        resume: bool = True,
+    ) -> am.AnswerResult:
+        """Answer call ``call_id`` of ``session``'s suspended turn ``turn`` (approve it,
+        deny it with ``reason``, or give its ``result``), activating the session if it is
+        not live (an answer may come after any number of restarts). Once every awaited
+        call is answered the turn resumes (``resume``) and the reply carries its result.
+        An answer given twice counts once; :class:`StaleAnswer` if no turn waits for it."""
+        msg = am.AnswerTurn(
+            turn=turn, call_id=call_id, allow=allow, reason=reason, result=result, resume=resume
+        )
+        answered: am.AnswerResult = await self.ask(session, msg)
+        return answered
+
+    async def resume(self, session: str) -> am.TurnResult:
+        """Run ``session``'s open turn (left by a crash, or suspended and answered) from
+        its last stored step to its end; :class:`SessionSuspended` while it waits."""
+        result: am.TurnResult = await self.ask(session, am.ResumeTurn())
+        return result
 
     async def answer_elicitation(
         self,

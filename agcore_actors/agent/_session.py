@@ -70,17 +70,17 @@ from ._child import drop_events, run_child_session
 from ._config import Agent, AgentConfig, PromptContext
 from ._errors import AgentConfigError, SessionBusy, TurnTimeout
 from ._hooks import TurnHooks
-from ._prompt import system_prompt
 from ._session_control import (
     _NO_FACTS,
     Emit,
-    SessionControl,
     SessionRequest,
     SessionSettings,
     _Busy,
     _Running,
 )
-from ._store_port import TurnStore
+from ._session_resume import SessionResume, closing_facts
+from ._store_port import OpenTurn, TurnStore
+from ._suspend import SUSPENDED_FACT
 from ._transcript import valid_tail
 from ._turn import Turn, TurnPorts
 from ._turn_setup import (
@@ -89,7 +89,6 @@ from ._turn_setup import (
     refusal,
     refused_result,
     run_context,
-    session_spend,
     spend_fact,
     visible_facts,
 )
@@ -97,7 +96,7 @@ from ._turn_setup import (
 _log = logging.getLogger("agcore_actors.agent")
 
 
-class Session(SessionControl):
+class Session(SessionResume):
     """One conversation; see the module docstring. Build it with :func:`session_spec`."""
 
     # One running turn, its queue, and room for control messages beside them.
@@ -187,10 +186,13 @@ class Session(SessionControl):
         # A write of this session's failed or was cut short, so the store may hold what
         # the session does not (see "Store faults"): its next turn reloads first.
         self._unsure = False
+        # A turn the store holds open, kept to be resumed (durable configs only).
+        self._open: OpenTurn | None = None
 
     async def on_start(self) -> None:
-        snapshot = await self._store.load(self.session, self.settings.history_tail)
+        snapshot = await self._load(self.settings.history_tail)
         self._adopt(snapshot)
+        self._open = snapshot.open_turn
         if snapshot.agent in self.settings.agents:
             self.agent_name = snapshot.agent
 
@@ -201,7 +203,7 @@ class Session(SessionControl):
             case am.RunTurn():
                 return await self._on_run(msg)
             case am.CancelTurn():
-                return self._on_cancel(msg)
+                return await self._on_cancel(msg)
             case am.Approve():
                 return self._on_approve(msg)
             case ApprovalRequest():
@@ -218,6 +220,10 @@ class Session(SessionControl):
                 return await self._on_set_facts(msg)
             case am.GetSessionInfo():
                 return await self._on_info()
+            case am.AnswerTurn():
+                return await self._on_answer(msg)
+            case am.ResumeTurn():
+                return await self._on_resume()
             case _:
                 assert_never(msg)
 
@@ -328,43 +334,51 @@ class Session(SessionControl):
             result = refused_result(failed_result(self.session, turn_id, refused), refused)
             await emit(am.TurnFailed(result))
             return result
+        if self._open is not None:
+            await self._resume_first()  # a turn left open goes first, or refuses this one
         notes = self._switch_notes
         history = await self._begin(turn_id, [*notes, user], agent.name)
-        turn = Turn(
-            session=self.session,
-            turn_id=turn_id,
-            agent=agent,
-            config=self.settings.config,
-            ports=self.settings.ports,
-            history=[*history, *notes],
-            system_prompt=system_prompt(agent, context),
-            emit=emit,
-            subagents={
-                name: self.settings.agents[name]
-                for name in agent.subagents
-                if name in self.settings.agents
-            },
-            run_child=self._run_child,
-            # Nobody reads the events of a RunTurn: plain model calls, no stream to parse.
-            streamed=emit is not drop_events,
-            settings=agent.model.with_overrides(overrides),
-            session_spend=session_spend(self.usage, self.facts),
-            run_context=run,
+        turn = self._make_turn(
+            turn_id, agent, [*history, *notes], context, emit, overrides, scope, run
         )
         history.extend(notes)
         self._switch_notes = ()
+        return await self._drive(turn, scope, context, emit, user=user)
+
+    async def _drive(
+        self,
+        turn: Turn,
+        scope: trio.CancelScope,
+        context: PromptContext,
+        emit: Emit,
+        *,
+        user: UserMessage | str = "",
+        pending: list[str] | None = None,
+    ) -> am.TurnResult:
+        """Run ``turn`` (begun: the ``user`` message; resumed: its ``pending`` calls first) to its
+        end, then commit it — or store it as suspended — whatever happens."""
+        timeout = self.settings.config.turn_timeout
         status: am.TurnStatus = "completed"
         error: BaseException | None = None
         scope.deadline = math.inf if timeout is None else trio.current_time() + timeout
         busy = self._busy
         assert busy is not None  # the turn holds the lock
         busy.running = _Running(turn, scope, emit)
+        run = turn.run_context
+        assert run is not None  # made by _make_turn
         try:
             # Begun: from here on, whatever happens, the turn is committed.
-            await emit(am.TurnStarted(session=self.session, turn=turn_id, agent=agent.name))
+            await emit(
+                am.TurnStarted(session=self.session, turn=turn.turn_id, agent=turn.agent.name)
+            )
             with scope, providing(run):
-                finished = await turn.run(user)
+                if pending is None:
+                    finished = await turn.run(user)
+                else:
+                    finished = await turn.resume(pending)
                 status = "completed" if finished else "cancelled"
+                if turn.suspended:
+                    status = "suspended"  # stored below, not committed
             if scope.cancelled_caught:
                 if timeout is not None and trio.current_time() >= scope.deadline:
                     raise TurnTimeout(timeout)
@@ -382,7 +396,10 @@ class Session(SessionControl):
             raise
         finally:
             busy.running = None
-        result = await self._commit(turn, status, error)
+        if status == "suspended":
+            result = await self._store_suspended(turn)
+        else:
+            result = await self._commit(turn, status, error)
         await emit(final_event(result))
         try:
             await self.settings.hooks.end(result, context.turn)
@@ -398,9 +415,15 @@ class Session(SessionControl):
         self._pending_facts = None
         spent = spend_fact(self.facts, turn.cost)
         facts_set = {**facts_set, **spent} if spent else facts_set
+        # A suspended turn that ends: its record goes, its answers are kept (same commit).
+        closing = closing_facts(self.facts, turn.turn_id, status)
         try:
             self.version = await self._store_commit(
-                turn, self.version, status, facts_set, facts_removed
+                turn,
+                self.version,
+                status,
+                {**facts_set, **closing},
+                [*facts_removed, SUSPENDED_FACT] if closing else facts_removed,
             )
         except BaseException:
             # Refused, timed out or lost with the store: the turn may be stored, or still
@@ -408,8 +431,13 @@ class Session(SessionControl):
             self._unsure = True
             self._keep_facts({k: v for k, v in facts_set.items() if k not in spent}, facts_removed)
             raise
-        if spent:
-            self.facts = {**self.facts, **spent}
+        if spent or closing:
+            facts = {**self.facts, **spent, **closing}
+            if closing:
+                del facts[SUSPENDED_FACT]
+            self.facts = facts
+        if turn.resumed:
+            self._open = None
         if not turn.messages:
             # Cut short before it ran: the begin stored the user's message, the tail here
             # does not have it. Reload it with the next turn (a rare path).
@@ -422,7 +450,8 @@ class Session(SessionControl):
         usage = self.usage
         assert usage is not None  # loaded with the history
         self.usage = usage + turn.usage
-        self.turns += 1
+        if not turn.resumed:  # a resumed turn was counted by its begin, as stored
+            self.turns += 1
         return turn.result(status, error)
 
     async def _run_child(

@@ -41,9 +41,10 @@ from ..tools import ApprovalDecision, ApprovalRequest
 from . import messages as am
 from ._child import commit_turn
 from ._config import Agent, AgentConfig
-from ._errors import AgentConfigError
+from ._errors import AgentConfigError, SessionSuspended
 from ._hooks import TurnHooks
-from ._store_port import SessionState, TurnStore
+from ._store_port import OpenTurn, SessionState, TurnStore
+from ._suspend import suspension_of
 from ._turn import Turn, TurnPorts
 from ._turn_setup import Deps, check_fact_keys, visible_facts
 
@@ -117,6 +118,7 @@ class SessionControl(Actor[SessionRequest]):
     __slots__ = (
         "_busy",
         "_history_size",
+        "_open",
         "_pending_facts",
         "_store",
         "_switch_notes",
@@ -147,6 +149,9 @@ class SessionControl(Actor[SessionRequest]):
     _store: TurnStore
     _switch_notes: tuple[ChatMessage, ...]
     _unsure: bool
+    #: The turn the store holds open (suspended, or left by a crash) when the agent's
+    #: config keeps such turns to resume them (``durable``), else always None.
+    _open: OpenTurn | None
 
     def _busy_now(self) -> _Busy:
         """The busy state, made if the session was idle."""
@@ -173,6 +178,13 @@ class SessionControl(Actor[SessionRequest]):
                 self.history = self.usage = None
 
     # -- staying in step with the store --------------------------------------------------
+
+    async def _load(self, tail: int | None) -> SessionState:
+        """The stored session; a turn left open is kept (not repaired) when the config
+        resumes such turns."""
+        if self.settings.config.durable:
+            return await self._store.load(self.session, tail, True)
+        return await self._store.load(self.session, tail)
 
     def _adopt(self, state: SessionState) -> None:
         """Take the stored session as it is (on start, and when resynchronising)."""
@@ -203,7 +215,8 @@ class SessionControl(Actor[SessionRequest]):
         the turn that holds it); raises the store's error, and the session stays unsure:
         a reload and a facts write give the same result when repeated."""
         store = self._store
-        state = await store.load(self.session, self.settings.history_tail)
+        state = await self._load(self.settings.history_tail)
+        self._open = state.open_turn
         version = state.version
         pending = self._pending_facts
         if pending is not None:
@@ -230,6 +243,8 @@ class SessionControl(Actor[SessionRequest]):
             await self._resync()
             if self._busy is not None:
                 self._busy.wake()
+            if self._open is not None:  # found open: answered or resumed first
+                raise SessionSuspended(self.session, self._open.turn, self._open.pending)
         store = self._store
         history = self.history
         try:
@@ -287,20 +302,29 @@ class SessionControl(Actor[SessionRequest]):
 
     # -- control -------------------------------------------------------------------------
 
-    def _on_cancel(self, msg: am.CancelTurn) -> bool:
-        running = self._running()
-        if running is None:
-            return False
-        if msg.mode == "immediate":
-            running.scope.cancel()
-        else:
-            running.turn.stop_after_step = True
-        return True
-
     async def _on_approval_request(self, request: ApprovalRequest) -> ApprovalDecision:
         running = self._running()
         if running is None:
             return ApprovalDecision(False, "no turn is running in this session")
+        given = running.turn.answers.get(request.call_id)
+        if given is not None:  # a resumed turn: the answer it was resumed with
+            return ApprovalDecision(given.allow, given.reason or ("" if given.allow else "denied"))
+        arguments = json.dumps(request.arguments, ensure_ascii=False)
+        if self.settings.config.approvals == "suspend":
+            # Not run now: the turn suspends after this round and waits for AnswerTurn.
+            running.turn.suspended[request.call_id] = am.AwaitingCall(
+                call_id=request.call_id, name=request.tool, arguments=arguments
+            )
+            await running.emit(
+                am.ApprovalRequested(
+                    call_id=request.call_id,
+                    name=request.tool,
+                    arguments=arguments,
+                    timeout=0.0,
+                    suspends=True,
+                )
+            )
+            return ApprovalDecision(False, "suspended until answered")
         event = trio.Event()
         answer: list[ApprovalDecision] = []
         running.approvals[request.call_id] = (event, answer)
@@ -309,7 +333,7 @@ class SessionControl(Actor[SessionRequest]):
                 am.ApprovalRequested(
                     call_id=request.call_id,
                     name=request.tool,
-                    arguments=json.dumps(request.arguments, ensure_ascii=False),
+                    arguments=arguments,
                     timeout=self.settings.config.approval_timeout,
                 )
             )
@@ -424,7 +448,7 @@ class SessionControl(Actor[SessionRequest]):
                 # store, and the load would close it as interrupted.
                 await self._acquire()
                 try:
-                    usage = self.usage or (await self._store.load(self.session, 0)).usage
+                    usage = self.usage or (await self._load(0)).usage
                 finally:
                     self._release()
             else:
@@ -435,6 +459,11 @@ class SessionControl(Actor[SessionRequest]):
                 await busy.loaded.wait()
                 usage = self.usage
         running = self._running()
+        opened = self._open
+        suspension = suspension_of(self.facts) if opened is not None else None
+        awaiting: list[am.AwaitingCall] = []
+        if suspension is not None and opened is not None and suspension.turn == opened.turn:
+            awaiting = [c for c in suspension.awaiting if c.call_id not in suspension.answers]
         return am.SessionInfo(
             session=self.session,
             agent=self.agent_name,
@@ -444,4 +473,6 @@ class SessionControl(Actor[SessionRequest]):
             messages=self._history_size if self.history is None else len(self.history),
             usage=usage,
             facts=visible_facts(self.facts),
+            suspended_turn=opened.turn if opened is not None else None,
+            awaiting=awaiting,
         )

@@ -16,10 +16,21 @@ import msgspec
 
 from ..actor import ActorRef
 from ..llm import Message as ChatMessage
-from ..llm import Usage
+from ..llm import Usage, UserMessage
 from ..store import messages as sm
 
-__all__ = ["SessionState", "StoreTurns", "TurnStore"]
+__all__ = ["OpenTurn", "SessionState", "StoreTurns", "TurnStore"]
+
+
+class OpenTurn(msgspec.Struct, frozen=True, kw_only=True):
+    """A turn the store holds open (suspended, or cut off by a crash), as a session that
+    resumes it needs it: what it stored so far and the calls still unanswered."""
+
+    turn: str
+    #: Its stored messages, from the user's (notes of an agent switch go before it).
+    messages: list[ChatMessage]
+    #: The calls of its last assistant message that no stored result answers yet.
+    pending: list[str] = msgspec.field(default_factory=list)
 
 
 class SessionState(msgspec.Struct, frozen=True, kw_only=True):
@@ -37,14 +48,24 @@ class SessionState(msgspec.Struct, frozen=True, kw_only=True):
     repaired_turn: str | None = None
     #: ``history`` opens with the summary of a compaction (not a suffix of the log).
     summarized: bool = False
+    #: The turn left open, when loaded with ``keep_open`` (then not repaired).
+    open_turn: OpenTurn | None = None
 
 
 class TurnStore(Protocol):
     """The session store as a Session uses it (see the module docstring)."""
 
-    async def load(self, session: str, tail: int | None) -> SessionState:
+    async def load(self, session: str, tail: int | None, keep_open: bool = False) -> SessionState:
         """The session (a new, empty one at version 0 if it does not exist), with an
-        interrupted turn repaired first."""
+        interrupted turn repaired first; ``keep_open``: an open turn is not repaired but
+        returned as ``open_turn`` (its messages not in ``history``)."""
+        ...
+
+    async def append(
+        self, session: str, turn: str, version: int, messages: list[ChatMessage], usage: Usage
+    ) -> int:
+        """Checkpoint the open ``turn``: append ``messages`` (calls may stay open) and
+        ``usage``, durably; the new version."""
         ...
 
     async def begin(
@@ -114,12 +135,16 @@ class StoreTurns:
         """Send a write."""
         return await self.store.ask(request)
 
-    async def load(self, session: str, tail: int | None) -> SessionState:
+    async def load(self, session: str, tail: int | None, keep_open: bool = False) -> SessionState:
         fence = self.fence(session)
         loaded: sm.LoadedSession = await self.store.ask(
             sm.LoadSession(session, tail, missing_ok=True)
         )
         repaired = None
+        if loaded.interrupted and keep_open:
+            if loaded.open_turn_start is None:  # the tail cut the turn: all of it
+                loaded = await self.store.ask(sm.LoadSession(session, None))
+            return _open_state(loaded)
         if loaded.interrupted:
             record = loaded.record
             assert record.open_turn is not None
@@ -192,6 +217,20 @@ class StoreTurns:
         record: sm.SessionRecord = await self._ask(request)
         return record.version
 
+    async def append(
+        self, session: str, turn: str, version: int, messages: list[ChatMessage], usage: Usage
+    ) -> int:
+        request = sm.AppendTurn(
+            session=session,
+            turn=turn,
+            expected_version=version,
+            messages=messages,
+            usage_delta=usage,
+            fence=self.fence(session),
+        )
+        record: sm.SessionRecord = await self._ask(request)
+        return record.version
+
     async def set_facts(
         self, session: str, version: int, facts_set: dict[str, str], facts_removed: list[str]
     ) -> int:
@@ -225,4 +264,21 @@ def _state(
         turns=record.turns,
         repaired_turn=repaired,
         summarized=bool(loaded.summary),
+    )
+
+
+def _open_state(loaded: sm.LoadedSession) -> SessionState:
+    """``loaded`` with its open turn kept apart (not repaired)."""
+    record = loaded.record
+    assert record.open_turn is not None and loaded.open_turn_start is not None
+    split = loaded.open_turn_start - loaded.first_index
+    before, opened = loaded.messages[:split], loaded.messages[split:]
+    # Notes of an agent switch are stored before the user's message: history, not turn.
+    user = next((i for i, m in enumerate(opened) if isinstance(m, UserMessage)), 0)
+    state = _state(loaded, [*before, *opened[:user]])
+    return msgspec.structs.replace(
+        state,
+        open_turn=OpenTurn(
+            turn=record.open_turn, messages=opened[user:], pending=list(record.pending_calls)
+        ),
     )

@@ -19,7 +19,11 @@ Guarantees, under cancellation too:
 - a typed error of the executor (or :class:`PeerFailed` for a bug there) or of a child
   session's store ends the round with that error, the same whether or not children ran
   beside the executor: never an exception group, which the session would take for a bug
-  of its own (a child's failing turn is its call's error result, not the round's).
+  of its own (a child's failing turn is its call's error result, not the round's);
+- a durable turn's round (the turn has ``append``) stores the reply before any call runs,
+  runs each call as an ask of its own and stores each result as it comes (so a crash
+  loses no completed call), and leaves the calls held for an answer (``suspended``)
+  unanswered; a call whose answer gave its result does not run.
 """
 
 from __future__ import annotations
@@ -55,6 +59,7 @@ from ._guards import (
     hook_call,
     keep_result,
 )
+from ._suspend import Answer
 
 if TYPE_CHECKING:
     from ._turn import TurnPorts
@@ -96,8 +101,14 @@ class ToolRound:
     run_context: RunContext[Any] | None
     cost: float
     _seen_calls: dict[str, int]
+    append: Callable[[list[ChatMessage], Usage], Awaitable[None]] | None
+    suspended: dict[str, am.AwaitingCall]
+    answers: Mapping[str, Answer]
 
     def close(self, status: str, detail: str = "") -> None:
+        raise NotImplementedError  # Turn's
+
+    async def save(self) -> None:
         raise NotImplementedError  # Turn's
 
     async def _check_call_cap(self, count: int) -> None:
@@ -149,8 +160,11 @@ class ToolRound:
             await self.emit(am.ToolHookChanged(call_id=call_id, name=name, what="result"))
         return final.status, final.content
 
-    async def _run_tools(self, message: AssistantMessage) -> None:
-        calls = message.tool_calls or []
+    async def _run_tools(self, message: AssistantMessage, only: set[str] | None = None) -> None:
+        calls = [c for c in message.tool_calls or [] if only is None or c.id in only]
+        durable = self.append is not None
+        if durable:
+            await self.save()  # the reply, before any of its calls runs
         await self._check_call_cap(len(calls))
         self.tool_calls += len(calls)
         runnable: list[tm.ToolCall] = []
@@ -164,6 +178,10 @@ class ToolRound:
             ran_with[call.id] = arguments
             if denied is not None:
                 refused[call.id] = ("denied", f"Error: the call was denied: {denied}")
+                continue
+            given = self.answers.get(call.id)
+            if given is not None and given.result is not None:
+                refused[call.id] = ("ok", given.result)  # answered with its result
                 continue
             key = name + "\x00" + arguments
             self._seen_calls[key] = self._seen_calls.get(key, 0) + 1
@@ -204,13 +222,32 @@ class ToolRound:
             # Kept at once, so a cancellation of its siblings does not lose it.
             self.messages.append(ToolMessage(content, call_id))
             answered[call_id] = (status, content)
+            await self.save()  # a durable turn's: stored before it is reported
             await self.emit(
                 am.ToolCallFinished(
                     call_id=call_id, name=agent.name, status=status, content=content
                 )
             )
 
-        if not children:
+        async def execute_one(call: tm.ToolCall, limiter: trio.CapacityLimiter) -> None:
+            assert self.ports.tools is not None
+            async with limiter:
+                got = await peer(self.ports.tools.name, self._execute([call], call.id))
+            if call.id in self.suspended:
+                return  # held for an answer: the turn suspends after this round
+            result = got[call.id]
+            status = _STATUS.get(result.status.value, "error")
+            status, content = await self._after(
+                call.id, call.name, ran_with[call.id], status, result.content
+            )
+            self.messages.append(ToolMessage(content, call.id))
+            answered[call.id] = (status, content)
+            await self.save()  # stored before it is reported: a crash keeps it
+            await self.emit(
+                am.ToolCallFinished(call_id=call.id, name=call.name, status=status, content=content)
+            )
+
+        if not children and not durable:
             # The usual batch: one ask, awaited here (no nursery, no task). An error of
             # the executor's reaches the turn as it is (a failed turn, not a group).
             if runnable:
@@ -218,7 +255,12 @@ class ToolRound:
         else:
             try:
                 async with trio.open_nursery() as nursery:
-                    if runnable:
+                    if durable:
+                        cap = self.config.budget.concurrent_tool_calls
+                        limiter = trio.CapacityLimiter(max(1, cap or len(runnable) or 1))
+                        for one in runnable:
+                            nursery.start_soon(execute_one, one, limiter)
+                    elif runnable:
                         nursery.start_soon(execute)
                     for call_id, agent, task in children:
                         nursery.start_soon(child, call_id, agent, task)
@@ -227,7 +269,7 @@ class ToolRound:
                 # would take for a bug.
                 raise _typed_failure(group) from None
         for call in calls:
-            if call.id in answered:
+            if call.id in answered or call.id in self.suspended:
                 continue
             parts: list[ContentPart] = []
             if call.id in refused:
@@ -249,10 +291,14 @@ class ToolRound:
                     media=[placeholder(p) for p in parts],
                 )
             )
+        if durable:
+            await self.save()
 
-    async def _execute(self, calls: list[tm.ToolCall]) -> dict[str, tm.ToolResult]:
+    async def _execute(self, calls: list[tm.ToolCall], part: str = "") -> dict[str, tm.ToolResult]:
         assert self.ports.tools is not None
         batch_id = f"{self.session}/{self.turn_id}/{self.model_calls}"
+        if part:
+            batch_id += "/" + part  # one call of a durable round
         request = tm.ExecuteTools(
             batch_id=batch_id,
             calls=calls,

@@ -28,7 +28,12 @@ Guarantees, under cancellation too:
 - an output guardrail's replacement is what the transcript keeps; a blocked answer is
   kept as a note saying so, and the turn fails with :class:`GuardrailBlocked`;
 - the turn never holds a task after :meth:`Turn.run` returns: the model request, the
-  tool batch and any approval wait are children of the caller's task.
+  tool batch and any approval wait are children of the caller's task;
+- a durable turn (given ``append``) stores each model reply that asks for tools before
+  any of them runs, and each tool result as it comes (:meth:`Turn.save`): a turn
+  resumed from the store (:meth:`Turn.resume`) runs only the calls with no stored
+  result; a round that leaves calls waiting for answers (``suspended``) ends the turn
+  there (:meth:`Turn.run` returns False).
 
 The caller (the Session actor) persists :attr:`Turn.messages` and :attr:`Turn.usage`
 whatever the outcome.
@@ -36,11 +41,12 @@ whatever the outcome.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import Any
 
 import attrs
 import msgspec
+import trio
 
 from .._decode import DECODE_ERRORS
 from ..actor import ActorRef
@@ -68,6 +74,7 @@ from ._errors import GuardrailBlocked, LimitExceeded, OutputValidationError
 from ._guards import apply_output_guardrails, blocked_note
 from ._model_call import ModelCalls
 from ._output import FINAL_TOOL, extract_json
+from ._suspend import Answer, usage_minus
 from ._tool_round import Emit, RunChild, ToolRound
 from ._transcript import interrupted, synthetic_results, unique_call_ids
 
@@ -143,17 +150,63 @@ class Turn(ModelCalls, ToolRound):
     _output_seen: bool = attrs.field(default=False, init=False)
     #: The structured-output mode of the last model call (see _output).
     output_mode: OutputMode = attrs.field(default="json_schema", init=False)
+    #: ``messages[:stored]`` and ``stored_usage`` are in the store (begin stored the
+    #: user's message; a durable turn's :meth:`save` stores more as it goes).
+    stored: int = 1
+    stored_usage: Usage = attrs.field(factory=Usage)
+    #: Durable turns: ``append(messages, usage)`` stores them in the open turn.
+    append: Callable[[list[ChatMessage], Usage], Awaitable[None]] | None = None
+    #: Calls held for an answer (the turn suspends after their round), by id.
+    suspended: dict[str, am.AwaitingCall] = attrs.field(factory=dict)
+    #: Answers given to a suspended turn, by call id (a resumed turn applies them).
+    answers: Mapping[str, Answer] = attrs.field(factory=dict)
+    #: Loaded from the store and resumed (its begin counted it already).
+    resumed: bool = False
+    _save_lock: trio.Lock = attrs.field(factory=trio.Lock, init=False)
 
     # -- the loop ------------------------------------------------------------------------
 
     async def run(self, user: str | UserMessage) -> bool:
-        """Run the turn to its answer; False if it stopped early (``stop_after_step``).
+        """Run the turn to its answer; False if it stopped early (``stop_after_step``, or
+        calls wait for answers: :attr:`suspended`).
 
         Raises the typed error that ended the turn (LlmError, LimitExceeded,
         OutputValidationError, ...); :attr:`messages` is valid whatever happens once
         :meth:`close` has been called.
         """
         self.messages.append(user if isinstance(user, UserMessage) else UserMessage(user))
+        return await self._loop()
+
+    async def resume(self, pending: Sequence[str]) -> bool:
+        """Go on with a turn loaded from the store (:attr:`messages` as stored, ending
+        with calls ``pending`` unanswered, or none): those calls run (or get their
+        answer's result), then the loop goes on as :meth:`run`'s."""
+        if pending:
+            last = self.messages[-1]
+            index = len(self.messages) - 1
+            while not isinstance(last, AssistantMessage):
+                index -= 1
+                last = self.messages[index]
+            await self._run_tools(last, only=set(pending))
+            if self.suspended:
+                return False
+        return await self._loop()
+
+    async def save(self) -> None:
+        """Store what the turn has that the store has not (durable turns; one write at
+        a time, the results of a round come concurrently)."""
+        if self.append is None:
+            return
+        async with self._save_lock:
+            end, usage = len(self.messages), self.usage
+            new = self.messages[self.stored : end]
+            delta = usage_minus(usage, self.stored_usage)
+            if not new and delta == Usage():
+                return
+            await self.append(new, delta)
+            self.stored, self.stored_usage = end, usage
+
+    async def _loop(self) -> bool:
         tool_rounds = 0
         output_attempts = 0
         while True:
@@ -184,6 +237,8 @@ class Turn(ModelCalls, ToolRound):
                     raise LimitExceeded("max_tool_turns", self.config.max_tool_turns)
                 tool_rounds += 1
                 await self._run_tools(message)
+                if self.suspended:
+                    return False  # waits for answers: the session stores it suspended
                 continue
             self.text = message.text
             if self.agent.output_type is None:
@@ -225,6 +280,7 @@ class Turn(ModelCalls, ToolRound):
             error=str(error) if error is not None else "",
             calls=list(self.calls),
             cost=self.cost,
+            awaiting=list(self.suspended.values()) if status == "suspended" else [],
         )
 
     # -- the model -----------------------------------------------------------------------

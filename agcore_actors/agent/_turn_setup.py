@@ -27,6 +27,7 @@ from ._config import Agent, PromptContext
 from ._errors import AgentConfigError, GuardrailBlocked, HookBlocked, TurnTimeout
 from ._guards import first_refusal
 from ._hooks import TurnHooks
+from ._suspend import ANSWERED_FACT, SUSPENDED_FACT
 
 __all__ = [
     "Deps",
@@ -45,16 +46,24 @@ __all__ = [
 Deps = Callable[[str], Any]
 
 
+#: The facts the runtime keeps for itself, and what each holds.
+_RESERVED: dict[str, str] = {
+    SPEND_FACT: "the session's spend",
+    SUSPENDED_FACT: "the suspended turn",
+    ANSWERED_FACT: "answers of closed suspended turns",
+}
+
+
 def visible_facts(facts: Mapping[str, str]) -> dict[str, str]:
     """The facts a prompt and an info show (the reserved ones left out)."""
-    return {key: value for key, value in facts.items() if key != SPEND_FACT}
+    return {key: value for key, value in facts.items() if key not in _RESERVED}
 
 
 def check_fact_keys(keys: Iterable[str]) -> None:
     """Refuse a change of a reserved fact (``ValueError``; nothing is changed)."""
     for key in keys:
-        if key == SPEND_FACT:
-            raise AgentConfigError(f"fact {key!r} is reserved (the session's spend)")
+        if key in _RESERVED:
+            raise AgentConfigError(f"fact {key!r} is reserved ({_RESERVED[key]})")
 
 
 def session_spend(usage: Usage | None, facts: Mapping[str, str]) -> Spend:
@@ -137,4 +146,6 @@ def final_event(result: am.TurnResult) -> am.TurnEvent:
         return am.TurnCompleted(result)
     if result.status == "cancelled":
         return am.TurnCancelled(result)
+    if result.status == "suspended":
+        return am.TurnSuspended(result)
     return am.TurnFailed(result)

@@ -17,6 +17,11 @@ Requests, their replies, and what cancelling the asker does::
     SetFacts(set, remove)            -> None           nothing (durable when it replies,
                                                        or with the running turn)
     GetSessionInfo()                 -> SessionInfo    nothing
+    AnswerTurn(turn, call_id, allow, reason, result, resume)
+                                     -> AnswerResult   the resumed turn is cancelled
+                                                       (and committed); the answer stays
+    ResumeTurn()                     -> TurnResult     cancels the resumed turn, which
+                                                       commits first
     ReportProgress(call_id, ...)     (told)            shown as ToolCallProgress by the
                                                        running turn, else dropped
 
@@ -26,6 +31,15 @@ turn ends with exactly one of :class:`TurnCompleted`, :class:`TurnCancelled` or
 :class:`TurnFailed` (also for a turn a guardrail blocked: its status is ``blocked``) as
 its last event, and is committed to the session store before
 that event is sent, with every tool call the model made answered exactly once.
+
+Suspended turns (an agent with ``approvals="suspend"``): a turn whose tool call needs
+approval ends with :class:`TurnSuspended` instead — the calls that completed are stored,
+the turn stays open in the store, the session takes no new turn
+(:class:`~agcore_actors.agent.SessionSuspended`) until an :class:`AnswerTurn` for each of
+its :class:`AwaitingCall` s (from this process or another, after restarts) resumes it
+and it ends as any turn does, or a ``CancelTurn`` commits it ``cancelled``. An answer
+given twice is recorded once (``duplicate``); one for a turn that no longer waits raises
+:class:`~agcore_actors.agent.StaleAnswer`.
 """
 
 from __future__ import annotations
@@ -39,8 +53,12 @@ from ..llm import ContentPart, Usage
 
 __all__ = [
     "AnswerElicitation",
+    "AnswerResult",
+    "AnswerStatus",
+    "AnswerTurn",
     "ApprovalRequested",
     "Approve",
+    "AwaitingCall",
     "CancelMode",
     "CancelTurn",
     "Compacted",
@@ -54,6 +72,7 @@ __all__ = [
     "ModelFallback",
     "ModelOverrides",
     "ReportProgress",
+    "ResumeTurn",
     "RetryingModel",
     "RunTurn",
     "SessionInfo",
@@ -74,11 +93,12 @@ __all__ = [
     "TurnResult",
     "TurnStarted",
     "TurnStatus",
+    "TurnSuspended",
     "UsageReported",
 ]
 
 CancelMode = Literal["immediate", "after_turn"]
-TurnStatus = Literal["completed", "cancelled", "failed", "blocked"]
+TurnStatus = Literal["completed", "cancelled", "failed", "blocked", "suspended"]
 ToolCallStatus = Literal[
     "ok", "error", "timeout", "denied", "cancelled", "invalid_arguments", "unknown_tool"
 ]
@@ -138,12 +158,22 @@ class ToolCallStarted(msgspec.Struct, frozen=True, kw_only=True, tag=True):
 
 
 class ApprovalRequested(msgspec.Struct, frozen=True, kw_only=True, tag=True):
-    """A tool call waits for :class:`Approve`; no answer within ``timeout`` s denies it."""
+    """A tool call waits for :class:`Approve`; no answer within ``timeout`` s denies it
+    (``suspends``: the turn suspends instead; answer it with :class:`AnswerTurn`)."""
 
     call_id: str
     name: str
     arguments: str
     timeout: float
+    suspends: bool = False
+
+
+class AwaitingCall(msgspec.Struct, frozen=True, kw_only=True):
+    """A call of a suspended turn that waits for an answer (its arguments: JSON text)."""
+
+    call_id: str
+    name: str
+    arguments: str = ""
 
 
 class ElicitationRequested(msgspec.Struct, frozen=True, kw_only=True, tag=True):
@@ -262,6 +292,8 @@ class TurnResult(msgspec.Struct, frozen=True, kw_only=True):
     calls: list[ModelCall] = msgspec.field(default_factory=list)
     #: What the turn cost at the agent's price table.
     cost: float = 0.0
+    #: The calls a ``suspended`` turn waits for answers to.
+    awaiting: list[AwaitingCall] = msgspec.field(default_factory=list)
 
 
 class TurnCompleted(msgspec.Struct, frozen=True, tag=True):
@@ -278,6 +310,13 @@ class TurnCancelled(msgspec.Struct, frozen=True, tag=True):
 
 class TurnFailed(msgspec.Struct, frozen=True, tag=True):
     """The last event of a turn that failed with a typed error (committed as far as it got)."""
+
+    result: TurnResult
+
+
+class TurnSuspended(msgspec.Struct, frozen=True, tag=True):
+    """The last event of a turn that waits for answers (``result.awaiting``); stored
+    as far as it got, resumed by :class:`AnswerTurn`."""
 
     result: TurnResult
 
@@ -301,6 +340,7 @@ TurnEvent = (
     | TurnCompleted
     | TurnCancelled
     | TurnFailed
+    | TurnSuspended
 )
 
 # -- requests ----------------------------------------------------------------------------
@@ -412,6 +452,40 @@ class SetFacts(Request[None], frozen=True, kw_only=True, tag=True):
     remove: list[str] = msgspec.field(default_factory=list)
 
 
+AnswerStatus = Literal["recorded", "duplicate", "resumed"]
+
+
+class AnswerResult(msgspec.Struct, frozen=True, kw_only=True):
+    """What an :class:`AnswerTurn` did: ``recorded`` (more answers awaited),
+    ``duplicate`` (this call was answered already: nothing changed; ``allow`` is the
+    first answer's), ``resumed`` (``result``: how the resumed turn ended)."""
+
+    turn: str
+    call_id: str
+    status: AnswerStatus
+    allow: bool
+    result: TurnResult | None = None
+
+
+class AnswerTurn(Request[AnswerResult], frozen=True, kw_only=True, tag=True):
+    """Answer call ``call_id`` of the suspended turn ``turn``: approve it, deny it with
+    ``reason``, or give its ``result`` (the call then does not run). Stored before the
+    reply; once every awaited call is answered the turn resumes (``resume``), and the
+    reply waits for it to end."""
+
+    turn: str
+    call_id: str
+    allow: bool = True
+    reason: str = ""
+    result: str | None = None
+    resume: bool = True
+
+
+class ResumeTurn(Request[TurnResult], frozen=True, tag=True):
+    """Run the session's open turn (left by a crash, or suspended with every call
+    answered) from its last stored step to its end."""
+
+
 class SessionInfo(msgspec.Struct, frozen=True, kw_only=True):
     """A session's state as its actor sees it."""
 
@@ -423,6 +497,10 @@ class SessionInfo(msgspec.Struct, frozen=True, kw_only=True):
     messages: int
     usage: Usage
     facts: dict[str, str]
+    #: The turn that waits for answers (or, left by a crash, to be resumed), if any.
+    suspended_turn: str | None = None
+    #: The calls it waits for.
+    awaiting: list[AwaitingCall] = msgspec.field(default_factory=list)
 
 
 class GetSessionInfo(Request[SessionInfo], frozen=True, tag=True):
@@ -440,4 +518,6 @@ SessionMsg = (
     | SwitchAgent
     | SetFacts
     | GetSessionInfo
+    | AnswerTurn
+    | ResumeTurn
 )

@@ -288,6 +288,12 @@ class AgentSettings:
     max_media_message_bytes: int = attrs.field(
         default=_AGENT.media_limits.max_message_bytes, validator=at_least_one
     )
+    #: A tool call that needs approval: ``wait`` in the turn, or ``suspend`` the turn
+    #: (stored; an answer resumes it later, also after restarts).
+    approvals: Literal["wait", "suspend"] = _AGENT.approvals
+    #: A turn found open on load (a crash): ``repair`` it, or ``resume`` it from its
+    #: last stored step (no completed tool call runs again).
+    interrupted: Literal["repair", "resume"] = _AGENT.interrupted
 
 
 # -- MCP servers --------------------------------------------------------------------------------

@@ -84,6 +84,8 @@ instructions = "You are a helpful assistant."
 # approval_timeout = 300.0
 # output_retries = 2
 # max_repeated_calls = 3
+# approvals = "wait"                   # "suspend": a turn waiting for approval is stored
+# interrupted = "repair"                # "resume": a turn cut off by a crash goes on
 # Budgets (absent: no limit); session_* count the whole session, kept in the store:
 # turn_tokens = 200000
 # turn_cost = 0.5                       # at the prices below

@@ -13,6 +13,11 @@ Routes (JSON in and out; ``{id}`` is a session id; the scope each needs)::
     GET    /v1/sessions/{id}/turns/{turn}       read   reattach: the same, from the first event
     POST   /v1/sessions/{id}/cancel             turns  {"mode"?} -> {"cancelled": bool}
     POST   /v1/sessions/{id}/approvals/{call}   turns  {"allow", "reason"?} -> {"answered": bool}
+    POST   /v1/sessions/{id}/turns/{turn}/answers/{call}
+                                                turns  {"allow"?, "reason"?, "result"?,
+                                                "resume"?} -> AnswerResult (a suspended
+                                                turn; see _resume)
+    POST   /v1/sessions/{id}/resume             turns  {} -> TurnResult of the open turn
     GET    /v1/sessions/{id}                    read   transcript, facts, usage (404: none)
     GET    /v1/sessions?limit=&cursor=          read   a page of the tenant's session records
     DELETE /v1/sessions/{id}                    turns  204, or 404 when nothing was stored
@@ -59,7 +64,7 @@ from .._ids import new_id
 from ..actor import ActorRef
 from ..agent import SessionHost, StoreTurns
 from ..agent import messages as am
-from . import _elicit
+from . import _elicit, _resume
 from ._auth import Tenant, check_id, host_allowed, identify, origin_allowed
 from ._errors import BadCommand, HttpRefused
 from ._http_config import HttpConfig
@@ -93,6 +98,8 @@ ROUTES: dict[tuple[str, tuple[str, ...]], str] = {
     ("GET", ("v1", "sessions", "*", "turns", "*")): "read",
     ("POST", ("v1", "sessions", "*", "cancel")): "turns",
     ("POST", ("v1", "sessions", "*", "approvals", "*")): "turns",
+    ("POST", ("v1", "sessions", "*", "turns", "*", "answers", "*")): "turns",
+    ("POST", ("v1", "sessions", "*", "resume")): "turns",
     ("POST", ("v1", "sessions", "*", "elicitations", "*")): "turns",
     ("GET", ("v1", "sessions", "*")): "read",
     ("DELETE", ("v1", "sessions", "*")): "turns",
@@ -222,6 +229,8 @@ class _App:
             self._id("session", parts[2])
         if len(parts) > 4:
             self._id(_ID_NAMES[parts[3]], parts[4])
+        if len(parts) > 6:
+            self._id("call", parts[6])
         return tenant, needs
 
     @staticmethod
@@ -301,6 +310,16 @@ class _App:
                     tenant.store_id(session), command.call_id, command.allow, command.reason
                 )
                 await respond(send, 200, encode({"answered": answered}))
+            case "POST", ["v1", "sessions", session, "turns", turn, "answers", call_id]:
+                body = await self._body(scope, receive)
+                stored = tenant.store_id(session)
+                await respond(
+                    send, 200, encode(await _resume.answer(self.host, stored, turn, call_id, body))
+                )
+            case "POST", ["v1", "sessions", session, "resume"]:
+                await self._body(scope, receive)
+                result = await _resume.resume(self.host, tenant.store_id(session))
+                await respond(send, 200, encode(result))
             case "POST", ["v1", "sessions", session, "elicitations", elicitation_id]:
                 body = await self._body(scope, receive)
                 if isinstance(body, dict):

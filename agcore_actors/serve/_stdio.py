@@ -62,7 +62,7 @@ __all__ = ["StdioConfig", "serve_stdio"]
 
 OK = 0
 INTERRUPTED = 130
-_FINAL = (am.TurnCompleted, am.TurnCancelled, am.TurnFailed)
+_FINAL = (am.TurnCompleted, am.TurnCancelled, am.TurnFailed, am.TurnSuspended)
 
 
 def _tenant_name(_: object, attribute: object, value: str) -> None:

@@ -7,10 +7,10 @@ turn from its first event (:meth:`RunningTurn.follow`); a reader that leaves —
 client that disconnects — cancels nothing: the turn runs to its end and is committed, and a later
 reader gets every event again, the final one included.
 
-Every turn ends with exactly one final event (``TurnCompleted``, ``TurnCancelled`` or
-``TurnFailed``): one the host refused (``SessionBusy``, ``SessionParked``) or that crashed
-its session gets a ``TurnFailed`` made here, one cancelled before its own final event a
-``TurnCancelled``.
+Every turn ends with exactly one final event (``TurnCompleted``, ``TurnCancelled``,
+``TurnSuspended`` or ``TurnFailed``): one the host refused (``SessionBusy``,
+``SessionParked``) or that crashed its session gets a ``TurnFailed`` made here, one
+cancelled before its own final event a ``TurnCancelled``.
 """
 
 from __future__ import annotations
@@ -29,8 +29,8 @@ from ..llm import ContentPart
 
 __all__ = ["RunningTurn", "TurnRunner"]
 
-FINAL = (am.TurnCompleted, am.TurnCancelled, am.TurnFailed)
-FinalEvent = am.TurnCompleted | am.TurnCancelled | am.TurnFailed
+FINAL = (am.TurnCompleted, am.TurnCancelled, am.TurnFailed, am.TurnSuspended)
+FinalEvent = am.TurnCompleted | am.TurnCancelled | am.TurnFailed | am.TurnSuspended
 OUTPUT = (am.TextDelta, am.ThinkingDelta, am.ContentStarted, am.ToolCallStarted)
 
 

@@ -218,8 +218,8 @@ def parse_command(obj: object, *, session: str | None = None) -> Command:
 
 
 _CAMEL = re.compile(r"(?<!^)(?=[A-Z])")
-_FINAL = (am.TurnCompleted, am.TurnCancelled, am.TurnFailed)
-FinalKind = Literal["turn_completed", "turn_cancelled", "turn_failed"]
+_FINAL = (am.TurnCompleted, am.TurnCancelled, am.TurnFailed, am.TurnSuspended)
+FinalKind = Literal["turn_completed", "turn_cancelled", "turn_failed", "turn_suspended"]
 
 
 def event_kind(event: am.TurnEvent) -> str:

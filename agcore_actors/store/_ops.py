@@ -272,12 +272,25 @@ def load(b: Backend, m: LoadSession, now: float) -> LoadedSession:
     start = record.compacted_upto
     if m.tail is not None and end - m.tail > start:
         start = end if m.tail == 0 else max(start, b.group_start(m.session, end - m.tail))
+    open_start: int | None = None
+    if record.open_turn is None:
+        messages = b.messages(m.session, start, end)
+    else:
+        # Where the open turn starts, for a session that resumes it (rare: read entries).
+        entries = b.entries(m.session, start, end)
+        messages = [entry.message for entry in entries]
+        open_start = next((e.index for e in entries if e.turn == record.open_turn), None)
+        if open_start == start and start > 0:  # the turn may begin before the tail
+            before = b.entries(m.session, start - 1, start)
+            if before and before[0].turn == record.open_turn:
+                open_start = None
     return LoadedSession(
         record=record,
         summary=b.summary(m.session) if record.compacted_upto else [],
         first_index=start,
-        messages=b.messages(m.session, start, end),
+        messages=messages,
         facts=b.facts(m.session),
+        open_turn_start=open_start,
     )
 
 

@@ -204,6 +204,9 @@ class LoadedSession(msgspec.Struct, frozen=True, kw_only=True):
     first_index: int
     messages: list[Message]
     facts: dict[str, str]
+    #: The log index of the open turn's first message when it is in ``messages`` (None:
+    #: no turn is open, or it starts before the tail).
+    open_turn_start: int | None = None
 
     @property
     def interrupted(self) -> bool:

@@ -213,12 +213,20 @@ class Model:
             start = len(log) - tail
             while start > s.upto and start < len(log) and isinstance(log[start], ToolMessage):
                 start -= 1
+        # The open turn's first message, when the loaded tail has it.
+        opened = [
+            i
+            for i, (turn, _, _) in enumerate(s.log)
+            if s.open_turn is not None and turn == s.open_turn
+        ]
+        open_start = opened[0] if opened and opened[0] >= start else None
         return LoadedSession(
             record=s.record(),
             summary=list(s.summary) if s.upto else [],
             first_index=start,
             messages=log[start:],
             facts=dict(sorted(s.facts.items())),
+            open_turn_start=open_start,
         )
 
     def listed(self, idle_before: float | None, status: str | None) -> list[SessionRecord]:

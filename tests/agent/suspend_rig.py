@@ -1,0 +1,138 @@
+"""A host whose turns suspend for approval, restartable over one session store.
+
+Each turn ``t`` asks for two tool calls in one reply: ``guarded`` (needs approval, call
+id ``<t>-g``) and ``free`` (call id ``<t>-f``) — or, when ``t`` starts with ``batch``,
+three ``free`` calls ``<t>-a``, ``<t>-b``, ``<t>-c``; once all have results the model
+answers ``done <t>``. The tools count their own runs by call id in :data:`RUNS` (in-process) or
+in a file (``runs_file``: one line per completed run, for the SIGKILL tests).
+:meth:`Rig.restart` drops the host, its sessions, provider and executor and builds new
+ones over the same store: what survives is only what the store has.
+"""
+
+from __future__ import annotations
+
+import collections
+import contextlib
+import os
+from collections.abc import AsyncIterator
+from typing import Any
+
+import trio
+
+from agcore_actors import ActorRef, ActorSystem
+from agcore_actors.agent import (
+    Agent,
+    AgentBuilder,
+    AgentConfig,
+    HostConfig,
+    SessionHost,
+    StoreTurns,
+    session_approver,
+)
+from agcore_actors.llm import (
+    ChatRequest,
+    ProviderRegistry,
+    RetryConfig,
+    ToolMessage,
+    UserMessage,
+    provider_actor,
+)
+from agcore_actors.testing import ScriptedProvider, ScriptedReply, ScriptedToolCall
+from agcore_actors.tools import ToolContext, ToolExecutor, ToolRegistry, function_tool
+
+#: Completed runs of each call id (in-process tools).
+RUNS: collections.Counter[str] = collections.Counter()
+#: When set, each completed run is also appended to this file (one call id a line).
+RUNS_FILE: list[str] = []
+#: Call ids whose tool waits for ever on its first run (a batch to kill mid-way).
+STALL_ONCE: set[str] = set()
+
+
+def _ran(ctx: ToolContext) -> None:
+    RUNS[ctx.call_id] += 1
+    if RUNS_FILE:
+        with open(RUNS_FILE[0], "a", encoding="utf-8") as f:
+            f.write(ctx.call_id + "\n")
+            f.flush()
+            os.fsync(f.fileno())
+
+
+def _stalled(ctx: ToolContext) -> None:
+    if RUNS_FILE:
+        with open(RUNS_FILE[0] + ".stalled", "w", encoding="utf-8") as f:
+            f.write(ctx.call_id)
+
+
+@function_tool(requires_approval=True)
+async def guarded(key: str, ctx: ToolContext) -> str:
+    """Change something (needs approval)."""
+    _ran(ctx)
+    return f"guarded {key}"
+
+
+@function_tool
+async def free(key: str, ctx: ToolContext) -> str:
+    """Look something up."""
+    if ctx.call_id in STALL_ONCE:
+        STALL_ONCE.discard(ctx.call_id)
+        _stalled(ctx)
+        await trio.sleep_forever()
+    _ran(ctx)
+    return f"free {key}"
+
+
+def play(request: ChatRequest, attempt: int) -> ScriptedReply:
+    """The model: ask for the two calls, answer once they have results."""
+    user = next(m for m in reversed(request.messages) if isinstance(m, UserMessage))
+    text = str(user.content)
+    if isinstance(request.messages[-1], ToolMessage):
+        return ScriptedReply(text=f"done {text}")
+    if text.startswith("batch"):  # three free calls, one batch
+        names = [("free", f"{text}-{part}") for part in "abc"]
+    else:
+        names = [("guarded", f"{text}-g"), ("free", f"{text}-f")]
+    calls = [ScriptedToolCall(name, f'{{"key": "{text}"}}', id=call_id) for name, call_id in names]
+    return ScriptedReply(tool_calls=calls)
+
+
+class Rig:
+    """A host over ``store`` (a SessionStore ref) that can be restarted."""
+
+    def __init__(self, system: ActorSystem, store: ActorRef[Any], config: AgentConfig) -> None:
+        self.system = system
+        self.store = store
+        self.config = config
+        self.generation = 0
+
+    @contextlib.asynccontextmanager
+    async def host(self) -> AsyncIterator[SessionHost]:
+        """A new host (new provider, executor, sessions) over the same store."""
+        self.generation += 1
+        g = self.generation
+        registry = ProviderRegistry().register(ScriptedProvider(play))
+        llm = await self.system.spawn(
+            provider_actor(registry, retry=RetryConfig(max_retries=0)), name=f"llm{g}"
+        )
+        tools = ToolRegistry([guarded, free])
+        executor = await self.system.spawn(
+            lambda: ToolExecutor(tools, approver=session_approver(self.system)), name=f"tools{g}"
+        )
+        bundle = (
+            AgentBuilder()
+            .provider(llm)
+            .store(StoreTurns(self.store))
+            .tools(executor, tools)
+            .agent(Agent(name="bot"))
+            .config(self.config)
+            .build()
+        )
+        try:
+            config = HostConfig(max_live=8)
+            async with SessionHost(self.system, bundle, config, name=f"sessions{g}") as host:
+                yield host
+        finally:
+            await self.system.stop(f"llm{g}")
+            await self.system.stop(f"tools{g}")
+
+
+SUSPEND = AgentConfig(approvals="suspend", interrupted="resume", turn_timeout=None)

@@ -23,7 +23,7 @@ from collections.abc import Callable
 __all__ = ["TICKS_PER_CALLBACK", "Ticks"]
 
 #: Trio ticks run in one callback of the asyncio loop at most.
-TICKS_PER_CALLBACK = 16
+TICKS_PER_CALLBACK = 64
 
 
 class Ticks:

@@ -185,7 +185,7 @@ class AsyncioHost:
 
     async def run(self, session: str, text: str, *, turn: str = "") -> am.TurnResult:
         """Run a turn of ``session`` and return its result (:meth:`SessionHost.run`)."""
-        result: am.TurnResult = await self._call(calls.run_turn, session, text, turn)
+        result: am.TurnResult = await self._call(calls.run_turn(turn), session, text)
         return result
 
     def submit(self, session: str, text: str, *, turn: str = "") -> AsyncioTurnStream:

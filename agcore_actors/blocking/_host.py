@@ -138,7 +138,7 @@ class BlockingHost:
 
     def run(self, session: str, text: str, *, turn: str = "") -> am.TurnResult:
         """Run a turn of ``session`` and return its result (:meth:`SessionHost.run`)."""
-        result: am.TurnResult = self._call(calls.run_turn, session, text, turn)
+        result: am.TurnResult = self._call(calls.run_turn(turn), session, text)
         return result
 
     def submit(self, session: str, text: str, *, turn: str = "") -> BlockingTurnStream:

@@ -14,6 +14,12 @@ Semantics:
     guest mode that is the asyncio loop's own thread, so an asyncio face sets a future
     there without crossing threads; a blocking face sets a ``threading.Event``.
 
+    A call from the run's own thread (in guest mode: the asyncio loop's code, which runs
+    between trio's ticks) acts on the run at once, through trio's synchronous API, as
+    guest mode allows: a job's task is spawned before :meth:`Portal.start` returns, with
+    no trip through trio's entry queue. From any other thread it goes through
+    :meth:`trio.lowlevel.TrioToken.run_sync_soon`.
+
 Cancellation:
     :meth:`Job.cancel` (any thread) cancels the job's task: what it awaited is cancelled
     with trio's guarantees (a turn is committed, every tool call answered) before the
@@ -33,6 +39,7 @@ Shutdown:
 from __future__ import annotations
 
 import collections
+import contextvars
 import functools
 import threading
 from collections.abc import Awaitable, Callable
@@ -148,6 +155,10 @@ class Portal:
         self.stopping = False
         self._closed = False
         self._token: trio.lowlevel.TrioToken | None = None
+        #: The run's thread while the main task runs (direct calls from there), else None.
+        self._thread: int | None = None
+        #: The context jobs' tasks start from (the run's, not a caller's).
+        self._context = contextvars.Context()
         self._jobs: trio.Nursery | None = None
         self._stop = trio.Event()
         #: Streams waiting for their reader (see ``_release_streams``).
@@ -177,7 +188,11 @@ class Portal:
         self.call_soon(self._stop.set)
 
     def call_soon(self, fn: Callable[[], object]) -> bool:
-        """Run ``fn`` in the run's thread soon; False if the run has ended."""
+        """Run ``fn`` in the run's thread soon (now, if called there); False if the run
+        has ended."""
+        if self._thread is not None and self._thread == threading.get_ident():
+            fn()
+            return True
         if self._token is None:
             return False
         try:
@@ -191,6 +206,8 @@ class Portal:
     async def main(self, ready: Callable[[], object]) -> None:
         """Open the host, call ``ready()``, hold it until :meth:`stop`, close it."""
         self._token = trio.lowlevel.current_trio_token()
+        self._context = contextvars.copy_context()
+        self._thread = threading.get_ident()
         try:
             async with trio.open_nursery() as jobs:
                 self._jobs = jobs
@@ -206,6 +223,7 @@ class Portal:
                     jobs.cancel_scope.cancel()  # what outlived the host: a stream not read
         finally:
             self._closed = True
+            self._thread = None
             self.host = None
 
     def _release_streams(self) -> None:
@@ -218,7 +236,8 @@ class Portal:
         if self._closed or self._jobs is None or self.host is None:
             job.finish(outcome.Error(ActorStopped(self.name, "is closed")))
             return
-        self._jobs.start_soon(self._run, job, fn, (self.host, *args))
+        # Started from the run's context, not the caller's (an asyncio task's, here).
+        self._context.run(self._jobs.start_soon, self._run, job, fn, (self.host, *args))
 
     async def _run(
         self, job: Job, fn: Callable[..., Awaitable[Any]], args: tuple[Any, ...]

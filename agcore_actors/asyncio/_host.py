@@ -100,7 +100,7 @@ class AsyncioHost:
             trio.lowlevel.start_guest_run(
                 self._portal.main,
                 self._on_ready,
-                run_sync_soon_threadsafe=loop.call_soon_threadsafe,
+                run_sync_soon_threadsafe=self._ticks.threadsafe,
                 run_sync_soon_not_threadsafe=self._ticks.soon,
                 done_callback=self._on_done,
                 # asyncio owns the signal wakeup fd (add_signal_handler); trio needs none.
@@ -112,6 +112,7 @@ class AsyncioHost:
                 "a trio run is already open in this thread (another AsyncioHost?): "
                 "one AsyncioHost per event loop; a host serves any number of sessions"
             ) from None
+        self._ticks.start()
         starting: list[asyncio.Future[Any]] = [self._ready, self._done]
         try:
             await asyncio.wait(starting, return_when=asyncio.FIRST_COMPLETED)
@@ -189,7 +190,7 @@ class AsyncioHost:
     ) -> am.TurnResult:
         """Run a turn of ``session`` (``parts``: images and files after ``text``) and
         return its result (:meth:`SessionHost.run`)."""
-        result: am.TurnResult = await self._call(calls.run_turn, session, text, turn, tuple(parts))
+        result: am.TurnResult = await self._call(calls.run_turn(turn, tuple(parts)), session, text)
         return result
 
     def submit(

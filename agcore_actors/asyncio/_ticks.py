@@ -23,13 +23,20 @@ from collections.abc import Callable
 __all__ = ["TICKS_PER_CALLBACK", "Ticks"]
 
 #: Trio ticks run in one callback of the asyncio loop at most.
-TICKS_PER_CALLBACK = 16
+TICKS_PER_CALLBACK = 64
 
 
 class Ticks:
-    """``soon`` is trio's ``run_sync_soon_not_threadsafe`` (called on the loop's thread)."""
+    """Give trio :attr:`soon` as ``run_sync_soon_not_threadsafe`` (it is only called on
+    the loop's thread, by a tick) and :meth:`threadsafe` as ``run_sync_soon_threadsafe``;
+    call :meth:`start` once trio has queued its first tick (after ``start_guest_run``).
 
-    __slots__ = ("_batch", "_loop", "_queue", "_scheduled", "_yield")
+    ``soon`` only queues (no Python call per tick): the tick that queued it runs inside
+    :meth:`_drain`, which goes on with the queue, or, for a tick that came back from
+    trio's I/O thread, inside :meth:`_run_threadsafe`, which does the same.
+    """
+
+    __slots__ = ("_batch", "_loop", "_queue", "_scheduled", "_yield", "soon")
 
     def __init__(self, loop: asyncio.AbstractEventLoop, batch: int = TICKS_PER_CALLBACK) -> None:
         self._loop = loop
@@ -37,27 +44,43 @@ class Ticks:
         self._queue: collections.deque[Callable[[], object]] = collections.deque()
         self._scheduled = False
         self._yield = False
+        #: Queue a tick; called by a tick (or before :meth:`start`), on the loop's thread.
+        self.soon: Callable[[Callable[[], object]], None] = self._queue.append
+
+    def start(self) -> None:
+        """Run what :attr:`soon` has queued so far, in a callback of the loop."""
+        self._schedule()
+
+    def threadsafe(self, fn: Callable[[], object]) -> None:
+        """Run ``fn`` on the loop's thread (from any thread), then the ticks it queued."""
+        self._loop.call_soon_threadsafe(self._run_threadsafe, fn)
 
     def yield_to_host(self) -> None:
         """End the running batch after the current tick (asyncio has work now)."""
         self._yield = True
 
-    def soon(self, fn: Callable[[], object]) -> None:
-        self._queue.append(fn)
-        if not self._scheduled:
+    def _schedule(self) -> None:
+        if self._queue and not self._scheduled:
             self._scheduled = True
             self._loop.call_soon(self._run)
 
     def _run(self) -> None:
-        queue = self._queue
+        self._scheduled = False
+        self._yield = False
+        self._drain(self._batch)
+
+    def _run_threadsafe(self, fn: Callable[[], object]) -> None:
         self._yield = False
         try:
-            for _ in range(self._batch):
-                if not queue or self._yield:
-                    break
+            fn()
+        finally:
+            self._drain(self._batch - 1)
+
+    def _drain(self, budget: int) -> None:
+        queue = self._queue
+        try:
+            while budget > 0 and queue and not self._yield:
+                budget -= 1
                 queue.popleft()()
         finally:
-            if queue:
-                self._loop.call_soon(self._run)
-            else:
-                self._scheduled = False
+            self._schedule()

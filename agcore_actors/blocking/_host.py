@@ -142,7 +142,7 @@ class BlockingHost:
     ) -> am.TurnResult:
         """Run a turn of ``session`` (``parts``: images and files after ``text``) and
         return its result (:meth:`SessionHost.run`)."""
-        result: am.TurnResult = self._call(calls.run_turn, session, text, turn, tuple(parts))
+        result: am.TurnResult = self._call(calls.run_turn(turn, tuple(parts)), session, text)
         return result
 
     def submit(

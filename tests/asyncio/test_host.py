@@ -7,6 +7,7 @@ host of the trio run); what the trio API does for the same input is the referenc
 from __future__ import annotations
 
 import asyncio
+import contextvars
 import gc
 import random
 from collections.abc import Awaitable, Callable, Iterator
@@ -372,6 +373,36 @@ def test_concurrent_turns_of_many_sessions() -> None:
         async with AsyncioHost(builder(model)) as host:
             results = await asyncio.gather(*(host.run(f"s{n}", f"hi {n}") for n in range(50)))
             assert [r.text for r in results] == [f"echo: hi {n}" for n in range(50)]
+
+    in_asyncio(main)
+
+
+_CALLER_VAR: contextvars.ContextVar[str] = contextvars.ContextVar("caller", default="unset")
+
+
+async def _seen_in_trio(host: SessionHost) -> str:
+    await trio.lowlevel.checkpoint()
+    return _CALLER_VAR.get()
+
+
+def test_calls_from_the_loop_run_in_the_runs_context_also_after_trio_idled() -> None:
+    """A call from the loop's thread starts its job at once, from the run's context: no
+    asyncio task's contextvars reach trio, whether trio was busy or idle (waiting on its
+    I/O thread, which the call then wakes)."""
+
+    async def caller(host: AsyncioHost, n: int) -> list[str]:
+        _CALLER_VAR.set(f"asyncio task {n}")
+        seen = [await host._call(_seen_in_trio)]
+        await asyncio.sleep(0.05)  # trio has nothing to do: it waits on its I/O thread
+        seen.append(await host._call(_seen_in_trio))
+        result = await host.run(f"s{n}", "hi")
+        assert result.text == "echo: hi"
+        return seen
+
+    async def main() -> None:
+        async with AsyncioHost(builder(Model())) as host:
+            seen = await asyncio.gather(*(caller(host, n) for n in range(20)))
+            assert seen == [["unset", "unset"]] * 20
 
     in_asyncio(main)
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import functools
+import threading
 
 from agcore_actors.asyncio._ticks import Ticks
 
@@ -31,6 +32,7 @@ def _run(batch: int, yield_at: set[int]) -> list[str]:
     try:
         loop.call_soon(host, 0)
         ticks.soon(functools.partial(tick, 0))
+        ticks.start()
         loop.run_until_complete(asyncio.sleep(0.01))
     finally:
         loop.close()
@@ -63,3 +65,31 @@ def test_a_batch_ends_after_the_tick_that_handed_asyncio_work() -> None:
     for n in (2, 9):
         assert log[log.index(f"t{n}") + 1] == "a"
     assert max(_runs_of_ticks(log)) <= 16
+
+
+def test_a_tick_from_another_thread_runs_on_the_loop_with_the_ticks_it_queues() -> None:
+    """trio's I/O thread hands a tick back through ``threadsafe``; the ticks that one
+    queues run after it, on the loop's thread, in bounded batches."""
+    loop = asyncio.new_event_loop()
+    ticks = Ticks(loop, batch=4)
+    ran: list[tuple[int, bool]] = []
+    finished = asyncio.Event()
+
+    def tick(n: int) -> None:
+        ran.append((n, threading.current_thread() is threading.main_thread()))
+        if n < 9:
+            ticks.soon(functools.partial(tick, n + 1))
+        else:
+            finished.set()
+
+    async def main() -> None:
+        worker = threading.Thread(target=ticks.threadsafe, args=(functools.partial(tick, 0),))
+        worker.start()
+        worker.join()
+        await asyncio.wait_for(finished.wait(), 5)
+
+    try:
+        loop.run_until_complete(main())
+    finally:
+        loop.close()
+    assert ran == [(n, True) for n in range(10)]

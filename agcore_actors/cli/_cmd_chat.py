@@ -2,7 +2,8 @@
 
 Each line is a turn, streamed (live markdown and spinners on a terminal, plain text
 otherwise), its tool calls shown as they run; a tool that needs approval is asked about
-inline (``y`` allows). Every turn is stored, so ``--session ID`` (or ``run --session``)
+inline (``y`` allows), and an MCP server's question (elicitation) is answered field by
+field (see :mod:`._elicit_form`). Every turn is stored, so ``--session ID`` (or ``run --session``)
 continues it later.
 
 Keys: Ctrl-C during a turn cancels that turn (stored as cancelled; the program goes on);
@@ -27,6 +28,7 @@ from ..agent import messages as am
 from ..store import messages as sm
 from ._cmd_run import check_session, new_session_id
 from ._common import INTERRUPTED, OK, add_command, examples
+from ._elicit_form import prompting_elicitor
 from ._render import PlainView, RichView, View
 from ._runtime import Runtime, RuntimeOptions, add_runtime_flags, open_runtime
 from ._turns import LineReader, TurnRunner, prompting
@@ -70,7 +72,8 @@ class Chat:
         self.reader = LineReader()
         local = runtime.model.startswith("local ")
         approver = prompting(self.reader, terminal.prompt)
-        self.runner = TurnRunner(runtime, terminal.view, approver, local=local)
+        elicitor = prompting_elicitor(self.reader.readline, terminal.prompt, terminal.say)
+        self.runner = TurnRunner(runtime, terminal.view, approver, local=local, elicitor=elicitor)
         self._read: trio.CancelScope | None = None
         self._prompt_interrupts = 0
         self._quit = False

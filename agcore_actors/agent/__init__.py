@@ -52,6 +52,7 @@ from ._host_config import HostConfig, HostSnapshot
 from ._plan import JsonPlanParser, Plan, PlanParser, Step, StepStatus
 from ._prompt import facts_block, system_prompt
 from ._retrieve import RetrieveTool, retrieve_tool
+from ._sampling import SamplingPolicy, session_sampler
 from ._session import Session
 from ._store_port import SessionState, StoreTurns, TurnStore
 from ._task import TaskAgent, execute_plan
@@ -88,6 +89,7 @@ __all__ = [
     "RetrieveTool",
     "Rewrite",
     "RuntimeBundle",
+    "SamplingPolicy",
     "Session",
     "SessionBusy",
     "SessionHost",
@@ -112,6 +114,7 @@ __all__ = [
     "session_elicitor",
     "session_name",
     "session_progress",
+    "session_sampler",
     "session_spec",
     "synthetic_results",
     "system_prompt",

@@ -15,8 +15,9 @@ import attrs
 
 from ..actor import ActorError, ActorRef
 from ..tools import ExecutionFailed, InvalidArguments, ToolContext, ToolRegistry
-from ._errors import McpConnectionClosed
+from ._errors import McpConnectionClosed, McpOutputInvalid
 from ._policy import needs_approval, redact, redact_value, registry_names
+from ._schema import violation
 from .messages import CallTool, McpConnectionMsg, McpToolInfo
 
 log = logging.getLogger("agcore_actors.mcp")
@@ -28,7 +29,10 @@ class McpToolAdapter:
     connection actor.
 
     ``name`` is the registry name, ``remote_name`` the server's own name for the tool
-    (the exact reverse mapping). A tool result with ``isError`` is an
+    (the exact reverse mapping). A result of a tool with an ``outputSchema`` whose
+    ``structuredContent`` is missing or does not match it is
+    :class:`~agcore_actors.mcp.McpOutputInvalid` (recoverable: the model is told where it
+    breaks the schema). A tool result with ``isError`` is an
     :class:`~agcore_actors.tools.ExecutionFailed` carrying the tool's text, with the
     server's configured header and env values redacted; a connection
     that stops or crashes mid-call is :class:`~agcore_actors.mcp.McpConnectionClosed`.
@@ -45,6 +49,8 @@ class McpToolAdapter:
     timeout: float | None = None
     #: Configured header and env values of the server, redacted from results and errors.
     secrets: tuple[str, ...] = ()
+    #: The tool's ``outputSchema``: a result's ``structuredContent`` must match it.
+    output_schema: dict[str, Any] | None = None
 
     async def call(self, args: Any, ctx: ToolContext) -> Any:
         if args is None:
@@ -64,6 +70,12 @@ class McpToolAdapter:
         if result.is_error:
             text = redact(result.text, self.secrets) or "the MCP tool reported an error"
             raise ExecutionFailed(self.name, text)
+        if self.output_schema is not None:
+            if result.structured is None:
+                raise McpOutputInvalid(self.server, self.remote_name, "no structuredContent")
+            broken = violation(self.output_schema, result.structured)
+            if broken is not None:
+                raise McpOutputInvalid(self.server, self.remote_name, broken)
         if result.text or result.structured is None:
             return redact(result.text, self.secrets)
         return redact_value(result.structured, self.secrets)
@@ -100,6 +112,7 @@ def publish_tools(
             connection=connection,
             requires_approval=needs_approval(t.annotations, require_approval),
             secrets=secrets,
+            output_schema=t.output_schema,
         )
         for name, t in zip(names, tools, strict=True)
     ]

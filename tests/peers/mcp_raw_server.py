@@ -6,7 +6,10 @@
 - ``stubborn``: like ``paged`` but ignores stdin EOF and SIGTERM (only SIGKILL ends it);
 - ``old``: answers ``initialize`` with an unsupported protocol version;
 - ``faults``: three tools, ``echo`` (answers), ``crash`` (the server SIGKILLs itself
-  mid-call) and ``deaf`` (never answered), for the soak (benchmarks/soak.py).
+  mid-call) and ``deaf`` (never answered), for the soak (benchmarks/soak.py);
+- ``typed``: one tool, ``point``, whose ``outputSchema`` asks for ``{"x": integer}``;
+  it answers ``structuredContent`` ``{"x": X}`` for its argument ``x``, whatever its
+  type, or none when ``x`` is absent.
 
 ``python raw_server.py http MODE PORT`` serves streamable HTTP on 127.0.0.1:PORT at
 ``/mcp`` (a GET answers 405, so a readiness probe sees it up):
@@ -31,6 +34,26 @@ FAULT_TOOLS = [
     {"name": "crash", "inputSchema": {"type": "object"}},
     {"name": "deaf", "inputSchema": {"type": "object"}},
 ]
+
+
+POINT = {
+    "name": "point",
+    "inputSchema": {"type": "object"},
+    "outputSchema": {
+        "type": "object",
+        "properties": {"x": {"type": "integer"}},
+        "required": ["x"],
+    },
+}
+
+
+def typed_call(mid: object, params: dict[str, object]) -> None:
+    """A ``tools/call`` in ``typed`` mode."""
+    args = params.get("arguments") or {}
+    result: dict[str, object] = {"content": [], "isError": False}
+    if isinstance(args, dict) and "x" in args:
+        result["structuredContent"] = {"x": args["x"]}
+    send({"jsonrpc": "2.0", "id": mid, "result": result})
 
 
 def faulty_call(mid: object, params: dict[str, object]) -> None:
@@ -72,6 +95,10 @@ def main() -> None:
                     },
                 }
             )
+        elif method == "tools/list" and MODE == "typed":
+            send({"jsonrpc": "2.0", "id": mid, "result": {"tools": [POINT]}})
+        elif method == "tools/call" and MODE == "typed":
+            typed_call(mid, msg.get("params") or {})
         elif method == "tools/list" and MODE == "faults":
             send({"jsonrpc": "2.0", "id": mid, "result": {"tools": FAULT_TOOLS}})
         elif method == "tools/call" and MODE == "faults":

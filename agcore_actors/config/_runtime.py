@@ -335,6 +335,8 @@ def mcp_servers(settings: Settings) -> dict[str, ServerConfig]:
             }
         if s.require_approval is not None:
             raw["require_approval"] = s.require_approval
+        if s.resources_tool:
+            raw["resources_tool"] = True
         try:
             servers.update(parse_config({"mcpServers": {name: raw}}))
         except McpConfigError as exc:

@@ -17,6 +17,8 @@ from ..actor import ActorError, ActorRef
 from ..tools import ExecutionFailed, InvalidArguments, ToolContext, ToolRegistry
 from ._errors import McpConnectionClosed, McpOutputInvalid
 from ._policy import needs_approval, redact, redact_value, registry_names
+from ._resource_tool import TOOL_NAME, McpResourceTool, resource_tool
+from ._resources import McpResource
 from ._schema import violation
 from .messages import CallTool, McpConnectionMsg, McpToolInfo
 
@@ -94,15 +96,21 @@ def publish_tools(
     separator: str,
     secrets: tuple[str, ...] = (),
     require_approval: bool | None = None,
+    *,
+    resources: list[McpResource] | None = None,
 ) -> None:
     """Replace ``server``'s tools in ``registry`` with adapters for ``tools``, under
     the names of :func:`~agcore_actors.mcp.policy.registry_names`; a tool requires
-    approval as :func:`~agcore_actors.mcp.policy.needs_approval` says.
+    approval as :func:`~agcore_actors.mcp.policy.needs_approval` says. With
+    ``resources`` (not None), the group also holds the server's ``read_resource`` tool
+    (:mod:`._resource_tool`), unless the server has a tool of that name.
 
     A name taken by a tool outside the server's group is skipped with a warning.
     """
-    names = registry_names(server, [t.name for t in tools], separator)
-    adapters = [
+    remote = [t.name for t in tools]
+    reading = resources is not None and TOOL_NAME not in remote
+    names = registry_names(server, remote + [TOOL_NAME] * reading, separator)
+    adapters: list[McpToolAdapter | McpResourceTool] = [
         McpToolAdapter(
             name=name,
             remote_name=t.name,
@@ -114,7 +122,10 @@ def publish_tools(
             secrets=secrets,
             output_schema=t.output_schema,
         )
-        for name, t in zip(names, tools, strict=True)
+        for name, t in zip(names, tools, strict=False)
     ]
+    if reading:
+        assert resources is not None
+        adapters.append(resource_tool(names[-1], server, resources, connection, secrets))
     for name in registry.replace_group(registry_group(server), adapters):
         log.warning("MCP server %r: tool name %r is taken; not registered", server, name)

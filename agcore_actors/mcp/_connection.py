@@ -50,18 +50,23 @@ from ._requests import (
     ServerRequestHandler,
     roots_handler,
 )
+from ._resources import McpResource
 from .messages import (
     CallTool,
     GetStatus,
+    ListResources,
     ListTools,
     McpConnectionMsg,
     McpConnectionReply,
     McpEvent,
+    McpResourceList,
+    McpResourceRead,
     McpStatus,
     McpToolInfo,
     McpToolList,
     McpToolResult,
     PingServer,
+    ReadResource,
 )
 
 log = logging.getLogger("agcore_actors.mcp")
@@ -173,6 +178,8 @@ class McpConnection(Actor[McpConnectionMsg]):
         self.registry = registry
         self.events = events
         self.client: McpClient | None = None
+        #: What the ``read_resource`` tool offers (None: no such tool).
+        self._resources: list[McpResource] | None = None
         self._active = 0
         self._idle = trio.Event()
         self._ready = trio.Event()
@@ -237,6 +244,7 @@ class McpConnection(Actor[McpConnectionMsg]):
                 await client.list_tools()
             except McpMethodNotFound:  # a server without tools (resources only, say)
                 client.tools = []
+            self._resources = await self._resources_listed(client)
             self._publish(client.tools)
             task_status.started(client)
             async with trio.open_nursery() as nursery:
@@ -278,6 +286,18 @@ class McpConnection(Actor[McpConnectionMsg]):
             self.health.config, self.health.state, trio.current_time()
         )
 
+    async def _resources_listed(self, client: McpClient) -> list[McpResource] | None:
+        """The resources the ``read_resource`` tool offers: None unless the server's
+        entry asks for the tool and the server has resources (a listing that fails
+        offers the tool without a list)."""
+        if not self.server.resources_tool or "resources" not in client.capabilities:
+            return None
+        try:
+            return await client.list_resources()
+        except McpError as exc:
+            log.warning("MCP server %r: listing resources failed: %s", self.name, exc)
+            return []
+
     def _publish(self, tools: list[McpToolInfo]) -> None:
         if self.registry is not None:
             publish_tools(
@@ -288,6 +308,7 @@ class McpConnection(Actor[McpConnectionMsg]):
                 self.config.separator,
                 secret_values(self.server),
                 self.server.require_approval,
+                resources=self._resources,
             )
 
     def _on_event(self, event: McpEvent) -> None:
@@ -312,6 +333,12 @@ class McpConnection(Actor[McpConnectionMsg]):
                     return await self._on_ping(msg)
                 case GetStatus():
                     return self._on_get_status(msg)
+                case ListResources():
+                    client = await self._client()
+                    return McpResourceList(self.name, await client.list_resources())
+                case ReadResource(uri=uri):
+                    client = await self._client()
+                    return McpResourceRead(self.name, uri, await client.read_resource(uri))
                 case _:
                     assert_never(msg)
         finally:

@@ -35,6 +35,7 @@ from ..tools import ToolError, ToolRegistry
 from ._adapter import publish_tools
 from ._client import ClientOptions, McpClient, open_client
 from ._config import ServerConfig
+from ._content_requests import answer_content, tool_resources
 from ._errors import (
     McpConnectionClosed,
     McpError,
@@ -53,14 +54,14 @@ from ._requests import (
 from ._resources import McpResource
 from .messages import (
     CallTool,
+    GetPrompt,
     GetStatus,
+    ListPrompts,
     ListResources,
     ListTools,
     McpConnectionMsg,
     McpConnectionReply,
     McpEvent,
-    McpResourceList,
-    McpResourceRead,
     McpStatus,
     McpToolInfo,
     McpToolList,
@@ -244,7 +245,7 @@ class McpConnection(Actor[McpConnectionMsg]):
                 await client.list_tools()
             except McpMethodNotFound:  # a server without tools (resources only, say)
                 client.tools = []
-            self._resources = await self._resources_listed(client)
+            self._resources = await tool_resources(self.name, self.server, client)
             self._publish(client.tools)
             task_status.started(client)
             async with trio.open_nursery() as nursery:
@@ -286,18 +287,6 @@ class McpConnection(Actor[McpConnectionMsg]):
             self.health.config, self.health.state, trio.current_time()
         )
 
-    async def _resources_listed(self, client: McpClient) -> list[McpResource] | None:
-        """The resources the ``read_resource`` tool offers: None unless the server's
-        entry asks for the tool and the server has resources (a listing that fails
-        offers the tool without a list)."""
-        if not self.server.resources_tool or "resources" not in client.capabilities:
-            return None
-        try:
-            return await client.list_resources()
-        except McpError as exc:
-            log.warning("MCP server %r: listing resources failed: %s", self.name, exc)
-            return []
-
     def _publish(self, tools: list[McpToolInfo]) -> None:
         if self.registry is not None:
             publish_tools(
@@ -333,12 +322,8 @@ class McpConnection(Actor[McpConnectionMsg]):
                     return await self._on_ping(msg)
                 case GetStatus():
                     return self._on_get_status(msg)
-                case ListResources():
-                    client = await self._client()
-                    return McpResourceList(self.name, await client.list_resources())
-                case ReadResource(uri=uri):
-                    client = await self._client()
-                    return McpResourceRead(self.name, uri, await client.read_resource(uri))
+                case ListResources() | ReadResource() | ListPrompts() | GetPrompt():
+                    return await answer_content(self.name, await self._client(), msg)
                 case _:
                     assert_never(msg)
         finally:

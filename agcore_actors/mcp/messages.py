@@ -8,6 +8,8 @@
     GetStatus()                        -> McpStatus      (without talking to the server)
     ListResources()                    -> McpResourceList
     ReadResource(uri)                  -> McpResourceRead
+    ListPrompts()                      -> McpPromptList
+    GetPrompt(name, arguments)         -> McpPromptRendered
 
 Cancelling the asker:
 
@@ -17,7 +19,8 @@ Cancelling the asker:
   had.
 - ``PingServer``: withdrawn the same way.
 - ``GetStatus``: nothing to withdraw (no I/O).
-- ``ListResources``, ``ReadResource``: withdrawn as ``CallTool`` is.
+- ``ListResources``, ``ReadResource``, ``ListPrompts``, ``GetPrompt``: withdrawn as
+  ``CallTool`` is.
 
 Errors are :class:`~agcore_actors.mcp.McpError`\\s, given to the asker only: a tool that
 reports a failure is ``McpToolResult(is_error=True)``, not an error; a server parked by
@@ -35,17 +38,21 @@ import msgspec
 
 from .._exports import publish
 from ..actor import Request
-from ._resources import McpResource, McpResourceContent
+from ._resources import McpPrompt, McpPromptMessage, McpResource, McpResourceContent
 
 __all__ = [
     "CallTool",
     "ConnectionState",
+    "GetPrompt",
     "GetStatus",
+    "ListPrompts",
     "ListResources",
     "ListTools",
     "McpConnectionMsg",
     "McpConnectionReply",
     "McpEvent",
+    "McpPromptList",
+    "McpPromptRendered",
     "McpResourceList",
     "McpResourceRead",
     "McpStatus",
@@ -115,12 +122,27 @@ class McpResourceList(msgspec.Struct, frozen=True):
     resources: list[McpResource]
 
 
-class McpResourceRead(msgspec.Struct, frozen=True):
+class McpResourceRead(msgspec.Struct, frozen=True, kw_only=True):
     """What reading ``uri`` of ``server`` gave: its parts (text, or base64 ``blob``)."""
 
     server: str
     uri: str
     contents: list[McpResourceContent]
+
+
+class McpPromptList(msgspec.Struct, frozen=True):
+    """The prompts of ``server`` (every page), in the server's order."""
+
+    server: str
+    prompts: list[McpPrompt]
+
+
+class McpPromptRendered(msgspec.Struct, frozen=True, kw_only=True):
+    """The messages of ``server``'s prompt ``name``, filled in with the arguments."""
+
+    server: str
+    name: str
+    messages: list[McpPromptMessage]
 
 
 class McpEvent(msgspec.Struct, frozen=True, tag=True, kw_only=True):
@@ -171,7 +193,35 @@ class ReadResource(Request[McpResourceRead], frozen=True, tag=True):
     uri: str
 
 
-McpConnectionMsg = CallTool | ListTools | PingServer | GetStatus | ListResources | ReadResource
-McpConnectionReply = McpToolResult | McpToolList | McpStatus | McpResourceList | McpResourceRead
+class ListPrompts(Request[McpPromptList], frozen=True, tag=True):
+    """The server's prompts, asked again each time."""
+
+
+class GetPrompt(Request[McpPromptRendered], frozen=True, tag=True):
+    """The server's prompt ``name`` filled in with ``arguments``."""
+
+    name: str
+    arguments: dict[str, str] = msgspec.field(default_factory=dict)
+
+
+McpConnectionMsg = (
+    CallTool
+    | ListTools
+    | PingServer
+    | GetStatus
+    | ListResources
+    | ReadResource
+    | ListPrompts
+    | GetPrompt
+)
+McpConnectionReply = (
+    McpToolResult
+    | McpToolList
+    | McpStatus
+    | McpResourceList
+    | McpResourceRead
+    | McpPromptList
+    | McpPromptRendered
+)
 
 publish(__name__, __all__)

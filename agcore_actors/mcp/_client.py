@@ -16,8 +16,8 @@ set. Server requests are answered: ``ping``, and the methods given handlers in
 Whose a server request is (:func:`~._requests.requesting_session` in its handler): the
 session of the tool call whose response stream carried it (streamable HTTP), else of the
 call whose progress token its ``_meta.progressToken`` names, else the one session with
-calls in flight; else nobody's ("", and an elicitation is declined). A request is never
-given to a session other than the one whose call it is related to.
+calls in flight; else nobody's ("", and an elicitation is declined). A request that came
+on a request's response stream is never given to a session other than that request's.
 """
 
 from __future__ import annotations

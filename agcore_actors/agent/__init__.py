@@ -55,6 +55,7 @@ from ._memories import MemoryScope, MemoryTool, memory_tools
 from ._plan import JsonPlanParser, Plan, PlanParser, Step, StepStatus
 from ._prompt import facts_block, system_prompt
 from ._retrieve import RetrieveTool, retrieve_tool
+from ._sampling import SamplingPolicy, session_sampler
 from ._session import Session
 from ._store_port import SessionState, StoreTurns, TurnStore
 from ._task import TaskAgent, execute_plan
@@ -93,6 +94,7 @@ __all__ = [
     "RetrieveTool",
     "Rewrite",
     "RuntimeBundle",
+    "SamplingPolicy",
     "Session",
     "SessionBusy",
     "SessionHost",
@@ -120,6 +122,7 @@ __all__ = [
     "session_elicitor",
     "session_name",
     "session_progress",
+    "session_sampler",
     "session_spec",
     "synthetic_results",
     "system_prompt",

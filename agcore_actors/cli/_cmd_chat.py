@@ -2,14 +2,17 @@
 
 Each line is a turn, streamed (live markdown and spinners on a terminal, plain text
 otherwise), its tool calls shown as they run; a tool that needs approval is asked about
-inline (``y`` allows). Every turn is stored, so ``--session ID`` (or ``run --session``)
+inline (``y`` allows), and an MCP server's question (elicitation) is answered field by
+field (see :mod:`._elicit_form`). Every turn is stored, so ``--session ID`` (or ``run --session``)
 continues it later.
 
 Keys: Ctrl-C during a turn cancels that turn (stored as cancelled; the program goes on);
 Ctrl-C twice in a row at the prompt quits with status 130; Ctrl-D at the prompt quits
 with status 0. Commands: ``/reset`` (a new session), ``/usage``, ``/agent [NAME]``,
-``/sessions``, ``/help``, ``/quit``. A line that names image or PDF files (a path
-pasted or dragged in) attaches them to its turn (see :mod:`._paste`).
+``/sessions``, ``/help``, ``/quit``, and each MCP server's prompts as
+``/SERVER:PROMPT [arguments]`` (see :mod:`._mcp_prompts`): the filled-in prompt is the
+turn's text. A line that names image or PDF files (a path pasted or dragged in) attaches
+them to its turn (see :mod:`._paste`).
 """
 
 from __future__ import annotations
@@ -26,9 +29,12 @@ import trio
 
 from .._errors import AgcoreError
 from ..agent import messages as am
+from ..mcp import messages as mm
 from ..store import messages as sm
 from ._cmd_run import new_session_id
 from ._common import INTERRUPTED, OK, add_command, examples
+from ._elicit_form import prompting_elicitor
+from ._mcp_prompts import McpPromptCommand, load_prompts, prompt_arguments, prompt_text, usage
 from ._paste import pasted_media
 from ._render import PlainView, RichView, View
 from ._runtime import Runtime, RuntimeOptions, add_runtime_flags, open_runtime
@@ -74,13 +80,16 @@ class Chat:
         self.reader = LineReader()
         local = runtime.model.startswith("local ")
         approver = prompting(self.reader, terminal.prompt)
-        self.runner = TurnRunner(runtime, terminal.view, approver, local=local)
+        elicitor = prompting_elicitor(self.reader.readline, terminal.prompt, terminal.say)
+        self.runner = TurnRunner(runtime, terminal.view, approver, local=local, elicitor=elicitor)
+        self.prompts: dict[str, McpPromptCommand] = {}
         self._read: trio.CancelScope | None = None
         self._prompt_interrupts = 0
         self._quit = False
 
     async def run(self) -> int:
         say = self.terminal.say
+        self.prompts = await load_prompts(self.runtime.system, list(self.runtime.mcp_servers))
         say(f"chat with {self.runtime.model}; session {self.session}; /help for commands")
         with trio.open_signal_receiver(signal.SIGINT) as signals:
             async with trio.open_nursery() as nursery:
@@ -154,7 +163,7 @@ class Chat:
                 case "/quit" | "/exit":
                     return True
                 case "/help":
-                    say(HELP)
+                    say("\n".join([HELP, *("  " + usage(p) for p in self.prompts.values())]))
                 case "/reset":
                     self.session = new_session_id()
                     say(f"new session {self.session}")
@@ -164,11 +173,23 @@ class Chat:
                     await self._agent(rest.strip())
                 case "/sessions":
                     await self._sessions()
+                case _ if name in self.prompts:
+                    await self._prompt(self.prompts[name], rest)
                 case _:
                     say(f"unknown command {name}; /help lists them")
         except AgcoreError as exc:
             say(f"error: {exc.kind}: {exc}")
         return False
+
+    async def _prompt(self, entry: McpPromptCommand, rest: str) -> None:
+        try:
+            arguments = prompt_arguments(entry, rest)
+        except ValueError as exc:
+            self.terminal.say(f"error: {exc}")
+            return
+        connection = self.runtime.system.lookup(f"mcp:{entry.server}")
+        rendered = await connection.ask(mm.GetPrompt(entry.prompt.name, arguments))
+        await self._turn(prompt_text(rendered))
 
     async def _usage(self) -> None:
         info: am.SessionInfo = await self.runtime.host.ask(self.session, am.GetSessionInfo())

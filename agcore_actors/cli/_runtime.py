@@ -36,7 +36,7 @@ import attrs
 
 from ..actor import ActorRef, ActorSystem
 from ..agent import SessionHost
-from ..config import Settings, load_settings, provider_config, store_backend
+from ..config import Settings, load_settings, mcp_servers, provider_config, store_backend
 from ..config import open_runtime as open_configured
 from ..config._local import local_timeouts
 from ..llm import OpenAICompatibleProvider, Provider, ProviderConfig
@@ -163,6 +163,8 @@ class Runtime:
     hosts: Mapping[str, SessionHost] = attrs.field(factory=dict)
     #: The embedded model's server actor (None: a remote provider answers).
     local_model: ActorRef[Any] | None = None
+    #: The configured MCP servers (their connections are ``mcp:{name}`` in ``system``).
+    mcp_servers: tuple[str, ...] = ()
 
     def switch(self, agent: str) -> Runtime:
         """The same runtime, ``agent``'s host current (see ``chat``'s ``/agent``)."""
@@ -317,4 +319,5 @@ async def open_runtime(
             local_model=None
             if endpoint is None
             else runtime.system.lookup(f"local-model:{settings.default_provider}"),
+            mcp_servers=tuple(mcp_servers(settings)),
         )

@@ -14,6 +14,7 @@ import sys
 
 import trio
 
+from ..actor import ActorRef
 from ..config import Settings
 from ._cmd_serve import settings_host
 
@@ -25,10 +26,11 @@ async def serve_mcp(args: argparse.Namespace) -> int:
     from ..serve._mcp import McpHttpConfig, serve_mcp_http, serve_mcp_stdio
 
     settings: Settings = args.settings
-    async with settings_host(settings) as (host, _):
+    async with settings_host(settings) as (host, store):
         agents = {settings.default_agent: host}
+        sessions = store if isinstance(store, ActorRef) else None
         if args.stdio:
-            return await serve_mcp_stdio(agents)
+            return await serve_mcp_stdio(agents, store=sessions)
         bind, port = args.http
         config = McpHttpConfig(host=bind, port=port, allowed_hosts=tuple(args.allowed_host or ()))
         with trio.open_signal_receiver(signal.SIGTERM) as signals:
@@ -39,7 +41,9 @@ async def serve_mcp(args: argparse.Namespace) -> int:
 
             async with trio.open_nursery() as nursery:
                 url = await nursery.start(
-                    functools.partial(serve_mcp_http, agents, config, shutdown=shutdown)
+                    functools.partial(
+                        serve_mcp_http, agents, config, shutdown=shutdown, store=sessions
+                    )
                 )
                 print(serving_line(url, json_format=args.json_logs), file=sys.stderr, flush=True)
     return 0

@@ -1,7 +1,8 @@
 """Running one turn for a terminal: events to a view, approvals answered, Ctrl-C as cancel.
 
 :class:`TurnRunner` submits a turn to the runtime's :class:`~agcore_actors.agent.SessionHost`
-and feeds its events to a :class:`~agcore_actors.cli._render.View`; it collects what
+and feeds its events to a :class:`~agcore_actors.cli._render.View`, answering approvals
+with its approver and MCP elicitations with its elicitor; it collects what
 ``--json`` prints (:class:`TurnOutcome`). :meth:`TurnRunner.interrupt` is what Ctrl-C
 does: the first asks the session to cancel the turn (it ends with ``TurnCancelled``, the
 turn committed, every tool call answered); a second one, if the turn has not ended yet,
@@ -25,6 +26,7 @@ import trio
 
 from ..agent import messages as am
 from ..llm import ContentPart
+from ._elicit_form import Elicitor
 from ._render import View, call_line
 from ._runtime import Runtime
 
@@ -73,11 +75,19 @@ class TurnRunner:
     """Runs turns of one runtime, one at a time (see the module doc)."""
 
     def __init__(
-        self, runtime: Runtime, view: View, approver: Approver, *, local: bool = False
+        self,
+        runtime: Runtime,
+        view: View,
+        approver: Approver,
+        *,
+        local: bool = False,
+        elicitor: Elicitor | None = None,
     ) -> None:
         self.runtime = runtime
         self.view = view
         self.approver = approver
+        #: Answers an MCP server's elicitation; None declines each at once.
+        self.elicitor = elicitor
         self.local = local
         self._session: str | None = None
         self._scope: trio.CancelScope | None = None
@@ -126,9 +136,16 @@ class TurnRunner:
                 self._approving = None
                 await self.runtime.host.approve(outcome.session, event.call_id, allow, reason)
             case am.ElicitationRequested(elicitation_id=elicitation_id):
-                # No inline form yet: decline at once rather than wait out the timeout.
+                action: am.ElicitationAction = "decline"  # nobody to ask: not the timeout
+                given: dict[str, object] | None = None
+                if self.elicitor is not None:
+                    self.view.pause()
+                    action = "cancel"
+                    with trio.CancelScope() as self._approving:  # Ctrl-C ends it too
+                        action, given = await self.elicitor(event)
+                    self._approving = None
                 await self.runtime.host.answer_elicitation(
-                    outcome.session, elicitation_id, "decline"
+                    outcome.session, elicitation_id, action, given
                 )
             case am.TurnCompleted(result=result) | am.TurnCancelled(result=result):
                 outcome.result = result

@@ -38,6 +38,7 @@ from ..agent import (
     session_approver,
     session_elicitor,
     session_progress,
+    session_sampler,
 )
 from ..cluster import ClusterConfig, LeaseKeeper
 from ..llm import (
@@ -62,7 +63,7 @@ from ..mcp import (
     servers_spec,
     wait_ready,
 )
-from ..mcp._requests import ELICIT
+from ..mcp._requests import ELICIT, SAMPLE
 from ..store import (
     InMemorySessions,
     PostgresSessions,
@@ -335,6 +336,8 @@ def mcp_servers(settings: Settings) -> dict[str, ServerConfig]:
             }
         if s.require_approval is not None:
             raw["require_approval"] = s.require_approval
+        if s.resources_tool:
+            raw["resources_tool"] = True
         try:
             servers.update(parse_config({"mcpServers": {name: raw}}))
         except McpConfigError as exc:
@@ -435,10 +438,10 @@ async def open_runtime(
             )
             builder.tools(executor, tool_registry)
         if servers:
-            # An MCP server's elicitation goes to the session whose tool call it serves.
-            connection = ConnectionConfig(
-                requests={ELICIT: session_elicitor(system)}, progress=session_progress(system)
-            )
+            # An MCP server's elicitation and sampling go to the session whose tool call
+            # they serve (sampling: asked as an approval, answered by this provider).
+            requests = {ELICIT: session_elicitor(system), SAMPLE: session_sampler(system, llm)}
+            connection = ConnectionConfig(requests=requests, progress=session_progress(system))
             await system.start_supervisor(
                 servers_spec(servers, registry=tool_registry, config=connection)
             )

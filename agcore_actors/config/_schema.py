@@ -315,6 +315,8 @@ class StdioServerSettings:
     inherit_env: tuple[str, ...] = ()
     #: Every tool needs approval (true), none (false); unset: those marked destructive.
     require_approval: bool | None = None
+    #: Offer the model a ``{server}-read_resource`` tool over the server's resources.
+    resources_tool: bool = False
     #: Skip this server.
     disabled: bool = False
     #: The transport, as other MCP clients write it.
@@ -334,6 +336,8 @@ class HttpServerSettings:
     oauth: Mapping[str, Any] | None = attrs.field(default=None, repr=False)
     #: As for a stdio server.
     require_approval: bool | None = None
+    #: As for a stdio server.
+    resources_tool: bool = False
     #: Skip this server.
     disabled: bool = False
     #: The transport, as other MCP clients write it.

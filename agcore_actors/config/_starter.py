@@ -106,6 +106,7 @@ instructions = "You are a helpful assistant."
 # cwd = "/srv"
 # inherit_env = ["LANG"]                # besides HOME, LOGNAME, PATH, SHELL, TERM, USER
 # require_approval = true               # every tool asks first (unset: destructive ones)
+# resources_tool = true                 # a time-read_resource tool over its resources
 # disabled = false
 # type = "stdio"
 #

@@ -12,6 +12,12 @@ waiting request fails with :class:`McpConnectionClosed` and ``closed`` is
 set. Server requests are answered: ``ping``, and the methods given handlers in
 ``requests`` (elicitation, sampling, roots: see :mod:`._requests`); anything else
 -32601.
+
+Whose a server request is (:func:`~._requests.requesting_session` in its handler): the
+session of the tool call whose response stream carried it (streamable HTTP), else of the
+call whose progress token its ``_meta.progressToken`` names, else the one session with
+calls in flight; else nobody's ("", and an elicitation is declined). A request that came
+on a request's response stream is never given to a session other than that request's.
 """
 
 from __future__ import annotations
@@ -128,6 +134,9 @@ class McpClient:
         self._progress_token = 0
         #: Sessions with tool calls in flight, and how many each.
         self._sessions = collections.Counter[str]()
+        #: The session of each tool call in flight, by request id and by progress token.
+        self._call_sessions: dict[int | str, str] = {}
+        self._token_sessions: dict[int | str, str] = {}
         #: The progress callbacks of calls in flight, by progress token.
         self._progress: dict[int | str, ProgressCallback] = {}
         self._pending: dict[int | str, _Pending] = {}
@@ -135,7 +144,7 @@ class McpClient:
 
     # -- transport callbacks (synchronous: no queue between transport and client)
 
-    def _deliver(self, data: bytes) -> None:
+    def _deliver(self, data: bytes, related: int | str | None = None) -> None:
         try:
             messages = decode(data)
         except DECODE_ERRORS as exc:
@@ -145,7 +154,7 @@ class McpClient:
             if msg.is_response:
                 self._on_response(msg)
             elif msg.method is not None and msg.id is not None:
-                self._on_server_request(msg)
+                self._on_server_request(msg, related)
             elif msg.method is not None:
                 self._on_notification(msg)
 
@@ -182,7 +191,7 @@ class McpClient:
         self._pending.clear()
         self.closed.set()
 
-    def _on_server_request(self, msg: Incoming) -> None:
+    def _on_server_request(self, msg: Incoming, related: int | str | None) -> None:
         assert msg.id is not None and msg.method is not None
         if self._nursery is None:
             return
@@ -194,15 +203,27 @@ class McpClient:
                 error=JsonRpcError(METHOD_NOT_FOUND, f"Method not found: {msg.method}"),
             )
         else:
-            self._nursery.start_soon(self._answer, msg.method, msg.id, msg.params)
+            owner = self._owner(msg.params, related)
+            self._nursery.start_soon(self._answer, msg.method, msg.id, msg.params, owner)
             return
         self._nursery.start_soon(self._send_quietly, encode(reply))
 
-    async def _answer(self, method: str, request_id: int | str, params: Any) -> None:
-        timeout = self.options.server_request_timeout
+    def _owner(self, params: Any, related: int | str | None) -> str:
+        """The session a server request belongs to (see the module docstring)."""
+        if related is not None and related in self._call_sessions:
+            return self._call_sessions[related]
+        meta = params.get("_meta") if isinstance(params, dict) else None
+        token = meta.get("progressToken") if isinstance(meta, dict) else None
+        if isinstance(token, int | str) and token in self._token_sessions:
+            return self._token_sessions[token]
+        if related is not None and related in self._pending:
+            return ""  # related to a request of no session (tools/list, ...)
         calling = {s for s in self._sessions if s}
         # Only an unambiguous owner: with calls of two sessions in flight, neither is asked.
-        owner = calling.pop() if len(calling) == 1 and "" not in self._sessions else ""
+        return calling.pop() if len(calling) == 1 and "" not in self._sessions else ""
+
+    async def _answer(self, method: str, request_id: int | str, params: Any, owner: str) -> None:
+        timeout = self.options.server_request_timeout
         REQUESTING_SESSION.set(owner)
         reply = await answer(self.name, self.requests, method, request_id, params, timeout)
         await self._send_quietly(encode(reply))
@@ -242,9 +263,15 @@ class McpClient:
     # -- requests --------------------------------------------------------------
 
     async def request(
-        self, method: str, params: dict[str, Any] | None = None, *, timeout: float | None = None
+        self,
+        method: str,
+        params: dict[str, Any] | None = None,
+        *,
+        timeout: float | None = None,
+        session: str | None = None,
     ) -> Any:
-        """Send a request and return its result; raise a typed :class:`McpError`."""
+        """Send a request and return its result; raise a typed :class:`McpError`.
+        ``session``: whose server requests related to this one are (see the module doc)."""
         if self.closed.is_set():
             raise McpConnectionClosed(self.name, self.closed_reason)
         self._next_id += 1
@@ -253,6 +280,8 @@ class McpClient:
         if params is not None:
             message.params = params
         pending = self._pending[request_id] = _Pending()
+        if session is not None:
+            self._call_sessions[request_id] = session
         seconds = self.options.request_timeout if timeout is None else timeout
         answered = False
         try:
@@ -261,6 +290,7 @@ class McpClient:
                 await pending.done.wait()
                 answered = True
         finally:
+            self._call_sessions.pop(request_id, None)
             if not answered:
                 self._pending.pop(request_id, None)
                 if method != "initialize" and not self.closed.is_set():
@@ -349,8 +379,8 @@ class McpClient:
         session: str = "",
         on_progress: ProgressCallback | None = None,
     ) -> McpToolResult:
-        """Call a tool; ``session``: whose turn calls it (server requests meanwhile are
-        that session's when no other session has a call in flight); ``on_progress``:
+        """Call a tool; ``session``: whose turn calls it (the server requests related to
+        the call are that session's: see the module docstring); ``on_progress``:
         called with each ``notifications/progress`` of the call (a progress token is
         sent only then)."""
         params: dict[str, Any] = {"name": name, "arguments": arguments}
@@ -360,11 +390,13 @@ class McpClient:
             token = self._progress_token
             params["_meta"] = {"progressToken": token}
             self._progress[token] = on_progress
+            self._token_sessions[token] = session
         self._sessions[session] += 1
         try:
-            raw = await self.request("tools/call", params, timeout=timeout)
+            raw = await self.request("tools/call", params, timeout=timeout, session=session)
         finally:
             self._progress.pop(token, None)
+            self._token_sessions.pop(token, None)
             self._sessions[session] -= 1
             if not self._sessions[session]:
                 del self._sessions[session]

@@ -51,6 +51,8 @@ class StdioServer(msgspec.Struct, frozen=True, forbid_unknown_fields=False):
     #: Every tool needs approval (true), none does (false); unset: the tools the server
     #: marks ``destructiveHint``.
     require_approval: bool | None = None
+    #: Offer the model a ``{server}-read_resource`` tool that reads the server's resources.
+    resources_tool: bool = False
 
     def __repr__(self) -> str:  # env values are secrets: show the names only
         return (
@@ -98,6 +100,8 @@ class HttpServer(msgspec.Struct, frozen=True, forbid_unknown_fields=False):
     oauth: OAuthConfig | None = None
     #: As :attr:`StdioServer.require_approval`.
     require_approval: bool | None = None
+    #: As :attr:`StdioServer.resources_tool`.
+    resources_tool: bool = False
 
     def __repr__(self) -> str:  # header values and a URL password are secrets
         url = urllib.parse.urlsplit(self.url)

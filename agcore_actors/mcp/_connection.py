@@ -35,6 +35,7 @@ from ..tools import ToolError, ToolRegistry
 from ._adapter import publish_tools
 from ._client import ClientOptions, McpClient, open_client
 from ._config import ServerConfig
+from ._content_requests import answer_content, tool_resources
 from ._errors import (
     McpConnectionClosed,
     McpError,
@@ -50,9 +51,13 @@ from ._requests import (
     ServerRequestHandler,
     roots_handler,
 )
+from ._resources import McpResource
 from .messages import (
     CallTool,
+    GetPrompt,
     GetStatus,
+    ListPrompts,
+    ListResources,
     ListTools,
     McpConnectionMsg,
     McpConnectionReply,
@@ -62,6 +67,7 @@ from .messages import (
     McpToolList,
     McpToolResult,
     PingServer,
+    ReadResource,
 )
 
 log = logging.getLogger("agcore_actors.mcp")
@@ -173,6 +179,8 @@ class McpConnection(Actor[McpConnectionMsg]):
         self.registry = registry
         self.events = events
         self.client: McpClient | None = None
+        #: What the ``read_resource`` tool offers (None: no such tool).
+        self._resources: list[McpResource] | None = None
         self._active = 0
         self._idle = trio.Event()
         self._ready = trio.Event()
@@ -237,6 +245,7 @@ class McpConnection(Actor[McpConnectionMsg]):
                 await client.list_tools()
             except McpMethodNotFound:  # a server without tools (resources only, say)
                 client.tools = []
+            self._resources = await tool_resources(self.name, self.server, client)
             self._publish(client.tools)
             task_status.started(client)
             async with trio.open_nursery() as nursery:
@@ -288,6 +297,7 @@ class McpConnection(Actor[McpConnectionMsg]):
                 self.config.separator,
                 secret_values(self.server),
                 self.server.require_approval,
+                resources=self._resources,
             )
 
     def _on_event(self, event: McpEvent) -> None:
@@ -312,6 +322,8 @@ class McpConnection(Actor[McpConnectionMsg]):
                     return await self._on_ping(msg)
                 case GetStatus():
                     return self._on_get_status(msg)
+                case ListResources() | ReadResource() | ListPrompts() | GetPrompt():
+                    return await answer_content(self.name, await self._client(), msg)
                 case _:
                     assert_never(msg)
         finally:

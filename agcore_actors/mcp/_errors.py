@@ -122,6 +122,28 @@ class McpMessageTooLarge(McpProtocolError):
         self.limit = limit
 
 
+class McpOutputInvalid(McpProtocolError):
+    """A tool's ``structuredContent`` does not match its ``outputSchema`` (or is missing).
+
+    Recoverable: the model is told (``detail`` says where the value breaks the schema) and
+    can call again or do without; the value itself is not passed on.
+    """
+
+    kind: ClassVar[str] = "mcp_output_invalid"
+
+    def __init__(self, server: str, tool: str, detail: str) -> None:
+        super().__init__(
+            f"MCP server '{server}': tool '{tool}' returned output that does not match "
+            f"its outputSchema: {detail}"
+        )
+        self.server = server
+        self.tool = tool
+        self.detail = detail
+
+    def is_recoverable(self) -> bool:
+        return True
+
+
 class McpUnavailable(McpError):
     """The server is parked by its circuit breaker (``retry_in``: seconds to the next probe).
 

@@ -2,7 +2,8 @@
 
 Every message is POSTed to the endpoint. A request's answer comes back as a
 JSON body or as an SSE stream (which may carry notifications and server
-requests before the response); notifications and responses get 202. The
+requests before the response: those are delivered as related to that request);
+notifications and responses get 202. The
 ``Mcp-Session-Id`` the server assigns at ``initialize`` and the negotiated
 ``MCP-Protocol-Version`` are sent on every later request. A request's POST
 lives exactly as long as the request (its timeout or cancellation closes
@@ -210,7 +211,7 @@ class HttpTransport:
         kind = response.headers.get("content-type", "").split(";")[0].strip()
         if kind == "text/event-stream":
             try:
-                await self._read_events(response, stream, request_id if resumed else None)
+                await self._read_events(response, stream, request_id, stop=resumed)
             except httpx2.SSEError:
                 # The content type was checked above: the event was over the cap.
                 self._fail(request_id, McpMessageTooLarge(self.name, self.max_message_bytes))
@@ -222,14 +223,21 @@ class HttpTransport:
             if len(answer) > self.max_message_bytes:
                 self._fail(request_id, McpMessageTooLarge(self.name, self.max_message_bytes))
                 return False
-        self._deliver(bytes(answer))
+        self._deliver(bytes(answer), request_id)
         stream.last_id = None  # a JSON answer is whole: nothing to resume
         return True
 
     async def _read_events(
-        self, response: httpx2.Response, stream: _Stream, request_id: int | str | None = None
+        self,
+        response: httpx2.Response,
+        stream: _Stream,
+        request_id: int | str | None = None,
+        *,
+        stop: bool = False,
     ) -> None:
-        """Deliver the stream's messages until it ends or ``request_id`` is answered."""
+        """Deliver the stream's messages, as related to ``request_id`` (the request whose
+        stream it is; None: the listening stream), until it ends, or with ``stop`` until
+        ``request_id`` is answered."""
         assert self._deliver is not None and self._waiting is not None
         events = httpx2.EventSource(response, max_event_size=self.max_message_bytes)
         # Stopping by cancellation, not by leaving the loop: the exception then ends
@@ -242,8 +250,8 @@ class HttpTransport:
                     stream.retry = max(0.0, event.retry / 1000)
                 if event.event in ("message", "") and event.data:
                     stream.progressed = True
-                    self._deliver(event.data.encode("utf-8"))
-                    if request_id is not None and not self._waiting(request_id):
+                    self._deliver(event.data.encode("utf-8"), request_id)
+                    if stop and request_id is not None and not self._waiting(request_id):
                         answered.cancel()
 
     async def _listen(self, task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED) -> None:

@@ -6,7 +6,8 @@ A handler is ``async (server, params) -> result``: it runs in a task of its own 
 ``ClientOptions.server_request_timeout``; an ``elicitation/create`` that runs out of
 time is declined (``{"action": "decline"}``), any other method answers a JSON-RPC
 error; a handler that raises ``ValueError`` or ``LookupError`` answers -32602 (invalid
-params) with its message, any other exception -32603 without one (it may hold secrets).
+params) with its message, ``PermissionError`` answers -1 (the spec's "user rejected")
+with its message, any other exception -32603 without one (it may hold secrets).
 
 :func:`roots_handler` answers ``roots/list`` from a fixed list of directories or URIs.
 """
@@ -40,6 +41,8 @@ REQUESTING_SESSION: contextvars.ContextVar[str] = contextvars.ContextVar(
 )
 
 INTERNAL_ERROR = -32603
+#: The code of a request the person (or the policy standing for them) refused.
+USER_REJECTED = -1
 ELICIT = "elicitation/create"
 SAMPLE = "sampling/createMessage"
 ROOTS = "roots/list"
@@ -53,8 +56,9 @@ _CAPABILITIES: dict[str, tuple[str, dict[str, Any]]] = {
 
 def requesting_session() -> str:
     """Inside a server-request handler: the session whose tool call the request belongs
-    to: the one session with calls in flight on the connection, else "" (none, or calls
-    of several sessions or of no session in flight: ambiguous)."""
+    to: the call whose response stream carried it (streamable HTTP), else whose progress
+    token it names, else the one session with calls in flight on the connection; else ""
+    (no call of a session related, or calls of several sessions in flight: ambiguous)."""
     return REQUESTING_SESSION.get()
 
 
@@ -95,6 +99,8 @@ async def answer(
             return JsonRpcResponse(id=request_id, result=await handler(server, params))
     except (ValueError, LookupError) as exc:
         return JsonRpcResponse(id=request_id, error=JsonRpcError(INVALID_PARAMS, str(exc)))
+    except PermissionError as exc:
+        return JsonRpcResponse(id=request_id, error=JsonRpcError(USER_REJECTED, str(exc)))
     except Exception as exc:
         log.warning("[%s] the %s handler failed: %s", server, method, type(exc).__name__)
         error = JsonRpcError(INTERNAL_ERROR, f"the client could not answer {method}")

@@ -99,7 +99,7 @@ class StdioTransport:
                         line_tail = bytes(buffer[max(0, end - _KEEP) : end])
                         self._too_large(bytes(buffer[:_KEEP]), line_tail, fail)
                     elif line := bytes(buffer[:end]).strip():
-                        deliver(line)
+                        deliver(line, None)
                     del buffer[: end + 1]
                     scan = 0
                 if head is None and len(buffer) > limit:

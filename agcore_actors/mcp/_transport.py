@@ -1,7 +1,9 @@
 """The transport interface the MCP client drives.
 
 A transport moves encoded JSON-RPC messages. It is started in the client's
-nursery with four callbacks: ``deliver(data)`` for each message received,
+nursery with four callbacks: ``deliver(data, related)`` for each message received
+(``related``: the id of the request whose response stream carried it, when the
+transport has one per request, else None),
 ``fail(request_id, error)`` when a request cannot get an answer (an HTTP
 error status), ``closed(error)`` once the peer is gone for good, and
 ``waiting(request_id)``, true while a request still waits for its answer (so a
@@ -16,7 +18,7 @@ from typing import Protocol
 
 import trio
 
-Deliver = Callable[[bytes], None]
+Deliver = Callable[[bytes, int | str | None], None]
 Fail = Callable[[int | str, Exception], None]
 Closed = Callable[[str], None]
 Waiting = Callable[[int | str], bool]

@@ -6,6 +6,10 @@
     ListTools(refresh)                 -> McpToolList
     PingServer()                       -> McpStatus      (after a round trip)
     GetStatus()                        -> McpStatus      (without talking to the server)
+    ListResources()                    -> McpResourceList
+    ReadResource(uri)                  -> McpResourceRead
+    ListPrompts()                      -> McpPromptList
+    GetPrompt(name, arguments)         -> McpPromptRendered
 
 Cancelling the asker:
 
@@ -15,6 +19,8 @@ Cancelling the asker:
   had.
 - ``PingServer``: withdrawn the same way.
 - ``GetStatus``: nothing to withdraw (no I/O).
+- ``ListResources``, ``ReadResource``, ``ListPrompts``, ``GetPrompt``: withdrawn as
+  ``CallTool`` is.
 
 Errors are :class:`~agcore_actors.mcp.McpError`\\s, given to the asker only: a tool that
 reports a failure is ``McpToolResult(is_error=True)``, not an error; a server parked by
@@ -32,20 +38,29 @@ import msgspec
 
 from .._exports import publish
 from ..actor import Request
+from ._resources import McpPrompt, McpPromptMessage, McpResource, McpResourceContent
 
 __all__ = [
     "CallTool",
     "ConnectionState",
+    "GetPrompt",
     "GetStatus",
+    "ListPrompts",
+    "ListResources",
     "ListTools",
     "McpConnectionMsg",
     "McpConnectionReply",
     "McpEvent",
+    "McpPromptList",
+    "McpPromptRendered",
+    "McpResourceList",
+    "McpResourceRead",
     "McpStatus",
     "McpToolInfo",
     "McpToolList",
     "McpToolResult",
     "PingServer",
+    "ReadResource",
 ]
 
 #: ``connecting`` until the first connect of an incarnation succeeds, ``connected``
@@ -100,6 +115,36 @@ class McpStatus(msgspec.Struct, frozen=True, kw_only=True):
     retry_in: float | None = None
 
 
+class McpResourceList(msgspec.Struct, frozen=True):
+    """The resources of ``server`` (every page), in the server's order."""
+
+    server: str
+    resources: list[McpResource]
+
+
+class McpResourceRead(msgspec.Struct, frozen=True, kw_only=True):
+    """What reading ``uri`` of ``server`` gave: its parts (text, or base64 ``blob``)."""
+
+    server: str
+    uri: str
+    contents: list[McpResourceContent]
+
+
+class McpPromptList(msgspec.Struct, frozen=True):
+    """The prompts of ``server`` (every page), in the server's order."""
+
+    server: str
+    prompts: list[McpPrompt]
+
+
+class McpPromptRendered(msgspec.Struct, frozen=True, kw_only=True):
+    """The messages of ``server``'s prompt ``name``, filled in with the arguments."""
+
+    server: str
+    name: str
+    messages: list[McpPromptMessage]
+
+
 class McpEvent(msgspec.Struct, frozen=True, tag=True, kw_only=True):
     """A server notification (logging, progress, resources/updated, list changes)."""
 
@@ -138,7 +183,45 @@ class GetStatus(Request[McpStatus], frozen=True, tag=True):
     """The connection's status, without talking to the server."""
 
 
-McpConnectionMsg = CallTool | ListTools | PingServer | GetStatus
-McpConnectionReply = McpToolResult | McpToolList | McpStatus
+class ListResources(Request[McpResourceList], frozen=True, tag=True):
+    """The server's resources, asked again each time."""
+
+
+class ReadResource(Request[McpResourceRead], frozen=True, tag=True):
+    """Read the server's resource ``uri``."""
+
+    uri: str
+
+
+class ListPrompts(Request[McpPromptList], frozen=True, tag=True):
+    """The server's prompts, asked again each time."""
+
+
+class GetPrompt(Request[McpPromptRendered], frozen=True, tag=True):
+    """The server's prompt ``name`` filled in with ``arguments``."""
+
+    name: str
+    arguments: dict[str, str] = msgspec.field(default_factory=dict)
+
+
+McpConnectionMsg = (
+    CallTool
+    | ListTools
+    | PingServer
+    | GetStatus
+    | ListResources
+    | ReadResource
+    | ListPrompts
+    | GetPrompt
+)
+McpConnectionReply = (
+    McpToolResult
+    | McpToolList
+    | McpStatus
+    | McpResourceList
+    | McpResourceRead
+    | McpPromptList
+    | McpPromptRendered
+)
 
 publish(__name__, __all__)

@@ -8,8 +8,9 @@ Semantics:
     "text"}`` as structured content (so the caller can continue the session). A turn that
     did not complete is a tool error (``isError``) naming its status and error kind; a bad
     argument or unknown tool is a tool error too, and starts nothing. Every call is
-    answered. The MCP side is the official ``mcp`` SDK's server (``mcp-server`` extra),
-    imported only here.
+    answered. Given the session store, the stored sessions are resources too, and a
+    client may set a log level to hear of each turn (:mod:`._mcp_more`). The MCP side is
+    the official ``mcp`` SDK's server (``mcp-server`` extra), imported only here.
 
 Cancellation:
     A ``notifications/cancelled`` from the client cancels the handler, which cancels the
@@ -20,6 +21,7 @@ Cancellation:
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
@@ -28,8 +30,10 @@ import trio
 
 from .._errors import AgcoreError
 from .._ids import new_id
+from ..actor import ActorRef
 from ..agent import SessionHost
 from ._auth import check_id
+from ._mcp_more import McpMore
 
 if TYPE_CHECKING:
     from mcp.server.lowlevel import Server
@@ -79,15 +83,21 @@ def _arguments(arguments: Mapping[str, Any] | None) -> tuple[str, str]:
 
 
 def mcp_server(
-    agents: Mapping[str, SessionHost], *, name: str = "agcore-actors", version: str = ""
+    agents: Mapping[str, SessionHost],
+    *,
+    store: ActorRef[Any] | None = None,
+    name: str = "agcore-actors",
+    version: str = "",
 ) -> Server[Any]:
     """An MCP server (the SDK's low-level ``Server``) whose tools are ``agents``: tool
-    name -> the host that runs that agent's sessions. See the module docstring."""
+    name -> the host that runs that agent's sessions; ``store``: the session store whose
+    sessions are its resources (None: no resources). See the module docstring."""
     import mcp_types as types
     from mcp.server.lowlevel import Server
 
     if not agents:
         raise ValueError("mcp_server needs at least one agent")
+    more = McpMore(store)
 
     def error(message: str) -> types.CallToolResult:
         return types.CallToolResult(
@@ -119,6 +129,7 @@ def mcp_server(
             result = await host.run(session, text)
         except AgcoreError as exc:
             return error(f"turn refused ({exc.kind}): {exc}")
+        await more.after_turn(ctx, session, result)
         data = {
             "session": session,
             "turn": result.turn,
@@ -138,15 +149,28 @@ def mcp_server(
             content=[types.TextContent(type="text", text=result.text)], structured_content=data
         )
 
-    return Server(name, version=version, on_list_tools=list_tools, on_call_tool=call_tool)
+    with warnings.catch_warnings():
+        # The SDK warns that logging is deprecated from the 2026-07-28 spec on; clients
+        # of the versions served here (up to 2025-11-25) still use it.
+        warnings.simplefilter("ignore", DeprecationWarning)
+        warnings.filterwarnings("ignore", message=".*deprecated as of 2026-07-28")
+        return Server(
+            name,
+            version=version,
+            on_list_tools=list_tools,
+            on_call_tool=call_tool,
+            **more.handlers(),
+        )
 
 
-async def serve_mcp_stdio(agents: Mapping[str, SessionHost]) -> int:
-    """Serve ``agents`` as MCP tools on the process's stdin/stdout until end of input;
-    returns 0."""
+async def serve_mcp_stdio(
+    agents: Mapping[str, SessionHost], *, store: ActorRef[Any] | None = None
+) -> int:
+    """Serve ``agents`` as MCP tools (``store``'s sessions as resources) on the process's
+    stdin/stdout until end of input; returns 0."""
     from mcp.server.stdio import stdio_server
 
-    server = mcp_server(agents)
+    server = mcp_server(agents, store=store)
     async with stdio_server() as (read, write):
         await server.run(read, write, server.create_initialization_options())
     return 0
@@ -171,16 +195,17 @@ async def serve_mcp_http(
     config: McpHttpConfig,
     *,
     shutdown: Any = None,
+    store: ActorRef[Any] | None = None,
     task_status: trio.TaskStatus[str] = trio.TASK_STATUS_IGNORED,
 ) -> None:
-    """Serve ``agents`` as MCP tools over streamable HTTP (hypercorn's trio worker);
-    reports the endpoint's URL through ``task_status``. Returns when ``shutdown`` (an
-    async callable) returns, or runs until cancelled."""
+    """Serve ``agents`` as MCP tools (``store``'s sessions as resources) over streamable
+    HTTP (hypercorn's trio worker); reports the endpoint's URL through ``task_status``.
+    Returns when ``shutdown`` (an async callable) returns, or runs until cancelled."""
     from hypercorn.config import Config
     from hypercorn.trio import serve
     from mcp.server.transport_security import TransportSecuritySettings
 
-    server = mcp_server(agents)
+    server = mcp_server(agents, store=store)
     hosts = ["127.0.0.1:*", "localhost:*", "[::1]:*", *(f"{h}:*" for h in config.allowed_hosts)]
     security = TransportSecuritySettings(
         enable_dns_rebinding_protection=True,

@@ -9,6 +9,9 @@
   mid-call) and ``deaf`` (never answered), for the soak (benchmarks/soak.py);
 - ``media``: one tool, ``shot``, whose result has every MCP content type (text, image,
   audio, an embedded text and blob resource, a resource link): :data:`MEDIA_CONTENT`.
+- ``typed``: one tool, ``point``, whose ``outputSchema`` asks for ``{"x": integer}``;
+  it answers ``structuredContent`` ``{"x": X}`` for its argument ``x``, whatever its
+  type, or none when ``x`` is absent.
 
 ``python raw_server.py http MODE PORT`` serves streamable HTTP on 127.0.0.1:PORT at
 ``/mcp`` (a GET answers 405, so a readiness probe sees it up):
@@ -48,6 +51,24 @@ MEDIA_CONTENT: list[dict[str, Any]] = [
     },
     {"type": "resource_link", "uri": "file:///big.log", "name": "big.log"},
 ]
+POINT = {
+    "name": "point",
+    "inputSchema": {"type": "object"},
+    "outputSchema": {
+        "type": "object",
+        "properties": {"x": {"type": "integer"}},
+        "required": ["x"],
+    },
+}
+
+
+def typed_call(mid: object, params: dict[str, object]) -> None:
+    """A ``tools/call`` in ``typed`` mode."""
+    args = params.get("arguments") or {}
+    result: dict[str, object] = {"content": [], "isError": False}
+    if isinstance(args, dict) and "x" in args:
+        result["structuredContent"] = {"x": args["x"]}
+    send({"jsonrpc": "2.0", "id": mid, "result": result})
 
 
 def faulty_call(mid: object, params: dict[str, object]) -> None:
@@ -89,6 +110,10 @@ def main() -> None:
                     },
                 }
             )
+        elif method == "tools/list" and MODE == "typed":
+            send({"jsonrpc": "2.0", "id": mid, "result": {"tools": [POINT]}})
+        elif method == "tools/call" and MODE == "typed":
+            typed_call(mid, msg.get("params") or {})
         elif method == "tools/list" and MODE == "faults":
             send({"jsonrpc": "2.0", "id": mid, "result": {"tools": FAULT_TOOLS}})
         elif method == "tools/list" and MODE == "media":

@@ -114,6 +114,30 @@ def build(host: str = "127.0.0.1", port: int = 8000) -> Any:
         result = await ctx.elicit("What is your name?", Answer)
         return f"{result.action} {result.data.name}" if result.action == "accept" else result.action
 
+    @mcp.tool(description="Ask the client's model PROMPT (a sampling/createMessage request).")
+    async def sample(prompt: str, ctx: Context) -> str:
+        from mcp.types import SamplingMessage, TextContent
+
+        try:  # the SDK's protocol error: MCPError in 2.x, McpError in 1.x
+            from mcp.shared.exceptions import MCPError as McpError
+        except ImportError:
+            from mcp.shared.exceptions import McpError  # type: ignore[attr-defined,no-redef]
+
+        message = SamplingMessage(role="user", content=TextContent(type="text", text=prompt))
+        try:
+            result = await ctx.session.create_message(
+                [message],
+                max_tokens=64,
+                system_prompt="Answer in one line.",
+                related_request_id=ctx.request_id,
+            )
+        except McpError as exc:
+            return f"refused ({exc.error.code}): {exc.error.message}"
+        content = result.content
+        text = content.text if isinstance(content, TextContent) else repr(content)
+        dumped = result.model_dump(by_alias=True)  # stop_reason in 2.x, stopReason in 1.x
+        return f"{result.model}/{dumped.get('stopReason')}: {text}"
+
     @mcp.tool(description="Close the response stream mid-call (resumable HTTP only), then answer.")
     async def interrupted(text: str, ctx: Context) -> str:
         await ctx.info("before the break")

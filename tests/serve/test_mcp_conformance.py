@@ -2,9 +2,10 @@
 --mcp --http`` (a real process, its agent on the fast fake OpenAI server).
 
 Most server scenarios call fixtures of the framework's reference server by name
-(``test_image_content``, ``test://static-text``, ``test_simple_prompt``, ...) or need
-features an agents-as-tools server does not offer (resources, prompts, completion,
-logging); they fail here by design, each listed in :data:`KNOWN_FAILING` with the reason.
+(``test_image_content``, ``test://static-text``, ``test_prompt_with_arguments``, ...) or
+need what an agents-as-tools server does not offer (prompts); they fail here by design,
+each listed in :data:`KNOWN_FAILING` with the reason. Logging and the sessions as
+resources are ours and pass (``logging-set-level``, ``resources-list``).
 :data:`VACUOUS` pass only because the scenario accepts any tool error (our "unknown
 tool"). The test fails when a scenario outside :data:`KNOWN_FAILING` fails, so the count
 can only go up.
@@ -17,7 +18,9 @@ import subprocess
 from pathlib import Path
 
 import pytest
+import trio
 
+from agcore_actors.mcp import HttpServer, open_client
 from tests.mcp.test_conformance import suite
 from tests.serve.helpers import fake_openai, start_serve
 
@@ -26,8 +29,8 @@ pytestmark = pytest.mark.slow
 _FIXTURE = "calls a fixture tool of the reference server by name"
 #: Failing scenarios (of the framework's active suite), each with the reason.
 KNOWN_FAILING = {
-    "logging-set-level": "logging/setLevel is not offered (method not found)",
-    "completion-complete": "completion is not offered (method not found)",
+    "completion-complete": _FIXTURE
+    + " (completes prompt test_prompt_with_arguments: no such prompt, -32602)",
     "tools-call-image": _FIXTURE + " (test_image_content)",
     "tools-call-audio": _FIXTURE + " (test_audio_content)",
     "tools-call-embedded-resource": _FIXTURE + " (test_embedded_resource)",
@@ -39,9 +42,9 @@ KNOWN_FAILING = {
     "elicitation-sep1034-defaults": _FIXTURE + " (test_elicitation_sep1034_defaults)",
     "elicitation-sep1330-enums": _FIXTURE + " (test_elicitation_sep1330_enums)",
     **{
-        name: "resources are not offered (method not found)"
+        name: "uses a resource of the reference server by name (test://...): not one of "
+        "ours (agcore://sessions/...), -32602"
         for name in (
-            "resources-list",
             "resources-read-text",
             "resources-read-binary",
             "resources-templates-read",
@@ -63,7 +66,15 @@ KNOWN_FAILING = {
 #: Passing scenarios that test nothing of ours: any tool error passes them.
 VACUOUS = {"tools-call-simple-text", "tools-call-error"}
 #: Scenarios that pass today (VACUOUS included); the test fails when fewer do.
-PASSING = 7
+PASSING = 9
+
+
+async def one_turn(url: str) -> dict[str, object]:
+    async with open_client("serve", HttpServer(url)) as client:
+        tools = await client.list_tools()
+        result = await client.call_tool(tools[0].name, {"text": "hello"})
+    assert isinstance(result.structured, dict), result
+    return result.structured
 
 
 def test_the_official_server_scenarios_pass_against_serve_mcp(tmp_path: Path) -> None:
@@ -77,6 +88,8 @@ def test_the_official_server_scenarios_pass_against_serve_mcp(tmp_path: Path) ->
             line = process.stderr.readline().decode()
             assert line.startswith("serving on "), line
             url = line.split()[-1]
+            # One stored session, so that resources-list checks a real entry.
+            assert trio.run(one_turn, url)["status"] == "completed"
             run = subprocess.run(
                 [node, cli, "server", "--url", url],
                 capture_output=True,

@@ -1,6 +1,6 @@
-"""Full-text search on every backend (in memory, SQLite, PostgreSQL) against an independent BM25 model: the
-top k visible hits, whatever number of expired or other-prefix matches rank
-above them."""
+"""Full-text search on every backend (in memory, SQLite, PostgreSQL) against an
+independent BM25 model: the top k visible hits, whatever number of expired or
+other-prefix matches rank above them."""
 
 from __future__ import annotations
 

@@ -7,7 +7,7 @@ and memories.
 Durability: every write (``put``, ``delete``, ``set_pinned``, ``evict``, each outermost
 ``batch()``) is one transaction, committed before the call returns (durable by the
 server's ``synchronous_commit``, on by default). A ``get``'s access and a recall are
-written at once (see ``_postgres_reads``).
+written at once, without waiting for the server's disk (see ``_postgres_reads``).
 
 Several hosts: every write transaction first takes a transaction-level advisory lock,
 one per database schema, so writes from all hosts run one at a time, as on one SQLite
@@ -152,7 +152,13 @@ class PostgresBackend(PostgresReads):
             )
 
     def _lock(self) -> None:
-        self._conn.execute(f"SET LOCAL lock_timeout = {int(self._busy_ms)}")
+        """Take the write lock, waiting at most the busy timeout; commit durably (the
+        server's own ``synchronous_commit``, which the connection turned off for
+        statistics)."""
+        self._conn.execute(
+            f"SET LOCAL lock_timeout = {int(self._busy_ms)}; "
+            "SET LOCAL synchronous_commit TO DEFAULT"
+        )
         self._conn.execute(f"SELECT pg_advisory_xact_lock({LOCK_KEY})", (WRITE_LOCK,))
 
     # -- transactions --------------------------------------------------------

@@ -1,9 +1,11 @@
 """The PostgreSQL backend's reads, its connection handling, and BM25 in SQL.
 
-Statistics are written as they happen: a ``get`` is one ``UPDATE … RETURNING`` (an
-access counts in the database at once, so every host sees the same LRU order), a
-recall one short transaction. Nothing is buffered in the process, so a crash loses no
-statistics and several hosts never disagree about them.
+Statistics are written as they happen: a ``get`` is one ``UPDATE … RETURNING`` and a
+recall one ``UPDATE`` (an access counts in the database at once, so every host sees
+the same LRU order). They commit without waiting for the server's disk
+(``synchronous_commit = off`` on the connection; write transactions set it back to
+the server's setting): a crash of the *server* may lose the last few statistics, never
+an item, and a read costs one round trip, no fsync. Nothing is buffered in the process.
 
 BM25 (:meth:`PostgresReads.search`) is FTS5's formula, computed in SQL from the
 posting table: ``k1 = 1.2``, ``b = 0.75``, ``idf = ln((N - n + 0.5) / (n + 0.5))``
@@ -28,7 +30,7 @@ from typing import Any
 import msgspec
 
 from ._errors import InvalidInput
-from ._eviction import ItemStats, RecallBased, expiry_cutoff, recall_base, recall_value
+from ._eviction import ItemStats, RecallBased, expiry_cutoff, recall_value
 from ._item import ALL, MemoryFilter, MemoryItem, prefix_upper_bound
 from ._postgres_schema import classify, connect, import_psycopg
 from ._store import BackendBase
@@ -155,21 +157,21 @@ class PostgresReads(BackendBase):
         return None if row is None else row_item(row)
 
     def record_recall(self, id: str, score: float) -> None:
+        # recall_a = recall_base(...) in SQL, the same IEEE operations in the same
+        # order, ln(1 + c) for log1p(c) (c a whole number: 1 + c is exact). It only
+        # orders the groups recall-based eviction visits (``_recall_victim``).
         now = self.now()
         vis, vargs = self._visible_sql(now)
-        with self._errors(), self._connection().transaction():
-            row = self._conn.execute(
-                "UPDATE memory_items SET recall_count = recall_count + 1, "
-                "recall_score_total = recall_score_total + %s, recalled_at = %s, "
-                f"last_used = greatest(created_at, %s) WHERE id = %s{vis} "
-                "RETURNING recall_count, recall_score_total",
-                (score, now, now, id, *vargs),
-            ).fetchone()
-            if row is not None:
-                self._conn.execute(
-                    "UPDATE memory_items SET recall_a = %s WHERE id = %s",
-                    (recall_base(self._weights, row[0], row[1]), id),
-                )
+        w = self._weights
+        self._execute(
+            "UPDATE memory_items SET recall_count = recall_count + 1, "
+            "recall_score_total = recall_score_total + %s, recalled_at = %s, "
+            "last_used = greatest(created_at, %s), "
+            "recall_a = ln(2 + recall_count) * %s "
+            "+ ((recall_score_total + %s) / (recall_count + 1)) * %s "
+            f"WHERE id = %s{vis}",
+            (score, now, now, w.recall_weight, score, w.score_weight, id, *vargs),
+        )
 
     def list(self, flt: MemoryFilter = ALL) -> builtins.list[MemoryItem]:
         if flt.offset < 0 or (flt.limit is not None and flt.limit < 0):

@@ -169,6 +169,8 @@ def connect(url: str, *, connect_timeout: float, migrate_schema: bool) -> Any:
     try:
         if migrate_schema:
             migrate(conn)
+        # Statistics commit without an fsync; writes set it back (see _postgres_reads).
+        conn.execute("SET synchronous_commit = off")
     except psycopg.Error as exc:
         conn.close()
         raise classify(exc, url) from None

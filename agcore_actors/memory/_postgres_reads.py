@@ -41,9 +41,14 @@ COLUMNS = (
 )
 
 # FTS5's bm25 over the postings of the query's terms; %s: terms, limit (fast path).
+# Every constant a float8: a bare 0.5 is numeric in PostgreSQL, slower and rounded
+# differently from FTS5's doubles.
 _IDF = (
-    "CASE WHEN ln((m.docs - t.df + 0.5) / (t.df + 0.5)) <= 0 THEN 1e-6 "
-    "ELSE ln((m.docs - t.df + 0.5) / (t.df + 0.5)) END"
+    "CASE WHEN ln((m.docs - t.df + 0.5::float8) / (t.df + 0.5::float8)) <= 0 "
+    "THEN 1e-6::float8 ELSE ln((m.docs - t.df + 0.5::float8) / (t.df + 0.5::float8)) END"
+)
+_TERM = (
+    "(p.tf * 2.2::float8 / (p.tf + 1.2::float8 * (0.25::float8 + 0.75::float8 * p.dl / m.avgdl)))"
 )
 _TOTALS = (
     "m AS (SELECT max(value) FILTER (WHERE name = 'docs') AS docs, "
@@ -54,8 +59,8 @@ _TOTALS = (
 _TOP = (
     f"WITH {_TOTALS}, q AS (SELECT t.term, {_IDF} AS idf FROM memory_terms t, m "
     "WHERE t.term = ANY(%s) AND t.df > 0), "
-    "s AS (SELECT p.n, sum(q.idf * (p.tf * 2.2 / (p.tf + 1.2 * (0.25 + 0.75 * p.dl / m.avgdl)))) "
-    "AS score FROM q JOIN memory_postings p ON p.term = q.term, m GROUP BY p.n "
+    f"s AS (SELECT p.n, sum(q.idf * {_TERM}) AS score "
+    "FROM q JOIN memory_postings p ON p.term = q.term, m GROUP BY p.n "
     "ORDER BY score DESC, p.n LIMIT %s) "
     "SELECT s.score, i.id, i.created_at, i.pinned FROM s LEFT JOIN memory_items i ON i.n = s.n "
     "ORDER BY s.score DESC, i.id"
@@ -66,8 +71,8 @@ def _filtered(where: str) -> str:
     return (
         f"WITH {_TOTALS}, q AS (SELECT t.term, {_IDF} AS idf FROM memory_terms t, m "
         "WHERE t.term = ANY(%s) AND t.df > 0) "
-        "SELECT i.id, sum(q.idf * (p.tf * 2.2 / (p.tf + 1.2 * (0.25 + 0.75 * p.dl / m.avgdl)))) "
-        "AS score FROM q JOIN memory_postings p ON p.term = q.term "
+        f"SELECT i.id, sum(q.idf * {_TERM}) AS score "
+        "FROM q JOIN memory_postings p ON p.term = q.term "
         f"JOIN memory_items i ON i.n = p.n, m WHERE true{where} "
         "GROUP BY i.id ORDER BY score DESC, i.id LIMIT %s"
     )

@@ -8,8 +8,11 @@ Tables (prefixed ``memory_`` so that they can share a schema with the session st
                   dl: the indexed length in tokens, NULL when not indexed)
         indexes on (created_at, seq) and (access_seq) of unpinned rows, for eviction,
         and on (recall_a, last_used, created_at, seq) for recall-based eviction
-    memory_postings (term, n, tf, dl; PK (term, n))  the full-text index: one row per
-                  distinct token of an indexed item (tokens come from ``_text.tokens``)
+    memory_postings (term, n, tf, dl; PK (term, n) INCLUDE (tf, dl))  the full-text
+                  index: one row per distinct token of an indexed item (tokens come from
+                  ``_text.tokens``); a search reads a term's postings from the primary
+                  key alone (an index-only scan: postings of one term are adjacent there,
+                  scattered in the table)
     memory_terms (term PK, df)   how many indexed items hold each term
     memory_meta (name PK, value) the schema version and the index's totals
                   (``docs``: indexed items, ``tokens``: their summed lengths)
@@ -70,7 +73,7 @@ MIGRATIONS: tuple[str, ...] = (
         n bigint NOT NULL,
         tf integer NOT NULL,
         dl integer NOT NULL,
-        PRIMARY KEY (term, n)
+        PRIMARY KEY (term, n) INCLUDE (tf, dl)
     );
     CREATE INDEX memory_postings_item ON memory_postings (n);
     CREATE TABLE memory_terms (term text COLLATE "C" PRIMARY KEY, df bigint NOT NULL);

@@ -34,6 +34,7 @@ import time
 import urllib.parse
 from collections import Counter
 from collections.abc import Callable, Sequence
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -133,6 +134,11 @@ def postgres_corpus(url: str, schema: str, sqlite_path: Path, rebuild: bool) -> 
     return target
 
 
+def top10(store: MemoryBackend, query: str) -> list[tuple[str, float]]:
+    """The raw store search a retrieval starts with."""
+    return store.search(query_terms(query), prefix=KNOWLEDGE_PREFIX, limit=10)
+
+
 def per_query(fn: Callable[[str], object], queries: Sequence[str]) -> list[float]:
     samples = []
     for q in queries:
@@ -187,7 +193,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     import psycopg
 
     with psycopg.connect(args.url) as conn:
-        server = conn.execute("SHOW server_version").fetchone()[0]
+        server = conn.execute("SHOW server_version").fetchall()[0][0]
     print(
         f"python {platform.python_version()}, sqlite {sqlite3.sqlite_version}, "
         f"PostgreSQL {server}, {os.cpu_count()} cpus, {platform.machine()}, "
@@ -204,10 +210,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                 store, RetrieverConfig(mode=RetrievalMode.BM25, max_results=10, min_score=0.0)
             )
             rows[name] = {
-                "raw": per_query(
-                    lambda q, s=store: s.search(query_terms(q), prefix=KNOWLEDGE_PREFIX, limit=10),
-                    queries,
-                ),
+                "raw": per_query(partial(top10, store), queries),
                 "retriever": per_query(retriever.retrieve, queries),
             }
     finally:

@@ -52,7 +52,7 @@ from agcore_actors.memory.lowlevel import (  # noqa: E402
     SqliteBackend,
 )
 
-BENCH_VERSION = 1
+BENCH_VERSION = 2
 GOAL = 3.0
 
 
@@ -124,6 +124,10 @@ def postgres_corpus(url: str, schema: str, sqlite_path: Path, rebuild: bool) -> 
                 "UPDATE memory_meta SET value = CASE name WHEN 'docs' THEN %s ELSE %s END "
                 "WHERE name IN ('docs', 'tokens')",
                 (docs, tokens),
+            )
+            conn.execute(
+                "UPDATE memory_meta SET value = "
+                "(SELECT count(*) FROM memory_items WHERE NOT pinned) WHERE name = 'unpinned'"
             )
             conn.execute(
                 "INSERT INTO memory_meta (name, value) VALUES ('bench_pages', %s)", (docs,)

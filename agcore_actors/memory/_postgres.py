@@ -18,8 +18,8 @@ lock. Timestamps come from each host's clock (``clock``): hosts sharing a store 
 TTL or recall-based policy should keep their clocks in step (NTP).
 
 Costs, with n items: a put, delete or pin is O(log n) round trips of index lookups
-plus one row per distinct token of the indexed text; a write under a capacity bound also
-counts the unpinned rows (an index scan of the partial age index).
+plus one row per distinct token of the indexed text; the count of unpinned rows that a
+capacity bound needs is a counter every write keeps in the same transaction.
 
 Threads: like the SQLite backend's, called from one worker thread at a time.
 """
@@ -224,6 +224,7 @@ class PostgresBackend(PostgresReads):
             (n,) = self._conn.execute(
                 _UPSERT, (id, content, meta, created, new_pinned, now, *stats, a, last, dl)
             ).fetchone()
+            self._count_unpinned(int(not new_pinned) - int(old is not None and not was_pinned))
             if words is not None:
                 counts = Counter(words)
                 terms = sorted(counts)
@@ -251,8 +252,16 @@ class PostgresBackend(PostgresReads):
             self._conn.execute(_TOTALS, (-docs, -tokens))
 
     def _unpinned(self) -> int:
-        (n,) = self._conn.execute("SELECT count(*) FROM memory_items WHERE NOT pinned").fetchone()
+        (n,) = self._conn.execute(
+            "SELECT value FROM memory_meta WHERE name = 'unpinned'"
+        ).fetchone()
         return int(n)
+
+    def _count_unpinned(self, delta: int) -> None:
+        if delta:
+            self._conn.execute(
+                "UPDATE memory_meta SET value = value + %s WHERE name = 'unpinned'", (delta,)
+            )
 
     def _after_write(self) -> None:
         self._writes += 1
@@ -264,11 +273,12 @@ class PostgresBackend(PostgresReads):
     def _delete(self, where: str, args: Sequence[Any]) -> builtins.list[str]:
         """Delete the rows ``where`` selects (and their postings); their ids, sorted."""
         rows = self._conn.execute(
-            f"DELETE FROM memory_items WHERE {where} RETURNING n, id, dl", args
+            f"DELETE FROM memory_items WHERE {where} RETURNING n, id, dl, pinned", args
         ).fetchall()
-        indexed = [(n, dl) for n, _, dl in rows if dl is not None]
+        indexed = [(n, dl) for n, _, dl, _ in rows if dl is not None]
         self._unindex([n for n, _ in indexed], len(indexed), sum(dl for _, dl in indexed))
-        return sorted(i for _, i, _ in rows)
+        self._count_unpinned(-sum(not pinned for *_, pinned in rows))
+        return sorted(i for _, i, _, _ in rows)
 
     def _sweep(self) -> builtins.list[str]:
         """Full sweep inside the current transaction."""
@@ -323,6 +333,7 @@ class PostgresBackend(PostgresReads):
                 self._conn.execute(
                     "UPDATE memory_items SET pinned = %s WHERE id = %s", (pinned, id)
                 )
+                self._count_unpinned(-1 if pinned else 1)
             item = row_item((*row[:4], pinned, *row[5:]))
             self._after_write()
         return item

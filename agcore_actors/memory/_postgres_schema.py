@@ -14,8 +14,10 @@ Tables (prefixed ``memory_`` so that they can share a schema with the session st
                   key alone (an index-only scan: postings of one term are adjacent there,
                   scattered in the table)
     memory_terms (term PK, df)   how many indexed items hold each term
-    memory_meta (name PK, value) the schema version and the index's totals
-                  (``docs``: indexed items, ``tokens``: their summed lengths)
+    memory_meta (name PK, value) the schema version, the index's totals (``docs``:
+                  indexed items, ``tokens``: their summed lengths) and ``unpinned``, the
+                  count of unpinned rows that capacity bounds compare with (kept by every
+                  write, under the write lock)
     memory_seq   the sequence of write and use order (``seq``, ``access_seq``)
 
 With these, BM25 is FTS5's formula computed in SQL (see ``_postgres_reads``).
@@ -78,7 +80,7 @@ MIGRATIONS: tuple[str, ...] = (
     CREATE INDEX memory_postings_item ON memory_postings (n);
     CREATE TABLE memory_terms (term text COLLATE "C" PRIMARY KEY, df bigint NOT NULL);
     CREATE TABLE memory_meta (name text PRIMARY KEY, value double precision NOT NULL);
-    INSERT INTO memory_meta (name, value) VALUES ('docs', 0), ('tokens', 0);
+    INSERT INTO memory_meta (name, value) VALUES ('docs', 0), ('tokens', 0), ('unpinned', 0);
     CREATE SEQUENCE memory_seq;
     """,
 )

@@ -24,15 +24,16 @@ from __future__ import annotations
 
 import builtins
 import contextlib
+import time
 from collections.abc import Iterator, Sequence
 from typing import Any
 
 import msgspec
 
-from ._errors import InvalidInput
-from ._eviction import ItemStats, RecallBased, expiry_cutoff, recall_value
+from ._errors import InvalidInput, StorageError, StorageUnavailable
+from ._eviction import EvictionConfig, ItemStats, RecallBased, expiry_cutoff, recall_value
 from ._item import ALL, MemoryFilter, MemoryItem, prefix_upper_bound
-from ._postgres_schema import classify, connect, import_psycopg
+from ._postgres_schema import SCHEMA_VERSION, classify, connect, import_psycopg
 from ._store import BackendBase
 
 COLUMNS = (
@@ -265,3 +266,64 @@ class PostgresReads(BackendBase):
                 "SELECT min(recall_a) FROM memory_items WHERE NOT pinned AND recall_a > %s", (a,)
             ).fetchone()
         return chosen
+
+
+class PostgresReader(PostgresReads):
+    """The reads of a PostgreSQL memory store, for tools that only look (the shell's
+    ``memory stats`` and ``search``): it never migrates, and writes nothing, not even
+    access or recall statistics (``get`` is ``peek``, ``record_recall`` does nothing).
+
+    Raises (opening): :class:`StorageUnavailable` when the server cannot be reached,
+    :class:`StorageError` when the tables are missing or at another schema version.
+    """
+
+    def __init__(self, url: str, eviction: EvictionConfig | None = None) -> None:
+        self._eviction = eviction or EvictionConfig()
+        self._clock = time.time
+        self._url = url
+        self._connect_timeout = 10.0
+        self._weights = RecallBased(max_items=0)
+        self._depth = 0
+        self._conn = None
+        try:
+            row = self._execute(
+                "SELECT value FROM memory_meta WHERE name = 'schema_version'"
+            ).fetchone()
+        except StorageUnavailable:
+            self.close()
+            raise
+        except StorageError as exc:
+            self.close()
+            raise StorageError(f"not a memory store at this URL: {exc}") from None
+        if row is None or int(row[0]) != SCHEMA_VERSION:
+            self.close()
+            raise StorageError(
+                f"the memory tables have schema version {row and int(row[0])}, not "
+                f"{SCHEMA_VERSION}: a reader does not migrate; open the store once with "
+                "a PostgresBackend or a MemoryStore"
+            )
+
+    def get(self, id: str) -> MemoryItem | None:
+        return self.peek(id)
+
+    def record_recall(self, id: str, score: float) -> None:
+        pass
+
+    def integrity_check(self) -> str:
+        """ "ok": the server checks its own pages (there is no file to check here)."""
+        return "ok"
+
+    def _refuse(self, *args: object, **kwargs: object) -> Any:
+        raise TypeError("a PostgresReader only reads")
+
+    put = set_pinned = delete = evict = _refuse
+
+    @contextlib.contextmanager
+    def batch(self) -> Iterator[None]:
+        yield  # reads need no transaction of ours
+
+    def close(self) -> None:
+        conn, self._conn = self._conn, None
+        if conn is not None:
+            with contextlib.suppress(Exception):
+                conn.close()

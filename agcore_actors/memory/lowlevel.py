@@ -14,6 +14,7 @@ from .._exports import publish
 from ._inmemory import InMemoryBackend
 from ._knowledge import KNOWLEDGE_PREFIX, KnowledgeStore
 from ._postgres import PostgresBackend
+from ._postgres_reads import PostgresReader
 from ._retriever import MemoryRetriever
 from ._schema import SCHEMA_VERSION
 from ._sqlite import SqliteBackend
@@ -28,6 +29,7 @@ __all__ = [
     "MemoryBackend",
     "MemoryRetriever",
     "PostgresBackend",
+    "PostgresReader",
     "SqliteBackend",
     "SqliteReader",
 ]

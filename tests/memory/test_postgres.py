@@ -132,3 +132,47 @@ async def test_a_count_through_each_host_sees_the_others_writes(postgres_url: st
         for i in range(3):
             await (one if i % 2 else two).ask(PutPage(KnowledgePage(id=f"p{i}", title=f"page {i}")))
         assert await one.ask(Count()) == 3 == await two.ask(Count())
+
+
+def test_a_lost_connection_is_unavailable_and_the_next_call_connects_again(
+    postgres_url: str,
+) -> None:
+    import psycopg
+
+    store = PostgresBackend(postgres_url)
+    try:
+        store.put("a", "x")
+        pid = store._conn.info.backend_pid
+        with psycopg.connect(postgres_url, autocommit=True) as admin:
+            admin.execute("SELECT pg_terminate_backend(%s)", (pid,))
+        with pytest.raises(StorageUnavailable):
+            store.get("a")
+        got = store.get("a")
+        assert got is not None and got.content == "x"
+    finally:
+        store.close()
+
+
+def test_a_write_waiting_past_the_busy_timeout_is_storage_busy_and_writes_nothing(
+    postgres_url: str,
+) -> None:
+    """Another host holds the store's write lock (in a transaction of its own)."""
+    import psycopg
+
+    from agcore_actors.memory import StorageBusy
+    from agcore_actors.memory._postgres import WRITE_LOCK
+
+    store = PostgresBackend(postgres_url, busy_timeout=0.2)
+    try:
+        with psycopg.connect(postgres_url) as other:
+            other.execute(
+                "SELECT pg_advisory_xact_lock(hashtext(current_schema() || %s))", (WRITE_LOCK,)
+            )
+            with pytest.raises(StorageBusy):
+                store.put("a", "x")
+            other.rollback()
+        assert store.peek("a") is None
+        store.put("a", "x")  # the lock is free again
+        assert store.count() == 1
+    finally:
+        store.close()

@@ -1,8 +1,10 @@
-"""``agcore-actors memory``: inspect a SQLite memory store (knowledge and memories).
+"""``agcore-actors memory``: inspect a memory store (knowledge and memories): a SQLite
+file, or a ``postgresql://`` URL.
 
 The command uses the synchronous store (no actor system). ``stats`` and ``search``
-only read: they open an existing file read-only (:class:`SqliteReader`), write nothing
-to it (not even access statistics), and work while a MemoryStore actor writes to it.
+only read: they open an existing file read-only (:class:`SqliteReader`) or the
+database's tables (:class:`PostgresReader`, no migration), write nothing to it (not
+even access statistics), and work while MemoryStore actors write to it.
 Conversations are not memory: ``agcore-actors sessions`` exports and imports them, and
 ``sessions migrate-memory`` copies the transcripts an older memory file still holds
 (counted here as ``legacy``).
@@ -11,9 +13,10 @@ Conversations are not memory: ``agcore-actors sessions`` exports and imports the
 from __future__ import annotations
 
 import argparse
+from pathlib import Path
 
 from ..memory import RetrievalMode, RetrieverConfig
-from ..memory.lowlevel import MemoryRetriever, SqliteReader
+from ..memory.lowlevel import MemoryRetriever, PostgresReader, SqliteReader
 from ._common import OK, add_command, add_group, examples, print_json
 from ._convert import existing_file, int_at_least
 
@@ -22,22 +25,35 @@ from ._convert import existing_file, int_at_least
 NAMESPACES = (("knowledge", "knowledge_"), ("legacy", "conv:"), ("legacy", "_session_"))
 
 
+def store_location(text: str) -> Path | str:
+    """A ``postgresql://`` URL as it is, else an existing file."""
+    if text.startswith(("postgresql://", "postgres://")):
+        return text
+    return existing_file(text)
+
+
+def _open(location: Path | str) -> SqliteReader | PostgresReader:
+    if isinstance(location, str):
+        return PostgresReader(location)
+    return SqliteReader.open(location)
+
+
 def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     sub = add_group(
         commands,
         "memory",
-        help="inspect a SQLite memory store",
+        help="inspect a memory store (a SQLite file or a postgresql:// URL)",
         epilog=examples(
             "agcore-actors memory stats memory.db",
             'agcore-actors memory search memory.db "borrow checker" --mode bm25 -n 5 --json',
         ),
     )
     stats = add_command(sub, "stats", _stats, help="item counts per namespace and a file check")
-    stats.add_argument("db", type=existing_file)
+    stats.add_argument("db", type=store_location, help="a SQLite file or a postgresql:// URL")
     stats.add_argument("--json", action="store_true", help="print the counts as JSON")
 
     search = add_command(sub, "search", _search, help="retrieve knowledge pages for a query")
-    search.add_argument("db", type=existing_file)
+    search.add_argument("db", type=store_location, help="a SQLite file or a postgresql:// URL")
     search.add_argument("query")
     search.add_argument(
         "--mode", choices=[m.value for m in RetrievalMode], default=RetrievalMode.HYBRID.value
@@ -47,7 +63,7 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
 
 
 def _stats(args: argparse.Namespace) -> int:
-    reader = SqliteReader.open(args.db)
+    reader = _open(args.db)
     try:
         counts: dict[str, int] = {}
         for label, prefix in NAMESPACES:
@@ -68,7 +84,7 @@ def _stats(args: argparse.Namespace) -> int:
 
 
 def _search(args: argparse.Namespace) -> int:
-    reader = SqliteReader.open(args.db)
+    reader = _open(args.db)
     try:
         config = RetrieverConfig(mode=RetrievalMode(args.mode), max_results=args.max_results)
         result = MemoryRetriever(reader, config).retrieve(args.query)

@@ -1,7 +1,8 @@
 """How the MemoryStore actor runs its backend's calls, and what it knows of its health.
 
-- The SQLite backend's calls run in trio worker threads, so the event loop never
-  blocks on disk; the in-memory backend's run inline, each call whole.
+- The SQLite and PostgreSQL backends' calls run in trio worker threads, so the event
+  loop never blocks on disk or network; the in-memory backend's run inline, each call
+  whole.
 - Writes go one at a time, in the order :meth:`StoreRunner.write` is called (a
   strict FIFO lane: the backend has one write connection), and are never
   abandoned: an asker cancelled while its write waits for the lane withdraws it;
@@ -10,7 +11,9 @@
 - Reads run on read-only connections of their own (WAL lets them read while the
   writer writes), up to ``READERS`` at once, and never take the write lane: a
   read does not wait for a write in progress, nor for the writes queued behind
-  it. A read *is* abandoned: when its asker is cancelled or its ask times out,
+  it. (On PostgreSQL, reads and writes share the backend's one connection, one call
+  at a time; the server serialises writes from every host, see ``_postgres``.)
+  A SQLite read *is* abandoned: when its asker is cancelled or its ask times out,
   the handler returns at once; the thread finishes in the background and gives
   its connection back, holding up no one.
 - The clock is read on the event loop, once per call (for a write, when it
@@ -35,9 +38,11 @@ from typing import TypeVar
 
 import trio
 
+from .._postgres_url import redact
 from ._config import MemoryStoreConfig
 from ._errors import StorageBusy, StorageUnavailable
 from ._inmemory import InMemoryBackend
+from ._postgres import PostgresBackend
 from ._sqlite import SqliteBackend
 from ._sqlite_reads import SqliteReader
 from ._store import Clock, MemoryBackend
@@ -82,7 +87,7 @@ class StoreRunner:
     def __init__(self, config: MemoryStoreConfig, clock: Clock) -> None:
         self.config = config
         self._clock = clock
-        self._threaded = config.path is not None
+        self._threaded = config.path is not None or config.url is not None
         self._writer = trio.CapacityLimiter(1)
         self._lane = trio.StrictFIFOLock()  # writes, in the order they were asked for
         self._reader = trio.CapacityLimiter(READERS)
@@ -116,6 +121,14 @@ class StoreRunner:
         self._nursery = nursery
         self.report = report
         cfg = self.config
+        if cfg.url is not None:
+            url = cfg.url
+
+            def open_database() -> PostgresBackend:
+                return PostgresBackend(url, cfg.eviction, clock=_now, busy_timeout=cfg.busy_timeout)
+
+            self._store = await self._call(open_database, self._writer)
+            return
         if cfg.path is None:
             self._store = InMemoryBackend(cfg.eviction, clock=_now)
             return
@@ -218,9 +231,11 @@ class StoreRunner:
         self._refused += 1
 
     def status(self) -> MemoryStatus:
+        cfg = self.config
         return MemoryStatus(
-            backend="memory" if self.config.path is None else "sqlite",
-            path=self.config.path,
+            backend="postgres" if cfg.url else "sqlite" if cfg.path else "memory",
+            path=cfg.path,
+            url=None if cfg.url is None else redact(cfg.url),
             degraded=self._degraded is not None,
             last_error=self._degraded,
             refused=self._refused,

@@ -286,8 +286,8 @@ class Retrieve(Request[RetrievalResult], frozen=True, tag=True, kw_only=True):
 class MemoryStatus(msgspec.Struct, frozen=True, kw_only=True):
     """The store's backend and health."""
 
-    backend: Literal["memory", "sqlite"]
-    #: The SQLite file (None in memory).
+    backend: Literal["memory", "sqlite", "postgres"]
+    #: The SQLite file (None otherwise).
     path: str | None = None
     #: True since a storage failure (disk full, read-only, I/O) until a write succeeds.
     degraded: bool = False
@@ -295,6 +295,8 @@ class MemoryStatus(msgspec.Struct, frozen=True, kw_only=True):
     last_error: str | None = None
     #: Requests that failed since it became degraded.
     refused: int = 0
+    #: The PostgreSQL URL, its password hidden (None otherwise).
+    url: str | None = None
 
 
 class GetMemoryStatus(Request[MemoryStatus], frozen=True, tag=True):

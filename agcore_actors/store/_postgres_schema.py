@@ -34,10 +34,11 @@ serialization failure or a lock timeout is retried by the backend, then
 
 from __future__ import annotations
 
-import re
 from collections.abc import Sequence
 from typing import Any
 
+from .._postgres_url import error_text
+from .._postgres_url import redact as redact  # re-exported: tests and callers use it here
 from ._errors import InvalidRequest, StoreBusy, StoreStorageError, StoreUnavailable
 
 #: Migration ``i`` takes the schema from version i to i + 1.
@@ -114,17 +115,6 @@ _VERSION_KEY = "sessions_schema_version"
 #: The advisory lock held while the schema is checked and migrated ("agcore" + 27).
 MIGRATION_LOCK = 0x6167636F7265_27
 
-_PASSWORD_IN_URL = re.compile(r"(?P<head>://[^:/@]*:)[^@]*(?P<tail>@)")
-_PASSWORD_IN_DSN = re.compile(r"(?P<head>password\s*=\s*)('(\\.|[^'])*'|\S+)", re.IGNORECASE)
-
-
-def redact(url: str) -> str:
-    """``url`` with its password (``user:secret@`` or ``password=secret``) as ``***``."""
-    url = _PASSWORD_IN_URL.sub(r"\g<head>***\g<tail>", url)
-    url = re.sub(r"([?&]password=)[^&]*", r"\1***", url, flags=re.IGNORECASE)
-    return _PASSWORD_IN_DSN.sub(r"\g<head>***", url)
-
-
 _INT64 = 1 << 63
 
 
@@ -151,19 +141,6 @@ def import_psycopg() -> Any:
     return psycopg
 
 
-def _text(exc: BaseException, url: str) -> str:
-    """The error's first line, the URL's password removed if it shows up in it."""
-    text = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
-    for secret in _secrets(url):
-        text = text.replace(secret, "***")
-    return f"PostgreSQL ({redact(url)}): {text}"
-
-
-def _secrets(url: str) -> list[str]:
-    found = [m.group(0)[len(m.group("head")) : -1] for m in _PASSWORD_IN_URL.finditer(url)]
-    return [s for s in found if s]
-
-
 #: SQLSTATE classes and codes: retried by the backend, then StoreBusy.
 RETRYABLE = {"40001", "40P01", "55P03", "23505"}
 #: Unavailable: the connection (08), insufficient resources (53), operator intervention
@@ -174,7 +151,7 @@ _UNAVAILABLE_CLASSES = {"08", "53", "57", "58"}
 def classify(exc: BaseException, url: str) -> StoreStorageError:
     """The store's error for one of psycopg's (see the module doc)."""
     psycopg = import_psycopg()
-    text = _text(exc, url)
+    text = error_text(exc, url)
     state = getattr(exc, "sqlstate", None) or ""
     if state in RETRYABLE:
         return StoreBusy(text)

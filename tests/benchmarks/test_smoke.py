@@ -74,3 +74,18 @@ def test_memory_benchmark_reuses_its_cached_corpus(
     capsys.readouterr()
     assert module.main(argv) == 0
     assert "building" not in capsys.readouterr().out
+
+
+@pytest.mark.slow
+def test_memory_postgres_quick_run_prints_the_ratio_and_the_agreement(
+    load_benchmark: Callable[[str], ModuleType],
+    capsys: pytest.CaptureFixture[str],
+    tmp_path: Path,
+    postgres_database: str,
+) -> None:
+    """On the run's own database (its corpus schema goes with it)."""
+    argv = ["--quick", "--pages", "300", "--cache-dir", str(tmp_path), "--url", postgres_database]
+    assert load_benchmark("memory_postgres").main(argv) == 0
+    out = capsys.readouterr().out
+    assert "| store search (ids, scores) |" in out
+    assert "Same top-10 scores on both backends: 20 of 20 queries." in out

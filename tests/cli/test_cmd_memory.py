@@ -12,8 +12,13 @@ from pathlib import Path
 import pytest
 
 from agcore_actors.cli import main
-from agcore_actors.memory import KnowledgePage
-from agcore_actors.memory.lowlevel import KnowledgeStore, SqliteBackend
+from agcore_actors.memory import KnowledgePage, StorageError
+from agcore_actors.memory.lowlevel import (
+    KnowledgeStore,
+    PostgresBackend,
+    PostgresReader,
+    SqliteBackend,
+)
 
 
 @pytest.fixture
@@ -73,3 +78,26 @@ def test_reads_take_no_writer_lock_and_leave_the_file_untouched(
         writer.close()
     # Reads noted no statistics into the file (a search records recalls).
     assert db.read_bytes() == before
+
+
+def test_stats_and_search_of_a_store_on_postgresql_write_nothing(
+    postgres_url: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    store = PostgresBackend(postgres_url)
+    KnowledgeStore(store).add_page(
+        KnowledgePage(id="rust", title="Rust ownership", content="the borrow checker")
+    )
+    before = store.peek("knowledge_rust")
+    assert main(["memory", "stats", postgres_url, "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["knowledge"] == 1
+    assert main(["memory", "search", postgres_url, "borrow checker"]) == 0
+    assert "rust  Rust ownership" in capsys.readouterr().out
+    assert store.peek("knowledge_rust") == before  # no access, no recall written
+    store.close()
+
+
+def test_a_postgresql_url_without_memory_tables_is_refused(
+    postgres_url: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    with pytest.raises(StorageError, match="not a memory store"):
+        PostgresReader(postgres_url)

@@ -1,4 +1,4 @@
-"""Fixtures of the seed-parity tests: every check runs on both backends."""
+"""Fixtures of the seed-parity tests: every check runs on every backend."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from agcore_actors.memory.lowlevel import MemoryBackend
-from tests.memory.helpers import FakeClock, make_store
+from tests.memory.helpers import KINDS, FakeClock, make_store
 
 
 @pytest.fixture
@@ -17,7 +17,7 @@ def clock() -> FakeClock:
     return FakeClock()
 
 
-@pytest.fixture(params=["memory", "sqlite"])
+@pytest.fixture(params=KINDS)
 def kind(request: pytest.FixtureRequest) -> str:
     """The backend under test."""
     return str(request.param)

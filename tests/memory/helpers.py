@@ -5,7 +5,16 @@ from __future__ import annotations
 from pathlib import Path
 
 from agcore_actors.memory import EvictionConfig
-from agcore_actors.memory.lowlevel import InMemoryBackend, MemoryBackend, SqliteBackend
+from agcore_actors.memory.lowlevel import (
+    InMemoryBackend,
+    MemoryBackend,
+    PostgresBackend,
+    SqliteBackend,
+)
+from tests.postgres_fixture import fresh_url
+
+#: Every backend the shared tests run on.
+KINDS = ("memory", "sqlite", "postgres")
 
 
 class FakeClock:
@@ -24,6 +33,10 @@ class FakeClock:
 def make_store(
     kind: str, tmp_path: Path, clock: FakeClock, eviction: EvictionConfig | None = None
 ) -> MemoryBackend:
+    """A fresh, empty store of ``kind`` (PostgreSQL: a schema of its own in the run's
+    database, see ``tests.postgres_fixture``)."""
     if kind == "memory":
         return InMemoryBackend(eviction, clock=clock)
+    if kind == "postgres":
+        return PostgresBackend(fresh_url(), eviction, clock=clock)
     return SqliteBackend(tmp_path / "memory.db", eviction, clock=clock)

@@ -40,6 +40,7 @@ from agcore_actors.memory.messages import (
     SearchPages,
     UpdatePage,
 )
+from tests.postgres_fixture import fresh_url
 
 WALL_START = 1_717_000_000.0
 
@@ -49,8 +50,10 @@ def trio_wall_clock() -> float:
     return WALL_START + trio.current_time()
 
 
-@pytest.fixture(params=["memory", "sqlite"])
+@pytest.fixture(params=["memory", "sqlite", "postgres"])
 def config(request: pytest.FixtureRequest, tmp_path: Path) -> MemoryStoreConfig:
+    if request.param == "postgres":
+        return MemoryStoreConfig(url=fresh_url())
     path = None if request.param == "memory" else str(tmp_path / "memory.db")
     return MemoryStoreConfig(path=path)
 

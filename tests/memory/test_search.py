@@ -1,6 +1,6 @@
-"""Full-text search on both backends against an independent BM25 model: the
-top k visible hits, whatever number of expired or other-prefix matches rank
-above them."""
+"""Full-text search on every backend (in memory, SQLite, PostgreSQL) against an
+independent BM25 model: the top k visible hits, whatever number of expired or
+other-prefix matches rank above them."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from agcore_actors.memory import EvictionConfig, Ttl
-from tests.memory.helpers import FakeClock, make_store
+from tests.memory.helpers import KINDS, FakeClock, make_store
 
 WORDS = ["alpha", "beta", "gamma", "delta"]
 PREFIXES = ["a:", "b:"]
@@ -53,13 +53,13 @@ def model_scores(
     prefix=st.sampled_from(["", *PREFIXES]),
     limit=st.integers(min_value=1, max_value=5),
 )
-def test_search_returns_the_best_visible_hits_on_both_backends(
+def test_search_returns_the_best_visible_hits_on_every_backend(
     docs: list[tuple[str, list[str], bool]], terms: list[str], prefix: str, limit: int
 ) -> None:
     indexed = {f"{p}{n:03d}": (words, expired) for n, (p, words, expired) in enumerate(docs)}
     model = model_scores(indexed, terms, prefix)
     best = sorted(model.values(), reverse=True)[:limit]
-    for kind in ("memory", "sqlite"):
+    for kind in KINDS:
         with tempfile.TemporaryDirectory() as tmp:
             clock = FakeClock()
             eviction = EvictionConfig(policy=Ttl(ttl=60.0), check_interval=10**6)

@@ -1,9 +1,10 @@
-"""Stateful tests: both stores against a plain-Python model, on virtual time.
+"""Stateful tests: the three stores against a plain-Python model, on virtual time.
 
 Every eviction policy is exercised with random sequences of put / get /
-delete / pin / recall / advance-time / evict (and, for SQLite, close and
-reopen). After every step both stores must show exactly the model's visible
-items, statistics included.
+delete / pin / recall / advance-time / evict (and, for SQLite and PostgreSQL,
+close and reopen). After every step every store (in memory, SQLite, PostgreSQL
+in a schema of its own) must show exactly the model's visible items, statistics
+included.
 
 The model is deliberately naive: it keeps a dict and runs a full sweep after
 every write, which is what the stores' cheaper rules (expired items hidden at
@@ -37,7 +38,13 @@ from agcore_actors.memory import (
     RecallBased,
     Ttl,
 )
-from agcore_actors.memory.lowlevel import InMemoryBackend, SqliteBackend
+from agcore_actors.memory.lowlevel import (
+    InMemoryBackend,
+    MemoryBackend,
+    PostgresBackend,
+    SqliteBackend,
+)
+from tests.postgres_fixture import drop_schema, fresh_url
 
 IDS = ["a", "b", "c", "p:x", "p:y"]
 
@@ -212,9 +219,11 @@ class StoreMachine(RuleBasedStateMachine):
         self.sqlite = SqliteBackend(
             self.tmp / "store.db", self.config, clock=self.now, synchronous="NORMAL"
         )
+        self.url = fresh_url()
+        self.postgres = PostgresBackend(self.url, self.config, clock=self.now)
 
-    def stores(self) -> tuple[InMemoryBackend, SqliteBackend]:
-        return self.memory, self.sqlite
+    def stores(self) -> tuple[MemoryBackend, ...]:
+        return self.memory, self.sqlite, self.postgres
 
     @rule(
         id=st.sampled_from(IDS),
@@ -274,11 +283,13 @@ class StoreMachine(RuleBasedStateMachine):
             store.evict()
 
     @rule()
-    def reopen_sqlite(self) -> None:
+    def reopen(self) -> None:
         self.sqlite.close()
         self.sqlite = SqliteBackend(
             self.tmp / "store.db", self.config, clock=self.now, synchronous="NORMAL"
         )
+        self.postgres.close()
+        self.postgres = PostgresBackend(self.url, self.config, clock=self.now)
 
     @precondition(lambda self: hasattr(self, "model"))
     @rule(
@@ -322,6 +333,9 @@ class StoreMachine(RuleBasedStateMachine):
         if hasattr(self, "sqlite"):
             self.sqlite.close()
             assert self.sqlite.path.exists()
+        if hasattr(self, "postgres"):
+            self.postgres.close()
+            drop_schema(self.url)
         shutil.rmtree(self.tmp, ignore_errors=True)
 
 

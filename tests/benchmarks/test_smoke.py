@@ -34,7 +34,7 @@ CASES: dict[str, tuple[list[str], list[str]]] = {
             "| FTS5 bm25() top-10 (raw query) |",
             "| MemoryRetriever dice top-10 (seed scan) |",
             "| SqliteBackend FULL, 1 put per transaction |",
-            "| `Get` sent while that `Append` is being written |",
+            "| `Get` sent while that `PutPage` is being written |",
         ],
     ),
     "ownership": (

@@ -90,6 +90,11 @@ class PostgresSessions:
     #: Times a batch is run again after a deadlock, serialization failure or a
     #: concurrent insert of the same row, before its requests get ``StoreBusy``.
     retries: int = attrs.field(default=8, validator=at_least_one)
+    #: Seconds the server lets a transaction of this store sit idle before it ends it
+    #: (``idle_in_transaction_session_timeout``): a host stopped, stalled or cut off in
+    #: the middle of a batch then holds its row locks no longer than this, and other
+    #: hosts can take its sessions over once its leases expire.
+    stall_timeout: float = attrs.field(default=2.0, validator=positive)
 
 
 SessionBackendConfig = InMemorySessions | SqliteSessions | PostgresSessions

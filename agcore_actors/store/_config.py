@@ -93,8 +93,10 @@ class PostgresSessions:
     #: Seconds the server lets a transaction of this store sit idle before it ends it
     #: (``idle_in_transaction_session_timeout``): a host stopped, stalled or cut off in
     #: the middle of a batch then holds its row locks no longer than this, and other
-    #: hosts can take its sessions over once its leases expire.
-    stall_timeout: float = attrs.field(default=2.0, validator=positive)
+    #: hosts can take its sessions over once its leases expire. ``serve`` sets it to
+    #: the cluster's ``lease_ttl``: a transaction idle that long belongs to a host
+    #: that has stopped serving by its own clock anyway.
+    stall_timeout: float = attrs.field(default=10.0, validator=positive)
 
 
 SessionBackendConfig = InMemorySessions | SqliteSessions | PostgresSessions

@@ -231,8 +231,13 @@ def connect(
             migrate(conn)
         conn.execute("SET SESSION CHARACTERISTICS AS TRANSACTION ISOLATION LEVEL READ COMMITTED")
         if stall_timeout is not None:
+            # Outside any transaction: set inside one, the timer would already run
+            # until its COMMIT arrives (late, over a slow link).
+            conn.commit()
+            conn.autocommit = True
             milliseconds = max(1, round(stall_timeout * 1000))
             conn.execute(f"SET idle_in_transaction_session_timeout = {milliseconds:d}")
+            conn.autocommit = False
         conn.commit()
     except psycopg.Error as exc:
         conn.close()

@@ -269,6 +269,15 @@ async def _chaos_run(args: argparse.Namespace, rig: Rig, db: Database, ns: Netns
             f"({len(kills)} sessions); worst after any fault {worst:.2f} s "
             f"(lease TTL {args.lease_ttl:g} s + 2 s = {args.lease_ttl + 2:g} s)"
         )
+    budget = args.lease_ttl + 2
+    for kind in ("kill", "stop", "cut"):
+        times = [f for f, fault in failovers if fault.kind == kind]
+        if times:
+            print(
+                f"- failover after {kind}: p50 {_pct(times, 50):.2f} s, p99 "
+                f"{_pct(times, 99):.2f} s, max {max(times):.2f} s ({len(times)} sessions, "
+                f"{sum(t > budget for t in times)} over {budget:g} s)"
+            )
     for name, items in (
         ("lost", verdict.lost),
         ("duplicated", verdict.duplicated),

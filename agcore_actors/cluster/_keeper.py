@@ -11,8 +11,13 @@ Guarantees:
     - One ``RenewLeases`` request per ``renew_interval`` for all the leases held, which
       also refreshes the host's heartbeat; a lease the store reports lost, and one whose
       write the store refused as :class:`~agcore_actors.store.Fenced`, is revoked the
-      same way. A revoked lease is never written with again: not renewed, not released
-      (another host may hold it by now), and no session write carries its token.
+      same way. Each renewal's reply is awaited until the deadline it was sent for
+      (``sent + lease_ttl - fence_margin``), not only one interval: a store slower than
+      ``renew_interval`` (a loaded one) still keeps the leases, and the next renewal
+      goes out on time meanwhile (at most ``(lease_ttl - fence_margin) /
+      renew_interval`` await their reply at once). A revoked lease is never written
+      with again: not renewed, not released (another host may hold it by now), and no
+      session write carries its token.
     - :meth:`LeaseKeeper.acquire` and :meth:`LeaseKeeper.release` are one store request
       each (``acquire`` reads the lease first, to tell a takeover). Cancelled in flight,
       a grant may be applied without the keeper knowing: it lapses after ``lease_ttl``
@@ -123,6 +128,9 @@ class LeaseKeeper:
     _added: trio.Event = attrs.field(init=False, factory=trio.Event)
     _last_sent: float | None = attrs.field(init=False, default=None)
     _last_renewed: float | None = attrs.field(init=False, default=None)
+    _in_flight: int = attrs.field(init=False, default=0)
+    _renewal_done: trio.Event = attrs.field(init=False, factory=trio.Event)
+    _slowest_renewal: float = attrs.field(init=False, default=0.0)
     _counts: collections.Counter[str] = attrs.field(init=False, factory=collections.Counter)
 
     def __attrs_post_init__(self) -> None:
@@ -265,28 +273,48 @@ class LeaseKeeper:
         self._addresses[record.host] = record.address
 
     async def _renewer(self) -> None:
-        while True:
-            await trio.sleep_until(next_renewal(self._last_sent, trio.current_time(), self.timing))
-            sent = self._last_sent = trio.current_time()
-            await self._renew(sent)
+        """One renewal sent every ``renew_interval``, each awaited in its own task: a
+        slow reply holds up neither the next renewal nor this loop. At most
+        :attr:`LeaseTiming.in_flight` are outstanding (a store that answers none waits
+        with the next one until one of them ends)."""
+        async with trio.open_nursery() as nursery:
+            while True:
+                now = trio.current_time()
+                await trio.sleep_until(next_renewal(self._last_sent, now, self.timing))
+                while self._in_flight >= self.timing.in_flight:
+                    self._renewal_done = trio.Event()
+                    await self._renewal_done.wait()
+                sent = self._last_sent = trio.current_time()
+                self._in_flight += 1
+                nursery.start_soon(self._renew, sent)
 
     async def _renew(self, sent: float) -> None:
-        """One renewal of every lease held now (and the heartbeat), answered within one
-        interval or given up (the leases' time runs on: the watchdog fences them)."""
+        """One renewal of every lease held now (and the heartbeat). Its reply counts
+        whenever it arrives (it is judged by ``sent``), until the leases it could renew
+        are past their deadline anyway (``sent + lease_ttl - fence_margin``)."""
+        try:
+            await self._renew_once(sent)
+        finally:
+            self._in_flight -= 1
+            self._renewal_done.set()
+
+    async def _renew_once(self, sent: float) -> None:
         tokens = {s: h.token for s, h in self._held.items()}
         request = sm.RenewLeases(
             host=self.host, ttl=self.config.lease_ttl, leases=list(tokens.items())
         )
         reply: sm.RenewedLeases | None = None
-        with trio.move_on_after(self.timing.renew_interval):
+        with trio.move_on_at(fence_deadline(sent, self.timing)):
             try:
                 reply = await self.store.ask(request)
             except AgcoreError as exc:
                 _log.warning("host %r: renewal failed: %s", self.host, exc)
+        self._slowest_renewal = max(self._slowest_renewal, trio.current_time() - sent)
         if reply is None:
             self._counts["renewal_failures"] += 1
             return
-        self._last_renewed = sent
+        if self._last_renewed is None or sent > self._last_renewed:
+            self._last_renewed = sent
         outcome = after_renewal(
             self._held,
             sent,
@@ -348,4 +376,5 @@ class LeaseKeeper:
             lease_losses=c["lease_losses"],
             self_fences=c["self_fences"],
             renewal_failures=c["renewal_failures"],
+            slowest_renewal=self._slowest_renewal,
         )

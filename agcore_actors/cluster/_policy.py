@@ -11,6 +11,7 @@ slower than the store's by more than ``margin`` over a TTL.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterable, Mapping
 
 import attrs
@@ -39,6 +40,12 @@ class LeaseTiming:
     @classmethod
     def of(cls, config: ClusterConfig) -> LeaseTiming:
         return cls(config.lease_ttl, config.renew_interval, config.fence_margin)
+
+    @property
+    def in_flight(self) -> int:
+        """Renewals awaiting their reply at once, at most: as many as are sent before
+        the first of them could no longer save a lease (its deadline)."""
+        return max(1, math.ceil((self.ttl - self.margin) / self.renew_interval))
 
 
 @attrs.frozen

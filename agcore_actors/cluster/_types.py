@@ -49,3 +49,6 @@ class ClusterSnapshot(msgspec.Struct, frozen=True, kw_only=True):
     self_fences: int = 0
     #: Renewal requests that failed or timed out.
     renewal_failures: int = 0
+    #: Seconds from sending a renewal to its reply (or to giving up on it), the longest
+    #: seen so far: how close the store's latency came to the self-fencing deadline.
+    slowest_renewal: float = 0.0

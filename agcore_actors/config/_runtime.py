@@ -308,7 +308,10 @@ def store_backend(settings: Settings) -> SessionBackendConfig:
     """``[store]``: a PostgreSQL database (``url``), a SQLite file (``path``), or memory."""
     s = settings.store
     if s.url is not None:
-        return PostgresSessions(s.url)
+        cluster = cluster_config(settings)
+        if cluster is None:
+            return PostgresSessions(s.url)
+        return PostgresSessions(s.url, stall_timeout=cluster.lease_ttl)
     if s.path is None:
         return InMemorySessions()
     return SqliteSessions(s.path, synchronous=s.synchronous)

@@ -35,9 +35,14 @@ Semantics:
     answered with 502 ``owner_failed`` (the request may have run there). One that fails
     mid-answer ends the client's response where it broke (a turn's stream without its
     last event: the client reattaches by the turn id, as after any cut connection). There
-    is no read timeout: a stalled owner (stopped, not dead, its kernel still accepting
-    connections) holds the request until the client gives up, as it would if the client
-    had reached that host directly.
+    is no read timeout, but an owner that has not begun to answer when its lease (as
+    ``locate`` read it) runs out is looked up again: if the session has another owner
+    by then, or none (a stalled owner: stopped, its kernel still accepting connections,
+    its lease expired), the forwarded request is closed and the client answered 502
+    ``owner_failed`` (the old owner may still run it if it wakes up: its lease fences
+    its writes, and the turn id keeps it from running twice), so the client's retry
+    reaches the new owner within about one lease TTL; while the owner keeps its lease,
+    the request waits for it (a long turn answered only at its end).
 
 Cancellation:
     A client that disconnects closes the forwarded request at once; the owner sees a
@@ -51,11 +56,13 @@ fails (the store is unavailable or too slow: an ``AgcoreError``) the request is 
 
 Counting: ``agcore_cluster_forwards_total{outcome}`` (``forwarded``: an answer came back;
 ``unreachable``; ``broken``: it broke mid-answer; ``unlocated``: the owner could not be
-looked up), in the server's ``/metrics``.
+looked up; ``moved``: the owner had not answered when the session changed hands), in the
+server's ``/metrics``.
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import AsyncGenerator, Awaitable, Callable, Iterator
 from contextlib import aclosing
 from typing import TYPE_CHECKING, Any
@@ -98,7 +105,7 @@ _HOP_BY_HOP = frozenset(
 )
 # The forwarding server sets these itself on the answer it sends.
 _OWN_RESPONSE_HEADERS = frozenset({b"date", b"server"})
-_OUTCOMES = ("forwarded", "unreachable", "broken", "unlocated")
+_OUTCOMES = ("forwarded", "unreachable", "broken", "unlocated", "moved")
 #: Set in the request's scope once its body has been read whole.
 BODY_READ = "agcore.body_read"
 
@@ -115,6 +122,8 @@ class Owner:
     host_id: str
     #: Its base URL as the other hosts reach it (``http://10.0.0.2:8000``).
     address: str
+    #: Seconds its lease had left when it was read (unknown: for ever).
+    seconds_left: float = math.inf
 
 
 #: Where a session lives: ``None`` to serve it here (this host owns it, or nobody does and
@@ -132,7 +141,7 @@ def host_locate(host: SessionHost) -> Locate:
     async def locate(session: str) -> Owner | None:
         where = await host.locate(session)
         if isinstance(where, Remote) and where.address:
-            return Owner(host_id=where.host, address=where.address)
+            return Owner(host_id=where.host, address=where.address, seconds_left=where.seconds_left)
         return None
 
     return locate
@@ -222,11 +231,12 @@ class Forwarder:
             raise HttpRefused(503, "owner_unknown", why) from None
         if owner is None:
             return False
-        await self._forward(owner, scope, await _read_body(scope, receive, max_body), receive, send)
+        body = await _read_body(scope, receive, max_body)
+        await self._forward(session, owner, scope, body, receive, send)
         return True
 
     async def _forward(
-        self, owner: Owner, scope: Scope, body: bytes, receive: Receive, send: Send
+        self, session: str, owner: Owner, scope: Scope, body: bytes, receive: Receive, send: Send
     ) -> None:
 
         headers = _drop_hop_by_hop(list(scope["headers"]))
@@ -241,18 +251,24 @@ class Forwarder:
         refusal: HttpRefused | None = None
         async with trio.open_nursery() as nursery:
             nursery.start_soon(_watch_disconnect, receive, nursery.cancel_scope)
-            refusal = await self._exchange(request, send)
+            refusal = await self._exchange(session, owner, request, send)
             nursery.cancel_scope.cancel()
         if refusal is not None:
             raise refusal
 
-    async def _exchange(self, request: httpx2.Request, send: Send) -> HttpRefused | None:
+    async def _exchange(
+        self, session: str, owner: Owner, request: httpx2.Request, send: Send
+    ) -> HttpRefused | None:
         """Send ``request`` and relay its answer; the refusal to answer instead when the
         owner gave none."""
         import httpx2
 
         try:
-            response = await self._client.send(request, stream=True)
+            response = await self._answer_or_moved(session, owner, request)
+            if response is None:
+                self.counts["moved"] += 1
+                why = "the session's host did not answer before its lease ran out"
+                return HttpRefused(502, "owner_failed", why)
         except (httpx2.ConnectError, httpx2.ConnectTimeout, httpx2.PoolTimeout) as exc:
             self.counts["unreachable"] += 1
             why = f"the session's host did not answer ({type(exc).__name__})"
@@ -280,6 +296,43 @@ class Forwarder:
             with trio.CancelScope(shield=True):
                 await response.aclose()
         return None
+
+    async def _answer_or_moved(
+        self, session: str, owner: Owner, request: httpx2.Request
+    ) -> httpx2.Response | None:
+        """The owner's answer (its status and headers), or None once the session has
+        another owner or none while the owner had not begun to answer (module doc)."""
+        answer: list[httpx2.Response] = []
+        failed: list[Exception] = []
+        async with trio.open_nursery() as nursery:
+
+            async def send() -> None:
+                try:
+                    answer.append(await self._client.send(request, stream=True))
+                except Exception as exc:  # raised below, as the caller's own
+                    failed.append(exc)
+                nursery.cancel_scope.cancel()
+
+            nursery.start_soon(send)
+            left = owner.seconds_left
+            while True:
+                await trio.sleep(max(left, _RECHECK))
+                try:
+                    now = await self.locate(session)
+                except AgcoreError:
+                    left = _RECHECK  # unknown for now: ask again soon
+                    continue
+                if now is None or now.host_id != owner.host_id:
+                    nursery.cancel_scope.cancel()
+                    break
+                left = now.seconds_left
+        if failed:
+            raise failed[0]
+        return answer[0] if answer else None
+
+
+#: Seconds between two looks at a session's owner while it has not answered, at least.
+_RECHECK = 0.25
 
 
 async def _chunks(response: httpx2.Response) -> AsyncGenerator[bytes, None]:

@@ -103,6 +103,11 @@ class SessionStore(Actor[StoreMsg]):
         every write answered before it was sent, and never part of a write. (In memory,
         each request runs at once, in the handler: there is no fsync to share.)
 
+        On PostgreSQL, lease renewals and host heartbeats (``RenewLeases``,
+        ``HostHeartbeat``, ``RegisterHost``) go to a third connection, in a lane of their
+        own: a host's renewal never waits behind its sessions' write batches (only, in
+        the server, for the row locks of a batch in flight).
+
         Requests in flight at the same moment have no order between them: wait for a
         reply before sending a request that depends on it.
 
@@ -157,6 +162,7 @@ class SessionStore(Actor[StoreMsg]):
         open_backend: Callable[[], Backend],
         *,
         open_reader: Callable[[], Backend] | None = None,
+        open_leases: Callable[[], Backend] | None = None,
         threaded: bool,
         config: SessionStoreConfig | None = None,
         clock: Clock = time.time,
@@ -165,14 +171,17 @@ class SessionStore(Actor[StoreMsg]):
         which every call to the backend then is) and the backend is closed at each stop.
         ``open_reader``, if given, opens a second backend on the same data for the reads
         (``LoadSession``, ``ListSessions``, ``ExportSession``), served in a lane of their
-        own so that they never wait behind a write's fsync."""
+        own so that they never wait behind a write's fsync. ``open_leases`` likewise
+        opens a backend for lease renewals and heartbeats, in a lane of their own."""
         self.config = config or SessionStoreConfig()
         self._open_backend = open_backend
         self._open_reader = open_reader
+        self._open_leases = open_leases
         self._threaded = threaded
         self._clock = clock
         self._writes: Lane | None = None
         self._reads: Lane | None = None
+        self._renewals: Lane | None = None
 
     async def on_start(self) -> None:
         batch = self.config.max_batch
@@ -184,6 +193,11 @@ class SessionStore(Actor[StoreMsg]):
             reader = await self._open(self._open_reader)
             self._reads = Lane(reader, threaded=self._threaded, max_batch=batch, report=report)
             self.ctx.nursery.start_soon(self._reads.serve)
+        self._renewals = self._writes
+        if self._open_leases is not None:
+            leases = await self._open(self._open_leases)
+            self._renewals = Lane(leases, threaded=self._threaded, max_batch=batch, report=report)
+            self.ctx.nursery.start_soon(self._renewals.serve)
         self.ctx.nursery.start_soon(self._writes.serve)
 
     async def _open(self, opener: Callable[[], Backend]) -> Backend:
@@ -192,8 +206,12 @@ class SessionStore(Actor[StoreMsg]):
         return opener()
 
     async def on_stop(self, reason: BaseException | None) -> None:
-        lanes = {id(lane): lane for lane in (self._reads, self._writes) if lane is not None}
-        self._reads = self._writes = None
+        lanes = {
+            id(lane): lane
+            for lane in (self._reads, self._renewals, self._writes)
+            if lane is not None
+        }
+        self._reads = self._renewals = self._writes = None
         for lane in lanes.values():
             if reason is None:
                 # A graceful stop: what is queued is applied (a failure answers its
@@ -236,15 +254,15 @@ class SessionStore(Actor[StoreMsg]):
             case AcquireLease():
                 return await self._write(_leases.acquire, msg)
             case RenewLeases():
-                return await self._write(_leases.renew, msg)
+                return await self._renew(_leases.renew, msg)
             case ReleaseLeases():
                 return await self._write(_leases.release, msg)
             case FindLease():
                 return await self._read(_leases.find, msg)
             case RegisterHost():
-                return await self._write(_leases.register, msg)
+                return await self._renew(_leases.register, msg)
             case HostHeartbeat():
-                return await self._write(_leases.heartbeat, msg)
+                return await self._renew(_leases.heartbeat, msg)
             case ListHosts():
                 return await self._read(_leases.list_hosts, msg)
             case UnregisterHost():
@@ -255,6 +273,10 @@ class SessionStore(Actor[StoreMsg]):
     async def _write(self, op: Callable[[Backend, M, float], R], msg: M) -> R | None:
         assert self._writes is not None, "the lanes run between on_start and on_stop"
         return await self._submit(self._writes, op, msg, True)
+
+    async def _renew(self, op: Callable[[Backend, M, float], R], msg: M) -> R | None:
+        assert self._renewals is not None, "the lanes run between on_start and on_stop"
+        return await self._submit(self._renewals, op, msg, True)
 
     async def _read(self, op: Callable[[Backend, M, float], R], msg: M) -> R | None:
         assert self._reads is not None, "the lanes run between on_start and on_stop"
@@ -306,8 +328,9 @@ def _factory(
         case PostgresSessions():
             return functools.partial(
                 SessionStore,
-                functools.partial(_open_postgres, backend, reader=False),
+                functools.partial(_open_postgres, backend, reader=False, migrate=True),
                 open_reader=functools.partial(_open_postgres, backend, reader=True),
+                open_leases=functools.partial(_open_postgres, backend, reader=False),
                 threaded=True,
                 config=config,
                 clock=clock,
@@ -316,7 +339,7 @@ def _factory(
             assert_never(backend)
 
 
-def _open_postgres(config: PostgresSessions, *, reader: bool) -> Backend:
+def _open_postgres(config: PostgresSessions, *, reader: bool, migrate: bool = False) -> Backend:
     from ._postgres import PostgresSessionBackend  # psycopg only when used
 
     return PostgresSessionBackend(
@@ -324,8 +347,9 @@ def _open_postgres(config: PostgresSessions, *, reader: bool) -> Backend:
         connect_timeout=config.connect_timeout,
         lease_clock=config.lease_clock,
         retries=config.retries,
-        migrate=not reader,
+        migrate=migrate,
         reader=reader,
+        stall_timeout=config.stall_timeout,
     )
 
 
@@ -362,7 +386,8 @@ def session_store_spec(
     ``InMemorySessions``: the sessions live in the spec, so they survive restarts of the
     actor (not of the process). ``SqliteSessions``: each start opens the file (and runs
     the schema migrations and, once, the transcript migration). ``PostgresSessions``:
-    each start connects (a writer and a reader connection) and migrates the schema.
+    each start connects (a writer, a reader and a lease connection) and migrates the
+    schema.
     ``isolate`` parks a store
     that keeps crashing (an error on every write that is no typed store error): its
     askers get ``ActorParked`` for a while, and its crashes never use up its

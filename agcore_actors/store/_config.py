@@ -90,6 +90,13 @@ class PostgresSessions:
     #: Times a batch is run again after a deadlock, serialization failure or a
     #: concurrent insert of the same row, before its requests get ``StoreBusy``.
     retries: int = attrs.field(default=8, validator=at_least_one)
+    #: Seconds the server lets a transaction of this store sit idle before it ends it
+    #: (``idle_in_transaction_session_timeout``): a host stopped, stalled or cut off in
+    #: the middle of a batch then holds its row locks no longer than this, and other
+    #: hosts can take its sessions over once its leases expire. ``serve`` sets it to
+    #: the cluster's ``lease_ttl``: a transaction idle that long belongs to a host
+    #: that has stopped serving by its own clock anyway.
+    stall_timeout: float = attrs.field(default=10.0, validator=positive)
 
 
 SessionBackendConfig = InMemorySessions | SqliteSessions | PostgresSessions

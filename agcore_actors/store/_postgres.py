@@ -19,6 +19,10 @@ fails on the primary key rather than overwriting). A deadlock, a serialization f
 or such a duplicate key rolls the batch back and runs it again (at most ``retries``
 times, then :class:`StoreBusy`).
 
+Stalls: with ``stall_timeout``, the server ends a transaction of this connection left idle
+that long (its process stopped or cut off mid-batch), releasing its row locks; the
+batch then fails as after a lost connection.
+
 Connection loss: the batch fails with :class:`StoreUnavailable` (or, if it was lost
 during ``COMMIT``, whose outcome is then unknown, with :class:`StoreStorageError`,
 which restarts the actor) and the next batch connects again, so a fault that heals
@@ -75,10 +79,12 @@ _UPSERT_FACT = (
 )
 
 
-def _sessions_of(operations: Sequence[Operation]) -> tuple[list[str], list[str]]:
-    """The sessions the batch's requests name, and those whose lease they read."""
+def _sessions_of(operations: Sequence[Operation]) -> tuple[list[str], list[str], bool]:
+    """The sessions the batch's requests name, those whose lease they read, and whether
+    one of them grants a lease."""
     sessions: set[str] = set()
     leased: set[str] = set()
+    grants = False
     for op in operations:
         args: tuple[Any, ...] = getattr(op, "args", ())
         msg = args[1] if len(args) > 1 else None
@@ -92,7 +98,8 @@ def _sessions_of(operations: Sequence[Operation]) -> tuple[list[str], list[str]]
             sessions.add(session)
         if getattr(msg, "fence", None) is not None or hasattr(msg, "ttl"):
             leased.add(session)
-    return sorted(sessions), sorted(leased)
+        grants = grants or hasattr(msg, "ttl")
+    return sorted(sessions), sorted(leased), grants
 
 
 class PostgresSessionBackend(PostgresReads, PostgresLeases):
@@ -107,14 +114,18 @@ class PostgresSessionBackend(PostgresReads, PostgresLeases):
         retries: int = 8,
         migrate: bool = True,
         reader: bool = False,
+        stall_timeout: float | None = None,
     ) -> None:
         """Connect to ``url`` (and migrate the schema if ``migrate``). ``reader``: a
-        connection for read batches only (repeatable read, read only)."""
+        connection for read batches only (repeatable read, read only).
+        ``stall_timeout``: seconds the server lets a transaction of this connection sit
+        idle before ending it (None: the server's setting)."""
         self._psycopg = import_psycopg()
         self.url = url
         self._connect_timeout = connect_timeout
         self._retries = retries
         self._reader = reader
+        self._stall_timeout = stall_timeout
         self.lease_clock = lease_clock
         self._conn: Any = None
         self._conn = self._open(migrate)
@@ -127,7 +138,12 @@ class PostgresSessionBackend(PostgresReads, PostgresLeases):
         self._reset_leases()
 
     def _open(self, migrate: bool) -> Any:
-        conn = connect(self.url, connect_timeout=self._connect_timeout, migrate_schema=migrate)
+        conn = connect(
+            self.url,
+            connect_timeout=self._connect_timeout,
+            migrate_schema=migrate,
+            stall_timeout=self._stall_timeout,
+        )
         if self._reader:
             conn.isolation_level = self._psycopg.IsolationLevel.REPEATABLE_READ
             conn.read_only = True
@@ -245,8 +261,13 @@ class PostgresSessionBackend(PostgresReads, PostgresLeases):
         self._records.clear()
         self._reset_leases()
 
-    def _prefetch(self, sessions: list[str], leased: list[str]) -> None:
-        """Lock and read the batch's sessions and leases, and the clock: one round trip."""
+    def _prefetch(self, sessions: list[str], leased: list[str], grants: bool) -> None:
+        """Lock and read the batch's sessions and leases, and the clock: one round trip.
+
+        The leases are locked ``FOR UPDATE`` when the batch grants one, else (fenced
+        writes only) ``FOR KEY SHARE``: a grant to another host still waits for the
+        write's transaction, but a renewal of the lease (an ``UPDATE`` of its expiry,
+        on the lease connection) does not. All in one statement, in session order."""
         conn = self._conn
         with conn.pipeline():
             clock = (
@@ -254,7 +275,8 @@ class PostgresSessionBackend(PostgresReads, PostgresLeases):
                 if self.lease_clock == "database"
                 else None
             )
-            leases = conn.execute(self.LEASES_FOR_UPDATE, (leased,)) if leased else None
+            lock = self.LEASES_FOR_UPDATE if grants else self.LEASES_FOR_KEY_SHARE
+            leases = conn.execute(lock, (leased,)) if leased else None
             records = (
                 conn.execute(
                     f"SELECT {_COLUMNS} FROM sessions WHERE id = ANY(%s) ORDER BY id FOR UPDATE",

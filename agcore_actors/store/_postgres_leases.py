@@ -2,11 +2,14 @@
 
 The clock is the server's (``clock_timestamp()``), read once per transaction: every
 host sharing the database compares lease times against the same clock. A lease row is
-read ``FOR UPDATE`` by a write (the batch's prefetch, or here), so a grant and a fenced
-write of one session are serialised. A session's first lease is a plain ``INSERT``: two
-hosts granting it at once collide on the primary key, and the loser's batch runs again
-and finds the winner's lease. ``RenewLeases`` is one statement for all of a host's
-leases and its heartbeat; ``ReleaseLeases`` one statement too.
+read ``FOR UPDATE`` by a grant and at least ``FOR KEY SHARE`` by a fenced write (the
+batch's prefetch, or ``FOR UPDATE`` here), so a grant and a fenced write of one session
+are serialised, while a renewal (an ``UPDATE`` of the expiry alone, which takes no lock
+that conflicts with ``FOR KEY SHARE``) never waits for the host's own writes. A
+session's first lease is a plain ``INSERT``: two hosts granting it at once collide on
+the primary key, and the loser's batch runs again and finds the winner's lease.
+``RenewLeases`` is one statement for all of a host's leases and its heartbeat;
+``ReleaseLeases`` one statement too.
 """
 
 from __future__ import annotations
@@ -50,6 +53,10 @@ class PostgresLeases:
 
     LEASES_FOR_UPDATE = (
         f"SELECT {_LEASE_COLUMNS} FROM leases WHERE session = ANY(%s) ORDER BY session FOR UPDATE"
+    )
+    LEASES_FOR_KEY_SHARE = (
+        f"SELECT {_LEASE_COLUMNS} FROM leases WHERE session = ANY(%s) "
+        "ORDER BY session FOR KEY SHARE"
     )
     _conn: Any
     _reader: bool

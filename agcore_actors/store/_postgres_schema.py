@@ -209,8 +209,11 @@ def migrate(conn: Any) -> int:
     return found
 
 
-def connect(url: str, *, connect_timeout: float, migrate_schema: bool) -> Any:
-    """A psycopg connection to ``url`` (not autocommit), its schema migrated if asked."""
+def connect(
+    url: str, *, connect_timeout: float, migrate_schema: bool, stall_timeout: float | None = None
+) -> Any:
+    """A psycopg connection to ``url`` (not autocommit), its schema migrated if asked;
+    with ``stall_timeout``, the server ends a transaction of it left idle that long."""
     psycopg = import_psycopg()
     try:
         conn = psycopg.connect(url, connect_timeout=max(1, round(connect_timeout)))
@@ -220,6 +223,14 @@ def connect(url: str, *, connect_timeout: float, migrate_schema: bool) -> Any:
         if migrate_schema:
             migrate(conn)
         conn.execute("SET SESSION CHARACTERISTICS AS TRANSACTION ISOLATION LEVEL READ COMMITTED")
+        if stall_timeout is not None:
+            # Outside any transaction: set inside one, the timer would already run
+            # until its COMMIT arrives (late, over a slow link).
+            conn.commit()
+            conn.autocommit = True
+            milliseconds = max(1, round(stall_timeout * 1000))
+            conn.execute(f"SET idle_in_transaction_session_timeout = {milliseconds:d}")
+            conn.autocommit = False
         conn.commit()
     except psycopg.Error as exc:
         conn.close()

@@ -39,6 +39,8 @@ class Link:
     #: it resumes (as a network delivers what was sent): type name and the store's
     #: answer (``ok`` or the error's kind).
     late: list[tuple[str, str]] = attrs.field(factory=list)
+    #: Seconds each request of a type (by name) takes to get through (a slow store).
+    delays: dict[str, float] = attrs.field(factory=dict)
 
     def pause(self) -> None:
         self.paused = True
@@ -69,6 +71,7 @@ class StoreLink(Actor[Any]):
             if getattr(msg, "fence", None) is not None:
                 self.ctx.nursery.start_soon(self._late, msg)
             raise
+        await trio.sleep(self.link.delays.get(type(msg).__name__, 0.0))
         self.link.sent.append(type(msg).__name__)
         return await self.store.ask(msg)
 

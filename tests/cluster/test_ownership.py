@@ -80,6 +80,49 @@ async def test_leases_are_kept_while_renewals_succeed(
         assert snap is not None and snap.leases_held == 1 and snap.self_fences == 0
 
 
+async def test_renewals_answered_later_than_their_interval_keep_the_leases(
+    system: ActorSystem, autojump_clock: trio.testing.MockClock
+) -> None:
+    """A store that answers every renewal 1.5 intervals after it was sent (but well
+    before the deadline it was sent for): each reply still counts, the next renewal is
+    not held up by it, and the host never stops serving."""
+    store = await start_store(system)
+    async with node(store, "a") as a, node(store, "b") as b:
+        await a.host.run("s", "hi")
+        a.link.delays["RenewLeases"] = 1.5 * RENEW
+        await trio.sleep(TTL * 5)
+        assert a.host.is_live("s") and a.keeper.holds("s")
+        with pytest.raises(SessionOwnedElsewhere):
+            await b.host.run("s", "mine?")
+        renewals = a.link.sent.count("RenewLeases")
+        assert TTL * 5 / RENEW - 2 <= renewals <= TTL * 5 / RENEW + 1
+        snap = a.keeper.snapshot()
+        assert snap.self_fences == snap.renewal_failures == 0
+        assert snap.slowest_renewal == pytest.approx(1.5 * RENEW)
+        assert (await a.host.run("s", "still mine")).status == "completed"
+
+
+async def test_renewals_in_flight_are_bounded_when_the_store_answers_none(
+    system: ActorSystem, autojump_clock: trio.testing.MockClock
+) -> None:
+    """A store that holds every renewal: at most ``(TTL - MARGIN) / RENEW`` wait at
+    once, and the host self-fences at its deadline as before."""
+    store = await start_store(system)
+    async with node(store, "a") as a:
+        start = trio.current_time()
+        await a.host.run("s", "hi")
+        a.link.delays["RenewLeases"] = TTL * 100
+        waiting: list[int] = []
+        for _ in range(40):
+            await trio.sleep(RENEW / 2)
+            waiting.append(a.keeper._in_flight)
+        assert max(waiting) == (TTL - MARGIN) / RENEW
+        assert not a.host.is_live("s")
+        assert a.keeper.snapshot().self_fences == 1
+        assert a.keeper.last_renewed is not None
+        assert a.keeper.last_renewed <= start + TTL - MARGIN
+
+
 async def test_a_stalled_owner_self_fences_before_expiry_and_its_late_commit_is_refused(
     system: ActorSystem, autojump_clock: trio.testing.MockClock
 ) -> None:

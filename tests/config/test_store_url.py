@@ -26,3 +26,13 @@ def test_without_a_url_the_path_is_sqlite_and_no_cluster() -> None:
     settings = Settings(store=StoreSettings(path="bot.db"))
     assert isinstance(store_backend(settings), SqliteSessions)
     assert cluster_config(settings) is None
+
+
+def test_a_clustered_store_ends_a_stalled_transaction_after_one_lease_ttl() -> None:
+    settings = Settings(store=StoreSettings(url=URL), cluster=ClusterSettings(lease_ttl=7.5))
+    backend = store_backend(settings)
+    assert isinstance(backend, PostgresSessions) and backend.stall_timeout == 7.5
+    off = attrs.evolve(settings, cluster=ClusterSettings(enabled=False))
+    alone = store_backend(off)
+    assert isinstance(alone, PostgresSessions)
+    assert alone.stall_timeout == PostgresSessions(URL).stall_timeout

@@ -90,7 +90,8 @@ async def test_a_turn_for_a_session_owned_elsewhere_runs_and_is_stored_on_its_ow
         r = await client.post("/v1/sessions/a-1/turns", json={"text": "hi"}, headers=JSON)
         assert r.json()["status"] == "completed" and p.a.host.is_live("a-1")
         assert forwards((await client.get("/metrics")).text) == {
-            "forwarded": 2.0, "unreachable": 0.0, "broken": 0.0, "unlocated": 0.0
+            "forwarded": 2.0, "unreachable": 0.0, "broken": 0.0, "unlocated": 0.0,
+            "moved": 0.0,
         }  # fmt: skip
         assert (await client.delete("/v1/sessions/b-1")).status_code == 204
         async with p.b.client() as direct:
@@ -175,7 +176,13 @@ async def test_a_body_over_the_limit_is_refused_before_it_is_forwarded() -> None
 
         r = await client.post("/v1/sessions/b-1/turns", content=chunks())
         assert r.status_code == 413
-        assert p.forwarder.counts == {"forwarded": 0, "unreachable": 0, "broken": 0, "unlocated": 0}
+        assert p.forwarder.counts == {
+            "forwarded": 0,
+            "unreachable": 0,
+            "broken": 0,
+            "unlocated": 0,
+            "moved": 0,
+        }
 
 
 async def test_hop_by_hop_headers_stay_behind_and_nothing_is_added_but_the_hop_header() -> None:
@@ -292,6 +299,44 @@ async def test_a_client_leaving_while_the_owner_is_silent_closes_the_forwarded_r
             await connected.wait()
             with trio.fail_after(5):
                 await closed.wait()
+        nursery.cancel_scope.cancel()
+
+
+async def test_a_silent_owner_whose_lease_runs_out_is_given_up_and_the_client_told_502() -> None:
+    # A stopped owner: its kernel takes the request and nothing answers. Its lease has
+    # 0.3 s left when A looks it up; while it is still the owner A waits for it, and
+    # once the lease has run out (the look-up finds no owner) A closes the forwarded
+    # request and answers 502, so the client's retry can take the session over.
+    closed = trio.Event()
+    looks: list[str] = []
+
+    async def silent_owner(stream: trio.SocketStream) -> None:
+        with contextlib.suppress(trio.BrokenResourceError):
+            while await stream.receive_some():
+                pass
+        closed.set()
+
+    async def locate(session: str) -> Owner | None:
+        looks.append(session)
+        if len(looks) <= 2:  # the routing look-up, then one that finds it renewed
+            return Owner(host_id="B", address=owner_url, seconds_left=0.3)
+        return None
+
+    async with trio.open_nursery() as nursery:
+        listeners = await nursery.start(trio.serve_tcp, silent_owner, 0)
+        owner_url = f"http://127.0.0.1:{listeners[0].socket.getsockname()[1]}"
+        forwarder = Forwarder(locate, ForwardConfig(host_id="A", connect_timeout=1.0))
+        try:
+            async with served(forward=forwarder, token=TOKEN) as a, a.client() as client:
+                with trio.fail_after(30):  # a hang guard: it used to wait for ever
+                    answer = await client.post("/v1/sessions/b-1/turns", json={"text": "hi"})
+                    await closed.wait()
+                assert answer.status_code == 502
+                assert answer.json()["error_kind"] == "owner_failed"
+                assert looks == ["b-1"] * 3
+                assert forwarder.counts["moved"] == 1
+        finally:
+            await forwarder.aclose()
         nursery.cancel_scope.cancel()
 
 

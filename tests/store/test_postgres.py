@@ -111,11 +111,13 @@ def test_a_write_fenced_by_another_hosts_grant_on_another_connection_is_refused(
 ) -> None:
     a, b = PostgresSessionBackend(postgres_url), PostgresSessionBackend(postgres_url)
     try:
-        old = run(a, leases.acquire, sm.AcquireLease(session="s", host="a", ttl=0.05))
+        # Long enough for a's write and b's refused grant on a loaded machine (50 ms was
+        # not: the lease ran out first), short enough to wait out.
+        old = run(a, leases.acquire, sm.AcquireLease(session="s", host="a", ttl=1.0))
         assert run(a, ops.begin, begin("s", 0, old.token)).version == 1
         with pytest.raises(LeaseHeld):
             run(b, leases.acquire, sm.AcquireLease(session="s", host="b", ttl=5.0))
-        trio.run(trio.sleep, 0.1)  # a's lease runs out by the server's clock
+        trio.run(trio.sleep, 1.05)  # a's lease runs out by the server's clock
         new = run(b, leases.acquire, sm.AcquireLease(session="s", host="b", ttl=5.0))
         assert new.token == old.token + 1
         with pytest.raises(Fenced) as fenced:

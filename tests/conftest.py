@@ -5,7 +5,6 @@ from __future__ import annotations
 import fcntl
 import importlib.util
 import sys
-import tempfile
 from collections.abc import AsyncIterator, Callable, Iterator
 from pathlib import Path
 from types import ModuleType
@@ -63,15 +62,17 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
 
 
 @pytest.fixture(autouse=True)
-def _exclusive_under_xdist(request: pytest.FixtureRequest) -> Iterator[None]:
+def _exclusive_under_xdist(
+    request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[None]:
     """Under pytest-xdist, a test marked ``exclusive`` (it bounds wall-clock time or a cost
     ratio) runs while no other worker runs a test: every test holds a shared lock on one
     file of the run, an exclusive one takes it alone. Without xdist, nothing to do."""
-    workerinput = getattr(request.config, "workerinput", None)
-    if workerinput is None:
+    if not hasattr(request.config, "workerinput"):
         yield
         return
-    path = Path(tempfile.gettempdir(), f"agcore-tests-{workerinput['testrunuid']}.lock")
+    # The workers' temporary directories (popen-gw<N>) share the run's one.
+    path = tmp_path_factory.getbasetemp().parent / "exclusive.lock"
     exclusive = request.node.get_closest_marker("exclusive") is not None
     with path.open("a") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX if exclusive else fcntl.LOCK_SH)

@@ -10,6 +10,7 @@ left for a session that is not live.
 from __future__ import annotations
 
 import gc
+from collections.abc import Iterator
 from functools import partial
 from typing import Any
 
@@ -192,6 +193,20 @@ class HostMachine(RuleBasedStateMachine):
             o.session for o in gc.get_objects() if isinstance(o, Session) and id(o) in SESSION_IDS
         }
         assert alive == live, (alive, live)
+
+
+@pytest.fixture(autouse=True)
+def _gc_walks_only_this_tests_objects() -> Iterator[None]:
+    """The invariant's ``gc.collect`` and ``gc.get_objects`` after every step walk only what
+    this test made: what exists before it (the rest of the suite's modules and objects) is
+    frozen for its length (``gc.freeze``: never collected, never listed), else each walk
+    costs the whole suite's heap. No Session made here is frozen: none exists before."""
+    gc.collect()
+    gc.freeze()
+    try:
+        yield
+    finally:
+        gc.unfreeze()
 
 
 HostMachine.TestCase.settings = settings(max_examples=15, stateful_step_count=20, deadline=None)

@@ -19,6 +19,7 @@ from tests.conftest import BENCHMARKS
 
 
 @pytest.mark.slow
+@pytest.mark.exclusive  # max_failover_s is wall-clock time
 def test_no_acknowledged_turn_is_lost_or_run_twice_when_hosts_die_stall_or_are_cut_off(
     load_benchmark: Callable[[str], ModuleType],
     monkeypatch: pytest.MonkeyPatch,

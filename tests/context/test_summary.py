@@ -4,9 +4,12 @@ from __future__ import annotations
 
 import time
 
+import pytest
+
 from agcore_actors.context.policy import clip_summary, estimate_text_tokens
 
 
+@pytest.mark.exclusive
 def test_clipping_a_huge_summary_costs_what_it_keeps() -> None:
     # A model that ignores max_tokens can answer megabytes.
     huge = "Progress: the committee met and decided things.\n" * 85_000  # ~4 MB

@@ -34,7 +34,7 @@ from agcore_actors.memory.lowlevel import (
 )
 from tests.memory.helpers import FakeClock
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.exclusive]
 
 SMALL, LARGE = 1_000, 16_000
 MAX_RATIO = 3.0

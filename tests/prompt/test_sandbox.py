@@ -60,6 +60,7 @@ BOMBS = {
 }
 
 
+@pytest.mark.exclusive
 @pytest.mark.parametrize("source", BOMBS.values(), ids=BOMBS.keys())
 def test_a_template_bomb_stops_quickly_with_a_typed_error(source: str) -> None:
     template = PromptTemplate(source, name="bomb")

@@ -256,6 +256,7 @@ def registry_of_partials(n: int) -> TemplateRegistry:
     return registry
 
 
+@pytest.mark.exclusive
 def test_rendering_again_does_not_parse_again() -> None:
     registry = registry_of_partials(10)
     template = registry.get("main")

@@ -8,10 +8,14 @@ transaction once another host has been granted the session
 session), and from then on — as once the keeper revoked it for a lost renewal or by
 self-fencing — every load or write of that session raises
 :class:`~agcore_actors.cluster.LeaseLost` at once, without asking the store: a session
-that lost its lease never touches the store again; a write of it still in flight when the
+that lost its lease never touches the store again. A write of it still in flight when the
 lease is revoked is cut short (:class:`~agcore_actors.cluster.LeaseLost`; whether it
-reached the store, its token decides there). Writes of other sessions (a turn's
-child sessions, ``<session>/<call id>``: only this turn writes them) go unfenced.
+reached the store, its token decides there), except a turn's commit: that one is answered
+by the store (within the commit's own timeout), because a commit sent under a token the
+store still holds live (self-fencing comes ``fence_margin`` before the store's expiry)
+may be applied, and its caller must then hear that the turn completed, not that it failed
+and can be run again. Writes of other sessions (a turn's child sessions,
+``<session>/<call id>``: only this turn writes them) go unfenced.
 """
 
 from __future__ import annotations
@@ -21,6 +25,7 @@ from typing import Any
 from ..actor import ActorRef
 from ..cluster import LeaseHandle
 from ..store import Fenced
+from ..store import messages as sm
 from ._store_port import StoreTurns
 
 __all__ = ["FencedTurns"]
@@ -45,6 +50,10 @@ class FencedTurns(StoreTurns):
         if getattr(request, "session", None) != self.session:
             return await self.store.ask(request)
         try:
+            if isinstance(request, sm.CommitTurn):
+                # Fenced when it was made (``fence``: LeaseLost once revoked), not cut
+                # after it is sent: only the store's answer says if the turn is stored.
+                return await self.store.ask(request)
             with self.lease.cut_on_revoke():
                 return await self.store.ask(request)
         except Fenced as exc:

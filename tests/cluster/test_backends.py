@@ -15,9 +15,9 @@ import trio
 
 from agcore_actors import ActorSystem, AgcoreError
 from agcore_actors.agent import HostConfig, transcript_errors
-from agcore_actors.cluster import LeaseLost, SessionOwnedElsewhere
+from agcore_actors.cluster import SessionOwnedElsewhere
 from agcore_actors.llm import UserMessage
-from agcore_actors.store import PostgresSessions, SessionBackendConfig, SqliteSessions
+from agcore_actors.store import Fenced, PostgresSessions, SessionBackendConfig, SqliteSessions
 from agcore_actors.store import messages as sm
 from tests.agent.fakes import echo
 from tests.agent.stores import transcript
@@ -98,8 +98,10 @@ async def test_a_cut_off_owner_stops_before_the_takeover_and_its_late_write_is_r
             assert a.keeper.snapshot().self_fences == 1
             a.link.resume()
             await trio.sleep(0.5)
-        assert isinstance(outcome[0], LeaseLost)
-        assert a.link.late == [("CommitTurn", "store_fenced")]
+        # A's commit was sent before A stopped serving: the store's refusal is its
+        # caller's answer (the commit is not cut, so it is not delivered behind it).
+        assert isinstance(outcome[0], Fenced) and outcome[0].reason == "stale"
+        assert a.link.late == [] and a.link.sent.count("CommitTurn") == 2
         assert b.keeper.snapshot().takeovers == 1
         log = await transcript(store, "s")
         assert transcript_errors(log) == []

@@ -130,7 +130,8 @@ async def test_a_stalled_owner_self_fences_before_expiry_and_its_late_commit_is_
     wait in the link). A stops serving at its own deadline, before the lease expires in
     the store; B takes the session over once it has, repairing the open turn; when A's
     link comes back, its commit is refused as fenced and A drops the session without
-    writing again: its caller was told at A's deadline."""
+    writing again: its caller is told so by that refusal (the commit was sent, so only
+    the store's answer says whether the turn is stored)."""
     store = await start_store(system)
     async with node(store, "a", model=echo(5.0)) as a, node(store, "b") as b:
         start = trio.current_time()
@@ -165,10 +166,10 @@ async def test_a_stalled_owner_self_fences_before_expiry_and_its_late_commit_is_
             a.link.resume()
             await trio.sleep(1.0)  # what waited on the link is delivered
         [outcome] = result
-        # A's caller heard at A's deadline; its commit, already sent, reached the store
-        # late and was refused there.
-        assert isinstance(outcome, LeaseLost)
-        assert a.link.late == [("CommitTurn", "store_fenced")]
+        # A's commit, already sent, reached the store late and was refused there: its
+        # caller heard that refusal.
+        assert isinstance(outcome, Fenced) and outcome.reason == "stale"
+        assert a.link.late == []
         assert "CommitTurn" in a.link.sent[before:]
         log = await transcript(store, "s")
         assert transcript_errors(log) == []
@@ -181,6 +182,45 @@ async def test_a_stalled_owner_self_fences_before_expiry_and_its_late_commit_is_
         # A writes nothing more for the session: a new message there is refused by B's lease.
         with pytest.raises(SessionOwnedElsewhere):
             await a.host.run("s", "again from a")
+
+
+async def test_a_commit_in_flight_at_self_fencing_is_answered_by_the_store_not_cut(
+    system: ActorSystem, autojump_clock: trio.testing.MockClock
+) -> None:
+    """A's link stalls while its turn's commit is on the way; A self-fences (its lease
+    still lives in the store for ``MARGIN`` more seconds), and the link delivers the
+    commit before the store's expiry, where A's token is still the live one: the turn
+    is stored, so A's caller is told it completed, not that it failed (a caller told
+    it failed would run it again: stored twice)."""
+    store = await start_store(system)
+    async with node(store, "a", model=echo(1.0)) as a:
+        result: list[Any] = []
+
+        async def a_turn() -> None:
+            try:
+                result.append(await a.host.run("s", "once"))
+            except Exception as exc:
+                result.append(exc)
+
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(a_turn)
+            await trio.sleep(0.5)  # begun; the model answers at 1 s, then the commit
+            lease = await store.ask(sm.FindLease("s"))
+            assert lease is not None and lease.host == "a"
+            a.link.pause()
+            # A fences by its own clock MARGIN before the store's expiry.
+            await trio.sleep_until(lease.expires_at - MARGIN + 0.01)
+            assert not a.keeper.holds("s") and a.keeper.snapshot().self_fences == 1
+            a.link.resume()  # the commit reaches the store under A's live token
+            await trio.sleep(1.0)
+        [outcome] = result
+        assert not isinstance(outcome, Exception), outcome
+        assert outcome.status == "completed" and outcome.text == "echo: once"
+        assert a.link.late == []  # answered, not cut and delivered behind A's back
+        log = await transcript(store, "s")
+        assert transcript_errors(log) == []
+        assert [m.content for m in log] == ["once", "echo: once"]
+        assert not a.host.is_live("s")  # dropped all the same: A no longer holds it
 
 
 async def test_self_fencing_cuts_a_running_turn_and_writes_nothing_more(

@@ -12,7 +12,7 @@ from typing import Any
 import hypothesis.strategies as st
 import trio
 import trio.testing
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 
 from agcore_actors import ActorSystem, AgcoreError
 from agcore_actors.agent import HostConfig, transcript_errors
@@ -37,6 +37,17 @@ schedules = st.lists(st.one_of(turns, turns, cuts, closes), min_size=1, max_size
 
 @settings(max_examples=20, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(schedules, st.sampled_from([0.2, 1.0, 4.0]))
+# B is cut off while its first turn commits, self-fences with the commit in flight, and
+# the link delivers the commit before the lease expires in the store: its caller must
+# hear that the turn completed, not that it failed (and retry it).
+@example(
+    schedule=[
+        ("turn", 0.0, "b", "s0"),
+        ("cut", 13.731909138856826, "b", 8.926946247409518),
+        ("cut", 0.0, "b", 13.463372346612102),
+    ],
+    latency=1.0,
+)
 def test_any_schedule_keeps_one_owner_and_every_acknowledged_turn_once(
     schedule: list[tuple[Any, ...]], latency: float
 ) -> None:

@@ -57,7 +57,7 @@ from agcore_actors.store import (
     session_store_spec,
 )
 from agcore_actors.store.lowlevel import Backend, SqliteSessionBackend
-from agcore_actors.tools import ExecutorConfig, ToolExecutor, ToolRegistry, function_tool
+from agcore_actors.tools import ExecutorConfig, Tool, ToolExecutor, ToolRegistry, function_tool
 
 ROOT = Path(__file__).resolve().parents[1]
 MCP_SERVER = ROOT / "tests" / "peers" / "mcp_raw_server.py"
@@ -127,7 +127,7 @@ def quit_sync() -> str:
     sys.exit(4)
 
 
-TOOLS = [add, hang, hang_sync, boom, quit, quit_sync]
+TOOLS: list[Tool] = [add, hang, hang_sync, boom, quit, quit_sync]
 
 
 def mcp_config() -> ConnectionConfig:

@@ -141,7 +141,14 @@ class World:
 
     def told_result(self, text: str, result: am.TurnResult) -> None:
         # The checker's agents have no guardrails: no turn of theirs is ever blocked.
-        status = "failed" if result.status == "blocked" else result.status
+        # Nor approvals that suspend: a suspended turn is a violation here.
+        if result.status == "suspended":
+            self.history.violations.append(f"{text}: suspended, but nothing asks for approval")
+        status = (
+            "failed"
+            if result.status == "blocked" or result.status == "suspended"
+            else result.status
+        )
         self.history.tell(text, status, result.error_kind)
         if result.status == "completed" and result.text != f"answer to {text}":
             self.history.violations.append(f"{text}: completed with text {result.text!r}")

@@ -183,9 +183,9 @@ class CountingStore(StoreTurns):
     def _count(self, what: str) -> None:
         self.calls[what] = self.calls.get(what, 0) + 1
 
-    async def load(self, session: str, tail: int | None) -> SessionState:
+    async def load(self, session: str, tail: int | None, keep_open: bool = False) -> SessionState:
         self._count("load")
-        return await super().load(session, tail)
+        return await super().load(session, tail, keep_open)
 
     async def begin(self, *args: Any) -> int:
         self._count("begin")

@@ -31,6 +31,7 @@ from agcore_actors.testing import (
     run_virtual,
     scripted_host,
 )
+from agcore_actors.tools import Tool
 from tests.docs.snippets import host, memory, observe, tools
 
 SNIPPETS = Path(__file__).resolve().parent / "snippets"
@@ -54,7 +55,7 @@ def test_tools_guide_the_tools_run_and_an_unapproved_call_is_denied(tmp_path: Pa
     ]
 
     async def scenario() -> am.TurnResult:
-        used = [tools.get_weather, tools.send_email, tools.count_lines]
+        used: list[Tool] = [tools.get_weather, tools.send_email, tools.count_lines]
         async with scripted_host(script, tools=used) as bot:
             return await tools.run_with_approvals(bot, "s1", "go", tools.always_no)
 

@@ -121,9 +121,9 @@ def test_the_template_offers_the_tools_and_asks_for_the_call_format(style: Templ
 def test_the_template_renders_a_tool_call_in_the_format_it_asks_for(style: TemplateStyle) -> None:
     prompt = render(ANSWERED, style=style)
     call = '{"name": "get_weather", "arguments": {"city": "Paris"}}'
-    rendered = {"json_block": f"```json\n{call}\n```", "json_array": f"```json\n[{call}]\n```"}
-    rendered = rendered.get(style, call)
-    assert f"<|im_start|>assistant\n{rendered}<|im_end|>" in prompt
+    shapes = {"json_block": f"```json\n{call}\n```", "json_array": f"```json\n[{call}]\n```"}
+    shown = shapes.get(style, call)
+    assert f"<|im_start|>assistant\n{shown}<|im_end|>" in prompt
     json.loads(call)
 
 
@@ -132,7 +132,7 @@ def test_the_array_template_renders_several_calls_as_one_array_and_their_results
 ):
     second = {"id": "c2", "type": "function",
               "function": {"name": "get_weather", "arguments": {"city": "Rome"}}}  # fmt: skip
-    messages = [
+    messages: list[dict[str, Any]] = [
         {"role": "user", "content": "Weather in Paris and Rome?"},
         {"role": "assistant", "content": "", "tool_calls": [CALL, second]},
         {"role": "tool", "tool_call_id": "c1", "content": "18C"},

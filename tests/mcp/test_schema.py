@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
-import jsonschema
+import jsonschema  # type: ignore[import-untyped]
 from hypothesis import given, settings
 from hypothesis import strategies as st
 

@@ -45,7 +45,7 @@ async def serving() -> AsyncIterator[tuple[str, ActorRef[Any]]]:
 async def test_stored_sessions_are_resources_read_as_transcripts() -> None:
     async with serving() as (url, _), Client(url) as client:
         called = await client.call_tool("bot", {"text": "hi"})
-        session = called.structured_content["session"]  # type: ignore[index]
+        session = called.structured_content["session"]
         listed = await client.list_resources()
         assert [r.uri for r in listed.resources] == [f"agcore://sessions/{session}"]
         read = await client.read_resource(f"agcore://sessions/{session}")

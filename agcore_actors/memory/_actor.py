@@ -284,7 +284,10 @@ class MemoryStore(Actor[MemoryMsg]):
             )
         except ValueError as exc:
             raise InvalidInput(str(exc)) from None
-        return await self._read(lambda s: MemoryRetriever(s, cfg).retrieve(msg.query))
+        embedder = self.config.embedder
+        return await self._read(
+            lambda s: MemoryRetriever(s, cfg, embedder=embedder).retrieve(msg.query)
+        )
 
 
 def memory_store_spec(

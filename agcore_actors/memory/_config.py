@@ -7,6 +7,7 @@ from typing import Literal
 import attrs
 
 from .._validators import positive
+from ._embeddings import Embedder
 from ._eviction import EvictionConfig
 from ._retriever import RetrieverConfig
 
@@ -36,6 +37,10 @@ class MemoryStoreConfig:
     eviction: EvictionConfig = attrs.field(factory=EvictionConfig)
     #: Retrieval defaults (a ``Retrieve`` may override three of them).
     retriever: RetrieverConfig = attrs.field(factory=RetrieverConfig)
+    #: The model of ``RetrievalMode.BM25_EMBEDDINGS`` (``WordLlamaEmbedder()``, the
+    #: ``embeddings`` extra); None: that mode is refused. Shared by every incarnation
+    #: of the actor (built once, by the caller).
+    embedder: Embedder | None = None
     #: SQLite's durability level (see ``SqliteBackend``).
     synchronous: Literal["FULL", "NORMAL"] = attrs.field(
         default="FULL", validator=attrs.validators.in_(("FULL", "NORMAL"))

@@ -18,6 +18,7 @@ from ._eviction import (
     sweep_due,
     ttl_of,
 )
+from ._fusion import fuse_scores
 from ._text import (
     DEFAULT_STOP_WORDS,
     extract_keywords,
@@ -34,6 +35,7 @@ __all__ = [
     "eviction_order",
     "expiry_cutoff",
     "extract_keywords",
+    "fuse_scores",
     "is_expired",
     "max_items_of",
     "recall_value",

@@ -63,6 +63,28 @@ def test_serve_stdio_runs_without_the_serve_extra(tmp_path: Path) -> None:
     assert (done.returncode, done.stdout) == (0, ""), done.stderr
 
 
+def test_memory_search_with_embeddings_but_without_the_extra_is_one_line_exit_2(
+    tmp_path: Path,
+) -> None:
+    (tmp_path / "memory.db").write_bytes(b"")
+    done = cli(
+        ("wordllama",),
+        "memory",
+        "search",
+        str(tmp_path / "memory.db"),
+        "query",
+        "--mode",
+        "bm25_embeddings",
+        cwd=tmp_path,
+    )
+    assert done.returncode == 2, done.stderr
+    assert done.stderr.splitlines() == [
+        "agcore-actors memory search: missing_extra: memory search --mode bm25_embeddings"
+        " needs the 'embeddings' extra (wordllama is not installed):"
+        " pip install 'agcore-actors[embeddings]'"
+    ]
+
+
 @pytest.mark.parametrize("module", sorted(EXTRAS))
 def test_an_extra_module_missing_anywhere_is_one_line_exit_2(
     module: str, capsys: pytest.CaptureFixture[str]

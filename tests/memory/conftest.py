@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from agcore_actors.memory.embeddings import WordLlamaEmbedder
 from agcore_actors.memory.lowlevel import MemoryBackend
 from tests.memory.helpers import KINDS, FakeClock, make_store
 
@@ -29,3 +30,9 @@ def store(kind: str, tmp_path: Path, clock: FakeClock) -> Iterator[MemoryBackend
     s = make_store(kind, tmp_path, clock)
     yield s
     s.close()
+
+
+@pytest.fixture(scope="session")
+def embedder() -> WordLlamaEmbedder:
+    """The ``embeddings`` extra's model, loaded once per test process (a second)."""
+    return WordLlamaEmbedder()

@@ -24,6 +24,7 @@ from agcore_actors.memory import (
 )
 from agcore_actors.memory import messages as mm
 from agcore_actors.memory._memories import MAX_MEMORY_CHARS, Memories
+from agcore_actors.memory.embeddings import WordLlamaEmbedder
 from agcore_actors.memory.lowlevel import KnowledgeStore, MemoryBackend, MemoryRetriever
 from tests.memory.helpers import FakeClock, make_store
 
@@ -71,14 +72,17 @@ def test_forget_touches_only_its_own_scope(store: MemoryBackend) -> None:
     assert mem.recall("ana", "jazz") == []
 
 
-def test_knowledge_retrieval_never_returns_memories(store: MemoryBackend) -> None:
+def test_knowledge_retrieval_never_returns_memories(
+    store: MemoryBackend, embedder: WordLlamaEmbedder
+) -> None:
     mem = Memories(store)
     mem.remember("ana", "the borrow checker frightens Ana")
     KnowledgeStore(store).add_page(
         KnowledgePage(id="rust", title="Rust", content="the borrow checker")
     )
     for mode in RetrievalMode:
-        result = MemoryRetriever(store, RetrieverConfig(mode=mode)).retrieve("borrow checker")
+        retriever = MemoryRetriever(store, RetrieverConfig(mode=mode), embedder=embedder)
+        result = retriever.retrieve("borrow checker")
         assert [i.page.id for i in result.items] == ["rust"], mode
 
 

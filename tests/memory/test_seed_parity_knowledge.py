@@ -12,6 +12,7 @@ from agcore_actors.memory import (
     RetrievalMode,
     RetrieverConfig,
 )
+from agcore_actors.memory.embeddings import WordLlamaEmbedder
 from agcore_actors.memory.lowlevel import (
     KnowledgeStore,
     MemoryBackend,
@@ -109,10 +110,11 @@ def page(id: str, title: str, summary: str, content: str) -> KnowledgePage:
 DICE = RetrieverConfig(mode=RetrievalMode.DICE)
 
 
-def test_retrieve_empty_query(store: MemoryBackend) -> None:
+def test_retrieve_empty_query(store: MemoryBackend, embedder: WordLlamaEmbedder) -> None:
     KnowledgeStore(store).add_page(page("p1", "LangGraph", "framework", "agent runtime"))
     for mode in RetrievalMode:
-        assert MemoryRetriever(store, RetrieverConfig(mode=mode)).retrieve("").items == []
+        retriever = MemoryRetriever(store, RetrieverConfig(mode=mode), embedder=embedder)
+        assert retriever.retrieve("").items == []
 
 
 def test_retrieve_finds_relevant_page_with_the_seeds_score(store: MemoryBackend) -> None:
@@ -187,21 +189,29 @@ def test_cjk_queries_are_bigrams_not_one_token() -> None:
 
 
 @pytest.mark.parametrize("mode", list(RetrievalMode))
-def test_cjk_query_finds_a_page_sharing_a_word(store: MemoryBackend, mode: RetrievalMode) -> None:
+def test_cjk_query_finds_a_page_sharing_a_word(
+    store: MemoryBackend, mode: RetrievalMode, embedder: WordLlamaEmbedder
+) -> None:
     ks = KnowledgeStore(store)
     ks.add_page(page("kg", "知识图谱", "实体与关系", "知识图谱用于表示实体之间的关系"))
     ks.add_page(page("db", "数据库", "存储", "PostgreSQL 是关系型数据库"))
-    result = MemoryRetriever(store, RetrieverConfig(mode=mode)).retrieve("知识图谱设计")
+    retriever = MemoryRetriever(store, RetrieverConfig(mode=mode), embedder=embedder)
+    result = retriever.retrieve("知识图谱设计")
     assert [i.page.id for i in result.items][:1] == ["kg"]
 
 
-@pytest.mark.parametrize("mode", [RetrievalMode.BM25, RetrievalMode.HYBRID])
-def test_bm25_ranks_the_relevant_page_first(store: MemoryBackend, mode: RetrievalMode) -> None:
+@pytest.mark.parametrize(
+    "mode", [RetrievalMode.BM25, RetrievalMode.HYBRID, RetrievalMode.BM25_EMBEDDINGS]
+)
+def test_bm25_ranks_the_relevant_page_first(
+    store: MemoryBackend, mode: RetrievalMode, embedder: WordLlamaEmbedder
+) -> None:
     ks = KnowledgeStore(store)
     ks.add_page(page("rust", "Rust ownership", "borrowing rules", "the borrow checker"))
     ks.add_page(page("py", "Python typing", "gradual types", "mypy checks annotations"))
     ks.add_page(page("go", "Go channels", "concurrency", "goroutines and channels"))
-    result = MemoryRetriever(store, RetrieverConfig(mode=mode)).retrieve("borrow checker rules")
+    retriever = MemoryRetriever(store, RetrieverConfig(mode=mode), embedder=embedder)
+    result = retriever.retrieve("borrow checker rules")
     assert result.items[0].page.id == "rust"
     assert "go" not in [i.page.id for i in result.items]
     assert all(0.0 <= i.score <= 1.0 for i in result.items)

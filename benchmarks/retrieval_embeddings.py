@@ -7,8 +7,8 @@ section(s) that answer it. Every mode ranks the pages of one in-memory store thr
 ``MemoryRetriever`` (what the MemoryStore actor runs):
 
 - ``bm25``: BM25 alone (``RetrievalMode.BM25``);
-- ``bm25+dice``: the library's default (``RetrievalMode.HYBRID``);
-- ``embeddings``: cosine similarity alone, over every page (no BM25);
+- ``bm25+dice``: the library's default mode (``RetrievalMode.HYBRID``);
+- ``embeddings alone``: cosine similarity alone, over every page (no BM25);
 - ``bm25+emb w=W``: ``RetrievalMode.BM25_EMBEDDINGS``, BM25's candidates fused with
   embedding similarity at weight W (``--weights``);
 - ``bm25+emb rrf``: the same candidates ranked by reciprocal-rank fusion (k = 60),
@@ -41,6 +41,7 @@ sys.path.insert(0, str(HERE))  # _retrieval_corpus lives beside this script
 from _retrieval_corpus import DocPage, Query, load_pages, load_queries  # noqa: E402
 
 from agcore_actors.memory import KnowledgePage, RetrievalMode, RetrieverConfig  # noqa: E402
+from agcore_actors.memory._retriever import page_text  # noqa: E402
 from agcore_actors.memory.lowlevel import (  # noqa: E402
     InMemoryBackend,
     KnowledgeStore,
@@ -63,7 +64,7 @@ class MiniLmEmbedder:
             SentenceTransformer,
         )
 
-        self._model = SentenceTransformer(str(Path(pkg.__file__).parent), device="cpu")
+        self._model = SentenceTransformer(str(pkg.get_model_path()), device="cpu")
         self._cache: dict[str, Any] = {}
 
     def similarities(self, query: str, texts: Sequence[str]) -> list[float]:
@@ -142,7 +143,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--model", choices=["wordllama", "minilm"], default="wordllama")
     parser.add_argument("--weights", default="0.3,0.5,0.7", help="embedding weights to try")
     parser.add_argument("--misses", action="store_true", help="print each mode's misses")
+    parser.add_argument("--quick", action="store_true", help="one weight (0.5): a smoke test")
     args = parser.parse_args(argv)
+    weights = [0.5] if args.quick else [float(x) for x in args.weights.split(",")]
 
     docs = load_pages()
     queries, stale = load_queries({d.id for d in docs})
@@ -152,8 +155,6 @@ def main(argv: Sequence[str] | None = None) -> int:
     knowledge = KnowledgeStore(store)
     for doc in docs:
         knowledge.add_page(page_of(doc))
-    from agcore_actors.memory._retriever import page_text
-
     texts = {d.id: page_text(page_of(d)) for d in docs}
 
     started = time.perf_counter()
@@ -165,44 +166,38 @@ def main(argv: Sequence[str] | None = None) -> int:
     chars = sum(len(t) for t in texts.values()) / len(texts)
 
     retriever = MemoryRetriever(store, embedder=embedder)
-    base = RetrieverConfig(max_results=MRR_DEPTH, min_score=0.0)
-    modes: list[tuple[str, Ranker]] = [
-        (
-            "bm25",
-            retriever_ranker(
-                retriever,
-                base.__class__(max_results=MRR_DEPTH, min_score=0.0, mode=RetrievalMode.BM25),
-            ),
-        ),
-        ("bm25+dice (default)", retriever_ranker(retriever, base)),
-        ("embeddings", embedding_ranker(embedder, texts)),
-    ]
-    for w in (float(x) for x in args.weights.split(",")):
-        cfg = RetrieverConfig(
-            max_results=MRR_DEPTH,
-            min_score=0.0,
-            mode=RetrievalMode.BM25_EMBEDDINGS,
-            embedding_weight=w,
+
+    def config(mode: RetrievalMode, weight: float = 0.5) -> RetrieverConfig:
+        return RetrieverConfig(
+            max_results=MRR_DEPTH, min_score=0.0, mode=mode, embedding_weight=weight
         )
-        modes.append((f"bm25+emb w={w:g}", retriever_ranker(retriever, cfg)))
+
+    modes: list[tuple[str, Ranker]] = [
+        ("bm25", retriever_ranker(retriever, config(RetrievalMode.BM25))),
+        ("bm25+dice (the default mode)", retriever_ranker(retriever, config(RetrievalMode.HYBRID))),
+        ("embeddings alone", embedding_ranker(embedder, texts)),
+    ]
+    for w in weights:
+        fused = config(RetrievalMode.BM25_EMBEDDINGS, w)
+        modes.append((f"bm25+emb w={w:g}", retriever_ranker(retriever, fused)))
     modes.append(("bm25+emb rrf", rrf_ranker(retriever, embedder, texts)))
 
+    print("## Retrieval with local embeddings (benchmarks/retrieval_embeddings.py)\n")
     print(
-        f"retrieval set: {len(docs)} pages (sections of README.md and docs/*.md), "
-        f"{len(queries)} queries; model {embedder.name}"
+        f"{len(docs)} pages (the `## ` sections of README.md and docs/*.md), "
+        f"{len(queries)} hand-written queries; model `{embedder.name}`: "
+        f"load {load_s:.2f} s, embed {embed_ms:.2f} ms per page "
+        f"({chars:.0f} characters on average, cold cache)\n"
     )
-    print(
-        f"model load {load_s:.2f} s; embed {embed_ms:.2f} ms per page "
-        f"(mean {chars:.0f} characters, cold cache)"
-    )
-    print(f"\n{'mode':<22} {'recall@5':>9} {'MRR@10':>7} {'ms/query':>9}")
+    print("| mode | recall@5 | MRR@10 | ms/query |")
+    print("|---|---|---|---|")
     for name, rank in modes:
         recall, mrr, ms = measure(rank, queries)
-        print(f"{name:<22} {recall:>9.3f} {mrr:>7.3f} {ms:>9.2f}")
+        print(f"| {name} | {recall:.3f} | {mrr:.3f} | {ms:.2f} |")
         if args.misses:
             for q in queries:
                 if not q.expected & set(rank(q.text)[:K]):
-                    print(f"    miss: {q.text}")
+                    print(f"|   miss: {q.text} | | | |")
     return 0
 
 

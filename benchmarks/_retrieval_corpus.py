@@ -6,18 +6,25 @@ the text before a file's first ``## `` is the page ``FILE#``. The queries, writt
 hand, are ``data/retrieval_queries.json``: each names the page (or pages) that
 answer it. A query whose page no longer exists (a heading renamed) is reported and
 left out, never counted as a miss.
+
+The docs are read as they were at a commit (``DOCS_AT``, through ``git show``) so that
+the figures of docs/performance.md stay reproducible while the docs change; ``at=None``
+reads the working tree.
 """
 
 from __future__ import annotations
 
 import json
 import re
+import subprocess
 from pathlib import Path
 
 import attrs
 
 ROOT = Path(__file__).resolve().parent.parent
 QUERIES = Path(__file__).resolve().parent / "data" / "retrieval_queries.json"
+#: The commit whose docs the published figures were measured on (main, issue 33).
+DOCS_AT = "d6d4a0e"
 
 
 @attrs.frozen
@@ -38,17 +45,33 @@ def slug(heading: str) -> str:
     return re.sub(r"[^a-z0-9]+", "-", heading.lower()).strip("-")
 
 
-def doc_files() -> list[Path]:
-    docs = sorted(p for p in (ROOT / "docs").glob("*.md") if p.name != "CHANGELOG.md")
-    return [ROOT / "README.md", *docs]
+def doc_files(at: str | None) -> list[str]:
+    """README.md and docs/*.md but the changelog, as paths from the repository root."""
+    if at is None:
+        names = [p.relative_to(ROOT).as_posix() for p in (ROOT / "docs").glob("*.md")]
+    else:
+        names = git("ls-tree", "--name-only", f"{at}:docs").split()
+        names = [f"docs/{n}" for n in names if n.endswith(".md")]
+    return ["README.md", *sorted(n for n in names if n != "docs/CHANGELOG.md")]
 
 
-def load_pages() -> list[DocPage]:
+def git(*args: str) -> str:
+    done = subprocess.run(
+        ["git", *args], cwd=ROOT, capture_output=True, text=True, check=False, timeout=60
+    )
+    if done.returncode:
+        raise SystemExit(f"git {' '.join(args)}: {done.stderr.strip()} (try --docs-at worktree)")
+    return done.stdout
+
+
+def load_pages(at: str | None = DOCS_AT) -> list[DocPage]:
     """Every section of the docs as a page (see the module doc)."""
     pages: list[DocPage] = []
-    for path in doc_files():
-        name = path.relative_to(ROOT).as_posix()
-        text = path.read_text(encoding="utf-8")
+    for name in doc_files(at):
+        if at is None:
+            text = (ROOT / name).read_text(encoding="utf-8")
+        else:
+            text = git("show", f"{at}:{name}")
         first = re.search(r"^# (.+)$", text, re.MULTILINE)
         file_title = first.group(1).strip() if first else name
         parts = re.split(r"^## (.+)$", text, flags=re.MULTILINE)

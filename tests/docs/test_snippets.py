@@ -124,6 +124,14 @@ def test_memory_guide_pages_are_retrieved_and_offered_as_the_retrieve_tool(
     assert "within 30 days" in str(model.requests[1].messages[-1])
 
 
+def test_memory_guide_local_embeddings_rank_by_meaning() -> None:
+    async def scenario() -> list[str]:
+        async with ActorSystem() as system:
+            return await memory.with_embeddings(system)
+
+    assert trio.run(scenario) == ["pets", "money"]
+
+
 def test_mcp_guide_both_configuration_files_load() -> None:
     servers = load_config(SNIPPETS / "mcp.json")
     assert isinstance(servers["time"], StdioServer) and isinstance(servers["docs"], HttpServer)

@@ -62,3 +62,22 @@ async def knowledge_bot(
         .build()
     )
     # --8<-- [end:knowledge]
+
+
+async def with_embeddings(system: ActorSystem) -> list[str]:
+    """The local-embeddings example of docs/memory.md; the titles it retrieves."""
+    # --8<-- [start:embeddings]
+    from agcore_actors.memory import RetrievalMode, RetrieverConfig
+    from agcore_actors.memory.embeddings import WordLlamaEmbedder
+
+    config = MemoryStoreConfig(
+        path=None,  # or a SQLite file, or url="postgresql://…"
+        embedder=WordLlamaEmbedder(),  # without the extra: one line naming it
+        retriever=RetrieverConfig(mode=RetrievalMode.BM25_EMBEDDINGS),
+    )
+    memory = await system.root.start_child(memory_store_spec("memory", config=config))
+    # --8<-- [end:embeddings]
+    for id, text in [("money", "dog stock market bonds"), ("pets", "dog kennel puppy barking")]:
+        await memory.ask(mm.PutPage(KnowledgePage(id=id, title="Notes", content=text)))
+    found = await memory.ask(mm.Retrieve(query="dog puppies"))
+    return [item.page.id for item in found.items]

@@ -41,7 +41,10 @@ CASES: dict[str, tuple[list[str], list[str]]] = {
         [],
         ["| store | workload | turns | plain | clustered | ratio |", "| memory | cold |"],
     ),
-    "retrieval_embeddings": ([], ["| mode | recall@5 | MRR@10 | ms/query |", "| bm25+emb w=0.5 |"]),
+    "retrieval_embeddings": (
+        ["--docs-at", "worktree"],  # a shallow clone may lack the pinned commit
+        ["| mode | recall@5 | MRR@10 | ms/query |", "| bm25+emb w=0.5 |"],
+    ),
     "serve_load": ([], ["| clients | turns/s |", "| 32 |"]),
     "tools": ([], ["| 100 |", "| 8 in parallel |"]),
 }

@@ -58,13 +58,14 @@ class WordLlamaEmbedder:
     takes about a second; it reads nothing but the package's own files.
     """
 
-    def __init__(self, *, dim: int = 256, cache_size: int = 10_000) -> None:
+    def __init__(self, *, cache_size: int = 10_000) -> None:
         wordllama = import_wordllama()
         # The wheel holds the weights in wordllama/weights/ and the tokenizer in
         # wordllama/tokenizers/, which is where load() looks when that folder is its
         # cache; disable_download makes a missing file an error, never a fetch.
         package = Path(wordllama.__file__).parent
-        self._model = wordllama.WordLlama.load(cache_dir=package, dim=dim, disable_download=True)
+        # Only the 256-dimension weights are in the wheel (others would be a download).
+        self._model = wordllama.WordLlama.load(cache_dir=package, dim=256, disable_download=True)
         # Texts are embedded one by one (see _mean_pooled): padding them to a common
         # length would only cost (this instance's WordLlama.embed is never called).
         self._model.tokenizer.no_padding()
@@ -72,14 +73,13 @@ class WordLlamaEmbedder:
         self._cache: OrderedDict[str, Any] = OrderedDict()
         self._cache_size = cache_size
         self._lock = threading.Lock()
-        self._dim = dim
 
     @property
     def name(self) -> str:
-        return f"wordllama-l2_supercat-{self._dim}"
+        return "wordllama-l2_supercat-256"
 
     def __repr__(self) -> str:
-        return f"WordLlamaEmbedder(dim={self._dim})"
+        return f"WordLlamaEmbedder(cache_size={self._cache_size})"
 
     def similarities(self, query: str, texts: Sequence[str]) -> list[float]:
         np = self._numpy

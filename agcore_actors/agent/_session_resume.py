@@ -237,7 +237,13 @@ class SessionResume(SessionControl):
     # -- requests --------------------------------------------------------------------------
 
     async def _on_answer(self, msg: am.AnswerTurn) -> am.AnswerResult:
-        answer = Answer(allow=msg.allow, reason=msg.reason, result=msg.result)
+        answer = Answer(
+            allow=msg.allow,
+            reason=msg.reason,
+            result=msg.result,
+            action=msg.action,
+            content=msg.content if msg.action in (None, "accept") else None,
+        )
         await self._acquire()
         try:
             if self._unsure:

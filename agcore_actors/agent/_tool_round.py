@@ -59,7 +59,7 @@ from ._guards import (
     hook_call,
     keep_result,
 )
-from ._suspend import Answer
+from ._suspend import Answer, held
 
 if TYPE_CHECKING:
     from ._turn import TurnPorts
@@ -233,7 +233,7 @@ class ToolRound:
             assert self.ports.tools is not None
             async with limiter:
                 got = await peer(self.ports.tools.name, self._execute([call], call.id))
-            if call.id in self.suspended:
+            if held(self.suspended, call.id):
                 return  # held for an answer: the turn suspends after this round
             result = got[call.id]
             status = _STATUS.get(result.status.value, "error")
@@ -269,7 +269,7 @@ class ToolRound:
                 # would take for a bug.
                 raise _typed_failure(group) from None
         for call in calls:
-            if call.id in answered or call.id in self.suspended:
+            if call.id in answered or held(self.suspended, call.id):
                 continue
             parts: list[ContentPart] = []
             if call.id in refused:

@@ -6,14 +6,18 @@ the answer may come at any later time, to this server or another on the same sto
 also after restarts::
 
     POST /v1/sessions/{id}/turns/{turn}/answers/{call}  {"allow"?, "reason"?, "result"?,
-                                                          "resume"?} -> AnswerResult
+                                                          "resume"?, "action"?,
+                                                          "content"?} -> AnswerResult
     POST /v1/sessions/{id}/resume                        {} -> TurnResult
 
 ``allow`` (default true) runs the call, false denies it with ``reason``; ``result``
-(text) answers it without running it. The reply's ``status`` is ``recorded`` (more
-answers awaited, or ``"resume": false``), ``duplicate`` (answered before: nothing
-changed, ``allow`` is the first answer's) or ``resumed`` (``result``: how the resumed
-turn ended; the request waits for it). An answer no turn waits for (cancelled,
+(text) answers it without running it. An awaited elicitation (``kind``
+``elicitation``, with ``elicitations = "suspend"``: its ``call_id`` names the question)
+is answered with ``action`` (``accept``, ``decline``, ``cancel``) and, with
+``accept``, ``content`` (the object its ``schema`` describes). The reply's ``status``
+is ``recorded`` (more answers awaited, or ``"resume": false``), ``duplicate`` (answered
+before: nothing changed, ``allow`` is the first answer's) or ``resumed`` (``result``:
+how the resumed turn ended; the request waits for it). An answer no turn waits for (cancelled,
 unknown) is 409 ``stale_answer``; resuming a turn that still waits is 409
 ``session_suspended``. A malformed body is 400 and changes nothing.
 
@@ -53,7 +57,8 @@ __all__ = [
     "stdio_reply",
 ]
 
-_FIELDS = {"allow", "reason", "result", "resume"}
+_FIELDS = {"allow", "reason", "result", "resume", "action", "content"}
+_ACTIONS = ("accept", "decline", "cancel")
 
 
 def _parse(body: object) -> dict[str, Any]:
@@ -70,7 +75,15 @@ def _parse(body: object) -> dict[str, Any]:
         raise BadCommand("'allow' and 'resume' must be true or false")
     if not isinstance(reason, str) or not (result is None or isinstance(result, str)):
         raise BadCommand("'reason' and 'result' must be strings")
-    return {"allow": allow, "reason": reason, "result": result, "resume": resume}
+    fields = {"allow": allow, "reason": reason, "result": result, "resume": resume}
+    action, content = body.get("action"), body.get("content")
+    if action is not None and action not in _ACTIONS:
+        raise BadCommand('\'action\' must be "accept", "decline" or "cancel"')
+    if content is not None and (action != "accept" or not isinstance(content, dict)):
+        raise BadCommand("'content' must be a JSON object, and only with \"accept\"")
+    if action is not None:
+        fields.update(action=action, content=content)
+    return fields
 
 
 async def answer(

@@ -26,7 +26,7 @@ import contextlib
 import json
 from collections.abc import Awaitable, Callable, Mapping
 from types import MappingProxyType
-from typing import Final
+from typing import TYPE_CHECKING, Final
 
 import attrs
 import msgspec
@@ -44,7 +44,7 @@ from ._config import Agent, AgentConfig
 from ._errors import AgentConfigError, SessionSuspended
 from ._hooks import TurnHooks
 from ._store_port import OpenTurn, SessionState, TurnStore
-from ._suspend import elicitation_key, elicitation_reply, suspension_of
+from ._suspend import suspension_of
 from ._turn import Turn, TurnPorts
 from ._turn_setup import Deps, check_fact_keys, visible_facts
 
@@ -152,6 +152,12 @@ class SessionControl(Actor[SessionRequest]):
     #: The turn the store holds open (suspended, or left by a crash) when the agent's
     #: config keeps such turns to resume them (``durable``), else always None.
     _open: OpenTurn | None
+
+    if TYPE_CHECKING:  # SessionResume's (declared for the checker, not defined here)
+
+        async def _suspend_elicitation(
+            self, running: _Running, msg: am.Elicit
+        ) -> am.ElicitationAnswer: ...
 
     def _busy_now(self) -> _Busy:
         """The busy state, made if the session was idle."""
@@ -379,41 +385,6 @@ class SessionControl(Actor[SessionRequest]):
         finally:
             running.elicitations.pop(elicitation_id, None)
         return answer[0] if answer else am.ElicitationAnswer(action="decline")
-
-    async def _suspend_elicitation(self, running: _Running, msg: am.Elicit) -> am.ElicitationAnswer:
-        """An elicitation of a turn that suspends for them: the stored answer of a
-        resumed turn's call, else the question is held (the turn suspends after this
-        round, the server is told ``cancel`` and the call's result dropped)."""
-        turn = running.turn
-        asked = turn.elicited[msg.call_id] = turn.elicited.get(msg.call_id, 0) + 1
-        key = elicitation_key(msg.call_id, asked)
-        given = turn.answers.get(key)
-        if given is not None:
-            return elicitation_reply(given)
-        name, arguments = turn.call_of(msg.call_id)
-        schema = json.dumps(msg.schema, ensure_ascii=False)
-        turn.suspended[key] = am.AwaitingCall(
-            call_id=key,
-            name=name,
-            arguments=arguments,
-            kind="elicitation",
-            tool_call=msg.call_id,
-            server=msg.server,
-            message=msg.message,
-            schema=schema,
-        )
-        await running.emit(
-            am.ElicitationRequested(
-                elicitation_id=key,
-                server=msg.server,
-                message=msg.message,
-                schema=schema,
-                timeout=0.0,
-                suspends=True,
-                call_id=msg.call_id,
-            )
-        )
-        return am.ElicitationAnswer(action="cancel")
 
     async def _on_report_progress(self, msg: am.ReportProgress) -> None:
         running = self._running()

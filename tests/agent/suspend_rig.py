@@ -7,6 +7,13 @@ answers ``done <t>``. The tools count their own runs by call id in :data:`RUNS` 
 in a file (``runs_file``: one line per completed run, for the SIGKILL tests).
 :meth:`Rig.restart` drops the host, its sessions, provider and executor and builds new
 ones over the same store: what survives is only what the store has.
+
+With ``asking=True`` the ``guarded`` tool needs no approval but asks the person one
+question the way an MCP server's elicitation reaches the session (through
+:func:`~agcore_actors.agent.session_elicitor`, with the requesting session and call set
+as the MCP client sets them); it counts a run only when it got an answer (not the
+``cancel`` a suspending turn tells it), so :data:`RUNS` counts the runs whose result the
+turn kept.
 """
 
 from __future__ import annotations
@@ -28,6 +35,7 @@ from agcore_actors.agent import (
     SessionHost,
     StoreTurns,
     session_approver,
+    session_elicitor,
 )
 from agcore_actors.llm import (
     ChatRequest,
@@ -37,6 +45,7 @@ from agcore_actors.llm import (
     UserMessage,
     provider_actor,
 )
+from agcore_actors.mcp._requests import REQUESTING_CALL, REQUESTING_SESSION
 from agcore_actors.testing import ScriptedProvider, ScriptedReply, ScriptedToolCall
 from agcore_actors.tools import ToolContext, ToolExecutor, ToolRegistry, function_tool
 
@@ -70,6 +79,21 @@ async def guarded(key: str, ctx: ToolContext) -> str:
     return f"guarded {key}"
 
 
+#: The elicitation handler of the running system (set by :meth:`Rig.host`).
+ELICITOR: list[Any] = []
+
+
+@function_tool(name="guarded")
+async def asking(key: str, ctx: ToolContext) -> str:
+    """Change something (asks the person first)."""
+    REQUESTING_SESSION.set(ctx.session_id)
+    REQUESTING_CALL.set(ctx.call_id)
+    reply = await ELICITOR[0]("srv", {"message": f"Change {key}?", "requestedSchema": {}})
+    if reply["action"] != "cancel":
+        _ran(ctx)
+    return f"asked {key}: {reply['action']}"
+
+
 @function_tool
 async def free(key: str, ctx: ToolContext) -> str:
     """Look something up."""
@@ -98,10 +122,18 @@ def play(request: ChatRequest, attempt: int) -> ScriptedReply:
 class Rig:
     """A host over ``store`` (a SessionStore ref) that can be restarted."""
 
-    def __init__(self, system: ActorSystem, store: ActorRef[Any], config: AgentConfig) -> None:
+    def __init__(
+        self,
+        system: ActorSystem,
+        store: ActorRef[Any],
+        config: AgentConfig,
+        *,
+        asking: bool = False,
+    ) -> None:
         self.system = system
         self.store = store
         self.config = config
+        self.asking = asking
         self.generation = 0
 
     @contextlib.asynccontextmanager
@@ -113,7 +145,8 @@ class Rig:
         llm = await self.system.spawn(
             provider_actor(registry, retry=RetryConfig(max_retries=0)), name=f"llm{g}"
         )
-        tools = ToolRegistry([guarded, free])
+        tools = ToolRegistry([asking if self.asking else guarded, free])
+        ELICITOR[:] = [session_elicitor(self.system)]
         executor = await self.system.spawn(
             lambda: ToolExecutor(tools, approver=session_approver(self.system)), name=f"tools{g}"
         )
@@ -136,3 +169,4 @@ class Rig:
 
 
 SUSPEND = AgentConfig(approvals="suspend", interrupted="resume", turn_timeout=None)
+ELICIT = AgentConfig(elicitations="suspend", interrupted="resume", turn_timeout=None)

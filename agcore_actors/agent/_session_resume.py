@@ -79,6 +79,11 @@ def closing_facts(facts: Mapping[str, str], turn: str, status: am.TurnStatus) ->
     return {ANSWERED_FACT: encode(closed_after(closed, suspension, "finished"))}
 
 
+def _deferred(suspension: Suspension, call_id: str) -> bool:
+    """Whether ``call_id`` is awaited as a call its tool deferred."""
+    return any(c.call_id == call_id and c.kind == "deferred" for c in suspension.awaiting)
+
+
 class SessionResume(SessionControl):
     """The suspend/resume part of a :class:`~._session.Session` (see the module doc)."""
 
@@ -298,6 +303,12 @@ class SessionResume(SessionControl):
                     turn=msg.turn, call_id=msg.call_id, status="duplicate", allow=first.allow
                 )
             assert suspension is not None
+            if _deferred(suspension, msg.call_id) and not msg.allow and msg.result is None:
+                # A deferred call denied: its result says so (it does not run again).
+                why = msg.reason or "denied"
+                answer = Answer(
+                    allow=False, reason=why, result=f"Error: the call was denied: {why}"
+                )
             suspension = with_answer(suspension, msg.call_id, answer)
             written = {SUSPENDED_FACT: encode(suspension)}
             try:

@@ -22,8 +22,9 @@ Guarantees, under cancellation too:
   of its own (a child's failing turn is its call's error result, not the round's);
 - a durable turn's round (the turn has ``append``) stores the reply before any call runs,
   runs each call as an ask of its own and stores each result as it comes (so a crash
-  loses no completed call), and leaves the calls held for an answer (``suspended``)
-  unanswered; a call whose answer gave its result does not run.
+  loses no completed call), and leaves the calls held for an answer (``suspended``:
+  waiting for approval, asked a question, or deferred by their tool) unanswered; a call
+  whose answer gave its result does not run.
 """
 
 from __future__ import annotations
@@ -233,9 +234,18 @@ class ToolRound:
             assert self.ports.tools is not None
             async with limiter:
                 got = await peer(self.ports.tools.name, self._execute([call], call.id))
+            result = got[call.id]
+            if result.status is tm.ToolStatus.DEFERRED:
+                # Its result comes later: the turn suspends after this round.
+                self.suspended[call.id] = am.AwaitingCall(
+                    call_id=call.id,
+                    name=call.name,
+                    arguments=ran_with[call.id],
+                    kind="deferred",
+                    message=result.content.removeprefix("Error: "),
+                )
             if held(self.suspended, call.id):
                 return  # held for an answer: the turn suspends after this round
-            result = got[call.id]
             status = _STATUS.get(result.status.value, "error")
             status, content = await self._after(
                 call.id, call.name, ran_with[call.id], status, result.content

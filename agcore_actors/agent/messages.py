@@ -180,7 +180,9 @@ class AwaitingCall(msgspec.Struct, frozen=True, kw_only=True):
     call_id: str
     name: str
     arguments: str = ""
-    kind: Literal["approval", "elicitation"] = "approval"
+    #: ``deferred``: the tool raised ``CallDeferred`` (``message``: its note); answer
+    #: it with its ``result``.
+    kind: Literal["approval", "elicitation", "deferred"] = "approval"
     #: Elicitations: the tool call that asked, the server, its question and the JSON
     #: schema of the answer's ``content`` (JSON text).
     tool_call: str = ""

@@ -13,7 +13,8 @@ question the way an MCP server's elicitation reaches the session (through
 :func:`~agcore_actors.agent.session_elicitor`, with the requesting session and call set
 as the MCP client sets them); it counts a run only when it got an answer (not the
 ``cancel`` a suspending turn tells it), so :data:`RUNS` counts the runs whose result the
-turn kept.
+turn kept. With ``deferring=True`` it raises ``CallDeferred`` instead (counted in
+:data:`DEFERRED`): its result must come with the answer.
 """
 
 from __future__ import annotations
@@ -47,7 +48,13 @@ from agcore_actors.llm import (
 )
 from agcore_actors.mcp._requests import REQUESTING_CALL, REQUESTING_SESSION
 from agcore_actors.testing import ScriptedProvider, ScriptedReply, ScriptedToolCall
-from agcore_actors.tools import ToolContext, ToolExecutor, ToolRegistry, function_tool
+from agcore_actors.tools import (
+    CallDeferred,
+    ToolContext,
+    ToolExecutor,
+    ToolRegistry,
+    function_tool,
+)
 
 #: Completed runs of each call id (in-process tools).
 RUNS: collections.Counter[str] = collections.Counter()
@@ -94,6 +101,17 @@ async def asking(key: str, ctx: ToolContext) -> str:
     return f"asked {key}: {reply['action']}"
 
 
+#: Runs of the deferring tool, by call id.
+DEFERRED: collections.Counter[str] = collections.Counter()
+
+
+@function_tool(name="guarded")
+async def deferring(key: str, ctx: ToolContext) -> str:
+    """Change something (reviewed later, outside the turn)."""
+    DEFERRED[ctx.call_id] += 1
+    raise CallDeferred("sent for review")
+
+
 @function_tool
 async def free(key: str, ctx: ToolContext) -> str:
     """Look something up."""
@@ -129,11 +147,13 @@ class Rig:
         config: AgentConfig,
         *,
         asking: bool = False,
+        deferring: bool = False,
     ) -> None:
         self.system = system
         self.store = store
         self.config = config
         self.asking = asking
+        self.deferring = deferring
         self.generation = 0
 
     @contextlib.asynccontextmanager
@@ -145,7 +165,8 @@ class Rig:
         llm = await self.system.spawn(
             provider_actor(registry, retry=RetryConfig(max_retries=0)), name=f"llm{g}"
         )
-        tools = ToolRegistry([asking if self.asking else guarded, free])
+        first = deferring if self.deferring else asking if self.asking else guarded
+        tools = ToolRegistry([first, free])
         ELICITOR[:] = [session_elicitor(self.system)]
         executor = await self.system.spawn(
             lambda: ToolExecutor(tools, approver=session_approver(self.system)), name=f"tools{g}"

@@ -101,6 +101,21 @@ async def asking(key: str, ctx: ToolContext) -> str:
     return f"asked {key}: {reply['action']}"
 
 
+@function_tool(name="guarded", requires_approval=True)
+async def approved_asking(key: str, ctx: ToolContext) -> str:
+    """Change something (needs approval, then asks the person twice)."""
+    REQUESTING_SESSION.set(ctx.session_id)
+    REQUESTING_CALL.set(ctx.call_id)
+    got = []
+    for question in ("first", "second"):
+        reply = await ELICITOR[0]("srv", {"message": f"{question} {key}?", "requestedSchema": {}})
+        if reply["action"] == "cancel":
+            return "cancelled"
+        got.append(str(reply.get("content", {}).get("v", reply["action"])))
+    _ran(ctx)
+    return " ".join(got)
+
+
 #: Runs of the deferring tool, by call id.
 DEFERRED: collections.Counter[str] = collections.Counter()
 
@@ -148,12 +163,15 @@ class Rig:
         *,
         asking: bool = False,
         deferring: bool = False,
+        tool: Any = None,
     ) -> None:
         self.system = system
         self.store = store
         self.config = config
         self.asking = asking
         self.deferring = deferring
+        #: The tool named ``guarded`` to use instead of the flags' choice.
+        self.tool = tool
         self.generation = 0
 
     @contextlib.asynccontextmanager
@@ -166,6 +184,7 @@ class Rig:
             provider_actor(registry, retry=RetryConfig(max_retries=0)), name=f"llm{g}"
         )
         first = deferring if self.deferring else asking if self.asking else guarded
+        first = self.tool or first
         tools = ToolRegistry([first, free])
         ELICITOR[:] = [session_elicitor(self.system)]
         executor = await self.system.spawn(

@@ -243,7 +243,7 @@ def session_elicitor(system: ActorSystem) -> Any:
     single session's call owns, or of a session that is not running, is declined."""
 
     async def elicit(server: str, params: Any) -> dict[str, object]:
-        from ..mcp._requests import requesting_session
+        from ..mcp._requests import requesting_call, requesting_session
 
         session = requesting_session()
         if not session or not isinstance(params, dict):
@@ -257,6 +257,7 @@ def session_elicitor(system: ActorSystem) -> Any:
             server=server,
             message=str(params.get("message", "")),
             schema=schema if isinstance(schema, dict) else {},
+            call_id=requesting_call(),
         )
         answer: am.ElicitationAnswer = await ref.ask(ask)
         if answer.action == "accept":

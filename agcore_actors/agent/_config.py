@@ -68,10 +68,25 @@ class AgentConfig:
         default="repair", validator=attrs.validators.in_(("repair", "resume"))
     )
 
+    #: An MCP server asks the person something during a tool call (elicitation): ``wait``
+    #: for the answer inside the running turn (up to ``approval_timeout``), or
+    #: ``suspend`` the turn as an approval does — the server is told ``cancel``, the
+    #: call's result is dropped, and once answered (``AnswerTurn`` with ``action``) the
+    #: call runs again and its elicitation gets the stored answer. A request whose call
+    #: cannot be told (several calls of the session in flight on a connection that does
+    #: not say which) waits as with ``wait``.
+    elicitations: Literal["wait", "suspend"] = attrs.field(
+        default="wait", validator=attrs.validators.in_(("wait", "suspend"))
+    )
+
     @property
     def durable(self) -> bool:
         """Each step of a turn is stored as it completes (its turn can be resumed)."""
-        return self.approvals == "suspend" or self.interrupted == "resume"
+        return (
+            self.approvals == "suspend"
+            or self.interrupted == "resume"
+            or self.elicitations == "suspend"
+        )
 
     def __attrs_post_init__(self) -> None:
         if self.turn_timeout is not None and math.isinf(self.turn_timeout):

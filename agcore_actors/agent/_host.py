@@ -294,14 +294,24 @@ class SessionHost(LiveSet):
         reason: str = "",
         result: str | None = None,
         resume: bool = True,
+        action: am.ElicitationAction | None = None,
+        content: dict[str, object] | None = None,
     ) -> am.AnswerResult:
         """Answer call ``call_id`` of ``session``'s suspended turn ``turn`` (approve it,
-        deny it with ``reason``, or give its ``result``), activating the session if it is
-        not live (an answer may come after any number of restarts). Once every awaited
-        call is answered the turn resumes (``resume``) and the reply carries its result.
-        An answer given twice counts once; :class:`StaleAnswer` if no turn waits for it."""
+        deny it with ``reason``, or give its ``result``; an awaited elicitation: its
+        ``action`` and ``content``), activating the session if it is not live (an answer
+        may come after any number of restarts). Once every awaited call is answered the
+        turn resumes (``resume``) and the reply carries its result. An answer given
+        twice counts once; :class:`StaleAnswer` if no turn waits for it."""
         msg = am.AnswerTurn(
-            turn=turn, call_id=call_id, allow=allow, reason=reason, result=result, resume=resume
+            turn=turn,
+            call_id=call_id,
+            allow=allow,
+            reason=reason,
+            result=result,
+            resume=resume,
+            action=action,
+            content=content,
         )
         answered: am.AnswerResult = await self.ask(session, msg)
         return answered

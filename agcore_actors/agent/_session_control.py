@@ -26,7 +26,7 @@ import contextlib
 import json
 from collections.abc import Awaitable, Callable, Mapping
 from types import MappingProxyType
-from typing import Final
+from typing import TYPE_CHECKING, Final
 
 import attrs
 import msgspec
@@ -152,6 +152,12 @@ class SessionControl(Actor[SessionRequest]):
     #: The turn the store holds open (suspended, or left by a crash) when the agent's
     #: config keeps such turns to resume them (``durable``), else always None.
     _open: OpenTurn | None
+
+    if TYPE_CHECKING:  # SessionResume's (declared for the checker, not defined here)
+
+        async def _suspend_elicitation(
+            self, running: _Running, msg: am.Elicit
+        ) -> am.ElicitationAnswer: ...
 
     def _busy_now(self) -> _Busy:
         """The busy state, made if the session was idle."""
@@ -357,6 +363,8 @@ class SessionControl(Actor[SessionRequest]):
         running = self._running()
         if running is None:
             return am.ElicitationAnswer(action="decline")
+        if msg.call_id and self.settings.config.elicitations == "suspend":
+            return await self._suspend_elicitation(running, msg)
         event = trio.Event()
         answer: list[am.ElicitationAnswer] = []
         elicitation_id = new_id()

@@ -1,6 +1,8 @@
 """Suspended and resumed turns of a :class:`~._session.Session`: storing a turn's steps
 as they complete, suspending a turn whose tool call waits for an answer, answering it
-(from this process or another, after restarts), resuming it, and cancelling it.
+(from this process or another, after restarts), resuming it, and cancelling it; an MCP
+server's question during a tool call suspends a turn the same way
+(``elicitations="suspend"``).
 
 Guarantees:
 
@@ -27,6 +29,7 @@ and of a cancellation are shielded, bounded by ``commit_timeout``.
 from __future__ import annotations
 
 import functools
+import json
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
@@ -41,7 +44,7 @@ from ._child import drop_events
 from ._config import Agent, PromptContext
 from ._errors import SessionSuspended, StaleAnswer
 from ._prompt import system_prompt
-from ._session_control import Emit, SessionControl
+from ._session_control import Emit, SessionControl, _Running
 from ._store_port import OpenTurn
 from ._suspend import (
     ANSWERED_FACT,
@@ -50,6 +53,8 @@ from ._suspend import (
     Suspension,
     closed_after,
     closed_of,
+    elicitation_key,
+    elicitation_reply,
     encode,
     judge,
     pending_calls,
@@ -72,6 +77,11 @@ def closing_facts(facts: Mapping[str, str], turn: str, status: am.TurnStatus) ->
     if status == "cancelled":
         return {ANSWERED_FACT: encode(closed_after(closed, suspension, "cancelled"))}
     return {ANSWERED_FACT: encode(closed_after(closed, suspension, "finished"))}
+
+
+def _deferred(suspension: Suspension, call_id: str) -> bool:
+    """Whether ``call_id`` is awaited as a call its tool deferred."""
+    return any(c.call_id == call_id and c.kind == "deferred" for c in suspension.awaiting)
 
 
 class SessionResume(SessionControl):
@@ -234,10 +244,53 @@ class SessionResume(SessionControl):
         turn.resumed = True
         return await self._drive(turn, scope, context, emit, pending=opened.pending)
 
+    # -- elicitations ----------------------------------------------------------------------
+
+    async def _suspend_elicitation(self, running: _Running, msg: am.Elicit) -> am.ElicitationAnswer:
+        """An elicitation of a turn that suspends for them: the stored answer of a
+        resumed turn's call, else the question is held (the turn suspends after this
+        round, the server is told ``cancel`` and the call's result dropped)."""
+        turn = running.turn
+        asked = turn.elicited[msg.call_id] = turn.elicited.get(msg.call_id, 0) + 1
+        key = elicitation_key(msg.call_id, asked)
+        given = turn.answers.get(key)
+        if given is not None:
+            return elicitation_reply(given)
+        name, arguments = turn.call_of(msg.call_id)
+        schema = json.dumps(msg.schema, ensure_ascii=False)
+        turn.suspended[key] = am.AwaitingCall(
+            call_id=key,
+            name=name,
+            arguments=arguments,
+            kind="elicitation",
+            tool_call=msg.call_id,
+            server=msg.server,
+            message=msg.message,
+            schema=schema,
+        )
+        await running.emit(
+            am.ElicitationRequested(
+                elicitation_id=key,
+                server=msg.server,
+                message=msg.message,
+                schema=schema,
+                timeout=0.0,
+                suspends=True,
+                call_id=msg.call_id,
+            )
+        )
+        return am.ElicitationAnswer(action="cancel")
+
     # -- requests --------------------------------------------------------------------------
 
     async def _on_answer(self, msg: am.AnswerTurn) -> am.AnswerResult:
-        answer = Answer(allow=msg.allow, reason=msg.reason, result=msg.result)
+        answer = Answer(
+            allow=msg.allow,
+            reason=msg.reason,
+            result=msg.result,
+            action=msg.action,
+            content=msg.content if msg.action in (None, "accept") else None,
+        )
         await self._acquire()
         try:
             if self._unsure:
@@ -250,6 +303,12 @@ class SessionResume(SessionControl):
                     turn=msg.turn, call_id=msg.call_id, status="duplicate", allow=first.allow
                 )
             assert suspension is not None
+            if _deferred(suspension, msg.call_id) and not msg.allow and msg.result is None:
+                # A deferred call denied: its result says so (it does not run again).
+                why = msg.reason or "denied"
+                answer = Answer(
+                    allow=False, reason=why, result=f"Error: the call was denied: {why}"
+                )
             suspension = with_answer(suspension, msg.call_id, answer)
             written = {SUSPENDED_FACT: encode(suspension)}
             try:

@@ -38,6 +38,9 @@ __all__ = [
     "Suspension",
     "closed_after",
     "closed_of",
+    "elicitation_key",
+    "elicitation_reply",
+    "held",
     "judge",
     "pending_calls",
     "ready",
@@ -54,12 +57,15 @@ KEEP_CLOSED: Final = 32
 
 
 class Answer(msgspec.Struct, frozen=True, kw_only=True):
-    """One call's answer: run it (``allow``) or not (``reason``), or its ``result``."""
+    """One call's answer: run it (``allow``) or not (``reason``), or its ``result``; an
+    elicitation's: ``action`` and ``content``."""
 
     allow: bool
     reason: str = ""
     #: The call's result, given instead of running it.
     result: str | None = None
+    action: Literal["accept", "decline", "cancel"] | None = None
+    content: dict[str, object] | None = None
 
 
 class Suspension(msgspec.Struct, frozen=True, kw_only=True):
@@ -139,6 +145,28 @@ def closed_after(
     kept = [entry for entry in closed if entry.turn != suspension.turn]
     kept.append(Closed(turn=suspension.turn, how=how, answers=dict(suspension.answers)))
     return kept[-KEEP_CLOSED:]
+
+
+def elicitation_key(tool_call: str, n: int) -> str:
+    """The awaited id of the ``n``-th (from 1) question asked during ``tool_call``: a
+    call run again asks again in the same order, and each question finds its answer."""
+    return f"{tool_call}.e{n}"
+
+
+def elicitation_reply(answer: Answer) -> am.ElicitationAnswer:
+    """What the server is told for a stored elicitation ``answer`` (content only with
+    ``accept``)."""
+    action = answer.action or ("accept" if answer.allow else "decline")
+    content = (answer.content or {}) if action == "accept" else None
+    return am.ElicitationAnswer(action=action, content=content)
+
+
+def held(awaiting: Mapping[str, am.AwaitingCall], call_id: str) -> bool:
+    """Whether tool call ``call_id`` waits for an answer: its approval, or a question
+    asked during it (its result, if any, is dropped; it runs again on resume)."""
+    if call_id in awaiting:
+        return True
+    return any(a.tool_call == call_id for a in awaiting.values() if a.kind == "elicitation")
 
 
 def pending_calls(messages: Sequence[ChatMessage]) -> list[str]:

@@ -22,8 +22,9 @@ Guarantees, under cancellation too:
   of its own (a child's failing turn is its call's error result, not the round's);
 - a durable turn's round (the turn has ``append``) stores the reply before any call runs,
   runs each call as an ask of its own and stores each result as it comes (so a crash
-  loses no completed call), and leaves the calls held for an answer (``suspended``)
-  unanswered; a call whose answer gave its result does not run.
+  loses no completed call), and leaves the calls held for an answer (``suspended``:
+  waiting for approval, asked a question, or deferred by their tool) unanswered; a call
+  whose answer gave its result does not run.
 """
 
 from __future__ import annotations
@@ -59,7 +60,7 @@ from ._guards import (
     hook_call,
     keep_result,
 )
-from ._suspend import Answer
+from ._suspend import Answer, held
 
 if TYPE_CHECKING:
     from ._turn import TurnPorts
@@ -233,9 +234,18 @@ class ToolRound:
             assert self.ports.tools is not None
             async with limiter:
                 got = await peer(self.ports.tools.name, self._execute([call], call.id))
-            if call.id in self.suspended:
-                return  # held for an answer: the turn suspends after this round
             result = got[call.id]
+            if result.status is tm.ToolStatus.DEFERRED:
+                # Its result comes later: the turn suspends after this round.
+                self.suspended[call.id] = am.AwaitingCall(
+                    call_id=call.id,
+                    name=call.name,
+                    arguments=ran_with[call.id],
+                    kind="deferred",
+                    message=result.content.removeprefix("Error: "),
+                )
+            if held(self.suspended, call.id):
+                return  # held for an answer: the turn suspends after this round
             status = _STATUS.get(result.status.value, "error")
             status, content = await self._after(
                 call.id, call.name, ran_with[call.id], status, result.content
@@ -269,7 +279,7 @@ class ToolRound:
                 # would take for a bug.
                 raise _typed_failure(group) from None
         for call in calls:
-            if call.id in answered or call.id in self.suspended:
+            if call.id in answered or held(self.suspended, call.id):
                 continue
             parts: list[ContentPart] = []
             if call.id in refused:

@@ -162,6 +162,8 @@ class Turn(ModelCalls, ToolRound):
     answers: Mapping[str, Answer] = attrs.field(factory=dict)
     #: Loaded from the store and resumed (its begin counted it already).
     resumed: bool = False
+    #: Questions MCP servers asked during each tool call so far, by call id.
+    elicited: dict[str, int] = attrs.field(factory=dict)
     _save_lock: trio.Lock = attrs.field(factory=trio.Lock, init=False)
 
     # -- the loop ------------------------------------------------------------------------
@@ -191,6 +193,15 @@ class Turn(ModelCalls, ToolRound):
             if self.suspended:
                 return False
         return await self._loop()
+
+    def call_of(self, call_id: str) -> tuple[str, str]:
+        """The tool name and arguments of call ``call_id`` of this turn ("" if none)."""
+        for message in reversed(self.messages):
+            if isinstance(message, AssistantMessage):
+                for call in message.tool_calls or []:
+                    if call.id == call_id:
+                        return call.function.name, call.function.arguments
+        return "", ""
 
     async def save(self) -> None:
         """Store what the turn has that the store has not (durable turns; one write at

@@ -17,7 +17,7 @@ Requests, their replies, and what cancelling the asker does::
     SetFacts(set, remove)            -> None           nothing (durable when it replies,
                                                        or with the running turn)
     GetSessionInfo()                 -> SessionInfo    nothing
-    AnswerTurn(turn, call_id, allow, reason, result, resume)
+    AnswerTurn(turn, call_id, allow, reason, result, resume, action, content)
                                      -> AnswerResult   the resumed turn is cancelled
                                                        (and committed); the answer stays
     ResumeTurn()                     -> TurnResult     cancels the resumed turn, which
@@ -39,7 +39,10 @@ the turn stays open in the store, the session takes no new turn
 its :class:`AwaitingCall` s (from this process or another, after restarts) resumes it
 and it ends as any turn does, or a ``CancelTurn`` commits it ``cancelled``. An answer
 given twice is recorded once (``duplicate``); one for a turn that no longer waits raises
-:class:`~agcore_actors.agent.StaleAnswer`.
+:class:`~agcore_actors.agent.StaleAnswer`. With ``elicitations="suspend"`` an MCP
+server's question during a tool call suspends the turn the same way: its
+:class:`AwaitingCall` is of ``kind`` ``elicitation`` and is answered with ``action`` and
+``content``.
 """
 
 from __future__ import annotations
@@ -169,11 +172,23 @@ class ApprovalRequested(msgspec.Struct, frozen=True, kw_only=True, tag=True):
 
 
 class AwaitingCall(msgspec.Struct, frozen=True, kw_only=True):
-    """A call of a suspended turn that waits for an answer (its arguments: JSON text)."""
+    """A call of a suspended turn that waits for an answer (its arguments: JSON text):
+    an approval of call ``call_id``, or (``kind`` ``elicitation``) the question an MCP
+    ``server`` asked during tool call ``tool_call`` — then ``call_id`` names the question
+    (``<tool_call>.e<n>``, the call's n-th) and is what :class:`AnswerTurn` answers."""
 
     call_id: str
     name: str
     arguments: str = ""
+    #: ``deferred``: the tool raised ``CallDeferred`` (``message``: its note); answer
+    #: it with its ``result``.
+    kind: Literal["approval", "elicitation", "deferred"] = "approval"
+    #: Elicitations: the tool call that asked, the server, its question and the JSON
+    #: schema of the answer's ``content`` (JSON text).
+    tool_call: str = ""
+    server: str = ""
+    message: str = ""
+    schema: str = ""
 
 
 class ElicitationRequested(msgspec.Struct, frozen=True, kw_only=True, tag=True):
@@ -186,6 +201,11 @@ class ElicitationRequested(msgspec.Struct, frozen=True, kw_only=True, tag=True):
     #: The JSON schema of the answer's ``content`` (JSON text; "{}" when none).
     schema: str
     timeout: float
+    #: The turn suspends instead of waiting: answer with :class:`AnswerTurn`
+    #: (``call_id`` = ``elicitation_id``, ``action``, ``content``).
+    suspends: bool = False
+    #: The tool call the question came from ("" when it could not be told).
+    call_id: str = ""
 
 
 class ToolCallProgress(msgspec.Struct, frozen=True, kw_only=True, tag=True):
@@ -426,6 +446,8 @@ class Elicit(Request[ElicitationAnswer], frozen=True, kw_only=True, tag=True):
     server: str
     message: str
     schema: dict[str, object] = msgspec.field(default_factory=dict)
+    #: The turn's id of the tool call the server asked during ("" if not known).
+    call_id: str = ""
 
 
 class ReportProgress(msgspec.Struct, frozen=True, kw_only=True, tag=True):
@@ -471,7 +493,8 @@ class AnswerTurn(Request[AnswerResult], frozen=True, kw_only=True, tag=True):
     """Answer call ``call_id`` of the suspended turn ``turn``: approve it, deny it with
     ``reason``, or give its ``result`` (the call then does not run). Stored before the
     reply; once every awaited call is answered the turn resumes (``resume``), and the
-    reply waits for it to end."""
+    reply waits for it to end. An awaited elicitation is answered with ``action`` and
+    ``content`` (no ``action``: ``accept`` if ``allow``, else ``decline``)."""
 
     turn: str
     call_id: str
@@ -479,6 +502,8 @@ class AnswerTurn(Request[AnswerResult], frozen=True, kw_only=True, tag=True):
     reason: str = ""
     result: str | None = None
     resume: bool = True
+    action: ElicitationAction | None = None
+    content: dict[str, object] | None = None
 
 
 class ResumeTurn(Request[TurnResult], frozen=True, tag=True):

@@ -294,6 +294,9 @@ class AgentSettings:
     #: A turn found open on load (a crash): ``repair`` it, or ``resume`` it from its
     #: last stored step (no completed tool call runs again).
     interrupted: Literal["repair", "resume"] = _AGENT.interrupted
+    #: An MCP server's question during a tool call: ``wait`` in the turn, or
+    #: ``suspend`` the turn (stored; an answer resumes it later, also after restarts).
+    elicitations: Literal["wait", "suspend"] = _AGENT.elicitations
 
 
 # -- MCP servers --------------------------------------------------------------------------------

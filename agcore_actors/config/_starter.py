@@ -86,6 +86,7 @@ instructions = "You are a helpful assistant."
 # max_repeated_calls = 3
 # approvals = "wait"                   # "suspend": a turn waiting for approval is stored
 # interrupted = "repair"                # "resume": a turn cut off by a crash goes on
+# elicitations = "wait"                 # "suspend": a turn an MCP server asks something is stored
 # max_media_part_bytes = 20971520      # one image, audio or file part (decoded)
 # max_media_message_bytes = 52428800   # all the media of one message
 # Budgets (absent: no limit); session_* count the whole session, kept in the store:

@@ -62,6 +62,7 @@ from ._jsonrpc import (
 )
 from ._policy import redact, secret_values
 from ._requests import (
+    REQUESTING_CALL,
     REQUESTING_SESSION,
     ProgressCallback,
     ServerRequests,
@@ -137,6 +138,9 @@ class McpClient:
         #: The session of each tool call in flight, by request id and by progress token.
         self._call_sessions: dict[int | str, str] = {}
         self._token_sessions: dict[int | str, str] = {}
+        #: The turn's call id of each tool call in flight that has one (same keys).
+        self._call_ids: dict[int | str, str] = {}
+        self._token_calls: dict[int | str, str] = {}
         #: The progress callbacks of calls in flight, by progress token.
         self._progress: dict[int | str, ProgressCallback] = {}
         self._pending: dict[int | str, _Pending] = {}
@@ -203,28 +207,38 @@ class McpClient:
                 error=JsonRpcError(METHOD_NOT_FOUND, f"Method not found: {msg.method}"),
             )
         else:
-            owner = self._owner(msg.params, related)
-            self._nursery.start_soon(self._answer, msg.method, msg.id, msg.params, owner)
+            owner, call = self._owner(msg.params, related)
+            self._nursery.start_soon(self._answer, msg.method, msg.id, msg.params, owner, call)
             return
         self._nursery.start_soon(self._send_quietly, encode(reply))
 
-    def _owner(self, params: Any, related: int | str | None) -> str:
-        """The session a server request belongs to (see the module docstring)."""
+    def _owner(self, params: Any, related: int | str | None) -> tuple[str, str]:
+        """The session a server request belongs to (see the module docstring), and the
+        turn's id of the tool call it belongs to when that call is known ("" if not)."""
         if related is not None and related in self._call_sessions:
-            return self._call_sessions[related]
+            return self._call_sessions[related], self._call_ids.get(related, "")
         meta = params.get("_meta") if isinstance(params, dict) else None
         token = meta.get("progressToken") if isinstance(meta, dict) else None
         if isinstance(token, int | str) and token in self._token_sessions:
-            return self._token_sessions[token]
+            return self._token_sessions[token], self._token_calls.get(token, "")
         if related is not None and related in self._pending:
-            return ""  # related to a request of no session (tools/list, ...)
+            return "", ""  # related to a request of no session (tools/list, ...)
         calling = {s for s in self._sessions if s}
         # Only an unambiguous owner: with calls of two sessions in flight, neither is asked.
-        return calling.pop() if len(calling) == 1 and "" not in self._sessions else ""
+        if len(calling) == 1 and "" not in self._sessions:
+            session = calling.pop()
+            # Its call, when it has exactly one in flight with an id.
+            calls = {c for c in self._call_ids.values() if c}
+            one = self._sessions[session] == 1 and len(calls) == 1
+            return session, calls.pop() if one else ""
+        return "", ""
 
-    async def _answer(self, method: str, request_id: int | str, params: Any, owner: str) -> None:
+    async def _answer(
+        self, method: str, request_id: int | str, params: Any, owner: str, call: str = ""
+    ) -> None:
         timeout = self.options.server_request_timeout
         REQUESTING_SESSION.set(owner)
+        REQUESTING_CALL.set(call)
         reply = await answer(self.name, self.requests, method, request_id, params, timeout)
         await self._send_quietly(encode(reply))
 
@@ -269,9 +283,11 @@ class McpClient:
         *,
         timeout: float | None = None,
         session: str | None = None,
+        call: str = "",
     ) -> Any:
         """Send a request and return its result; raise a typed :class:`McpError`.
-        ``session``: whose server requests related to this one are (see the module doc)."""
+        ``session``: whose server requests related to this one are (see the module doc);
+        ``call``: the turn's id of the tool call it makes, if any."""
         if self.closed.is_set():
             raise McpConnectionClosed(self.name, self.closed_reason)
         self._next_id += 1
@@ -282,6 +298,8 @@ class McpClient:
         pending = self._pending[request_id] = _Pending()
         if session is not None:
             self._call_sessions[request_id] = session
+        if call:
+            self._call_ids[request_id] = call
         seconds = self.options.request_timeout if timeout is None else timeout
         answered = False
         try:
@@ -291,6 +309,7 @@ class McpClient:
                 answered = True
         finally:
             self._call_sessions.pop(request_id, None)
+            self._call_ids.pop(request_id, None)
             if not answered:
                 self._pending.pop(request_id, None)
                 if method != "initialize" and not self.closed.is_set():
@@ -378,11 +397,13 @@ class McpClient:
         timeout: float | None = None,
         session: str = "",
         on_progress: ProgressCallback | None = None,
+        call: str = "",
     ) -> McpToolResult:
         """Call a tool; ``session``: whose turn calls it (the server requests related to
         the call are that session's: see the module docstring); ``on_progress``:
         called with each ``notifications/progress`` of the call (a progress token is
-        sent only then)."""
+        sent only then); ``call``: the turn's id of the call (its server requests name it:
+        :func:`~._requests.requesting_call`)."""
         params: dict[str, Any] = {"name": name, "arguments": arguments}
         token = 0
         if on_progress is not None:
@@ -391,12 +412,17 @@ class McpClient:
             params["_meta"] = {"progressToken": token}
             self._progress[token] = on_progress
             self._token_sessions[token] = session
+            if call:
+                self._token_calls[token] = call
         self._sessions[session] += 1
         try:
-            raw = await self.request("tools/call", params, timeout=timeout, session=session)
+            raw = await self.request(
+                "tools/call", params, timeout=timeout, session=session, call=call
+            )
         finally:
             self._progress.pop(token, None)
             self._token_sessions.pop(token, None)
+            self._token_calls.pop(token, None)
             self._sessions[session] -= 1
             if not self._sessions[session]:
                 del self._sessions[session]

@@ -347,6 +347,7 @@ class McpConnection(Actor[McpConnectionMsg]):
             timeout=msg.timeout,
             session=msg.session_id,
             on_progress=on_progress,
+            call=msg.call_id,
         )
 
     async def _on_list_tools(self, msg: ListTools) -> McpToolList:

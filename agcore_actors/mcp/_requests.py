@@ -40,6 +40,10 @@ REQUESTING_SESSION: contextvars.ContextVar[str] = contextvars.ContextVar(
     "REQUESTING_SESSION", default=""
 )
 
+#: Set beside it: the turn's id of that tool call, when the request is known to be that
+#: call's ("" otherwise).
+REQUESTING_CALL: contextvars.ContextVar[str] = contextvars.ContextVar("REQUESTING_CALL", default="")
+
 INTERNAL_ERROR = -32603
 #: The code of a request the person (or the policy standing for them) refused.
 USER_REJECTED = -1
@@ -60,6 +64,13 @@ def requesting_session() -> str:
     token it names, else the one session with calls in flight on the connection; else ""
     (no call of a session related, or calls of several sessions in flight: ambiguous)."""
     return REQUESTING_SESSION.get()
+
+
+def requesting_call() -> str:
+    """Inside a server-request handler: the turn's id of the tool call the request
+    belongs to (as :func:`requesting_session` finds it; with the one-session fallback,
+    only when that session has exactly one call in flight); else ""."""
+    return REQUESTING_CALL.get()
 
 
 def client_capabilities(handlers: ServerRequests) -> dict[str, Any]:

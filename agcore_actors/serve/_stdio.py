@@ -8,8 +8,9 @@ Semantics:
     also a turn that never started (refused by the host, or dropped at shutdown). Turns
     of different sessions run concurrently; the turns of one session run one at a time
     in input order. ``cancel`` and ``approve`` are answered by one line each
-    (``cancelled`` / ``answered``: whether a running turn took it). A malformed or
-    unknown command, or an id outside the id rule, gets one ``error`` line naming the
+    (``cancelled`` / ``answered``: whether a running turn took it); ``answer`` and
+    ``resume`` answer and resume a suspended turn (see :mod:`._resume`), one line each.
+    A malformed or unknown command, or an id outside the id rule, gets one ``error`` line naming the
     problem and changes nothing. A turn id is an idempotency key within its session: a
     turn command whose (session, turn) is queued, running or stored already gets one
     ``error`` line with ``error_kind`` ``turn_exists`` and runs nothing. With a
@@ -45,7 +46,7 @@ from ..agent import SessionHost, StoreTurns
 from ..agent import messages as am
 from ..store import SessionNotFound
 from ..store import messages as sm
-from . import _elicit
+from . import _elicit, _resume
 from ._auth import check_id
 from ._errors import BadCommand
 from ._logging import log_event
@@ -183,6 +184,9 @@ class _StdioServer:
             if _elicit.is_elicitation(_decoded(line)):
                 await self._on_elicitation(_decoded(line))
                 return
+            if _resume.is_answer(_decoded(line)):
+                await self._on_answer(_decoded(line))
+                return
             await self._refuse(exc)
             return
         match command:
@@ -207,6 +211,31 @@ class _StdioServer:
         reply = await _elicit.answer(self.host, self.prefix + command.session, command)
         line = {"session": command.session, "event": "elicitation"}
         await self.emit({**line, "elicitation": command.elicitation_id, **reply})
+
+    async def _on_answer(self, obj: object) -> None:
+        """An ``answer`` or ``resume`` line (see :mod:`._resume`): carried out beside the
+        reader (a resumed turn may run long), its line written when it is done; at end
+        of input it runs to its end as turns do."""
+        try:
+            command = _resume.parse_stdio(obj)
+        except BadCommand as exc:
+            await self._refuse(exc)
+            return
+
+        async def reply() -> None:
+            try:
+                line = await _resume.stdio_reply(self.host, self.prefix, command)
+            except AgcoreError as exc:
+                kind = getattr(exc, "kind", type(exc).__name__)
+                line = {"session": command.session, "event": "error", "error_kind": kind,
+                        "error": str(exc)}  # fmt: skip
+            except Exception as exc:  # the session's actor crashed; the host restarts it
+                line = {"session": command.session, "event": "error", "error_kind": "crash",
+                        "error": type(exc).__name__}  # fmt: skip
+            await self.emit(line)
+
+        assert self.turns is not None
+        self.turns.start_soon(reply)
 
     async def _known(self, session: str, turn: str) -> bool:
         """Whether (``session``, ``turn``) is queued, running, or stored. Only this reader

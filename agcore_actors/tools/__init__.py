@@ -18,6 +18,7 @@ from ._approval import ApprovalCallback, Approver
 from ._deps import RunContext
 from ._errors import (
     BatchInProgress,
+    CallDeferred,
     DuplicateTool,
     ExecutionFailed,
     InvalidArguments,
@@ -71,6 +72,7 @@ __all__ = [
     "ApprovalRequest",
     "Approver",
     "BatchInProgress",
+    "CallDeferred",
     "CancelBatch",
     "CancelToken",
     "DuplicateTool",

@@ -74,6 +74,22 @@ class PermissionDenied(ToolError):
         self.permission = permission
 
 
+class CallDeferred(ToolError):
+    """Raised by a tool whose result comes later, from outside the turn (a person, a
+    queue, another system): a durable turn suspends with the call awaited (``kind``
+    ``deferred``, ``note`` shown with it) until an answer gives its result; in a turn
+    that is not durable the model sees this as the call's error result."""
+
+    kind: ClassVar[str] = "tool_deferred"
+
+    def __init__(self, note: str = "") -> None:
+        super().__init__("the result comes later" + (f": {note}" if note else ""))
+        self.note = note
+
+    def is_recoverable(self) -> bool:
+        return True
+
+
 class ToolTimeout(ToolError, TimeoutError):
     """A call ran past its timeout of ``seconds``; running it again may succeed."""
 

@@ -25,6 +25,7 @@ from ..llm import (
     check_parts,
 )
 from ._errors import (
+    CallDeferred,
     ExecutionFailed,
     InvalidArguments,
     PermissionDenied,
@@ -100,6 +101,8 @@ def status_of(error: ToolError) -> ToolStatus:
         return ToolStatus.DENIED
     if isinstance(error, ToolTimeout):
         return ToolStatus.TIMEOUT
+    if isinstance(error, CallDeferred):
+        return ToolStatus.DEFERRED
     return ToolStatus.ERROR
 
 

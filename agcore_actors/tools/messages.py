@@ -65,6 +65,8 @@ class ToolStatus(enum.Enum):
     CANCELLED = "cancelled"
     INVALID_ARGUMENTS = "invalid_arguments"
     UNKNOWN_TOOL = "unknown_tool"
+    #: The tool raised :class:`~agcore_actors.tools.CallDeferred`: its result comes later.
+    DEFERRED = "deferred"
 
 
 class ToolCall(msgspec.Struct, frozen=True, kw_only=True):

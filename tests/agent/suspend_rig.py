@@ -7,6 +7,14 @@ answers ``done <t>``. The tools count their own runs by call id in :data:`RUNS` 
 in a file (``runs_file``: one line per completed run, for the SIGKILL tests).
 :meth:`Rig.restart` drops the host, its sessions, provider and executor and builds new
 ones over the same store: what survives is only what the store has.
+
+With ``asking=True`` the ``guarded`` tool needs no approval but asks the person one
+question the way an MCP server's elicitation reaches the session (through
+:func:`~agcore_actors.agent.session_elicitor`, with the requesting session and call set
+as the MCP client sets them); it counts a run only when it got an answer (not the
+``cancel`` a suspending turn tells it), so :data:`RUNS` counts the runs whose result the
+turn kept. With ``deferring=True`` it raises ``CallDeferred`` instead (counted in
+:data:`DEFERRED`): its result must come with the answer.
 """
 
 from __future__ import annotations
@@ -28,6 +36,7 @@ from agcore_actors.agent import (
     SessionHost,
     StoreTurns,
     session_approver,
+    session_elicitor,
 )
 from agcore_actors.llm import (
     ChatRequest,
@@ -37,8 +46,15 @@ from agcore_actors.llm import (
     UserMessage,
     provider_actor,
 )
+from agcore_actors.mcp._requests import REQUESTING_CALL, REQUESTING_SESSION
 from agcore_actors.testing import ScriptedProvider, ScriptedReply, ScriptedToolCall
-from agcore_actors.tools import ToolContext, ToolExecutor, ToolRegistry, function_tool
+from agcore_actors.tools import (
+    CallDeferred,
+    ToolContext,
+    ToolExecutor,
+    ToolRegistry,
+    function_tool,
+)
 
 #: Completed runs of each call id (in-process tools).
 RUNS: collections.Counter[str] = collections.Counter()
@@ -70,6 +86,47 @@ async def guarded(key: str, ctx: ToolContext) -> str:
     return f"guarded {key}"
 
 
+#: The elicitation handler of the running system (set by :meth:`Rig.host`).
+ELICITOR: list[Any] = []
+
+
+@function_tool(name="guarded")
+async def asking(key: str, ctx: ToolContext) -> str:
+    """Change something (asks the person first)."""
+    REQUESTING_SESSION.set(ctx.session_id)
+    REQUESTING_CALL.set(ctx.call_id)
+    reply = await ELICITOR[0]("srv", {"message": f"Change {key}?", "requestedSchema": {}})
+    if reply["action"] != "cancel":
+        _ran(ctx)
+    return f"asked {key}: {reply['action']}"
+
+
+@function_tool(name="guarded", requires_approval=True)
+async def approved_asking(key: str, ctx: ToolContext) -> str:
+    """Change something (needs approval, then asks the person twice)."""
+    REQUESTING_SESSION.set(ctx.session_id)
+    REQUESTING_CALL.set(ctx.call_id)
+    got = []
+    for question in ("first", "second"):
+        reply = await ELICITOR[0]("srv", {"message": f"{question} {key}?", "requestedSchema": {}})
+        if reply["action"] == "cancel":
+            return "cancelled"
+        got.append(str(reply.get("content", {}).get("v", reply["action"])))
+    _ran(ctx)
+    return " ".join(got)
+
+
+#: Runs of the deferring tool, by call id.
+DEFERRED: collections.Counter[str] = collections.Counter()
+
+
+@function_tool(name="guarded")
+async def deferring(key: str, ctx: ToolContext) -> str:
+    """Change something (reviewed later, outside the turn)."""
+    DEFERRED[ctx.call_id] += 1
+    raise CallDeferred("sent for review")
+
+
 @function_tool
 async def free(key: str, ctx: ToolContext) -> str:
     """Look something up."""
@@ -98,10 +155,23 @@ def play(request: ChatRequest, attempt: int) -> ScriptedReply:
 class Rig:
     """A host over ``store`` (a SessionStore ref) that can be restarted."""
 
-    def __init__(self, system: ActorSystem, store: ActorRef[Any], config: AgentConfig) -> None:
+    def __init__(
+        self,
+        system: ActorSystem,
+        store: ActorRef[Any],
+        config: AgentConfig,
+        *,
+        asking: bool = False,
+        deferring: bool = False,
+        tool: Any = None,
+    ) -> None:
         self.system = system
         self.store = store
         self.config = config
+        self.asking = asking
+        self.deferring = deferring
+        #: The tool named ``guarded`` to use instead of the flags' choice.
+        self.tool = tool
         self.generation = 0
 
     @contextlib.asynccontextmanager
@@ -113,7 +183,10 @@ class Rig:
         llm = await self.system.spawn(
             provider_actor(registry, retry=RetryConfig(max_retries=0)), name=f"llm{g}"
         )
-        tools = ToolRegistry([guarded, free])
+        first = deferring if self.deferring else asking if self.asking else guarded
+        first = self.tool or first
+        tools = ToolRegistry([first, free])
+        ELICITOR[:] = [session_elicitor(self.system)]
         executor = await self.system.spawn(
             lambda: ToolExecutor(tools, approver=session_approver(self.system)), name=f"tools{g}"
         )
@@ -136,3 +209,4 @@ class Rig:
 
 
 SUSPEND = AgentConfig(approvals="suspend", interrupted="resume", turn_timeout=None)
+ELICIT = AgentConfig(elicitations="suspend", interrupted="resume", turn_timeout=None)

@@ -6,6 +6,8 @@
 - ``suspend``: run turn ``t1`` of session ``s`` (it suspends for approval), print
   ``SUSPENDED <awaited call ids>``, then wait to be killed;
 - ``answer``: approve ``t1-g`` twice; print ``ANSWER <status> <turn status> <text>`` each;
+- ``suspend-ask`` and ``answer-ask``: the same with a turn suspended on the question its
+  ``guarded`` call asks (``elicitations="suspend"``), answered ``accept`` as ``t1-g.e1``;
 - ``batch``: stream turn ``batch`` (three calls, ``batch-c`` stalls on its first run),
   printing ``FINISHED <call id>`` for each result (stored before it is reported), then
   wait to be killed;
@@ -33,12 +35,16 @@ async def main(db: str, runs: str, step: str) -> None:
     rig.RUNS_FILE[:] = [runs]
     if step == "batch":
         rig.STALL_ONCE.add("batch-c")
+    asking = step.endswith("-ask")
+    step = step.removesuffix("-ask")
     config = rig.SUSPEND if step in ("suspend", "answer") else AgentConfig(interrupted="resume")
+    if asking:
+        config = rig.ELICIT
     async with ActorSystem() as system:
         store = await system.root.start_child(
             session_store_spec("store", backend=SqliteSessions(db))
         )
-        r = rig.Rig(system, store, config)
+        r = rig.Rig(system, store, config, asking=asking)
         async with r.host() as host:
             if step == "suspend":
                 result = await host.run("s", "t1", turn="t1")
@@ -47,7 +53,8 @@ async def main(db: str, runs: str, step: str) -> None:
                 await trio.sleep_forever()
             elif step == "answer":
                 for _ in range(2):
-                    answer = await host.ask("s", am.AnswerTurn(turn="t1", call_id="t1-g"))
+                    call = "t1-g.e1" if asking else "t1-g"
+                    answer = await host.ask("s", am.AnswerTurn(turn="t1", call_id=call))
                     status = answer.result.status if answer.result else "-"
                     text = answer.result.text if answer.result else "-"
                     print(f"ANSWER {answer.status} {status} {text}", flush=True)

@@ -1,8 +1,9 @@
 """SIGKILL and suspended turns, with real processes over one SQLite file: a bot killed
-while its turn is suspended loses nothing (another process answers and the turn
-resumes, the approved call running once), and a bot killed mid-tool-batch resumes its
-turn in a new process without re-running a call whose result was reported — counted by
-the tools themselves, in a file (``tests/agent/suspend_worker.py``)."""
+while its turn is suspended — on an approval, or on a question its call asked — loses
+nothing (another process answers and the turn resumes, the call's kept run once), and a
+bot killed mid-tool-batch resumes its turn in a new process without re-running a call
+whose result was reported — counted by the tools themselves, in a file
+(``tests/agent/suspend_worker.py``)."""
 
 from __future__ import annotations
 
@@ -74,17 +75,19 @@ async def stored(db: Path) -> sm.SessionSnapshot:
         return snapshot
 
 
+@pytest.mark.parametrize("on", ["approval", "question"])
 def test_a_bot_killed_while_its_turn_is_suspended_resumes_it_in_another_process(
-    tmp_path: Path,
+    tmp_path: Path, on: str
 ) -> None:
     db, log = tmp_path / "bot.db", tmp_path / "runs"
-    bot = start(db, log, "suspend")
-    read_until(bot, {"SUSPENDED suspended t1-g"})
+    suffix = "-ask" if on == "question" else ""
+    bot = start(db, log, "suspend" + suffix)
+    read_until(bot, {"SUSPENDED suspended t1-g" + (".e1" if suffix else "")})
     kill(bot)
     assert runs(log) == {"t1-f": 1}
     snapshot = trio.run(stored, db)
     assert snapshot.record.open_turn == "t1" and snapshot.record.pending_calls == ("t1-g",)
-    lines = finish(start(db, log, "answer"))
+    lines = finish(start(db, log, "answer" + suffix))
     assert "ANSWER resumed completed done t1" in lines
     assert "ANSWER duplicate - -" in lines
     assert runs(log) == {"t1-f": 1, "t1-g": 1}  # each call ran once, across two processes

@@ -6,6 +6,11 @@ once or later —, resume, cancel, and restart the host on the same store. After
 step: each tool ran exactly as often as the model says (counted by the tools), the
 session reports the suspended turn the model expects, and the store holds it open with
 its awaited call pending, or holds a valid transcript with no turn open.
+
+:class:`ElicitMachine` runs the same rules on turns that suspend on a question asked
+during their ``guarded`` call (``elicitations="suspend"``): the awaited id is the
+question's (``<call>.e1``), the store holds the call itself pending, and the call runs
+again on resume whatever the answer (a declined question is still a run).
 """
 
 from __future__ import annotations
@@ -45,6 +50,9 @@ async def _hold(
 
 
 class SuspendMachine(RuleBasedStateMachine):
+    #: Suspend on questions (``elicitations="suspend"``) instead of approvals.
+    asking = False
+
     def __init__(self) -> None:
         super().__init__()
         rig.RUNS.clear()
@@ -53,7 +61,8 @@ class SuspendMachine(RuleBasedStateMachine):
             self.system = self.driver.enter(ActorSystem(strict=True, seed=0))
             spec = session_store_spec("store", backend=InMemorySessions(), clock=trio.current_time)
             self.store = self.driver.run(partial(self.system.root.start_child, spec))
-            self.rig = rig.Rig(self.system, self.store, rig.SUSPEND)
+            config = rig.ELICIT if self.asking else rig.SUSPEND
+            self.rig = rig.Rig(self.system, self.store, config, asking=self.asking)
             self._start_host()
         except BaseException:
             self.driver.close()
@@ -90,18 +99,23 @@ class SuspendMachine(RuleBasedStateMachine):
 
     # -- the model's steps -----------------------------------------------------------------
 
+    def _awaited(self, turn: str) -> str:
+        """The id a suspended ``turn`` waits for an answer to."""
+        return f"{turn}-g.e1" if self.asking else f"{turn}-g"
+
     def _finish_suspended(self) -> str:
-        """The suspended turn resumes to its end: its guarded call runs if allowed."""
+        """The suspended turn resumes to its end: its guarded call runs if allowed (a
+        question's call runs whatever the answer)."""
         turn = self.suspended
         assert turn is not None
-        if self.answers[f"{turn}-g"]:
+        if self.asking or self.answers[self._awaited(turn)]:
             self.runs[f"{turn}-g"] += 1
         self.finished.add(turn)
         self.suspended = None
         return turn
 
     def _waiting(self) -> bool:
-        return self.suspended is not None and f"{self.suspended}-g" not in self.answers
+        return self.suspended is not None and self._awaited(self.suspended) not in self.answers
 
     # -- rules -----------------------------------------------------------------------------
 
@@ -117,7 +131,7 @@ class SuspendMachine(RuleBasedStateMachine):
         self.next_turn += 1
         result = self.driver.run(partial(self.host.run, "s", turn, turn=turn))
         assert result.status == "suspended"
-        assert [c.call_id for c in result.awaiting] == [f"{turn}-g"]
+        assert [c.call_id for c in result.awaiting] == [self._awaited(turn)]
         self.runs[f"{turn}-f"] += 1
         self.suspended = turn
 
@@ -134,7 +148,7 @@ class SuspendMachine(RuleBasedStateMachine):
             turn = f"t{index % self.next_turn}"
         else:
             turn = "never"
-        call = f"{turn}-g"
+        call = self._awaited(turn)
         msg = am.AnswerTurn(turn=turn, call_id=call, allow=allow, reason="r", resume=resume)
         if call in self.answers:
             got = self.ask(msg)
@@ -191,7 +205,7 @@ class SuspendMachine(RuleBasedStateMachine):
     def session_and_store_agree_with_the_model(self) -> None:
         info = self.ask(am.GetSessionInfo())
         assert info.suspended_turn == self.suspended
-        waiting = [f"{self.suspended}-g"] if self._waiting() else []
+        waiting = [self._awaited(self.suspended)] if self.suspended and self._waiting() else []
         assert [c.call_id for c in info.awaiting] == waiting
         saved = self.driver.run(stored, self.store, "s")
         if saved is None:
@@ -206,3 +220,11 @@ class SuspendMachine(RuleBasedStateMachine):
 
 SuspendMachine.TestCase.settings = settings(max_examples=25, stateful_step_count=20, deadline=None)
 test_suspended_turns_agree_with_the_model = SuspendMachine.TestCase
+
+
+class ElicitMachine(SuspendMachine):
+    asking = True
+
+
+ElicitMachine.TestCase.settings = settings(max_examples=25, stateful_step_count=20, deadline=None)
+test_turns_suspended_on_a_question_agree_with_the_model = ElicitMachine.TestCase

@@ -18,6 +18,10 @@ CASES: dict[str, tuple[list[str], list[str]]] = {
         [],
         ["| implementation | asks/s | tells/s |", "### Ratios", "### Targets (agcore_actors)"],
     ),
+    "durable": (
+        [],
+        ["| store | mode | CPU ms/turn | vs plain |", "| sqlite | suspend + answer |"],
+    ),
     "embedding": ([], ["| face | callers at once | CPU µs/turn | vs trio |", "| asyncio | 50 |"]),
     "context": ([], ["| heuristic estimate |", "| microcompact |", "| Compact ask"]),
     "llm": (

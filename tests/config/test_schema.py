@@ -44,7 +44,7 @@ def test_every_library_field_has_its_key_with_the_librarys_default(
 
 
 #: The fields that are a choice of words, and a value other than their default.
-CHOICES = {"approvals": "suspend", "interrupted": "resume"}
+CHOICES = {"approvals": "suspend", "interrupted": "resume", "elicitations": "suspend"}
 
 
 @pytest.mark.parametrize(("library", "table", "renames"), PAIRS)

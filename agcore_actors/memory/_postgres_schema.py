@@ -37,6 +37,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from .. import _postgres_common as common
 from .._postgres_url import error_text
 from ._errors import (
     InvalidInput,
@@ -94,37 +95,21 @@ LOCK_KEY = "hashtext(current_schema() || %s)"
 
 def import_psycopg() -> Any:
     """The psycopg module, or one clear line naming the extra to install."""
-    try:
-        import psycopg
-    except ImportError:
-        raise ModuleNotFoundError(
-            "a memory store on PostgreSQL needs psycopg: pip install 'agcore-actors[postgres]'",
-            name="psycopg",
-        ) from None
-    return psycopg
+    return common.import_psycopg("a memory store on PostgreSQL")
 
 
-#: Retried by nobody here: the asker may send again (StorageBusy).
-_BUSY = {"40001", "40P01", "55P03"}
-_UNAVAILABLE_CLASSES = {"08", "53", "57", "58"}
+#: Busy is retried by nobody here: the asker may send again (StorageBusy).
+_ERRORS: dict[common.ErrorKind, type[MemoryStoreError]] = {
+    "busy": StorageBusy,
+    "unavailable": StorageUnavailable,
+    "data": InvalidInput,  # a value the column cannot hold
+    "other": StorageError,
+}
 
 
 def classify(exc: BaseException, url: str) -> MemoryStoreError:
     """The memory layer's error for one of psycopg's (see the module doc)."""
-    psycopg = import_psycopg()
-    text = error_text(exc, url)
-    state = getattr(exc, "sqlstate", None) or ""
-    if state in _BUSY:
-        return StorageBusy(text)
-    if (
-        (isinstance(exc, psycopg.OperationalError | psycopg.InterfaceError) and not state)
-        or state[:2] in _UNAVAILABLE_CLASSES
-        or state == "25006"
-    ):
-        return StorageUnavailable(text)
-    if state[:2] == "22":  # data exception: a value the column cannot hold
-        return InvalidInput(text)
-    return StorageError(text)
+    return _ERRORS[common.error_kind(exc, import_psycopg())](error_text(exc, url))
 
 
 def check_nul(*values: str) -> None:
@@ -146,16 +131,7 @@ def migrate(conn: Any) -> int:
                 "SELECT value FROM memory_meta WHERE name = %s", (_VERSION,)
             ).fetchone()
             found = 0 if row is None else int(row[0])
-        if found > SCHEMA_VERSION:
-            raise StorageError(
-                f"the memory tables have schema version {found}, newer than this "
-                f"code's {SCHEMA_VERSION}"
-            )
-        for version in range(found, SCHEMA_VERSION):
-            for statement in MIGRATIONS[version].split(";"):
-                if statement.strip():
-                    conn.execute(statement)
-        if found != SCHEMA_VERSION:
+        if common.apply_migrations(conn, MIGRATIONS, found, tables="memory", too_new=StorageError):
             conn.execute(
                 "INSERT INTO memory_meta (name, value) VALUES (%s, %s) "
                 "ON CONFLICT (name) DO UPDATE SET value = excluded.value",
@@ -166,20 +142,18 @@ def migrate(conn: Any) -> int:
 
 def connect(url: str, *, connect_timeout: float, migrate_schema: bool) -> Any:
     """An autocommit psycopg connection to ``url``, the schema migrated if asked."""
-    psycopg = import_psycopg()
-    try:
-        conn = psycopg.connect(url, autocommit=True, connect_timeout=max(1, round(connect_timeout)))
-    except psycopg.Error as exc:
-        raise classify(exc, url) from None
-    try:
+
+    def setup(conn: Any) -> None:
         if migrate_schema:
             migrate(conn)
         # Statistics commit without an fsync; writes set it back (see _postgres_reads).
         conn.execute("SET synchronous_commit = off")
-    except psycopg.Error as exc:
-        conn.close()
-        raise classify(exc, url) from None
-    except BaseException:
-        conn.close()
-        raise
-    return conn
+
+    return common.connect(
+        url,
+        psycopg=import_psycopg(),
+        connect_timeout=connect_timeout,
+        autocommit=True,
+        setup=setup,
+        classify=classify,
+    )

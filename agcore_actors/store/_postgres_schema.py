@@ -37,6 +37,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from .. import _postgres_common as common
 from .._postgres_url import error_text
 from .._postgres_url import redact as redact  # re-exported: tests and callers use it here
 from ._errors import InvalidRequest, StoreBusy, StoreStorageError, StoreUnavailable
@@ -131,37 +132,24 @@ def check_values(values: Sequence[Any]) -> None:
 
 def import_psycopg() -> Any:
     """The psycopg module, or one clear line naming the extra to install."""
-    try:
-        import psycopg
-    except ImportError:
-        raise ModuleNotFoundError(
-            "PostgresSessions needs psycopg: pip install 'agcore-actors[postgres]'",
-            name="psycopg",
-        ) from None
-    return psycopg
+    return common.import_psycopg("PostgresSessions")
 
 
-#: SQLSTATE classes and codes: retried by the backend, then StoreBusy.
-RETRYABLE = {"40001", "40P01", "55P03", "23505"}
-#: Unavailable: the connection (08), insufficient resources (53), operator intervention
-#: (57: shutdown, cancelled), system errors (58), read-only transactions (25006).
-_UNAVAILABLE_CLASSES = {"08", "53", "57", "58"}
+#: SQLSTATE codes retried by the backend, then StoreBusy: the common busy ones and a
+#: unique violation (two first writes of one row racing).
+RETRYABLE = common.BUSY | {"23505"}
+_ERRORS: dict[common.ErrorKind, type[StoreStorageError]] = {
+    "busy": StoreBusy,
+    "unavailable": StoreUnavailable,
+    "data": StoreStorageError,
+    "other": StoreStorageError,
+}
 
 
 def classify(exc: BaseException, url: str) -> StoreStorageError:
     """The store's error for one of psycopg's (see the module doc)."""
-    psycopg = import_psycopg()
-    text = error_text(exc, url)
-    state = getattr(exc, "sqlstate", None) or ""
-    if state in RETRYABLE:
-        return StoreBusy(text)
-    if (
-        (isinstance(exc, psycopg.OperationalError | psycopg.InterfaceError) and not state)
-        or state[:2] in _UNAVAILABLE_CLASSES
-        or state == "25006"
-    ):
-        return StoreUnavailable(text)
-    return StoreStorageError(text)
+    kind = common.error_kind(exc, import_psycopg(), busy=RETRYABLE)
+    return _ERRORS[kind](error_text(exc, url))
 
 
 def _current_version(conn: Any) -> int | None:
@@ -191,16 +179,9 @@ def migrate(conn: Any) -> int:
             "SELECT value FROM store_meta WHERE key = %s", (_VERSION_KEY,)
         ).fetchone()
         found = 0 if row is None else int(row[0])
-        if found > SCHEMA_VERSION:
-            raise StoreStorageError(
-                f"the session tables have schema version {found}, newer than this "
-                f"code's {SCHEMA_VERSION}"
-            )
-        for version in range(found, SCHEMA_VERSION):
-            for statement in MIGRATIONS[version].split(";"):
-                if statement.strip():
-                    conn.execute(statement)
-        if found != SCHEMA_VERSION:
+        if common.apply_migrations(
+            conn, MIGRATIONS, found, tables="session", too_new=StoreStorageError
+        ):
             conn.execute(
                 "INSERT INTO store_meta (key, value) VALUES (%s, %s) "
                 "ON CONFLICT (key) DO UPDATE SET value = excluded.value",
@@ -214,12 +195,8 @@ def connect(
 ) -> Any:
     """A psycopg connection to ``url`` (not autocommit), its schema migrated if asked;
     with ``stall_timeout``, the server ends a transaction of it left idle that long."""
-    psycopg = import_psycopg()
-    try:
-        conn = psycopg.connect(url, connect_timeout=max(1, round(connect_timeout)))
-    except psycopg.Error as exc:
-        raise classify(exc, url) from None
-    try:
+
+    def setup(conn: Any) -> None:
         if migrate_schema:
             migrate(conn)
         conn.execute("SET SESSION CHARACTERISTICS AS TRANSACTION ISOLATION LEVEL READ COMMITTED")
@@ -232,10 +209,12 @@ def connect(
             conn.execute(f"SET idle_in_transaction_session_timeout = {milliseconds:d}")
             conn.autocommit = False
         conn.commit()
-    except psycopg.Error as exc:
-        conn.close()
-        raise classify(exc, url) from None
-    except BaseException:
-        conn.close()
-        raise
-    return conn
+
+    return common.connect(
+        url,
+        psycopg=import_psycopg(),
+        connect_timeout=connect_timeout,
+        autocommit=False,
+        setup=setup,
+        classify=classify,
+    )

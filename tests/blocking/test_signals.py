@@ -3,33 +3,13 @@ committed before KeyboardInterrupt comes out, then the host stops, then the scri
 
 from __future__ import annotations
 
-import os
 import signal
-import subprocess
-import sys
-from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[2]
+from tests.asyncio.signalled import signalled
 
 
 def test_ctrl_c_commits_the_turn_then_stops_the_host_then_ends_the_script() -> None:
-    child = subprocess.Popen(
-        [sys.executable, "-m", "tests.blocking.signal_worker"],
-        cwd=ROOT,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-        env={**os.environ, "PYTHONPATH": str(ROOT)},
-    )
-    try:
-        assert child.stdout is not None
-        assert child.stdout.readline() == "ready\n"
-        child.send_signal(signal.SIGINT)
-        out, err = child.communicate(timeout=60)
-    finally:
-        if child.poll() is None:
-            child.kill()
-            child.communicate()
+    code, out, err = signalled("tests.blocking.signal_worker", signal.SIGINT)
     assert out.splitlines() == ["interrupted: running None, turns 1", "host stopped"], err
-    assert child.returncode in (-signal.SIGINT, 130), err
+    assert code in (-signal.SIGINT, 130), err
     assert err.rstrip().endswith("KeyboardInterrupt")

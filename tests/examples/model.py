@@ -9,13 +9,17 @@ see is what the script prints and what reached the model over HTTP.
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import os
 import subprocess
 import sys
 from collections.abc import Sequence
 from pathlib import Path
+from types import ModuleType
 from typing import Any
+
+import pytest
 
 from tests.peers.fault_server import (
     FaultServer,
@@ -90,6 +94,29 @@ def run_example(
         timeout=timeout,
         env=child_env,
         check=False,
+    )
+
+
+def import_example(monkeypatch: pytest.MonkeyPatch, name: str, module: str) -> ModuleType:
+    """``examples/<name>.py`` imported as ``module`` (examples/ on ``sys.path`` meanwhile)."""
+    monkeypatch.syspath_prepend(str(EXAMPLES))
+    spec = importlib.util.spec_from_file_location(module, EXAMPLES / f"{name}.py")
+    assert spec is not None and spec.loader is not None
+    found = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(found)
+    return found
+
+
+def run_example_alone(name: str) -> subprocess.CompletedProcess[str]:
+    """Run ``examples/<name>.py`` as a script with no model and nothing of our environment
+    but ``PYTHONPATH`` (a property-test example needs no server); its output, as text."""
+    return subprocess.run(
+        [sys.executable, str(EXAMPLES / f"{name}.py")],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+        env={"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin"},
     )
 
 

@@ -4,9 +4,6 @@ conversation forgotten)."""
 
 from __future__ import annotations
 
-import importlib.util
-import subprocess
-import sys
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from types import ModuleType
@@ -17,36 +14,18 @@ import pytest
 
 from agcore_actors.agent import HostConfig, SessionHost
 from agcore_actors.testing import Visit, scripted_host
-from tests.examples.model import EXAMPLES, ROOT
-
-
-def load_example(monkeypatch: pytest.MonkeyPatch) -> ModuleType:
-    monkeypatch.syspath_prepend(str(EXAMPLES))
-    spec = importlib.util.spec_from_file_location(
-        "eviction_example", EXAMPLES / "test_eviction_policy.py"
-    )
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+from tests.examples.model import import_example, run_example_alone
 
 
 def test_the_example_property_test_passes_as_a_script() -> None:
-    done = subprocess.run(
-        [sys.executable, str(EXAMPLES / "test_eviction_policy.py")],
-        capture_output=True,
-        text=True,
-        timeout=300,
-        check=False,
-        env={"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin"},
-    )
+    done = run_example_alone("test_eviction_policy")
     assert done.returncode == 0, done.stderr
     assert done.stdout == "the eviction policy keeps its promises\n"
 
 
 def break_the_host(monkeypatch: pytest.MonkeyPatch, **broken: Any) -> ModuleType:
     """The example, its bot run by a host whose limits are ``broken``."""
-    example = load_example(monkeypatch)
+    example = import_example(monkeypatch, "test_eviction_policy", "eviction_example")
 
     @asynccontextmanager
     async def host_breaking_it(
@@ -76,7 +55,7 @@ BACK_AFTER_EVICTION = [Visit("s0", 0.0), Visit("s0", 600.0)]
 def test_the_property_catches_a_host_that_breaks_the_policy(
     monkeypatch: pytest.MonkeyPatch, broken: dict[str, Any], traffic: list[Visit]
 ) -> None:
-    right = load_example(monkeypatch)
+    right = import_example(monkeypatch, "test_eviction_policy", "eviction_example")
     right.test_my_eviction_policy.hypothesis.inner_test(traffic=traffic)
     broken_example = break_the_host(monkeypatch, **broken)
     with pytest.raises(AssertionError):

@@ -3,39 +3,17 @@ does not keep the policy's promise."""
 
 from __future__ import annotations
 
-import importlib.util
-import subprocess
-import sys
-from types import ModuleType
 from typing import Any
 
 import attrs
 import pytest
 
 from agcore_actors.llm import ProviderConfig
-from tests.examples.model import EXAMPLES, ROOT
-
-
-def load_example(monkeypatch: pytest.MonkeyPatch) -> ModuleType:
-    monkeypatch.syspath_prepend(str(EXAMPLES))
-    spec = importlib.util.spec_from_file_location(
-        "retry_example", EXAMPLES / "test_retry_policy.py"
-    )
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+from tests.examples.model import import_example, run_example_alone
 
 
 def test_the_example_property_test_passes_as_a_script() -> None:
-    done = subprocess.run(
-        [sys.executable, str(EXAMPLES / "test_retry_policy.py")],
-        capture_output=True,
-        text=True,
-        timeout=300,
-        check=False,
-        env={"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin"},
-    )
+    done = run_example_alone("test_retry_policy")
     assert done.returncode == 0, done.stderr
     assert done.stdout == "the retry policy keeps its promises\n"
 
@@ -48,7 +26,7 @@ def test_the_example_property_test_passes_as_a_script() -> None:
 def test_the_property_catches_a_runtime_that_breaks_the_policy(
     monkeypatch: pytest.MonkeyPatch, broken: dict[str, Any]
 ) -> None:
-    example = load_example(monkeypatch)
+    example = import_example(monkeypatch, "test_retry_policy", "retry_example")
     runtime_policy = attrs.evolve(example.MY_RETRY, **broken)
     monkeypatch.setattr(example, "MY_CONFIG", ProviderConfig(retry=runtime_policy))
     with pytest.raises(AssertionError):

@@ -29,20 +29,14 @@ from agcore_actors.store import (
 from agcore_actors.store import _leases as leases
 from agcore_actors.store import _ops as ops
 from agcore_actors.store import messages as sm
-from agcore_actors.store._postgres import PostgresSessionBackend
-from agcore_actors.store.lowlevel import Backend, InMemorySessionBackend, SqliteSessionBackend
+from agcore_actors.store.lowlevel import Backend
+from tests.store.backends import BACKENDS, open_backend
 from tests.store.helpers import user
 
 
-@pytest.fixture(params=["memory", "sqlite", "postgres"])
+@pytest.fixture(params=BACKENDS)
 def backend(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Backend]:
-    b: Backend
-    if request.param == "memory":
-        b = InMemorySessionBackend()
-    elif request.param == "sqlite":
-        b = SqliteSessionBackend(tmp_path / "s.db")
-    else:  # the store's clock is the caller's here, as the tests give it
-        b = PostgresSessionBackend(request.getfixturevalue("postgres_url"), lease_clock="local")
+    b = open_backend(request, tmp_path)
     yield b
     b.close()
 

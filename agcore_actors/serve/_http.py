@@ -86,7 +86,7 @@ from ._http_io import (
 from ._http_sessions import SessionReads
 from ._logging import log_event
 from ._observer import observer_page, observer_query, observer_state
-from ._shed import Backoff
+from ._shed import RetrySpread
 from ._turns import FINAL, RunningTurn, TurnRunner
 from ._wire import ApproveCommand, TurnCommand, parse_command
 
@@ -143,7 +143,8 @@ class _App:
         self.admitted = config.max_admitted or host.config.max_turns_in_flight
         self.page = observer_page()
         self.page_csp = page_csp(self.page)
-        self.backoff = Backoff(floor=config.retry_after)
+        # Before a full window is measured: as if each admitted turn took a second.
+        self.spread = RetrySpread(floor=config.retry_after, guess=float(self.admitted))
         self.gate = Gate(self.admitted, self._in_flight, self._retry_after)
         #: A :class:`~agcore_actors.serve.tracing.TurnTracer`, when spans are wanted.
         self.tracer: Any = None
@@ -154,14 +155,14 @@ class _App:
         return 0 if self.runner is None else self.runner.open
 
     def _retry_after(self) -> int:
-        return self.backoff.refused(trio.current_time())
+        return self.spread.refused(trio.current_time())
 
     def observe(self, turn: RunningTurn, event: am.TurnEvent) -> None:
         if self.tracer is not None:
             self.tracer.observe(turn.session, turn.turn, event)
         now = trio.current_time()
         if isinstance(event, FINAL):
-            self.backoff.completed(now)
+            self.spread.completed(now)
         self.metrics.observe(turn, event, now)
         log_event(turn.session, turn.turn, event, now - turn.started_at)
 

@@ -18,8 +18,12 @@ the first level's (the target: within 2x); the p99 less the time spent connectin
 kernel's accept queue); and the CPU each process used during the level, in percent of one
 core (this generator's own share shows whether it, not the server, is the bottleneck), and
 the server's CPU per completed turn (warm-up included), which a loaded machine moves far
-less than it moves latency. Under the table, each level's server CPU per refusal: its CPU
-less its turns at the first level's CPU per turn, over its refusals. A
+less than it moves latency; what an admitted turn's latency is made of: the clients' mean
+latency beside the mean of the server's own turn durations (``agcore_turn_seconds`` from
+/metrics, measured part; the difference is HTTP, connections and queueing outside the
+turn), and the p99 of how late this generator's 5 ms timer woke (its own event-loop lag,
+which every latency it measures includes). Under the table, each level's server CPU per
+refusal: its CPU less its turns at the first level's CPU per turn, over its refusals. A
 request that takes longer than 60 s counts as an error. ``--repeat N`` runs the levels N
 times interleaved (32, 128, 512, 2048, 32, ...) and pools them: on a shared machine a
 noisy minute then hits every level rather than one.
@@ -73,6 +77,12 @@ class Level:
     cpu: list[float] = attrs.field(factory=lambda: [0.0, 0.0, 0.0])
     #: Wall seconds of the level (warm-up included).
     wall: float = 0.0
+    #: Seconds the server's turns took (its ``agcore_turn_seconds``), summed, and how
+    #: many ended, over the measured part.
+    inside: float = 0.0
+    ended: int = 0
+    #: How late this generator's 5 ms timer woke, over the measured part (its own lag).
+    lags: list[float] = attrs.field(factory=list)
 
     def merge(self, other: Level) -> None:
         self.seconds += other.seconds
@@ -82,6 +92,9 @@ class Level:
         self.refused += other.refused
         self.told += other.told
         self.wall += other.wall
+        self.inside += other.inside
+        self.ended += other.ended
+        self.lags += other.lags
         for into, more in ((self.reasons, other.reasons), (self.kinds, other.kinds)):
             for key, count in more.items():
                 into[key] = into.get(key, 0) + count
@@ -194,12 +207,46 @@ async def client(url: str, index: int, level: Level, measured: float, until: flo
         await connection.aclose()
 
 
+async def turn_seconds(url: str) -> tuple[float, int]:
+    """The server's ``agcore_turn_seconds`` sum and count (from /metrics)."""
+    parts = urlsplit(url)
+    assert parts.hostname is not None and parts.port is not None
+    connection = Connection(parts.hostname, parts.port)
+    raw = (f"GET /metrics HTTP/1.1\r\nhost: {parts.netloc}\r\n"
+           f"authorization: Bearer {TOKEN}\r\n\r\n").encode()  # fmt: skip
+    try:
+        _, _, body = await connection.request(raw)
+    finally:
+        await connection.aclose()
+    found = {}
+    for line in body.decode().splitlines():
+        name, _, value = line.partition(" ")
+        if name in ("agcore_turn_seconds_sum", "agcore_turn_seconds_count"):
+            found[name] = float(value)
+    return found["agcore_turn_seconds_sum"], int(found["agcore_turn_seconds_count"])
+
+
+async def lag(level: Level, measured: float, until: float) -> None:
+    """Record how late a 5 ms sleep of this process wakes between the two times."""
+    await trio.sleep_until(measured)
+    while trio.current_time() < until:
+        asked = trio.current_time() + 0.005
+        await trio.sleep_until(asked)
+        level.lags.append(trio.current_time() - asked)
+
+
 async def run_level(url: str, clients: int, warmup: float, seconds: float) -> Level:
     level = Level(clients, seconds=seconds)
     measured = trio.current_time() + warmup
     async with trio.open_nursery() as nursery:
         for i in range(clients):
             nursery.start_soon(client, url, i, level, measured, measured + seconds)
+        nursery.start_soon(lag, level, measured, measured + seconds)
+        await trio.sleep_until(measured)
+        inside, ended = await turn_seconds(url)
+        await trio.sleep_until(measured + seconds)
+        inside_after, ended_after = await turn_seconds(url)
+        level.inside, level.ended = inside_after - inside, ended_after - ended
     return level
 
 
@@ -285,8 +332,9 @@ def main(argv: list[str] | None = None) -> int:
     print(f"## serve --http under load (benchmarks/serve_load.py), max_admitted={admitted}\n")
     print("| clients | turns/s | p50 ms | p99 ms | p99 / first level's | p99 ms with the burst "
           "| refused (429/503 + Retry-After) | errors | CPU % load / server / model "
-          "| p99 ms after connecting | server CPU ms / turn |")  # fmt: skip
-    print("|---:|---:|---:|---:|---:|---:|---:|---:|---|---:|---:|")
+          "| p99 ms after connecting | server CPU ms / turn "
+          "| mean ms: client / server's turn | load p99 lag ms |")  # fmt: skip
+    print("|---:|---:|---:|---:|---:|---:|---:|---:|---|---:|---:|---:|---:|")
     per_turn = [level.cpu[1] / max(1, len(level.latencies) + len(level.burst)) for level in results]
     for level in results:
         p50, p99 = percentile(level.latencies, 0.5), percentile(level.latencies, 0.99)
@@ -298,7 +346,10 @@ def main(argv: list[str] | None = None) -> int:
         print(f"| {level.clients} | {len(level.latencies) / level.seconds:,.0f} | {p50 * 1e3:,.0f} "
               f"| {p99 * 1e3:,.0f} | {p99 / base:.2f} | {every * 1e3:,.0f} | {level.refused:,} "
               f"| {level.errors:,}{kinds} | {cpu} | {served * 1e3:,.0f} "
-              f"| {per_turn[results.index(level)] * 1e3:.2f} |")  # fmt: skip
+              f"| {per_turn[results.index(level)] * 1e3:.2f} "
+              f"| {statistics.fmean(level.latencies or [0]) * 1e3:,.0f} / "
+              f"{level.inside / max(1, level.ended) * 1e3:,.0f} "
+              f"| {percentile(level.lags, 0.99) * 1e3:,.0f} |")  # fmt: skip
     for level in results:
         if level.refused:
             print(f"\n{level.clients} clients: refusals {level.reasons}, mean Retry-After "

@@ -86,7 +86,7 @@ from ._http_io import (
 from ._http_sessions import SessionReads
 from ._logging import log_event
 from ._observer import observer_page, observer_query, observer_state
-from ._shed import RetrySpread
+from ._shed import REFUSALS, RetrySpread, refusal
 from ._turns import FINAL, RunningTurn, TurnRunner
 from ._wire import ApproveCommand, TurnCommand, parse_command
 
@@ -347,15 +347,19 @@ class _App:
             if found is not None:
                 self.gate.decided()
                 return await self._answer(scope, receive, send, command.session, found)
-        streaming = not wants_json(scope)
-        if runner.closed:
-            raise HttpRefused(503, "shutting_down", "the server is shutting down")
-        if streaming and self.streams >= self.config.max_streams:
-            raise HttpRefused(503, "too_many_streams", "too many open event streams")
-        if runner.open >= self.admitted:  # closed: the client's retry meets the gate
-            raise HttpRefused(503, "overloaded", "too many turns at once; retry later", close=True)
-        if runner.pending[sid] > self.host.config.max_queued:
-            raise HttpRefused(429, "session_busy", "the session has too many turns waiting")
+        refused = refusal(
+            closing=runner.closed,
+            streaming=not wants_json(scope),
+            streams=self.streams,
+            max_streams=self.config.max_streams,
+            in_flight=runner.open,
+            admitted=self.admitted,
+            waiting=runner.pending[sid],
+            max_queued=self.host.config.max_queued,
+        )
+        if refused is not None:  # overloaded: closed, so the client's retry meets the gate
+            status, message = REFUSALS[refused]
+            raise HttpRefused(status, refused, message, close=refused == "overloaded")
         turn_id = command.turn or new_id()
         if self.tracer is not None:
             self.tracer.begin(turn_id, _trace_parent(scope))

@@ -34,6 +34,7 @@ from typing import TYPE_CHECKING, Any
 import trio
 
 from ._http_io import JSON_CSP, SECURITY_HEADERS, encode
+from ._shed import REFUSALS, full
 
 if TYPE_CHECKING:
     from hypercorn.config import Config as HypercornConfig
@@ -82,7 +83,7 @@ class Gate:
 
     def shedding(self) -> bool:
         """No more turns can be admitted now."""
-        return self._in_flight() + self.undecided >= self.limit
+        return full(self._in_flight(), self.undecided, self.limit)
 
     def decided(self) -> None:
         """The application has admitted or refused the turn POST it is handling (called
@@ -105,7 +106,9 @@ class Gate:
 
 
 def _refusal() -> tuple[bytes, bytes]:
-    body = encode({"error_kind": "overloaded", "error": "too many turns at once; retry later"})
+    status, message = REFUSALS["overloaded"]
+    assert status == 503
+    body = encode({"error_kind": "overloaded", "error": message})
     headers = [
         (b"content-type", b"application/json"),
         (b"content-length", b"%d" % len(body)),

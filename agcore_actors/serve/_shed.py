@@ -1,10 +1,20 @@
-"""How long a refused client is told to wait: ``Retry-After`` spread by the rate at which
-the server completes turns while it is full, so refused clients come back no faster than
-turns free their places, and never in one synchronized herd.
+"""Which turns ``serve --http`` admits, and how long a refused client is told to wait:
+``Retry-After`` spread by the rate at which the server completes turns while it is full,
+so refused clients come back no faster than turns free their places, and never in one
+synchronized herd.
 
-Pure policy on plain numbers (no trio, no I/O): the HTTP server calls
-:meth:`RetrySpread.refused` for each 429/503 and :meth:`RetrySpread.completed` for each
-turn that ends, with the time.
+Pure policy on plain numbers (no trio, no I/O). The gate asks :func:`full` at a turn
+POST's request line, the application asks :func:`refusal` before a turn starts, and the
+HTTP server calls :meth:`RetrySpread.refused` for each 429/503 and
+:meth:`RetrySpread.completed` for each turn that ends, with the time.
+
+Admission:
+    Turns are admitted by the turns in flight, not by connections: the server is full
+    while the turns in flight and the turn POSTs let through but not yet decided reach
+    ``admitted``. A turn is refused, in this order: 503 ``shutting_down``; 503
+    ``too_many_streams`` (an event stream with ``max_streams`` open); 503 ``overloaded``
+    (``admitted`` turns in flight); 429 ``session_busy`` (more than ``max_queued`` of the
+    session's turns waiting). Anything else is admitted.
 
 Semantics:
     Refused clients are given *retry slots* one ``1 / rate`` apart: the first refusal
@@ -26,10 +36,51 @@ Semantics:
 from __future__ import annotations
 
 import math
+from typing import Literal
 
 import attrs
 
-__all__ = ["MIN_RATE", "RetrySpread"]
+__all__ = ["MIN_RATE", "REFUSALS", "Refusal", "RetrySpread", "full", "refusal"]
+
+Refusal = Literal["shutting_down", "too_many_streams", "overloaded", "session_busy"]
+#: The HTTP status and message of each refusal.
+REFUSALS: dict[Refusal, tuple[int, str]] = {
+    "shutting_down": (503, "the server is shutting down"),
+    "too_many_streams": (503, "too many open event streams"),
+    "overloaded": (503, "too many turns at once; retry later"),
+    "session_busy": (429, "the session has too many turns waiting"),
+}
+
+
+def full(in_flight: int, undecided: int, admitted: int) -> bool:
+    """No more turns can be admitted: those in flight and those let through but not yet
+    decided (in a burst every request line arrives before the first turn starts)."""
+    return in_flight + undecided >= admitted
+
+
+def refusal(
+    *,
+    closing: bool,
+    streaming: bool,
+    streams: int,
+    max_streams: int,
+    in_flight: int,
+    admitted: int,
+    waiting: int,
+    max_queued: int,
+) -> Refusal | None:
+    """Why a new turn is refused (see Admission in the module docstring), or None: it is
+    admitted. ``waiting``: the session's turns admitted and not yet ended."""
+    if closing:
+        return "shutting_down"
+    if streaming and streams >= max_streams:
+        return "too_many_streams"
+    if in_flight >= admitted:
+        return "overloaded"
+    if waiting > max_queued:
+        return "session_busy"
+    return None
+
 
 #: The lowest rate used to spread slots (turns per second): a server that completes
 #: nothing while full still hands out slots, one per ``1 / MIN_RATE`` seconds.

@@ -1,7 +1,8 @@
-"""The Retry-After policy against models that share no code with it: every wait within its
-bounds; a burst's clients told to come back about ``rate`` per second, never as a herd;
-nothing carried over once the promised slots have passed; the rate measured only while
-the server is full."""
+"""The admission rule and the Retry-After policy, against models that share no code with
+them: a turn is admitted only when every bound has room, in the documented order, and the
+turns in flight never pass the limit; every wait within its bounds; a burst's clients told
+to come back about ``rate`` per second, never as a herd; nothing carried over once the
+promised slots have passed; the rate measured only while the server is full."""
 
 from __future__ import annotations
 
@@ -11,7 +12,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from agcore_actors.serve._shed import MIN_RATE, RetrySpread
+from agcore_actors.serve._shed import MIN_RATE, REFUSALS, RetrySpread, full, refusal
 
 # (seconds since the previous event, refused?) pairs
 _events = st.lists(st.tuples(st.floats(0, 3, allow_nan=False), st.booleans()), max_size=300)
@@ -127,3 +128,70 @@ def test_bad_settings_are_refused() -> None:
         RetrySpread(floor=10, ceiling=5)
     with pytest.raises(ValueError):
         RetrySpread(guess=0)
+
+
+# -- admission ------------------------------------------------------------------------------
+
+_counts = st.integers(0, 50)
+
+
+@given(_counts, _counts, st.integers(1, 50))
+def test_the_server_is_full_exactly_when_turns_and_undecided_posts_reach_the_limit(
+    in_flight: int, undecided: int, admitted: int
+) -> None:
+    assert full(in_flight, undecided, admitted) is (in_flight + undecided >= admitted)
+    if full(in_flight, undecided, admitted):  # more of either never frees a place
+        assert full(in_flight + 1, undecided, admitted)
+        assert full(in_flight, undecided + 1, admitted)
+
+
+@given(
+    st.booleans(), st.booleans(), _counts, st.integers(1, 50), _counts, st.integers(1, 50),
+    _counts, st.integers(1, 10),
+)  # fmt: skip
+def test_a_turn_is_admitted_only_when_every_bound_has_room(
+    closing: bool,
+    streaming: bool,
+    streams: int,
+    max_streams: int,
+    in_flight: int,
+    admitted: int,
+    waiting: int,
+    max_queued: int,
+) -> None:
+    why = refusal(
+        closing=closing, streaming=streaming, streams=streams, max_streams=max_streams,
+        in_flight=in_flight, admitted=admitted, waiting=waiting, max_queued=max_queued,
+    )  # fmt: skip
+    reasons = [
+        ("shutting_down", closing),
+        ("too_many_streams", streaming and streams >= max_streams),
+        ("overloaded", in_flight >= admitted),
+        ("session_busy", waiting > max_queued),
+    ]
+    # The first bound without room, in the documented order; None when all have room.
+    assert why == next((name for name, hit in reasons if hit), None)
+    if why is not None:
+        status, message = REFUSALS[why]
+        assert status == (429 if why == "session_busy" else 503) and message
+
+
+@given(st.lists(st.booleans(), max_size=300), st.integers(1, 20))
+def test_admitting_by_the_rule_never_runs_more_than_the_limit(
+    steps: list[bool], admitted: int
+) -> None:
+    """A run of arrivals (True) and endings (False): the turns in flight stay within the
+    limit, and an arrival is refused as overloaded only when it is reached."""
+    running = 0
+    for arrives in steps:
+        if not arrives:
+            running = max(0, running - 1)
+            continue
+        why = refusal(
+            closing=False, streaming=False, streams=0, max_streams=1, in_flight=running,
+            admitted=admitted, waiting=0, max_queued=1,
+        )  # fmt: skip
+        assert (why == "overloaded") is (running == admitted)
+        if why is None:
+            running += 1
+        assert running <= admitted

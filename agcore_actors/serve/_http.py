@@ -154,8 +154,8 @@ class _App:
     def _in_flight(self) -> int:
         return 0 if self.runner is None else self.runner.open
 
-    def _retry_after(self) -> int:
-        return self.spread.refused(trio.current_time())
+    def _retry_after(self, full: bool = True) -> int:
+        return self.spread.refused(trio.current_time(), full=full)
 
     def observe(self, turn: RunningTurn, event: am.TurnEvent) -> None:
         if self.tracer is not None:
@@ -181,7 +181,11 @@ class _App:
             status = exc.status if isinstance(exc, HttpRefused) else 400
             if status not in (408, 413) and not scope.get(BODY_READ):
                 await self._drain(receive)
-            retry_after = self._retry_after() if status in (429, 503) else self.config.retry_after
+            if status in (429, 503):
+                full = isinstance(exc, HttpRefused) and exc.reason == "overloaded"
+                retry_after = self._retry_after(full)
+            else:
+                retry_after = self.config.retry_after
             await refuse(send, exc, retry_after)
         finally:
             self.gate.decided()

@@ -13,16 +13,16 @@ Admission:
     while the turns in flight and the turn POSTs let through but not yet decided reach
     ``admitted``. A turn is refused, in this order: 503 ``shutting_down``; 503
     ``too_many_streams`` (an event stream with ``max_streams`` open); 503 ``overloaded``
-    (``admitted`` turns in flight); 429 ``session_busy`` (more than ``max_queued`` of the
-    session's turns waiting). Anything else is admitted.
+    (``admitted`` turns in flight); 429 ``session_busy`` (``max_queued`` of the session's
+    turns already waiting behind its running one). Anything else is admitted.
 
 Semantics:
     Refused clients are given *retry slots* one ``1 / rate`` apart: the first refusal
     after a quiet spell is told ``floor``, the k-th of a burst about ``floor + k / rate``
     seconds, so about ``rate`` clients come back in any one second (the whole-second
     ``Retry-After`` groups them by second). ``rate`` is the completions per second
-    measured over ``window``-second windows in which the server refused someone (the
-    server was full, so it measures what the server can do, not what was asked of it;
+    measured over ``window``-second windows in which the server refused someone because
+    it was full (so it measures what the server can do, not what was asked of it;
     a window that ran past twice its length, nothing happening, is not measured),
     averaged with half weight per window, starting from ``guess`` (a window in which
     nothing completed halves it: a server that stalls hands out ever longer waits).
@@ -70,7 +70,8 @@ def refusal(
     max_queued: int,
 ) -> Refusal | None:
     """Why a new turn is refused (see Admission in the module docstring), or None: it is
-    admitted. ``waiting``: the session's turns admitted and not yet ended."""
+    admitted. ``waiting``: the session's turns admitted and not yet ended, its running
+    one included."""
     if closing:
         return "shutting_down"
     if streaming and streams >= max_streams:
@@ -134,10 +135,11 @@ class RetrySpread:
         self._done = self._refusals = 0
         self._since = now
 
-    def refused(self, now: float) -> int:
-        """Count a refusal at ``now``; the whole seconds its client should wait."""
+    def refused(self, now: float, *, full: bool = True) -> int:
+        """Count a refusal at ``now``; the whole seconds its client should wait.
+        ``full``: refused because the server was full (not, say, one busy session)."""
         self._roll(now)
-        self._refusals += 1
+        self._refusals += full
         slot = max(self._next, now + self.floor)
         ahead = slot - now - 1e-9  # (now + floor) - now is not always floor in floats
         if ahead > self.ceiling:

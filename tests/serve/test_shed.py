@@ -121,6 +121,24 @@ def test_the_rate_is_measured_only_while_the_server_is_full(
         assert spread.rate == pytest.approx(max(MIN_RATE, model))
 
 
+@given(st.floats(0.5, 200), st.integers(0, 200), st.integers(1, 12))
+def test_refusals_of_a_server_that_was_not_full_measure_nothing(
+    guess: float, per_window: int, windows: int
+) -> None:
+    """A 429 for one busy session, or a 503 for too many streams, does not say what the
+    server can do: the rate stays where it was."""
+    spread = RetrySpread(guess=guess, window=1.0)
+    now = 0.0
+    spread.completed(now)
+    for _ in range(windows):
+        spread.refused(now, full=False)
+        for _ in range(per_window):
+            spread.completed(now + 0.5)
+        now += 1.0
+        spread.completed(now)
+        assert spread.rate == pytest.approx(max(MIN_RATE, guess))
+
+
 def test_bad_settings_are_refused() -> None:
     with pytest.raises(ValueError):
         RetrySpread(floor=0)

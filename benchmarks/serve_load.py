@@ -9,17 +9,24 @@ fresh session each time, so no transcript grows). A refused turn must be 429 or 
 else — another status, a refusal without ``Retry-After``, a connection error or reset —
 counts as an error.
 
-Each level first runs ``--warmup`` seconds unmeasured (every client connects and sends
-its first request at once: the burst of connection setups and refusals), then
-``--seconds`` measured. Reported per level: turns completed per second and p50/p99 of the
+Each level first runs unmeasured (every client connects and sends its first request at
+once: the burst of connection setups and refusals) until every client has had its first
+answer, and ``--warmup`` seconds at least (30 at most; the table gives how long), then
+``--seconds`` measured: on a loaded machine the generator itself may need several seconds
+to get through a burst of 2,048 connections, and a turn measured while it does so measures
+the generator. Reported per level: turns completed per second and p50/p99 of the
 completed turns' latency in the measured part, the p99 of all turns including the burst,
 refusals and errors over the whole level (errors must be 0), and the measured p99 over
 the first level's (the target: within 2x); the p99 less the time spent connecting (the
 kernel's accept queue); and the CPU each process used during the level, in percent of one
 core (this generator's own share shows whether it, not the server, is the bottleneck), and
 the server's CPU per completed turn (warm-up included), which a loaded machine moves far
-less than it moves latency. Under the table, each level's server CPU per refusal: its CPU
-less its turns at the first level's CPU per turn, over its refusals. A
+less than it moves latency; what an admitted turn's latency is made of: the clients' mean
+latency beside the mean of the server's own turn durations (``agcore_turn_seconds`` from
+/metrics, measured part; the difference is HTTP, connections and queueing outside the
+turn), and the p99 of how late this generator's 5 ms timer woke (its own event-loop lag,
+which every latency it measures includes). Under the table, each level's server CPU per
+refusal: its CPU less its turns at the first level's CPU per turn, over its refusals. A
 request that takes longer than 60 s counts as an error. ``--repeat N`` runs the levels N
 times interleaved (32, 128, 512, 2048, 32, ...) and pools them: on a shared machine a
 noisy minute then hits every level rather than one.
@@ -34,6 +41,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import os
 import statistics
 import subprocess
@@ -52,6 +60,9 @@ TOKEN = "load-token-0123456789abcdef"
 KEEP_ALIVE = 4.0
 #: Seconds a request may take, connecting included, before it counts as an error.
 REQUEST_TIMEOUT = 60.0
+#: Longest warm-up: the measured part begins then even if some client still waits for
+#: its first answer.
+BURST_CAP = 30.0
 
 
 @attrs.define
@@ -73,6 +84,21 @@ class Level:
     cpu: list[float] = attrs.field(factory=lambda: [0.0, 0.0, 0.0])
     #: Wall seconds of the level (warm-up included).
     wall: float = 0.0
+    #: Seconds the server's turns took (its ``agcore_turn_seconds``), summed, and how
+    #: many ended, over the measured part.
+    inside: float = 0.0
+    ends: int = 0
+    #: How late this generator's 5 ms timer woke, over the measured part (its own lag).
+    lags: list[float] = attrs.field(factory=list)
+    #: Seconds each run of the level took to warm up (the burst answered).
+    warm: list[float] = attrs.field(factory=list)
+    #: When the measured part begins and ends (trio's clock; unknown while warming up).
+    measured: float = math.inf
+    until: float = math.inf
+    #: Clients that have had their first answer; set once all have.
+    answered: int = 0
+    settled: trio.Event = attrs.field(factory=trio.Event)
+    ended: trio.Event = attrs.field(factory=trio.Event)
 
     def merge(self, other: Level) -> None:
         self.seconds += other.seconds
@@ -82,11 +108,22 @@ class Level:
         self.refused += other.refused
         self.told += other.told
         self.wall += other.wall
+        self.inside += other.inside
+        self.ends += other.ends
+        self.lags += other.lags
+        self.warm += other.warm
         for into, more in ((self.reasons, other.reasons), (self.kinds, other.kinds)):
             for key, count in more.items():
                 into[key] = into.get(key, 0) + count
         self.errors += other.errors
         self.cpu = [a + b for a, b in zip(self.cpu, other.cpu, strict=True)]
+
+    def first_answer(self, count: int) -> None:
+        """A client's request number ``count`` (from 1) was answered, or failed."""
+        if count == 1:
+            self.answered += 1
+            if self.answered == self.clients:
+                self.settled.set()
 
     def error(self, kind: str) -> None:
         self.errors += 1
@@ -154,13 +191,13 @@ def turn_request(netloc: str, session: str) -> bytes:
     ).encode() + body
 
 
-async def client(url: str, index: int, level: Level, measured: float, until: float) -> None:
+async def client(url: str, index: int, level: Level) -> None:
     parts = urlsplit(url)
     assert parts.hostname is not None and parts.port is not None
     connection = Connection(parts.hostname, parts.port)
     count = 0
     try:
-        while trio.current_time() < until:
+        while trio.current_time() < level.until:
             session = f"l{level.clients}-c{index}-{count}"
             count += 1
             started, begun = time.perf_counter(), trio.current_time()
@@ -170,12 +207,14 @@ async def client(url: str, index: int, level: Level, measured: float, until: flo
                         turn_request(parts.netloc, session)
                     )
             except (OSError, trio.BrokenResourceError, trio.TooSlowError) as exc:
+                level.first_answer(count)
                 level.error(type(exc).__name__)
                 await connection.aclose()
                 await trio.sleep(0.1)
                 continue
+            level.first_answer(count)
             if status == 200 and json.loads(body).get("status") == "completed":
-                if begun >= measured:
+                if begun >= level.measured:
                     level.latencies.append(time.perf_counter() - started)
                     level.connects.append(connection.connecting)
                 else:
@@ -185,21 +224,61 @@ async def client(url: str, index: int, level: Level, measured: float, until: flo
                 reason = json.loads(body).get("error_kind", "?")
                 level.reasons[reason] = level.reasons.get(reason, 0) + 1
                 level.told += float(headers[b"retry-after"])
-                await trio.sleep(
-                    min(float(headers[b"retry-after"]), max(0.0, until - trio.current_time()))
-                )
+                with trio.move_on_after(float(headers[b"retry-after"])):
+                    await level.ended.wait()
             else:
                 level.error(f"{status}")
     finally:
         await connection.aclose()
 
 
+async def turn_seconds(url: str) -> tuple[float, int]:
+    """The server's ``agcore_turn_seconds`` sum and count (from /metrics)."""
+    parts = urlsplit(url)
+    assert parts.hostname is not None and parts.port is not None
+    connection = Connection(parts.hostname, parts.port)
+    raw = (f"GET /metrics HTTP/1.1\r\nhost: {parts.netloc}\r\n"
+           f"authorization: Bearer {TOKEN}\r\n\r\n").encode()  # fmt: skip
+    try:
+        _, _, body = await connection.request(raw)
+    finally:
+        await connection.aclose()
+    found = {}
+    for line in body.decode().splitlines():
+        name, _, value = line.partition(" ")
+        if name in ("agcore_turn_seconds_sum", "agcore_turn_seconds_count"):
+            found[name] = float(value)
+    return found["agcore_turn_seconds_sum"], int(found["agcore_turn_seconds_count"])
+
+
+async def lag(level: Level) -> None:
+    """Record how late a 5 ms sleep of this process wakes in the measured part."""
+    while trio.current_time() < level.until:
+        asked = trio.current_time() + 0.005
+        await trio.sleep_until(asked)
+        level.lags.append(trio.current_time() - asked)
+
+
 async def run_level(url: str, clients: int, warmup: float, seconds: float) -> Level:
+    """``clients`` clients; the measured part begins once every client has had its first
+    answer (the burst is over), and ``warmup`` seconds at least (at most ``BURST_CAP``)."""
     level = Level(clients, seconds=seconds)
-    measured = trio.current_time() + warmup
+    began = trio.current_time()
     async with trio.open_nursery() as nursery:
         for i in range(clients):
-            nursery.start_soon(client, url, i, level, measured, measured + seconds)
+            nursery.start_soon(client, url, i, level)
+        await trio.sleep(warmup)
+        with trio.move_on_at(began + max(warmup, BURST_CAP)):
+            await level.settled.wait()
+        level.measured = trio.current_time()
+        level.until = level.measured + seconds
+        level.warm.append(level.measured - began)
+        nursery.start_soon(lag, level)
+        inside, ended = await turn_seconds(url)
+        await trio.sleep_until(level.until)
+        level.ended.set()
+        inside_after, ended_after = await turn_seconds(url)
+        level.inside, level.ends = inside_after - inside, ended_after - ended
     return level
 
 
@@ -285,8 +364,9 @@ def main(argv: list[str] | None = None) -> int:
     print(f"## serve --http under load (benchmarks/serve_load.py), max_admitted={admitted}\n")
     print("| clients | turns/s | p50 ms | p99 ms | p99 / first level's | p99 ms with the burst "
           "| refused (429/503 + Retry-After) | errors | CPU % load / server / model "
-          "| p99 ms after connecting | server CPU ms / turn |")  # fmt: skip
-    print("|---:|---:|---:|---:|---:|---:|---:|---:|---|---:|---:|")
+          "| p99 ms after connecting | server CPU ms / turn "
+          "| mean ms: client / server's turn | load p99 lag ms | warm-up s |")  # fmt: skip
+    print("|---:|---:|---:|---:|---:|---:|---:|---:|---|---:|---:|---:|---:|---:|")
     per_turn = [level.cpu[1] / max(1, len(level.latencies) + len(level.burst)) for level in results]
     for level in results:
         p50, p99 = percentile(level.latencies, 0.5), percentile(level.latencies, 0.99)
@@ -298,7 +378,11 @@ def main(argv: list[str] | None = None) -> int:
         print(f"| {level.clients} | {len(level.latencies) / level.seconds:,.0f} | {p50 * 1e3:,.0f} "
               f"| {p99 * 1e3:,.0f} | {p99 / base:.2f} | {every * 1e3:,.0f} | {level.refused:,} "
               f"| {level.errors:,}{kinds} | {cpu} | {served * 1e3:,.0f} "
-              f"| {per_turn[results.index(level)] * 1e3:.2f} |")  # fmt: skip
+              f"| {per_turn[results.index(level)] * 1e3:.2f} "
+              f"| {statistics.fmean(level.latencies or [0]) * 1e3:,.0f} / "
+              f"{level.inside / max(1, level.ends) * 1e3:,.0f} "
+              f"| {percentile(level.lags, 0.99) * 1e3:,.0f} "
+              f"| {statistics.fmean(level.warm):.1f} |")  # fmt: skip
     for level in results:
         if level.refused:
             print(f"\n{level.clients} clients: refusals {level.reasons}, mean Retry-After "

@@ -86,7 +86,7 @@ from ._http_io import (
 from ._http_sessions import SessionReads
 from ._logging import log_event
 from ._observer import observer_page, observer_query, observer_state
-from ._shed import Backoff
+from ._shed import REFUSALS, RetrySpread, refusal
 from ._turns import FINAL, RunningTurn, TurnRunner
 from ._wire import ApproveCommand, TurnCommand, parse_command
 
@@ -143,7 +143,8 @@ class _App:
         self.admitted = config.max_admitted or host.config.max_turns_in_flight
         self.page = observer_page()
         self.page_csp = page_csp(self.page)
-        self.backoff = Backoff(floor=config.retry_after)
+        # Before a full window is measured: as if each admitted turn took a second.
+        self.spread = RetrySpread(floor=config.retry_after, guess=float(self.admitted))
         self.gate = Gate(self.admitted, self._in_flight, self._retry_after)
         #: A :class:`~agcore_actors.serve.tracing.TurnTracer`, when spans are wanted.
         self.tracer: Any = None
@@ -153,15 +154,15 @@ class _App:
     def _in_flight(self) -> int:
         return 0 if self.runner is None else self.runner.open
 
-    def _retry_after(self) -> int:
-        return self.backoff.refused(trio.current_time())
+    def _retry_after(self, full: bool = True) -> int:
+        return self.spread.refused(trio.current_time(), full=full)
 
     def observe(self, turn: RunningTurn, event: am.TurnEvent) -> None:
         if self.tracer is not None:
             self.tracer.observe(turn.session, turn.turn, event)
         now = trio.current_time()
         if isinstance(event, FINAL):
-            self.backoff.completed(now)
+            self.spread.completed(now)
         self.metrics.observe(turn, event, now)
         log_event(turn.session, turn.turn, event, now - turn.started_at)
 
@@ -180,7 +181,11 @@ class _App:
             status = exc.status if isinstance(exc, HttpRefused) else 400
             if status not in (408, 413) and not scope.get(BODY_READ):
                 await self._drain(receive)
-            retry_after = self._retry_after() if status in (429, 503) else self.config.retry_after
+            if status in (429, 503):
+                full = isinstance(exc, HttpRefused) and exc.reason == "overloaded"
+                retry_after = self._retry_after(full)
+            else:
+                retry_after = self.config.retry_after
             await refuse(send, exc, retry_after)
         finally:
             self.gate.decided()
@@ -346,15 +351,19 @@ class _App:
             if found is not None:
                 self.gate.decided()
                 return await self._answer(scope, receive, send, command.session, found)
-        streaming = not wants_json(scope)
-        if runner.closed:
-            raise HttpRefused(503, "shutting_down", "the server is shutting down")
-        if streaming and self.streams >= self.config.max_streams:
-            raise HttpRefused(503, "too_many_streams", "too many open event streams")
-        if runner.open >= self.admitted:  # closed: the client's retry meets the gate
-            raise HttpRefused(503, "overloaded", "too many turns at once; retry later", close=True)
-        if runner.pending[sid] > self.host.config.max_queued:
-            raise HttpRefused(429, "session_busy", "the session has too many turns waiting")
+        refused = refusal(
+            closing=runner.closed,
+            streaming=not wants_json(scope),
+            streams=self.streams,
+            max_streams=self.config.max_streams,
+            in_flight=runner.open,
+            admitted=self.admitted,
+            waiting=runner.pending[sid],
+            max_queued=self.host.config.max_queued,
+        )
+        if refused is not None:  # overloaded: closed, so the client's retry meets the gate
+            status, message = REFUSALS[refused]
+            raise HttpRefused(status, refused, message, close=refused == "overloaded")
         turn_id = command.turn or new_id()
         if self.tracer is not None:
             self.tracer.begin(turn_id, _trace_parent(scope))

@@ -52,8 +52,8 @@ class HttpConfig:
     #: Turns admitted at once, running or waiting for a slot (None: the host's
     #: ``max_turns_in_flight``); more get 503 at once.
     max_admitted: int | None = attrs.field(default=None)
-    #: Shortest wait a refused client is told (``Retry-After``, seconds); it grows while
-    #: refusals outpace completed turns.
+    #: Shortest wait a refused client is told (``Retry-After``, seconds); refused clients
+    #: are told waits spread by the rate turns complete (:mod:`~agcore_actors.serve._shed`).
     retry_after: int = attrs.field(default=1, validator=at_least_one)
     #: A client that disconnects mid-stream cancels its turn (default: it runs on).
     cancel_on_disconnect: bool = False

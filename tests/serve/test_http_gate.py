@@ -212,3 +212,30 @@ async def test_a_request_line_that_arrives_in_pieces_is_refused_or_served_whole(
         await client.post("/v1/sessions/h/cancel", json={})
         r = await client.get("/v1/sessions/x")  # x ran once: the refusal changed nothing
         assert r.json()["record"]["turns"] == 1
+
+
+async def test_a_client_silent_for_a_while_after_connecting_is_still_answered() -> None:
+    """The listening socket defers accepting until a connection's first bytes come
+    (TCP_DEFER_ACCEPT): a client that connects and only sends later, past the kernel's
+    first SYN-ACK retransmission (1 s), is answered all the same, served or refused."""
+    async with (
+        served(max_admitted=1, drain_timeout=0) as s,
+        s.client() as client,
+        trio.open_nursery() as nursery,
+    ):
+        request = turn_request(s, "x", {"text": "hi"}, "accept: application/json",
+                               "connection: close")  # fmt: skip
+
+        async def late(request: bytes) -> bytes:
+            stream = await connect(s)
+            async with stream:
+                await trio.sleep(1.5)
+                await stream.send_all(request)
+                return await read_to_eof(stream, seconds=30)
+
+        status, _, body = answer(await late(request))
+        assert status == 200 and b'"status":"completed"' in body
+        nursery.start_soon(hold, client, "h")
+        await in_flight(client, 1)
+        assert_shed(await late(request))
+        await client.post("/v1/sessions/h/cancel", json={})

@@ -337,6 +337,8 @@ def mcp_servers(settings: Settings) -> dict[str, ServerConfig]:
                 "cwd": s.cwd,
                 "inherit_env": list(s.inherit_env),
             }
+            if s.parallel_sessions:
+                raw["parallel_sessions"] = True
         if s.require_approval is not None:
             raw["require_approval"] = s.require_approval
         if s.resources_tool:

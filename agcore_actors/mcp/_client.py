@@ -18,6 +18,9 @@ session of the tool call whose response stream carried it (streamable HTTP), els
 call whose progress token its ``_meta.progressToken`` names, else the one session with
 calls in flight; else nobody's ("", and an elicitation is declined). A request that came
 on a request's response stream is never given to a session other than that request's.
+Over stdio, when elicitation or sampling is answered, the tool calls of one session at a
+time run (:class:`~._session_gate.SessionGate`; not with ``parallel_sessions``), so the
+last rule always finds the owner.
 """
 
 from __future__ import annotations
@@ -25,7 +28,7 @@ from __future__ import annotations
 import collections
 import logging
 from collections.abc import AsyncIterator, Callable
-from contextlib import asynccontextmanager, suppress
+from contextlib import asynccontextmanager, nullcontext, suppress
 from typing import Any
 
 import attrs
@@ -36,7 +39,7 @@ import trio
 from .._decode import DECODE_ERRORS
 from .._validators import non_negative, positive
 from . import _resources
-from ._config import HttpServer, ServerConfig
+from ._config import HttpServer, ServerConfig, StdioServer
 from ._errors import (
     McpConnectionClosed,
     McpError,
@@ -62,13 +65,16 @@ from ._jsonrpc import (
 )
 from ._policy import redact, secret_values
 from ._requests import (
+    ELICIT,
     REQUESTING_SESSION,
+    SAMPLE,
     ProgressCallback,
     ServerRequests,
     answer,
     client_capabilities,
 )
 from ._resources import McpPrompt, McpPromptMessage, McpResource, McpResourceContent
+from ._session_gate import SessionGate
 from ._stdio import StdioTransport
 from ._transport import Transport
 from .messages import McpEvent, McpToolInfo, McpToolResult
@@ -137,6 +143,8 @@ class McpClient:
         #: The session of each tool call in flight, by request id and by progress token.
         self._call_sessions: dict[int | str, str] = {}
         self._token_sessions: dict[int | str, str] = {}
+        #: Over stdio with session-asking handlers: the calls of one session at a time.
+        self.gate: SessionGate | None = None
         #: The progress callbacks of calls in flight, by progress token.
         self._progress: dict[int | str, ProgressCallback] = {}
         self._pending: dict[int | str, _Pending] = {}
@@ -384,6 +392,17 @@ class McpClient:
         called with each ``notifications/progress`` of the call (a progress token is
         sent only then)."""
         params: dict[str, Any] = {"name": name, "arguments": arguments}
+        async with self.gate.enter(session) if self.gate else nullcontext():
+            raw = await self._call(params, timeout, session, on_progress)
+        return tool_result(raw)
+
+    async def _call(
+        self,
+        params: dict[str, Any],
+        timeout: float | None,
+        session: str,
+        on_progress: ProgressCallback | None,
+    ) -> Any:
         token = 0
         if on_progress is not None:
             self._progress_token += 1
@@ -393,14 +412,13 @@ class McpClient:
             self._token_sessions[token] = session
         self._sessions[session] += 1
         try:
-            raw = await self.request("tools/call", params, timeout=timeout, session=session)
+            return await self.request("tools/call", params, timeout=timeout, session=session)
         finally:
             self._progress.pop(token, None)
             self._token_sessions.pop(token, None)
             self._sessions[session] -= 1
             if not self._sessions[session]:
                 del self._sessions[session]
-        return tool_result(raw)
 
     async def ping(self) -> None:
         await self.request("ping")
@@ -462,6 +480,12 @@ async def open_client(
     transport = make_transport(name, config, options, auth)
     client = McpClient(name, transport, options, on_event, requests)
     client.secrets = secret_values(config)
+    if (
+        isinstance(config, StdioServer)
+        and not config.parallel_sessions
+        and (ELICIT in client.requests or SAMPLE in client.requests)
+    ):
+        client.gate = SessionGate()
     try:
         async with trio.open_nursery() as nursery:
             client._nursery = nursery

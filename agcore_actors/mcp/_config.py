@@ -53,6 +53,11 @@ class StdioServer(msgspec.Struct, frozen=True, forbid_unknown_fields=False):
     require_approval: bool | None = None
     #: Offer the model a ``{server}-read_resource`` tool that reads the server's resources.
     resources_tool: bool = False
+    #: Let the tool calls of several sessions run at once. Default: one session's at a
+    #: time when elicitation or sampling is answered, since nothing on a stdio wire says
+    #: which call a server's request belongs to (with this set, such a request during
+    #: the calls of two sessions is declined instead).
+    parallel_sessions: bool = False
 
     def __repr__(self) -> str:  # env values are secrets: show the names only
         return (

@@ -122,10 +122,13 @@ def test_an_http_server_oauth_table_reaches_the_mcp_config() -> None:
 def test_resources_tool_and_require_approval_reach_the_mcp_config() -> None:
     settings = parse_settings(
         "[mcpServers.fs]\ncommand = 'srv'\nresources_tool = true\nrequire_approval = false\n"
+        "parallel_sessions = true\n"
         "[mcpServers.web]\nurl = 'http://127.0.0.1:9/mcp'\nresources_tool = true\n"
     )
     servers = mcp_servers(settings)
-    assert servers["fs"] == StdioServer(command="srv", resources_tool=True, require_approval=False)
+    assert servers["fs"] == StdioServer(
+        command="srv", resources_tool=True, require_approval=False, parallel_sessions=True
+    )
     assert servers["web"] == HttpServer(url="http://127.0.0.1:9/mcp", resources_tool=True)
 
 

@@ -69,6 +69,31 @@ async def test_stored_sessions_are_resources_read_as_transcripts() -> None:
         assert getattr(info.value, "code", None) == -32602
 
 
+async def test_a_stored_session_is_a_prompt_of_its_conversation() -> None:
+    async with serving() as (url, _), Client(url) as client:
+        first = await client.call_tool("bot", {"text": "hi"})
+        session = first.structured_content["session"]
+        await client.call_tool("bot", {"text": "and again", "session": session})
+        (prompt,) = (await client.list_prompts()).prompts
+        assert prompt.name == "session" and prompt.description
+        assert [(a.name, a.required) for a in prompt.arguments or []] == [("session", True)]
+        got = await client.get_prompt("session", {"session": session})
+        said = [(m.role, m.content.text) for m in got.messages]  # type: ignore[union-attr]
+        assert said == [
+            ("user", "hi"),
+            ("assistant", "hello"),
+            ("user", "and again"),
+            ("assistant", "hello"),
+        ]
+        ref = types.PromptReference(type="ref/prompt", name="session")
+        completed = await client.complete(ref, {"name": "session", "value": session[:6]})
+        assert completed.completion.values == [session]
+        for name, arguments in (("session", {"session": "nobody"}), ("other", {}), ("session", {})):
+            with pytest.raises(Exception) as info:
+                await client.get_prompt(name, arguments)
+            assert getattr(info.value, "code", None) == -32602, info.value
+
+
 async def test_a_log_level_and_a_subscription_tell_the_client_of_turns() -> None:
     """With our own client (the initialize handshake of 2025-11-25: the 2026-07-28 spec
     has neither logging/setLevel nor resources/subscribe)."""

@@ -431,6 +431,13 @@ class McpClient:
     async def read_resource(self, uri: str) -> list[McpResourceContent]:
         return await _resources.read_resource(self, uri)
 
+    async def subscribe_resource(self, uri: str) -> None:
+        """Hear of changes to ``uri``: ``notifications/resources/updated`` as events."""
+        await _resources.subscribe_resource(self, uri)
+
+    async def unsubscribe_resource(self, uri: str) -> None:
+        await _resources.subscribe_resource(self, uri, subscribe=False)
+
     async def list_prompts(self) -> list[McpPrompt]:
         return await _resources.list_prompts(self)
 

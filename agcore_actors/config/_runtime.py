@@ -329,6 +329,8 @@ def mcp_servers(settings: Settings) -> dict[str, ServerConfig]:
             raw: dict[str, Any] = {"url": s.url, "headers": dict(s.headers)}
             if s.oauth is not None:
                 raw["oauth"] = dict(s.oauth)
+            if s.type == "sse":
+                raw["type"] = "sse"
         else:
             raw = {
                 "command": s.command,

@@ -343,8 +343,9 @@ class HttpServerSettings:
     resources_tool: bool = False
     #: Skip this server.
     disabled: bool = False
-    #: The transport, as other MCP clients write it.
-    type: Literal["http", "streamable-http"] = "http"
+    #: The transport, as other MCP clients write it (``sse``: the legacy HTTP+SSE
+    #: transport, ``url`` being its SSE endpoint).
+    type: Literal["http", "streamable-http", "sse"] = "http"
 
 
 McpServerSettings = StdioServerSettings | HttpServerSettings

@@ -75,6 +75,7 @@ from ._requests import (
 )
 from ._resources import McpPrompt, McpPromptMessage, McpResource, McpResourceContent
 from ._session_gate import SessionGate
+from ._sse import SseTransport
 from ._stdio import StdioTransport
 from ._transport import Transport
 from .messages import McpEvent, McpToolInfo, McpToolResult
@@ -455,7 +456,8 @@ def make_transport(
             from ._oauth import oauth_auth  # the SDK only for servers with OAuth
 
             auth = oauth_auth(name, config)
-        return HttpTransport(
+        kind = SseTransport if config.sse else HttpTransport
+        return kind(
             name,
             config,
             connect_timeout=options.connect_timeout,
@@ -487,11 +489,10 @@ async def open_client(
     transport = make_transport(name, config, options, auth)
     client = McpClient(name, transport, options, on_event, requests)
     client.secrets = secret_values(config)
-    if (
-        isinstance(config, StdioServer)
-        and not config.parallel_sessions
-        and (ELICIT in client.requests or SAMPLE in client.requests)
-    ):
+    unrelated = (isinstance(config, StdioServer) and not config.parallel_sessions) or (
+        isinstance(config, HttpServer) and config.sse
+    )
+    if unrelated and (ELICIT in client.requests or SAMPLE in client.requests):
         client.gate = SessionGate()
     try:
         async with trio.open_nursery() as nursery:

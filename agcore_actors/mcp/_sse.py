@@ -7,8 +7,10 @@ server sends, answers included, comes back on that one stream as a ``message`` e
 (delivered unrelated to any request: the wire says nothing more, as over stdio). A POST
 answered with an error status fails its request with :class:`McpHttpError`; a POST that
 cannot be sent closes the connection, as does the stream's end, so the supervisor
-reconnects. :meth:`start` returns once the endpoint is known, or raises
-:class:`McpConnectionClosed` when it is not within ``connect_timeout``.
+reconnects. An event over ``max_message_bytes`` breaks the one stream, so it closes the
+connection too (over streamable HTTP it fails only its request). :meth:`start` returns
+once the endpoint is known, or raises :class:`McpConnectionClosed` when it is not within
+``connect_timeout``.
 
 Cancellation: a request's deadline or cancellation ends its POST (its answer, which comes
 on the stream, is then dropped by the client); :meth:`aclose` ends the stream and the

@@ -9,6 +9,9 @@
 - ``--mcp-cpu``: the client process's CPU time per ``tools/call`` through the
   McpConnection actor, over stdio and streamable HTTP (the same SDK server), so that two
   trees can be compared: ``PYTHONPATH=<tree> python benchmarks/tools.py --mcp-cpu``.
+  The "answering elicitation" rows give the connection an elicitation handler and each
+  call a session, as ``run``, ``chat`` and ``serve`` do (over stdio that puts the calls
+  through the one-session-at-a-time gate).
 
 Each figure is the median of several rounds. Run from the repository root::
 
@@ -34,6 +37,7 @@ import trio
 from agcore_actors import ActorSystem
 from agcore_actors.mcp import (
     CallTool,
+    ConnectionConfig,
     HttpServer,
     ListTools,
     ServerConfig,
@@ -96,17 +100,26 @@ async def bench_mcp(calls: int, parallel: int, rounds: int) -> float:
     return statistics.median(rates)
 
 
-async def bench_mcp_cpu(server: ServerConfig, calls: int, rounds: int) -> float:
-    """Median client CPU microseconds per ``tools/call`` (one at a time)."""
+async def decline(server: str, params: object) -> object:
+    return {"action": "decline"}
+
+
+async def bench_mcp_cpu(
+    server: ServerConfig, calls: int, rounds: int, asking: bool = False
+) -> float:
+    """Median client CPU microseconds per ``tools/call`` (one at a time); ``asking``:
+    with an elicitation handler, each call of session ``s1``."""
     costs = []
+    config = ConnectionConfig(requests={"elicitation/create": decline} if asking else {})
+    call = CallTool(name="add", arguments={"a": 1, "b": 2}, session_id="s1" if asking else "")
     async with ActorSystem(strict=True) as system:
-        await system.start_supervisor(server_spec("bench", server=server))
+        await system.start_supervisor(server_spec("bench", server=server, config=config))
         conn = system.lookup("mcp:bench")
         await conn.ask(ListTools())
         for _ in range(rounds):
             start = time.process_time()
             for _ in range(calls):
-                await conn.ask(CallTool(name="add", arguments={"a": 1, "b": 2}))
+                await conn.ask(call)
             costs.append((time.process_time() - start) / calls * 1e6)
     return statistics.median(costs)
 
@@ -134,8 +147,11 @@ async def run_mcp_cpu(quick: bool) -> None:
     calls, rounds = (20, 1) if quick else (300, 5)
     print("| MCP tools/call, client CPU | µs per call |")
     print("|---|---:|")
-    stdio = await bench_mcp_cpu(StdioServer(str(PEER), [str(SERVER)]), calls, rounds)
+    stdio_server = StdioServer(str(PEER), [str(SERVER)])
+    stdio = await bench_mcp_cpu(stdio_server, calls, rounds)
     print(f"| stdio | {stdio:,.0f} |")
+    asking = await bench_mcp_cpu(stdio_server, calls, rounds, asking=True)
+    print(f"| stdio, answering elicitation | {asking:,.0f} |")
     process, url = http_peer()
     try:
         http = await bench_mcp_cpu(HttpServer(url), calls, rounds)

@@ -329,6 +329,8 @@ def mcp_servers(settings: Settings) -> dict[str, ServerConfig]:
             raw: dict[str, Any] = {"url": s.url, "headers": dict(s.headers)}
             if s.oauth is not None:
                 raw["oauth"] = dict(s.oauth)
+            if s.type == "sse":
+                raw["type"] = "sse"
         else:
             raw = {
                 "command": s.command,
@@ -337,6 +339,8 @@ def mcp_servers(settings: Settings) -> dict[str, ServerConfig]:
                 "cwd": s.cwd,
                 "inherit_env": list(s.inherit_env),
             }
+            if s.parallel_sessions:
+                raw["parallel_sessions"] = True
         if s.require_approval is not None:
             raw["require_approval"] = s.require_approval
         if s.resources_tool:

@@ -80,6 +80,9 @@ class StdioServerSettings:
     require_approval: bool | None = None
     #: Offer the model a ``{server}-read_resource`` tool over the server's resources.
     resources_tool: bool = False
+    #: Let the tool calls of several sessions run at once (default: one session's at a
+    #: time while elicitation or sampling is answered; see docs/mcp.md).
+    parallel_sessions: bool = False
     #: Skip this server.
     disabled: bool = False
     #: The transport, as other MCP clients write it.
@@ -103,8 +106,9 @@ class HttpServerSettings:
     resources_tool: bool = False
     #: Skip this server.
     disabled: bool = False
-    #: The transport, as other MCP clients write it.
-    type: Literal["http", "streamable-http"] = "http"
+    #: The transport, as other MCP clients write it (``sse``: the legacy HTTP+SSE
+    #: transport, ``url`` being its SSE endpoint).
+    type: Literal["http", "streamable-http", "sse"] = "http"
 
 
 McpServerSettings = StdioServerSettings | HttpServerSettings

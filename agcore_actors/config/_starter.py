@@ -110,6 +110,7 @@ instructions = "You are a helpful assistant."
 # inherit_env = ["LANG"]                # besides HOME, LOGNAME, PATH, SHELL, TERM, USER
 # require_approval = true               # every tool asks first (unset: destructive ones)
 # resources_tool = true                 # a time-read_resource tool over its resources
+# parallel_sessions = true              # sessions' calls at once (no elicitation routing)
 # disabled = false
 # type = "stdio"
 #

@@ -30,8 +30,8 @@ client for direct use.
   stored tokens, and answers :class:`McpAuthRequired` (naming that command) when the
   server wants a new authorization;
 - configuration strings may hold ``${VAR}``/``${env:VAR}`` (an unset one is
-  :class:`McpConfigError`); ``type: "sse"`` (the legacy transport) is refused with a
-  clear error; VS Code's ``{"servers": {...}}`` shape is read too;
+  :class:`McpConfigError`); ``type: "sse"`` is the legacy HTTP+SSE transport
+  (``HttpServer(url, sse=True)``); VS Code's ``{"servers": {...}}`` shape is read too;
 - the wire format: :mod:`agcore_actors.mcp.wire`; pure policy:
   :mod:`agcore_actors.mcp.policy`.
 """

@@ -18,6 +18,9 @@ session of the tool call whose response stream carried it (streamable HTTP), els
 call whose progress token its ``_meta.progressToken`` names, else the one session with
 calls in flight; else nobody's ("", and an elicitation is declined). A request that came
 on a request's response stream is never given to a session other than that request's.
+Over stdio, when elicitation or sampling is answered, the tool calls of one session at a
+time run (:class:`~._session_gate.SessionGate`; not with ``parallel_sessions``), so the
+last rule always finds the owner.
 """
 
 from __future__ import annotations
@@ -25,7 +28,7 @@ from __future__ import annotations
 import collections
 import logging
 from collections.abc import AsyncIterator, Callable
-from contextlib import asynccontextmanager, suppress
+from contextlib import asynccontextmanager, nullcontext, suppress
 from typing import Any
 
 import attrs
@@ -36,7 +39,7 @@ import trio
 from .._decode import DECODE_ERRORS
 from .._validators import non_negative, positive
 from . import _resources
-from ._config import HttpServer, ServerConfig
+from ._config import HttpServer, ServerConfig, StdioServer
 from ._errors import (
     McpConnectionClosed,
     McpError,
@@ -62,14 +65,18 @@ from ._jsonrpc import (
 )
 from ._policy import redact, secret_values
 from ._requests import (
+    ELICIT,
     REQUESTING_CALL,
     REQUESTING_SESSION,
+    SAMPLE,
     ProgressCallback,
     ServerRequests,
     answer,
     client_capabilities,
 )
 from ._resources import McpPrompt, McpPromptMessage, McpResource, McpResourceContent
+from ._session_gate import SessionGate
+from ._sse import SseTransport
 from ._stdio import StdioTransport
 from ._transport import Transport
 from .messages import McpEvent, McpToolInfo, McpToolResult
@@ -141,6 +148,8 @@ class McpClient:
         #: The turn's call id of each tool call in flight that has one (same keys).
         self._call_ids: dict[int | str, str] = {}
         self._token_calls: dict[int | str, str] = {}
+        #: Over stdio with session-asking handlers: the calls of one session at a time.
+        self.gate: SessionGate | None = None
         #: The progress callbacks of calls in flight, by progress token.
         self._progress: dict[int | str, ProgressCallback] = {}
         self._pending: dict[int | str, _Pending] = {}
@@ -405,6 +414,18 @@ class McpClient:
         sent only then); ``call``: the turn's id of the call (its server requests name it:
         :func:`~._requests.requesting_call`)."""
         params: dict[str, Any] = {"name": name, "arguments": arguments}
+        async with self.gate.enter(session) if self.gate else nullcontext():
+            raw = await self._call(params, timeout, session, on_progress, call)
+        return tool_result(raw)
+
+    async def _call(
+        self,
+        params: dict[str, Any],
+        timeout: float | None,
+        session: str,
+        on_progress: ProgressCallback | None,
+        call: str,
+    ) -> Any:
         token = 0
         if on_progress is not None:
             self._progress_token += 1
@@ -416,7 +437,7 @@ class McpClient:
                 self._token_calls[token] = call
         self._sessions[session] += 1
         try:
-            raw = await self.request(
+            return await self.request(
                 "tools/call", params, timeout=timeout, session=session, call=call
             )
         finally:
@@ -426,7 +447,6 @@ class McpClient:
             self._sessions[session] -= 1
             if not self._sessions[session]:
                 del self._sessions[session]
-        return tool_result(raw)
 
     async def ping(self) -> None:
         await self.request("ping")
@@ -438,6 +458,13 @@ class McpClient:
 
     async def read_resource(self, uri: str) -> list[McpResourceContent]:
         return await _resources.read_resource(self, uri)
+
+    async def subscribe_resource(self, uri: str) -> None:
+        """Hear of changes to ``uri``: ``notifications/resources/updated`` as events."""
+        await _resources.subscribe_resource(self, uri)
+
+    async def unsubscribe_resource(self, uri: str) -> None:
+        await _resources.subscribe_resource(self, uri, subscribe=False)
 
     async def list_prompts(self) -> list[McpPrompt]:
         return await _resources.list_prompts(self)
@@ -456,7 +483,8 @@ def make_transport(
             from ._oauth import oauth_auth  # the SDK only for servers with OAuth
 
             auth = oauth_auth(name, config)
-        return HttpTransport(
+        kind = SseTransport if config.sse else HttpTransport
+        return kind(
             name,
             config,
             connect_timeout=options.connect_timeout,
@@ -488,6 +516,11 @@ async def open_client(
     transport = make_transport(name, config, options, auth)
     client = McpClient(name, transport, options, on_event, requests)
     client.secrets = secret_values(config)
+    unrelated = (isinstance(config, StdioServer) and not config.parallel_sessions) or (
+        isinstance(config, HttpServer) and config.sse
+    )
+    if unrelated and (ELICIT in client.requests or SAMPLE in client.requests):
+        client.gate = SessionGate()
     try:
         async with trio.open_nursery() as nursery:
             client._nursery = nursery

@@ -10,8 +10,8 @@ other MCP clients::
 A server has either ``command`` (stdio) or ``url`` (streamable HTTP). Their reprs
 show the names of ``env`` and ``headers`` but not the values, which are secrets.
 Unknown keys (``disabled``, ...) are accepted; ``disabled: true`` servers are skipped.
-``type`` may be ``stdio``, ``http`` or ``streamable-http``; ``sse`` (the legacy
-HTTP+SSE transport of protocol 2024-11-05) is refused with an error that says so.
+``type`` may be ``stdio``, ``http``, ``streamable-http`` or ``sse`` (the legacy
+HTTP+SSE transport of protocol 2024-11-05: ``url`` is the server's SSE endpoint).
 VS Code's shape, ``{"servers": {...}}``, is read too.
 
 Every string value may hold ``${VAR}`` or ``${env:VAR}`` (as in Claude Code and VS
@@ -53,6 +53,11 @@ class StdioServer(msgspec.Struct, frozen=True, forbid_unknown_fields=False):
     require_approval: bool | None = None
     #: Offer the model a ``{server}-read_resource`` tool that reads the server's resources.
     resources_tool: bool = False
+    #: Let the tool calls of several sessions run at once. Default: one session's at a
+    #: time when elicitation or sampling is answered, since nothing on a stdio wire says
+    #: which call a server's request belongs to (with this set, such a request during
+    #: the calls of two sessions is declined instead).
+    parallel_sessions: bool = False
 
     def __repr__(self) -> str:  # env values are secrets: show the names only
         return (
@@ -102,6 +107,8 @@ class HttpServer(msgspec.Struct, frozen=True, forbid_unknown_fields=False):
     require_approval: bool | None = None
     #: As :attr:`StdioServer.resources_tool`.
     resources_tool: bool = False
+    #: The legacy HTTP+SSE transport (``"type": "sse"``): ``url`` is the SSE endpoint.
+    sse: bool = False
 
     def __repr__(self) -> str:  # header values and a URL password are secrets
         url = urllib.parse.urlsplit(self.url)
@@ -151,13 +158,12 @@ def server_from_dict(name: str, raw: Any, env: Mapping[str, str] | None = None) 
     if not isinstance(raw, dict):
         raise McpConfigError(f"mcpServers.{name}: expected an object, got {type(raw).__name__}")
     kind_name = raw.get("type")
-    if kind_name == "sse":
-        raise McpConfigError(
-            f"mcpServers.{name}: type 'sse' (the legacy HTTP+SSE transport) is not supported; "
-            "most servers also serve streamable HTTP: try type 'http' with its /mcp URL"
-        )
-    if kind_name not in (None, "stdio", "http", "streamable-http"):
+    if kind_name not in (None, "stdio", "http", "streamable-http", "sse"):
         raise McpConfigError(f"mcpServers.{name}.type: unknown transport {kind_name!r}")
+    if kind_name == "sse":
+        if "url" not in raw:
+            raise McpConfigError(f"mcpServers.{name}: type 'sse' needs 'url' (its SSE endpoint)")
+        raw = {**raw, "sse": True}
     raw = expand(raw, f"mcpServers.{name}", os.environ if env is None else env)
     has_cmd, has_url = "command" in raw, "url" in raw
     if has_cmd == has_url:

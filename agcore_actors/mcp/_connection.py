@@ -68,6 +68,7 @@ from .messages import (
     McpToolResult,
     PingServer,
     ReadResource,
+    SubscribeResource,
 )
 
 log = logging.getLogger("agcore_actors.mcp")
@@ -322,7 +323,13 @@ class McpConnection(Actor[McpConnectionMsg]):
                     return await self._on_ping(msg)
                 case GetStatus():
                     return self._on_get_status(msg)
-                case ListResources() | ReadResource() | ListPrompts() | GetPrompt():
+                case (
+                    ListResources()
+                    | ReadResource()
+                    | SubscribeResource()
+                    | ListPrompts()
+                    | GetPrompt()
+                ):
                     return await answer_content(self.name, await self._client(), msg)
                 case _:
                     assert_never(msg)

@@ -1,5 +1,6 @@
 """The connection actor's answers to the requests about a server's resources and prompts
-(``ListResources``, ``ReadResource``, ``ListPrompts``, ``GetPrompt``): one request on
+(``ListResources``, ``ReadResource``, ``SubscribeResource``, ``ListPrompts``,
+``GetPrompt``): one request on
 the connected client each, its typed errors passed to the asker as they are; and the
 resources its ``read_resource`` tool offers (:func:`tool_resources`)."""
 
@@ -20,15 +21,19 @@ from .messages import (
     McpPromptRendered,
     McpResourceList,
     McpResourceRead,
+    McpSubscription,
     ReadResource,
+    SubscribeResource,
 )
 
 __all__ = ["ContentReply", "ContentRequest", "answer_content", "tool_resources"]
 
 log = logging.getLogger("agcore_actors.mcp")
 
-ContentRequest = ListResources | ReadResource | ListPrompts | GetPrompt
-ContentReply = McpResourceList | McpResourceRead | McpPromptList | McpPromptRendered
+ContentRequest = ListResources | ReadResource | SubscribeResource | ListPrompts | GetPrompt
+ContentReply = (
+    McpResourceList | McpResourceRead | McpSubscription | McpPromptList | McpPromptRendered
+)
 
 
 async def answer_content(server: str, client: McpClient, msg: ContentRequest) -> ContentReply:
@@ -39,6 +44,12 @@ async def answer_content(server: str, client: McpClient, msg: ContentRequest) ->
         case ReadResource(uri=uri):
             contents = await client.read_resource(uri)
             return McpResourceRead(server=server, uri=uri, contents=contents)
+        case SubscribeResource(uri=uri, subscribe=subscribe):
+            if subscribe:
+                await client.subscribe_resource(uri)
+            else:
+                await client.unsubscribe_resource(uri)
+            return McpSubscription(server=server, uri=uri, subscribed=subscribe)
         case ListPrompts():
             return McpPromptList(server, await client.list_prompts())
         case GetPrompt(name=name, arguments=arguments):

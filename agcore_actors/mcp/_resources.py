@@ -148,3 +148,10 @@ async def get_prompt(
         for m in raw["messages"]
         if isinstance(m, dict) and isinstance(m.get("content"), dict)
     ]
+
+
+async def subscribe_resource(client: McpClient, uri: str, *, subscribe: bool = True) -> None:
+    """``resources/subscribe`` (or ``resources/unsubscribe``) for ``uri``: the server's
+    ``notifications/resources/updated`` for it then reach the client's event sink."""
+    method = "resources/subscribe" if subscribe else "resources/unsubscribe"
+    await client.request(method, {"uri": uri})

@@ -8,6 +8,7 @@
     GetStatus()                        -> McpStatus      (without talking to the server)
     ListResources()                    -> McpResourceList
     ReadResource(uri)                  -> McpResourceRead
+    SubscribeResource(uri, subscribe)  -> McpSubscription
     ListPrompts()                      -> McpPromptList
     GetPrompt(name, arguments)         -> McpPromptRendered
 
@@ -19,8 +20,13 @@ Cancelling the asker:
   had.
 - ``PingServer``: withdrawn the same way.
 - ``GetStatus``: nothing to withdraw (no I/O).
-- ``ListResources``, ``ReadResource``, ``ListPrompts``, ``GetPrompt``: withdrawn as
-  ``CallTool`` is.
+- ``ListResources``, ``ReadResource``, ``ListPrompts``, ``GetPrompt``,
+  ``SubscribeResource``: withdrawn as ``CallTool`` is.
+
+A subscription lasts as long as the server's session: the server's
+``notifications/resources/updated`` for the URI go to the event sink as
+:class:`McpEvent`; after the connection restarts (its status goes back to
+``connected``) the subscriber subscribes again.
 
 Errors are :class:`~agcore_actors.mcp.McpError`\\s, given to the asker only: a tool that
 reports a failure is ``McpToolResult(is_error=True)``, not an error; a server parked by
@@ -56,11 +62,13 @@ __all__ = [
     "McpResourceList",
     "McpResourceRead",
     "McpStatus",
+    "McpSubscription",
     "McpToolInfo",
     "McpToolList",
     "McpToolResult",
     "PingServer",
     "ReadResource",
+    "SubscribeResource",
 ]
 
 #: ``connecting`` until the first connect of an incarnation succeeds, ``connected``
@@ -130,6 +138,14 @@ class McpResourceRead(msgspec.Struct, frozen=True, kw_only=True):
     contents: list[McpResourceContent]
 
 
+class McpSubscription(msgspec.Struct, frozen=True, kw_only=True):
+    """The server took the (un)subscription of ``uri``."""
+
+    server: str
+    uri: str
+    subscribed: bool
+
+
 class McpPromptList(msgspec.Struct, frozen=True):
     """The prompts of ``server`` (every page), in the server's order."""
 
@@ -193,6 +209,13 @@ class ReadResource(Request[McpResourceRead], frozen=True, tag=True):
     uri: str
 
 
+class SubscribeResource(Request[McpSubscription], frozen=True, tag=True):
+    """Subscribe to the server's resource ``uri`` (``subscribe=False``: unsubscribe)."""
+
+    uri: str
+    subscribe: bool = True
+
+
 class ListPrompts(Request[McpPromptList], frozen=True, tag=True):
     """The server's prompts, asked again each time."""
 
@@ -211,6 +234,7 @@ McpConnectionMsg = (
     | GetStatus
     | ListResources
     | ReadResource
+    | SubscribeResource
     | ListPrompts
     | GetPrompt
 )
@@ -220,6 +244,7 @@ McpConnectionReply = (
     | McpStatus
     | McpResourceList
     | McpResourceRead
+    | McpSubscription
     | McpPromptList
     | McpPromptRendered
 )

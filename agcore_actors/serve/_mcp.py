@@ -8,8 +8,9 @@ Semantics:
     "text"}`` as structured content (so the caller can continue the session). A turn that
     did not complete is a tool error (``isError``) naming its status and error kind; a bad
     argument or unknown tool is a tool error too, and starts nothing. Every call is
-    answered. Given the session store, the stored sessions are resources too, and a
-    client may set a log level to hear of each turn (:mod:`._mcp_more`). The MCP side is
+    answered. Given the session store, the stored sessions are resources too (and the
+    ``session`` prompt gives one's conversation), and a client may set a log level to
+    hear of each turn (:mod:`._mcp_more`). The MCP side is
     the official ``mcp`` SDK's server (``mcp-server`` extra), imported only here.
 
 Cancellation:

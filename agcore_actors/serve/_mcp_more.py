@@ -10,8 +10,14 @@ Semantics:
     (resource not found); a URI outside ``agcore://sessions/`` is -32602. A client may
     subscribe to a session's URI (stored yet or not); when a turn of that session run
     through this server ends, every subscribed client gets
-    ``notifications/resources/updated``. Completing a prompt's argument is -32602: this
-    server offers no prompts.
+    ``notifications/resources/updated``.
+
+    Prompts (with the store too): one, ``session``, whose ``session`` argument names a
+    stored session; getting it gives that session's conversation as prompt messages (each
+    user message and each assistant text, in order; tool calls and results left out), so
+    a client can carry a conversation held here into its own. ``completion/complete``
+    completes its ``session`` argument from the stored ids as for the template. An
+    unknown prompt or argument, or a session not stored, is -32602.
 
     Logging: after ``logging/setLevel``, the client gets a ``notifications/message``
     (logger ``agcore``) for each turn of its tool calls: ``info`` when it completed,
@@ -27,7 +33,7 @@ from __future__ import annotations
 
 import warnings
 import weakref
-from typing import Any
+from typing import Any, Literal
 
 from ..actor import ActorRef
 from ..agent import messages as am
@@ -40,6 +46,7 @@ __all__ = ["LEVELS", "SCHEME", "McpMore", "transcript"]
 LEVELS = ("debug", "info", "notice", "warning", "error", "critical", "alert", "emergency")
 SCHEME = "agcore://sessions/"
 TEMPLATE = SCHEME + "{session}"
+PROMPT = "session"
 #: Ids offered by one completion at most (MCP's limit).
 MAX_COMPLETIONS = 100
 RESOURCE_NOT_FOUND = -32002
@@ -106,6 +113,8 @@ class McpMore:
                 "on_subscribe_resource": self._subscribe,
                 "on_unsubscribe_resource": self._unsubscribe,
                 "on_completion": self._complete,
+                "on_list_prompts": self._prompts,
+                "on_get_prompt": self._get_prompt,
             }
         return found
 
@@ -221,7 +230,11 @@ class McpMore:
 
         assert self.store is not None
         ref = params.ref
-        if getattr(ref, "type", "") != "ref/resource" or ref.uri != TEMPLATE:
+        kind = getattr(ref, "type", "")
+        ours = (kind == "ref/resource" and getattr(ref, "uri", None) == TEMPLATE) or (
+            kind == "ref/prompt" and getattr(ref, "name", None) == PROMPT
+        )
+        if not ours:
             what = getattr(ref, "name", None) or getattr(ref, "uri", "?")
             raise MCPError(INVALID_PARAMS, f"nothing to complete for {what!r}")
         if params.argument.name != "session":
@@ -239,3 +252,47 @@ class McpMore:
             values=ids[:MAX_COMPLETIONS], total=len(ids), has_more=len(ids) > MAX_COMPLETIONS
         )
         return types.CompleteResult(completion=completion)
+
+    async def _prompts(self, ctx: Any, params: Any) -> Any:
+        import mcp_types as types
+
+        argument = types.PromptArgument(
+            name="session", description="The stored session's id.", required=True
+        )
+        prompt = types.Prompt(
+            name=PROMPT,
+            description="A stored session's conversation, to continue it here.",
+            arguments=[argument],
+        )
+        return types.ListPromptsResult(prompts=[prompt])
+
+    async def _get_prompt(self, ctx: Any, params: Any) -> Any:
+        import mcp_types as types
+        from mcp.shared.exceptions import MCPError
+
+        from ..store import SessionNotFound
+
+        assert self.store is not None
+        if params.name != PROMPT:
+            raise MCPError(INVALID_PARAMS, f"no prompt {params.name!r}")
+        session = (params.arguments or {}).get("session")
+        if not session:
+            raise MCPError(INVALID_PARAMS, "the prompt needs its 'session' argument")
+        try:
+            snapshot: sm.SessionSnapshot = await self.store.ask(sm.ExportSession(session))
+        except SessionNotFound:
+            raise MCPError(INVALID_PARAMS, f"no stored session {session!r}") from None
+        messages = []
+        for entry in snapshot.entries:
+            message = entry.message
+            if isinstance(message, UserMessage | AssistantMessage):
+                text = _text(message.content)
+                if text:
+                    role: Literal["user", "assistant"] = (
+                        "user" if isinstance(message, UserMessage) else "assistant"
+                    )
+                    content = types.TextContent(type="text", text=text)
+                    messages.append(types.PromptMessage(role=role, content=content))
+        return types.GetPromptResult(
+            description=f"session {session}: {snapshot.record.turns} turns", messages=messages
+        )

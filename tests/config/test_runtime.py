@@ -122,11 +122,16 @@ def test_an_http_server_oauth_table_reaches_the_mcp_config() -> None:
 def test_resources_tool_and_require_approval_reach_the_mcp_config() -> None:
     settings = parse_settings(
         "[mcpServers.fs]\ncommand = 'srv'\nresources_tool = true\nrequire_approval = false\n"
+        "parallel_sessions = true\n"
         "[mcpServers.web]\nurl = 'http://127.0.0.1:9/mcp'\nresources_tool = true\n"
+        "[mcpServers.old]\nurl = 'http://127.0.0.1:9/sse'\ntype = 'sse'\n"
     )
     servers = mcp_servers(settings)
-    assert servers["fs"] == StdioServer(command="srv", resources_tool=True, require_approval=False)
+    assert servers["fs"] == StdioServer(
+        command="srv", resources_tool=True, require_approval=False, parallel_sessions=True
+    )
     assert servers["web"] == HttpServer(url="http://127.0.0.1:9/mcp", resources_tool=True)
+    assert servers["old"] == HttpServer(url="http://127.0.0.1:9/sse", sse=True)
 
 
 def test_a_local_provider_maps_to_the_catalog_or_a_gguf_file(tmp_path: Path) -> None:

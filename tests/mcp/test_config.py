@@ -86,10 +86,12 @@ def test_a_missing_variable_is_a_config_error_naming_it() -> None:
         parse_config(config, env={})
 
 
-def test_legacy_sse_is_refused_clearly() -> None:
+def test_legacy_sse_is_its_own_transport() -> None:
     # Fails on the old code: type "sse" was silently treated as streamable HTTP.
-    with pytest.raises(McpConfigError, match=r"legacy HTTP\+SSE transport\) is not supported"):
-        parse_config({"mcpServers": {"old": {"type": "sse", "url": "http://h/sse"}}})
+    servers = parse_config({"mcpServers": {"old": {"type": "sse", "url": "http://h/sse"}}})
+    assert servers == {"old": HttpServer("http://h/sse", sse=True)}
+    with pytest.raises(McpConfigError, match="type 'sse' needs 'url'"):
+        parse_config({"mcpServers": {"old": {"type": "sse", "command": "x"}}})
     with pytest.raises(McpConfigError, match="unknown transport 'ws'"):
         parse_config({"mcpServers": {"x": {"type": "ws", "url": "ws://h"}}})
     assert parse_config({"x": {"type": "streamable-http", "url": "http://h/mcp"}})

@@ -25,12 +25,12 @@ from agcore_actors.agent import (
 )
 from agcore_actors.agent import messages as am
 from agcore_actors.llm import ChatRequest, ProviderRegistry, ToolMessage, provider_spec
-from agcore_actors.mcp import HttpServer, ListTools, servers_spec
+from agcore_actors.mcp import HttpServer, ListTools, ServerConfig, StdioServer, servers_spec
 from agcore_actors.store import InMemorySessions, session_store_spec
 from agcore_actors.testing import ScriptedProvider, ScriptedReply, ScriptedToolCall
 from agcore_actors.tools import ToolExecutor, ToolRegistry
 from tests.mcp.servers import CONFIG
-from tests.peers.mcp import http_server
+from tests.peers.mcp import http_server, stdio_argv
 
 pytestmark = pytest.mark.slow
 
@@ -44,10 +44,11 @@ def model(request: ChatRequest, attempt: int) -> ScriptedReply:
 
 @asynccontextmanager
 async def hosted(
-    url: str, approval_timeout: float = 60.0, model: Any = model
+    url: str | ServerConfig, approval_timeout: float = 60.0, model: Any = model
 ) -> AsyncIterator[SessionHost]:
-    """A host whose agent's model calls ``model``, with the MCP server at ``url`` as
-    ``srv`` (its elicitations go to the calling session)."""
+    """A host whose agent's model calls ``model``, with the MCP server at ``url`` (or
+    configured by it) as ``srv`` (its elicitations go to the calling session)."""
+    server = HttpServer(url) if isinstance(url, str) else url
     registry = ToolRegistry()
     async with ActorSystem() as system:
         config = attrs.evolve(
@@ -56,7 +57,7 @@ async def hosted(
             progress=session_progress(system),
         )
         await system.start_supervisor(
-            servers_spec({"srv": HttpServer(url)}, registry=registry, config=config)
+            servers_spec({"srv": server}, registry=registry, config=config)
         )
         await system.lookup("mcp:srv").ask(ListTools())
         root = system.root
@@ -141,18 +142,36 @@ async def test_concurrent_sessions_each_get_their_own_elicitation(peer: str) -> 
     """Sessions calling the same streamable-HTTP server at once: each call's elicitation
     goes to the session whose call it serves (the response stream it came on says
     which), so each tool gets its own session's answer, never a decline or another's."""
+    with http_server(peer) as url:
+        await each_session_answers_its_own(url)
+
+
+async def each_session_answers_its_own(server: str | ServerConfig) -> None:
+    """Six sessions' turns at once, three times, each answering its elicitation with its
+    own name: every tool sees its own session's answer."""
     sessions = [f"s{i}" for i in range(6)]
     results: dict[str, am.TurnResult] = {}
 
     async def one(host: SessionHost, session: str) -> None:
         _, results[session] = await run_turn(host, ("accept", {"name": session}), session)
 
-    with http_server(peer) as url:
-        async with hosted(url) as host:
-            for _ in range(3):
-                async with trio.open_nursery() as nursery:
-                    for session in sessions:
-                        nursery.start_soon(one, host, session)
-                assert sorted(results) == sessions
-                for session, result in results.items():
-                    assert result.text == f"tool said: accept {session}"
+    async with hosted(server) as host:
+        for _ in range(3):
+            results.clear()
+            async with trio.open_nursery() as nursery:
+                for session in sessions:
+                    nursery.start_soon(one, host, session)
+            assert sorted(results) == sessions
+            for session, result in results.items():
+                assert result.text == f"tool said: accept {session}"
+
+
+@pytest.mark.parametrize("peer", ["mcp2", "mcp1"])
+async def test_concurrent_sessions_on_a_stdio_server_each_get_their_own_elicitation(
+    peer: str,
+) -> None:
+    """The same over stdio, where nothing on the wire relates a server's request to a
+    call: the connection runs one session's calls at a time, so each elicitation has one
+    possible owner (it was declined when two sessions' calls were in flight)."""
+    python, app, mode = stdio_argv(peer)
+    await each_session_answers_its_own(StdioServer(command=python, args=[app, mode]))

@@ -46,6 +46,18 @@ def http_server(peer: str, mode: str = "http") -> Iterator[str]:
 
 
 @contextmanager
+def sse_server(peer: str) -> Iterator[str]:
+    """Run the SDK test server over the legacy HTTP+SSE transport; yields its ``/sse``
+    URL."""
+    port = free_port()
+    url = f"http://127.0.0.1:{port}/sse"
+    argv = [peer_python(peer), str(SERVER_APP), "sse", str(port)]
+    ready = http_ready(f"http://127.0.0.1:{port}/messages/")
+    with running(argv, ready=ready, name=f"MCP SSE server ({peer})", timeout=30):
+        yield url
+
+
+@contextmanager
 def raw_http_server(mode: str) -> Iterator[str]:
     """Run the hand-written HTTP server in ``mode``; yields its ``/mcp`` URL."""
     port = free_port()

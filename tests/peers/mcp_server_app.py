@@ -201,8 +201,12 @@ def main() -> None:
                 event_store=memory_event_store(),
                 retry_interval=200,
             )
+        elif SDK == 2 and mode == "sse":  # the legacy HTTP+SSE transport, at /sse
+            mcp.run("sse", host="127.0.0.1", port=port)
         elif SDK == 2:
             mcp.run("streamable-http", host="127.0.0.1", port=port)
+        elif mode == "sse":
+            mcp.run("sse")
         else:
             mcp.run("streamable-http")
 

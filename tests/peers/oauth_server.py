@@ -8,7 +8,9 @@ only): ``python oauth_server.py PORT [LIFETIME]``.
   ``redirect_uri`` with a code, if the request is a PKCE S256 one for a registered client;
 - ``POST /token``: ``authorization_code`` (the PKCE verifier checked) and
   ``refresh_token`` grants; access tokens are announced to live ``LIFETIME`` seconds
-  (default 3600; accepted a minute longer), and every refresh token is single-use;
+  (default 3600; accepted a minute longer, by the monotonic clock), and every refresh
+  token is single-use. No test waits for an expiry: a client's expiry is its stored
+  ``expires_at`` (a test moves it back), a server-side end is the ``revoke`` tool;
 - ``POST /mcp``: MCP over streamable HTTP (JSON answers) for a valid access token, else
   401 with ``WWW-Authenticate``. Tools: ``whoami`` (the grant counts), ``revoke`` (every
   access token stops working at once: the next request gets a 401).
@@ -47,7 +49,8 @@ def issue() -> dict[str, object]:
     access, refresh = f"at-{n}", f"rt-{n}"
     # Accepted a minute longer than announced (clock-skew allowance), so that a client
     # told ``expires_in: 0`` must refresh before its next request but can still use it.
-    ACCESS[access] = time.time() + LIFETIME + 60
+    # The monotonic clock: a wall-clock step (NTP, a suspended VM) never expires a token.
+    ACCESS[access] = time.monotonic() + LIFETIME + 60
     REFRESH.add(refresh)
     return {
         "access_token": access,
@@ -144,7 +147,7 @@ class Handler(http.server.BaseHTTPRequestHandler):
 
     def mcp(self, body: bytes) -> None:
         token = self.headers.get("authorization", "").removeprefix("Bearer ")
-        if ACCESS.get(token, 0) < time.time():
+        if token not in ACCESS or ACCESS[token] < time.monotonic():
             GRANTS["unauthorized"] += 1
             metadata = f"{BASE}/.well-known/oauth-protected-resource/mcp"
             self.reply(

@@ -12,11 +12,12 @@ import httpx2
 import pytest
 import trio
 
+from agcore_actors.mcp import StdioServer
 from agcore_actors.serve import HttpConfig, StdioConfig, serve_http, serve_stdio
 from agcore_actors.serve._elicit import parse_elicitation
 from agcore_actors.serve._errors import BadCommand
 from tests.mcp.test_elicitation_turns import hosted
-from tests.peers.mcp import http_server
+from tests.peers.mcp import http_server, stdio_argv
 
 pytestmark = pytest.mark.slow
 
@@ -81,6 +82,46 @@ async def test_an_elicitation_is_answered_through_serve_stdio() -> None:
     answered = [line for line in lines if line.get("event") == "elicitation"]
     assert answered and answered[0]["answered"] is True
     assert lines[-1]["result"]["text"] == "tool said: accept Ada"
+
+
+async def test_concurrent_elicitations_over_serve_stdio_each_reach_their_session() -> None:
+    """Four sessions' turns at once through ``serve --stdio``, their tools on one stdio
+    MCP server (where the wire relates no request to a call): each elicitation line names
+    its own session, and each tool gets the answer that session gave."""
+    python, app, mode = stdio_argv("mcp2")
+    sessions = [f"s{i}" for i in range(4)]
+    async with hosted(StdioServer(command=python, args=[app, mode])) as host:
+        to_serve, source = trio.testing.memory_stream_one_way_pair()
+        sink, from_serve = trio.testing.memory_stream_one_way_pair()
+        done: dict[str, str] = {}
+        asked: list[str] = []
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(serve_stdio, host, source, sink, StdioConfig(signals=False))
+            for session in sessions:
+                await to_serve.send_all(json.dumps({"session": session, "text": "ask"}).encode())
+                await to_serve.send_all(b"\n")
+            buffer = b""
+            with trio.fail_after(120):
+                while len(done) < len(sessions):
+                    buffer += await from_serve.receive_some()
+                    *lines, buffer = buffer.split(b"\n")
+                    for raw in lines:
+                        line = json.loads(raw)
+                        session = line.get("session")
+                        if line.get("event") == "elicitation_requested":
+                            asked.append(session)
+                            answer = {
+                                "session": session,
+                                "elicitation": line["elicitation_id"],
+                                "action": "accept",
+                                "content": {"name": session},
+                            }
+                            await to_serve.send_all(json.dumps(answer).encode() + b"\n")
+                        elif line.get("event") == "turn_completed":
+                            done[session] = line["result"]["text"]
+            await to_serve.aclose()
+    assert sorted(asked) == sessions
+    assert done == {session: f"tool said: accept {session}" for session in sessions}
 
 
 @pytest.mark.parametrize(

@@ -2,10 +2,10 @@
 --mcp --http`` (a real process, its agent on the fast fake OpenAI server).
 
 Most server scenarios call fixtures of the framework's reference server by name
-(``test_image_content``, ``test://static-text``, ``test_prompt_with_arguments``, ...) or
-need what an agents-as-tools server does not offer (prompts); they fail here by design,
-each listed in :data:`KNOWN_FAILING` with the reason. Logging and the sessions as
-resources are ours and pass (``logging-set-level``, ``resources-list``).
+(``test_image_content``, ``test://static-text``, ``test_prompt_with_arguments``, ...);
+they fail here by design, each listed in :data:`KNOWN_FAILING` with the
+reason. Logging, the sessions as resources and the session prompt are ours and pass
+(``logging-set-level``, ``resources-list``, ``prompts-list``).
 :data:`VACUOUS` pass only because the scenario accepts any tool error (our "unknown
 tool"). The test fails when a scenario outside :data:`KNOWN_FAILING` fails, so the count
 can only go up.
@@ -29,8 +29,9 @@ pytestmark = pytest.mark.slow
 _FIXTURE = "calls a fixture tool of the reference server by name"
 #: Failing scenarios (of the framework's active suite), each with the reason.
 KNOWN_FAILING = {
-    "completion-complete": _FIXTURE
-    + " (completes prompt test_prompt_with_arguments: no such prompt, -32602)",
+    "completion-complete": "completes the reference server's prompt "
+    "test_prompt_with_arguments: no such prompt here, -32602 (the spec's error for an "
+    "invalid prompt name)",
     "tools-call-image": _FIXTURE + " (test_image_content)",
     "tools-call-audio": _FIXTURE + " (test_audio_content)",
     "tools-call-embedded-resource": _FIXTURE + " (test_embedded_resource)",
@@ -53,20 +54,19 @@ KNOWN_FAILING = {
         )
     },
     **{
-        name: "prompts are not offered (method not found)"
-        for name in (
-            "prompts-list",
-            "prompts-get-simple",
-            "prompts-get-with-args",
-            "prompts-get-embedded-resource",
-            "prompts-get-with-image",
+        name: f"gets a prompt of the reference server by name ({prompt}): ours is 'session', -32602"
+        for name, prompt in (
+            ("prompts-get-simple", "test_simple_prompt"),
+            ("prompts-get-with-args", "test_prompt_with_arguments"),
+            ("prompts-get-embedded-resource", "test_prompt_with_embedded_resource"),
+            ("prompts-get-with-image", "test_prompt_with_image"),
         )
     },
 }
 #: Passing scenarios that test nothing of ours: any tool error passes them.
 VACUOUS = {"tools-call-simple-text", "tools-call-error"}
 #: Scenarios that pass today (VACUOUS included); the test fails when fewer do.
-PASSING = 9
+PASSING = 10
 
 
 async def one_turn(url: str) -> dict[str, object]:

@@ -475,7 +475,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--template",
         default="json_block",
-        help="with a GGUF path: json_block, bare_json, or a template file",
+        help="with a GGUF path: json_array, json_block, bare_json, or a template file",
     )
     parser.add_argument("--python", help="a Python with xllamacpp")
     parser.add_argument("--cache-dir", type=Path)

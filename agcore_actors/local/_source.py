@@ -20,7 +20,7 @@ import sys
 import tempfile
 from importlib import resources
 from pathlib import Path
-from typing import Literal
+from typing import Literal, cast
 
 import attrs
 import trio
@@ -54,6 +54,15 @@ def qwen_tool_template(style: TemplateStyle = "json_block") -> str:
     serves the 1.5B with (docs/local-model.md says what was measured).
     """
     return resources.files(__package__).joinpath(_TEMPLATES[style]).read_text("utf-8")
+
+
+def _catalog_template(model: _parts.CatalogEntry) -> str:
+    """The template the catalog names for ``model`` (``_parts`` is standard library only,
+    so its entries name a style as a plain string)."""
+    style = model.template
+    if style not in _TEMPLATES:
+        raise ValueError(f"catalog model {model.name!r}: unknown template {style!r}")
+    return qwen_tool_template(cast(TemplateStyle, style))
 
 
 def _catalog_name(_: object, attribute: attrs.Attribute[str], value: str) -> None:
@@ -120,8 +129,7 @@ async def resolve_model(
     path = _parts.cached(model, directory) or await _make(
         model, directory, source, python, progress
     )
-    template = qwen_tool_template("bare_json" if model.template == "bare_json" else "json_block")
-    return ResolvedModel(path=path, alias=model.name, chat_template=template)
+    return ResolvedModel(path=path, alias=model.name, chat_template=_catalog_template(model))
 
 
 async def _make(

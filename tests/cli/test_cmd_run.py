@@ -5,8 +5,11 @@ recovery from a malformed tool call and the bound on repeated calls."""
 from __future__ import annotations
 
 import json
+import os
+import shlex
 import signal
 import subprocess
+import sys
 from pathlib import Path
 
 import trio
@@ -135,6 +138,34 @@ async def test_an_unknown_session_fails_before_the_embedded_model_starts(tmp_pat
         assert last.startswith(f"agcore-actors {command[0]}: store_session_not_found: "), last
         assert "nope" in last
         assert not mark.exists()
+
+
+async def test_without_the_local_runtime_run_says_so_in_one_line_before_any_download(
+    tmp_path: Path,
+) -> None:
+    # Without the `local` extra and with no provider, `run hi` used to fetch and join the
+    # 1 GB default model, then say xllamacpp was missing. The serving Python here is this
+    # one without site-packages; pip is offline, so a download, were one started, would
+    # fail with another message and leave its mark in the cache.
+    python = tmp_path / "python-without-xllamacpp"
+    python.write_text(f'#!/bin/sh\nexec {shlex.quote(sys.executable)} -S "$@"\n')
+    python.chmod(0o755)
+    (tmp_path / "no-wheels").mkdir()
+    cache = tmp_path / "cache"
+    env = clean_env(
+        AGCORE_ACTORS_LOCAL_PYTHON=str(python),
+        AGCORE_ACTORS_CACHE=str(cache),
+        AGCORE_ACTORS_DATA=str(tmp_path / "data"),
+        PIP_NO_INDEX="1",
+        PIP_FIND_LINKS=str(tmp_path / "no-wheels"),
+        PIP_CONFIG_FILE=os.devnull,
+    )
+    done = await cli("run", "hi", env=env, cwd=tmp_path)
+    assert done.returncode == 1, done.stderr
+    (line,) = done.stderr.splitlines()
+    assert line.startswith("agcore-actors run: local_runtime_missing: "), line
+    assert "pip install 'agcore-actors[local]'" in line
+    assert not cache.exists() or [p for p in cache.rglob("*") if p.is_file()] == []
 
 
 async def test_a_failed_turn_exits_1_with_its_typed_error(

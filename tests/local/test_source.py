@@ -57,6 +57,17 @@ async def test_a_cached_catalog_model_is_used_without_joining(tmp_path: Path) ->
     assert events == []
 
 
+@pytest.mark.parametrize("name", ["small", "default"])
+async def test_a_catalog_model_is_served_with_its_own_template(tmp_path: Path, name: str) -> None:
+    # The catalog said the 1.5B was served with json_array (several calls per reply) while
+    # the file was served with json_block: one call per reply.
+    model = _parts.entry(name)
+    sparse(tmp_path / model.filename, model.size)
+    resolved = await resolve_model(CatalogModel(name=name, cache_dir=tmp_path, download=False))
+    assert model.template in STYLES
+    assert resolved.chat_template == qwen_tool_template(model.template)
+
+
 async def test_a_catalog_model_without_file_parts_or_download_is_not_found(
     tmp_path: Path,
 ) -> None:

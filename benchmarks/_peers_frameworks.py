@@ -74,7 +74,7 @@ class Adapter:
     def __init__(self, base: str) -> None:
         self.base = base
 
-    async def setup(self, max_live: int) -> None:
+    async def setup(self, max_sessions: int) -> None:
         """Build the one agent (and client) every session shares."""
 
     async def new_session(self, index: int) -> Any:
@@ -107,7 +107,7 @@ class Raw(Adapter):
     name = "raw"
     loop = "trio"
 
-    async def setup(self, max_live: int) -> None:
+    async def setup(self, max_sessions: int) -> None:
         import httpx2
 
         self.http = httpx2
@@ -167,7 +167,7 @@ class Agcore(Adapter):
     name = "agcore"
     loop = "trio"
 
-    async def setup(self, max_live: int) -> None:
+    async def setup(self, max_sessions: int) -> None:
         from agcore_actors import ActorSystem
         from agcore_actors.agent import Agent, AgentBuilder, HostConfig, SessionHost, StoreTurns
         from agcore_actors.agent import messages as am
@@ -201,7 +201,7 @@ class Agcore(Adapter):
             .agent(Agent(name="calc", instructions=INSTRUCTIONS))
             .build()
         )
-        host = SessionHost(system, bundle, HostConfig(max_live=max_live))
+        host = SessionHost(system, bundle, HostConfig(max_sessions=max_sessions))
         self.host = await self.stack.enter_async_context(host)
 
     async def new_session(self, index: int) -> Any:
@@ -252,7 +252,7 @@ def _openai_client(base: str) -> Any:
 class OpenAIAgents(Adapter):
     name = "openai-agents"
 
-    async def setup(self, max_live: int) -> None:
+    async def setup(self, max_sessions: int) -> None:
         import agents
 
         agents.set_tracing_disabled(True)
@@ -281,7 +281,7 @@ class OpenAIAgents(Adapter):
 class PydanticAI(Adapter):
     name = "pydantic-ai"
 
-    async def setup(self, max_live: int) -> None:
+    async def setup(self, max_sessions: int) -> None:
         import pydantic_ai
         from pydantic_ai.models.openai import OpenAIChatModel
         from pydantic_ai.providers.openai import OpenAIProvider

@@ -88,7 +88,7 @@ def _batch(adapter: Adapter, first: int, count: int, streamed: bool, turns: int)
 async def cpu_run(
     adapter: Adapter, sessions: int, streamed: bool, least: int = MIN_SESSIONS
 ) -> dict[str, Any]:
-    await adapter.setup(max_live=max(sessions, least) + 10)
+    await adapter.setup(max_sessions=max(sessions, least) + 10)
     try:
         await _session(adapter, -1, streamed, TURNS)  # warm-up: imports, pools, caches
         batches = max(1, -(-least // sessions))
@@ -107,7 +107,7 @@ async def cpu_run(
 
 
 async def idle_run(adapter: Adapter, n: int, streamed: bool, evict: bool) -> dict[str, Any]:
-    await adapter.setup(max_live=n + IDLE_BATCH + 10)
+    await adapter.setup(max_sessions=n + IDLE_BATCH + 10)
     try:
         warm = IDLE_BATCH
         await _gather(adapter, _batch(adapter, -warm - 1, warm, streamed, 1))  # every path

@@ -160,7 +160,7 @@ async def one_round(
                 .config(CONFIGS[mode])
                 .build()
             )
-            async with SessionHost(system, bundle, HostConfig(max_live=sessions + 1)) as host:
+            async with SessionHost(system, bundle, HostConfig(max_sessions=sessions + 1)) as host:
                 await _turn(host, mode, "warm", "w0")
 
                 async def session(index: int) -> None:

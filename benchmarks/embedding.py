@@ -35,7 +35,7 @@ from agcore_actors.store import InMemorySessions, session_store_spec
 from agcore_actors.testing import ScriptedProvider, ScriptedReply, ScriptedToolCall
 from agcore_actors.tools import ToolRegistry, function_tool, tool_executor_spec
 
-LIMITS = HostConfig(max_live=10_000, max_turns_in_flight=256)
+LIMITS = HostConfig(max_sessions=10_000, max_turns_in_flight=256)
 
 
 @function_tool

@@ -5,7 +5,7 @@ The scripted model answers at once (no network), so the figures are the runtime'
 (``time.process_time``, every thread of the process: the store's worker thread included)
 divided by the turns. Two workloads, 50 callers at once:
 
-- **cold**: every turn is a session's first (``max_live`` 100, so most of them also put a
+- **cold**: every turn is a session's first (``max_sessions`` 100, so most of them also put a
   session away): the activation pays a lease read and grant, the way out a release;
 - **warm**: turns of 50 sessions already live: only the token each write carries.
 
@@ -60,7 +60,7 @@ async def _turns(backend: SessionBackendConfig, clustered: bool, cold: bool, tur
             AgentBuilder().provider(llm).store(StoreTurns(store)).agent(Agent(name="a")).build()
         )
         keeper = LeaseKeeper(store, ClusterConfig(address="http://bench")) if clustered else None
-        limits = HostConfig(max_live=100 if cold else 10_000)
+        limits = HostConfig(max_sessions=100 if cold else 10_000)
         async with SessionHost(system, bundle, limits, cluster=keeper) as host:
             run = secrets.token_hex(3)  # fresh sessions each run (a database may be reused)
             names = [f"{run}-{i}" for i in range(turns if cold else CALLERS)]

@@ -102,7 +102,7 @@ async def idle_memory(base: str, n: int) -> dict[str, float]:
 
 async def _idle_memory(base: str, n: int, db: str) -> dict[str, float]:
     async with ActorSystem() as system:
-        config = HostConfig(max_live=n + 10, idle_ttl=1e9, max_turns_in_flight=IN_FLIGHT)
+        config = HostConfig(max_sessions=n + 10, idle_ttl=1e9, max_turns_in_flight=IN_FLIGHT)
         async with await host_for(system, base, config, db) as host:
             ids = [f"s{i}" for i in range(n)]
             await turns(host, [f"warm{i}" for i in range(200)])  # every code path, pools
@@ -127,7 +127,7 @@ async def _idle_memory(base: str, n: int, db: str) -> dict[str, float]:
 
 async def host_cpu(base: str, sessions: int) -> float:
     async with ActorSystem() as system:
-        config = HostConfig(max_live=sessions + 10, max_turns_in_flight=IN_FLIGHT)
+        config = HostConfig(max_sessions=sessions + 10, max_turns_in_flight=IN_FLIGHT)
         async with await host_for(system, base, config) as host:
             await turns(host, ["warm"])
             ids = [f"s{i}" for i in range(sessions)]
@@ -147,7 +147,7 @@ async def _soak(
 ) -> list[tuple[int, int]]:
     points: list[tuple[int, int]] = []
     async with ActorSystem() as system:
-        config = HostConfig(max_live=1000, idle_ttl=5.0, max_turns_in_flight=IN_FLIGHT)
+        config = HostConfig(max_sessions=1000, idle_ttl=5.0, max_turns_in_flight=IN_FLIGHT)
         async with await host_for(system, base, config, db) as host:
             done = 0
             step = max(total // samples, 1)

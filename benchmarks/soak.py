@@ -80,7 +80,7 @@ from agcore_actors import ActorSystem  # noqa: E402
 
 def rig_config(args: argparse.Namespace) -> RigConfig:
     return RigConfig(
-        max_live=args.max_live,
+        max_sessions=args.max_sessions,
         idle_ttl=args.idle_ttl,
         in_flight=args.in_flight,
         seed=args.seed,
@@ -377,7 +377,7 @@ def _start_worker(
     argv = [sys.executable, __file__, "worker", "--base", base, "--db", str(db)]
     argv += ["--acks", str(acks), "--sessions", str(args.sessions)]
     argv += ["--turns", str(args.turns), "--seed", str(args.seed + n)]
-    argv += ["--max-live", str(args.max_live), "--idle-ttl", str(args.idle_ttl)]
+    argv += ["--max-live", str(args.max_sessions), "--idle-ttl", str(args.idle_ttl)]
     argv += ["--in-flight", str(args.in_flight), "--mcp-tag", tag, "--drain-after", str(drain)]
     argv += ["--cache-mib", str(args.cache_mib)]
     env = {**os.environ, "PYTHONPATH": str(HERE.parent)}

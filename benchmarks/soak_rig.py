@@ -69,7 +69,7 @@ class RigConfig:
     """Sizes and deadlines of one soak run (small enough to make every fault cheap)."""
 
     #: Live sessions at most: far fewer than the sessions, so they are evicted and restored.
-    max_live: int = 16
+    max_sessions: int = 16
     #: Seconds a session may stay idle before it is evicted.
     idle_ttl: float = 0.2
     #: Turns running at once across all sessions.
@@ -253,7 +253,7 @@ async def soak_host(
         .build()
     )
     config = HostConfig(
-        max_live=rig.max_live,
+        max_sessions=rig.max_sessions,
         idle_ttl=rig.idle_ttl,
         max_turns_in_flight=rig.in_flight,
         drain_timeout=5.0,

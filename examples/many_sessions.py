@@ -4,7 +4,7 @@
 
 Each conversation is a ``Session`` actor, started on its first message (from the
 store, if it has history) under the host's supervisor. ``HostConfig`` bounds the
-process: at most ``max_live`` sessions stay live (the least recently used idle one is
+process: at most ``max_sessions`` sessions stay live (the least recently used idle one is
 deactivated — persisted, closed, dropped — to make room), at most
 ``max_turns_in_flight`` turns run at once (the rest wait), and a session idle for
 ``idle_ttl`` seconds is deactivated too. A deactivated session costs only its stored
@@ -24,7 +24,7 @@ from agcore_actors.store import InMemorySessions, session_store_spec
 
 from _model import llm_spec
 
-LIMITS = HostConfig(max_live=50, max_turns_in_flight=16, idle_ttl=300.0)
+LIMITS = HostConfig(max_sessions=50, max_turns_in_flight=16, idle_ttl=300.0)
 
 
 async def main(users: int) -> None:

@@ -33,7 +33,7 @@ from agcore_actors.store import InMemorySessions, session_store_spec
 
 from _model import llm_spec
 
-LIMITS = HostConfig(max_live=1000, max_turns_in_flight=64)
+LIMITS = HostConfig(max_sessions=1000, max_turns_in_flight=64)
 
 
 async def build(system: ActorSystem) -> AgentBuilder:

@@ -4,7 +4,7 @@
     python examples/test_eviction_policy.py             (the same, without pytest)
 
 ``MY_HOST`` is the eviction policy a deployment chose: how long an idle session stays
-live (``idle_ttl``) and how many stay live at once (``max_live``) — the ``[host]`` table
+live (``idle_ttl``) and how many stay live at once (``max_sessions``) — the ``[host]`` table
 of ``agcore.toml``, or the ``HostConfig`` given to ``SessionHost``. The test states what
 it promises — never more live sessions than the cap, idle ones put away, and no user's
 conversation forgotten when their session is evicted and comes back — and hypothesis
@@ -27,7 +27,7 @@ from agcore_actors.testing.strategies import visits
 # --8<-- [end:imports]
 
 # --8<-- [start:test]
-MY_HOST = HostConfig(idle_ttl=300.0, max_live=3)
+MY_HOST = HostConfig(idle_ttl=300.0, max_sessions=3)
 
 
 @settings(max_examples=30, deadline=None)
@@ -41,7 +41,7 @@ def test_my_eviction_policy(traffic: list[Visit]) -> None:
                 turns[visit.session] += 1
                 result = await bot.run(visit.session, "hi")
                 assert result.text == str(turns[visit.session])  # nothing forgotten
-                assert len(bot.live_sessions) <= MY_HOST.max_live
+                assert len(bot.live_sessions) <= MY_HOST.max_sessions
             await advance(2 * MY_HOST.idle_ttl)
             assert bot.live_sessions == []  # idle sessions are put away
 

@@ -5,7 +5,7 @@ Semantics:
     supervisor and loads its state from the store (an interrupted turn is repaired
     first). Concurrent first messages of one session share one activation. A live
     session that has been idle for ``idle_ttl`` seconds, or the least recently used idle
-    one when more than ``max_live`` are live, is deactivated. Turns of different
+    one when more than ``max_sessions`` are live, is deactivated. Turns of different
     sessions run concurrently, at most ``max_turns_in_flight`` at once (more wait:
     back-pressure); turns of one session run one at a time in arrival order.
 
@@ -264,7 +264,7 @@ class SessionHost(LiveSet):
         live.last_used = trio.current_time()
         if self._live.get(session) is live:
             self._live[session] = self._live.pop(session)  # most recent last
-        if len(self._live) > self.config.max_live:
+        if len(self._live) > self.config.max_sessions:
             self._over_cap.set()  # over the cap while all were busy: shrink now
         self._turns.release()
 

@@ -20,7 +20,7 @@ class HostConfig:
     #: Live sessions at most; beyond it the least recently used idle one goes. While every
     #: live session is busy the host goes over (by at most the turns in flight) and shrinks
     #: back as their turns end.
-    max_live: int = attrs.field(default=10_000, validator=at_least_one)
+    max_sessions: int = attrs.field(default=10_000, validator=at_least_one)
     #: Turns running at once across all sessions; more wait.
     max_turns_in_flight: int = attrs.field(default=256, validator=at_least_one)
     #: Turns waiting behind a session's running turn; one more is ``SessionBusy``.

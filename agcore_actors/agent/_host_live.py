@@ -211,7 +211,7 @@ class LiveSet:
     async def _make_room(self) -> None:
         # Activations under way count (this one included): concurrent first messages must
         # not each see the same free place.
-        while len(self._live) + len(self._activating) > self.config.max_live:
+        while len(self._live) + len(self._activating) > self.config.max_sessions:
             victim = next((s for s, live in self._live.items() if not live.busy), None)
             if victim is None:
                 return  # every live session is busy: over the cap until turns end
@@ -222,7 +222,7 @@ class LiveSet:
         while True:
             await self._over_cap.wait()
             self._over_cap = trio.Event()
-            while len(self._live) > self.config.max_live:
+            while len(self._live) > self.config.max_sessions:
                 victim = next((s for s, live in self._live.items() if not live.busy), None)
                 if victim is None:
                     break

@@ -7,9 +7,9 @@ into :class:`Settings`, names checked across tables, and the gaps filled: no pro
 all means the embedded local model (``providers.local``), no agent means one called
 ``assistant``. Relative paths (``store.path``, a local provider's ``gguf``,
 ``chat_template`` and ``cache_dir``) are taken from the config file's directory.
-A key of the file may also be spelled as the library field it sets (:data:`ALIASES`:
-``[host] max_live``, :class:`~agcore_actors.agent.HostConfig`'s name, for
-``max_sessions``); both spellings at once is an error.
+A key that was renamed (:data:`OLD_KEYS`: ``[host] max_live``, now ``max_sessions`` in
+the file and in :class:`~agcore_actors.agent.HostConfig` alike) is an error that names
+the new key.
 
 Every failure is one :class:`ConfigError`; nothing else escapes, whatever the file holds.
 """
@@ -32,9 +32,9 @@ from ._problems import Path, describe, format_path
 from ._schema import LocalProviderSettings, OpenAIProviderSettings, Settings
 
 __all__ = [
-    "ALIASES",
     "LOCAL_NAME",
     "MAX_FILE_BYTES",
+    "OLD_KEYS",
     "find_config",
     "load_settings",
     "parse_settings",
@@ -45,8 +45,8 @@ LOCAL_NAME = "local"
 #: The largest configuration file read.
 MAX_FILE_BYTES = 1 << 20
 _FILE_NAME = "agcore.toml"
-#: (table, the library's name) → the file's name of the same setting.
-ALIASES: dict[tuple[str, str], str] = {("host", "max_live"): "max_sessions"}
+#: (table, an old key) → its new name: one name per setting, in the file and the library.
+OLD_KEYS: dict[tuple[str, str], str] = {("host", "max_live"): "max_sessions"}
 
 
 def find_config(
@@ -110,7 +110,7 @@ def parse_settings(
         raise ConfigError(label, "", f"invalid TOML: {exc}") from None
     except RecursionError:
         raise ConfigError(label, "", "invalid TOML: nested too deeply") from None
-    _unalias(data, label)
+    _refuse_renamed(data, label)
     in_file = _paths(data)
     origin = apply_env(data, {} if env is None else env)
 
@@ -129,16 +129,12 @@ def parse_settings(
     return attrs.evolve(settings, source=source)
 
 
-def _unalias(data: dict[str, Any], label: str) -> None:
-    """Rename each :data:`ALIASES` key of ``data`` (in place) to the file's name."""
-    for (table, alias), name in ALIASES.items():
+def _refuse_renamed(data: dict[str, Any], label: str) -> None:
+    """Refuse each :data:`OLD_KEYS` key of ``data``, naming the key to write instead."""
+    for (table, old), name in OLD_KEYS.items():
         section = data.get(table)
-        if not isinstance(section, dict) or alias not in section:
-            continue
-        if name in section:
-            where = format_path((table, alias))
-            raise ConfigError(label, where, f"the same setting as {name}, given twice; keep {name}")
-        section[name] = section.pop(alias)
+        if isinstance(section, dict) and old in section:
+            raise ConfigError(label, format_path((table, old)), f"renamed; write {name}")
 
 
 def _paths(data: object, prefix: Path = ()) -> set[Path]:

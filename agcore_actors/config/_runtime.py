@@ -153,10 +153,6 @@ class Runtime:
 # -- pure mappings ------------------------------------------------------------------------------
 
 
-#: Keys of the file named differently from the library field they set.
-HOST_RENAMES = {"max_live": "max_sessions"}
-
-
 def library_config(
     cls: type[T],
     table: object,
@@ -287,7 +283,7 @@ def agents_of(
 
 def host_config(settings: Settings) -> HostConfig:
     """``[host]`` as the SessionHost's :class:`~agcore_actors.agent.HostConfig`."""
-    return library_config(HostConfig, settings.host, HOST_RENAMES)
+    return library_config(HostConfig, settings.host)
 
 
 def cluster_config(settings: Settings) -> ClusterConfig | None:

@@ -48,7 +48,7 @@ class HostSettings:
     """Limits of the session host."""
 
     #: Live sessions at most; beyond it the least recently used idle one is put away.
-    max_sessions: int = attrs.field(default=_HOST.max_live, validator=at_least_one)
+    max_sessions: int = attrs.field(default=_HOST.max_sessions, validator=at_least_one)
     #: Seconds a live session may stay idle before it is put away.
     idle_ttl: float = attrs.field(default=_HOST.idle_ttl, validator=positive)
     #: Turns running at once across all sessions.

@@ -6,7 +6,7 @@ runtime must be real and time virtual::
 
     def test_sessions_survive_eviction() -> None:
         async def scenario() -> None:
-            async with scripted_host(["hello"], config=HostConfig(max_live=1)) as host:
+            async with scripted_host(["hello"], config=HostConfig(max_sessions=1)) as host:
                 await host.run("a", "hi")
                 await host.run("b", "hi")      # evicts "a"
                 assert host.live_sessions == ["b"]

@@ -116,7 +116,7 @@ class Scenario:
     seed: int
     sessions: int
     idle_ttl: float
-    max_live: int
+    max_sessions: int
     rounds: tuple[Round, ...]
 
 

@@ -74,7 +74,7 @@ class World:
         self.next_caller = 0
         self.config = HostConfig(
             idle_ttl=scenario.idle_ttl,
-            max_live=scenario.max_live,
+            max_sessions=scenario.max_sessions,
             max_queued=64,
             crash_limit=1_000_000,  # parking is a documented state; checked elsewhere
         )

@@ -61,7 +61,7 @@ async def main(db: str, turns: int, sessions: int) -> None:
             .agent(Agent(name="bot"))
             .build()
         )
-        async with SessionHost(system, bundle, HostConfig(max_live=2)) as host:
+        async with SessionHost(system, bundle, HostConfig(max_sessions=2)) as host:
             for n in range(turns):
                 session = f"chat-{n % sessions}"
                 result = await host.run(session, f"turn {n}")

@@ -200,7 +200,7 @@ class Rig:
             .build()
         )
         try:
-            config = HostConfig(max_live=8)
+            config = HostConfig(max_sessions=8)
             async with SessionHost(self.system, bundle, config, name=f"sessions{g}") as host:
                 yield host
         finally:

@@ -66,7 +66,7 @@ async def test_idle_sessions_are_evicted_and_restored_with_their_history(
 async def test_the_live_cap_evicts_the_least_recently_used_idle_session(
     system: ActorSystem, autojump_clock: trio.testing.MockClock
 ) -> None:
-    host, _, _ = await make_host(system, [[AssistantMessage("ok")]], max_live=2)
+    host, _, _ = await make_host(system, [[AssistantMessage("ok")]], max_sessions=2)
     async with host:
         await host.run("a", "1")
         await host.run("b", "1")
@@ -174,7 +174,7 @@ async def echo_host(system: ActorSystem, **config: Any) -> SessionHost:
 async def test_concurrent_first_messages_keep_to_the_live_cap(
     system: ActorSystem, autojump_clock: trio.testing.MockClock
 ) -> None:
-    host = await echo_host(system, max_live=2)
+    host = await echo_host(system, max_sessions=2)
     async with host:
         await host.run("a", "1")
         await host.run("b", "1")  # two idle sessions fill the cap
@@ -200,7 +200,7 @@ async def test_concurrent_first_messages_keep_to_the_live_cap(
 async def test_a_host_pushed_over_its_cap_by_busy_sessions_shrinks_back_as_turns_end(
     system: ActorSystem, autojump_clock: trio.testing.MockClock
 ) -> None:
-    host = await echo_host(system, max_live=1)
+    host = await echo_host(system, max_sessions=1)
     async with host:
         async with trio.open_nursery() as turns:
             for session in ("a", "b", "c"):

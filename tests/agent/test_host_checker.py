@@ -109,13 +109,13 @@ scenarios = st.builds(
     seed=st.integers(0, 2**32 - 1),
     sessions=st.just(3),
     idle_ttl=st.sampled_from([0.05, 1.0, 100.0]) if _on("evict") else st.just(100.0),
-    max_live=st.sampled_from([1, 2, 8]) if _on("evict") else st.just(8),
+    max_sessions=st.sampled_from([1, 2, 8]) if _on("evict") else st.just(8),
     rounds=st.lists(rounds, min_size=1, max_size=3).map(tuple),
 )
 
 
 def _one_round(seed: int, *callers: tuple[Op, ...]) -> Scenario:
-    return Scenario(seed=seed, sessions=3, idle_ttl=100.0, max_live=8, rounds=(Round(callers),))
+    return Scenario(seed=seed, sessions=3, idle_ttl=100.0, max_sessions=8, rounds=(Round(callers),))
 
 
 #: Scenarios that found bugs of issue 26 on df941de, run first on every run.
@@ -136,7 +136,7 @@ DISK_FULL_FOR_A_MOMENT = Scenario(
     seed=0,
     sessions=3,
     idle_ttl=100.0,
-    max_live=8,
+    max_sessions=8,
     rounds=(Round(((Op(session=0),),) * 3, store_fault=("full", 0.005, 0.01)),),
 )
 #: A batch the executor refuses with a typed error, beside a subagent call and not, and a

@@ -128,7 +128,7 @@ async def test_cancellation_at_every_checkpoint_leaves_the_counters_at_zero(
     sessions, with a cap that makes activations evict (and, ``contended``, while another
     turn holds the only turn slot): busy and turns in flight are back at 0 each time."""
     host = await start_host(
-        system, max_live=3, delay=0.01, max_turns_in_flight=1 if contended else 256
+        system, max_sessions=3, delay=0.01, max_turns_in_flight=1 if contended else 256
     )
 
     async def submit(sid: str) -> None:
@@ -194,7 +194,7 @@ async def test_colliding_first_turns_with_close_and_eviction_complete_and_orphan
     random times: every turn completes (a turn queued behind a close may be refused with
     the closed incarnation's ActorStopped, nothing else), nothing is left untracked."""
     rng = random.Random(seed)
-    host = await start_host(system, delay=0.05, max_live=1, idle_ttl=0.02, max_queued=64)
+    host = await start_host(system, delay=0.05, max_sessions=1, idle_ttl=0.02, max_queued=64)
     ids = ["x", "y", "z"]
     outcomes: list[str] = []
 

@@ -38,7 +38,7 @@ from tests.agent.fakes import echo
 from tests.agent.stores import stored
 
 SESSIONS = ["s0", "s1", "s2", "s3", "s4"]
-CONFIG = HostConfig(idle_ttl=30.0, max_live=3, crash_limit=2, crash_window=1000.0)
+CONFIG = HostConfig(idle_ttl=30.0, max_sessions=3, crash_limit=2, crash_window=1000.0)
 
 
 #: The ids of every Session made here (a session has no weakref slot): those the collector
@@ -181,7 +181,7 @@ class HostMachine(RuleBasedStateMachine):
     def nothing_is_left_for_sessions_that_are_not_live(self) -> None:
         assert self.host is not None
         live = set(self.host.live_sessions)
-        assert len(live) <= CONFIG.max_live
+        assert len(live) <= CONFIG.max_sessions
         actors = {i.name.removeprefix("session:") for i in self.system.snapshot()}
         assert actors & set(SESSIONS) == live
         # Settle first: a crashed instance's on_stop may still be running (its asker hears of

@@ -89,7 +89,7 @@ class Rig:
         )
         try:
             async with SessionHost(
-                self.system, bundle, HostConfig(max_live=8), name=f"sessions{g}"
+                self.system, bundle, HostConfig(max_sessions=8), name=f"sessions{g}"
             ) as host:
                 yield host
         finally:

@@ -235,7 +235,7 @@ def test_a_host_from_the_settings_file(tmp_path: Path) -> None:
     with fake_openai() as base:
         settings = parse_settings(
             f'[providers.fake]\nkind = "openai"\nbase_url = "{base}"\nmodel = "fake"\n'
-            f'[store]\npath = "{tmp_path / "s.db"}"\n[host]\nmax_live = 7\n'
+            f'[store]\npath = "{tmp_path / "s.db"}"\n[host]\nmax_sessions = 7\n'
         )
 
         async def main() -> None:

@@ -58,26 +58,22 @@ def test_a_bad_configuration_exits_2_with_one_line_in_every_command(
     assert not store.exists()
 
 
-# -- [host] max_sessions: the file's name of HostConfig.max_live -----------------------------
+# -- [host] max_sessions: one name in the file and in HostConfig -----------------------------
 
 
-def test_host_max_live_in_the_file_sets_the_same_limit_as_max_sessions(tmp_path: Path) -> None:
+def test_host_max_sessions_in_the_file_is_host_config_max_sessions() -> None:
     from agcore_actors.config import host_config, parse_settings
 
-    by_file_name = parse_settings("[host]\nmax_sessions = 7\n")
-    by_library_name = parse_settings("[host]\nmax_live = 7\n")
-    assert by_file_name == by_library_name
-    assert host_config(by_library_name).max_live == 7
+    assert host_config(parse_settings("[host]\nmax_sessions = 7\n")).max_sessions == 7
 
 
-def test_host_max_live_and_max_sessions_together_is_one_config_error_exit_2(
+def test_the_old_key_host_max_live_is_one_config_error_naming_the_new_one_exit_2(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    config = tmp_path / "both.toml"
-    config.write_text("[host]\nmax_sessions = 7\nmax_live = 8\n")
+    config = tmp_path / "old.toml"
+    config.write_text("[host]\nmax_live = 8\n")
     assert main(["config", "check", str(config)]) == 2
     (line,) = capsys.readouterr().err.splitlines()
     assert line == (
-        f"agcore-actors config check: config: {config}: host.max_live:"
-        " the same setting as max_sessions, given twice; keep max_sessions"
+        f"agcore-actors config check: config: {config}: host.max_live: renamed; write max_sessions"
     )

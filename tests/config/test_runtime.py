@@ -48,7 +48,7 @@ def test_retry_timeouts_host_and_store_map_onto_the_librarys_configs() -> None:
     assert (config.retry.max_retries, config.retry.jitter) == (0, 0.0)
     assert (config.timeouts.call, config.timeouts.idle) == (None, 5.0)
     host = host_config(settings)
-    assert (host.max_live, host.idle_ttl) == (7, 9.5)
+    assert (host.max_sessions, host.idle_ttl) == (7, 9.5)
     assert store_backend(settings) == SqliteSessions("/tmp/x.db", synchronous="NORMAL")
     assert store_backend(parse_settings("")) == InMemorySessions()
 

@@ -46,7 +46,7 @@ BACK_AFTER_EVICTION = [Visit("s0", 0.0), Visit("s0", 600.0)]
 @pytest.mark.parametrize(
     ("broken", "traffic"),
     [
-        ({"max_live": 5}, FOUR_AT_ONCE),
+        ({"max_sessions": 5}, FOUR_AT_ONCE),
         ({"idle_ttl": 3000.0}, TWICE),
         ({"history_tail": 1}, BACK_AFTER_EVICTION),
     ],

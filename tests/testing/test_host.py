@@ -94,7 +94,7 @@ def test_a_tool_that_requires_approval_asks_the_session() -> None:
 
 def test_the_host_config_is_the_hosts_and_history_survives_eviction() -> None:
     async def scenario() -> list[str]:
-        async with scripted_host(count_user_turns, config=HostConfig(max_live=1)) as bot:
+        async with scripted_host(count_user_turns, config=HostConfig(max_sessions=1)) as bot:
             answers = [(await bot.run(s, "hi")).text for s in ("a", "b", "a", "a")]
             assert bot.live_sessions == ["a"] and bot.snapshot().evicted_cap == 2
             return answers

@@ -31,7 +31,7 @@ async def main(model: Provider, path: Path) -> list[str]:
             .agent(Agent(name="helper", instructions="Answer in one sentence."))
             .build()
         )
-        limits = HostConfig(idle_ttl=300.0, max_live=1_000, max_turns_in_flight=64)
+        limits = HostConfig(idle_ttl=300.0, max_sessions=1_000, max_turns_in_flight=64)
         async with SessionHost(system, bundle, limits) as host:
             result = await host.run("user-42", "Hello!")  # starts user-42, or loads it
             info = await host.ask("user-42", am.GetSessionInfo())

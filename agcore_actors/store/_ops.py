@@ -330,7 +330,12 @@ def export(b: Backend, m: ExportSession, now: float) -> SessionSnapshot:
 def delete(b: Backend, m: DeleteSessions, now: float) -> Deleted:
     for session in m.ids:
         _non_empty("session", session)
-    return Deleted(b.delete(list(dict.fromkeys(m.ids))))
+    ids = list(dict.fromkeys(m.ids))
+    if m.fence is not None:
+        if len(ids) != 1:
+            raise InvalidRequest(f"a fenced delete names one session, not {len(ids)}")
+        check_fence(b, ids[0], m.fence, now)
+    return Deleted(b.delete(ids))
 
 
 def expire(b: Backend, m: ExpireSessions, now: float) -> Deleted:

@@ -107,10 +107,11 @@ class SessionStore(Actor[StoreMsg]):
         On PostgreSQL, lease renewals and host heartbeats (``RenewLeases``,
         ``HostHeartbeat``, ``RegisterHost``) go to a third connection, in a lane of their
         own: a host's renewal never waits behind its sessions' write batches (only, in
-        the server, for the row locks of a batch in flight). Lease grants and releases
-        (``AcquireLease``, ``ReleaseLeases``) likewise have a fourth connection and lane:
-        a takeover's grant waits neither for the turn batches queued in the write lane
-        nor behind a renewal.
+        the server, for the row locks of a batch in flight). Lease grants, releases and
+        look-ups (``AcquireLease``, ``ReleaseLeases``, ``FindLease``) likewise have a
+        fourth connection and lane: a takeover's grant, and the look-up of a session's
+        owner that routes each request, wait neither for the turn batches queued in the
+        write lane, nor for the session reads in the read lane, nor behind a renewal.
 
         Requests in flight at the same moment have no order between them: wait for a
         reply before sending a request that depends on it.
@@ -272,7 +273,9 @@ class SessionStore(Actor[StoreMsg]):
             case ReleaseLeases():
                 return await self._grant(_leases.release, msg)
             case FindLease():
-                return await self._read(_leases.find, msg)
+                if self._grants is self._writes:  # no lane of its own: with the reads
+                    return await self._read(_leases.find, msg)
+                return await self._grant(_leases.find, msg, write=False)
             case RegisterHost():
                 return await self._renew(_leases.register, msg)
             case HostHeartbeat():
@@ -292,9 +295,11 @@ class SessionStore(Actor[StoreMsg]):
         assert self._renewals is not None, "the lanes run between on_start and on_stop"
         return await self._submit(self._renewals, op, msg, True)
 
-    async def _grant(self, op: Callable[[Backend, M, float], R], msg: M) -> R | None:
+    async def _grant(
+        self, op: Callable[[Backend, M, float], R], msg: M, *, write: bool = True
+    ) -> R | None:
         assert self._grants is not None, "the lanes run between on_start and on_stop"
-        return await self._submit(self._grants, op, msg, True)
+        return await self._submit(self._grants, op, msg, write)
 
     async def _read(self, op: Callable[[Backend, M, float], R], msg: M) -> R | None:
         assert self._reads is not None, "the lanes run between on_start and on_stop"

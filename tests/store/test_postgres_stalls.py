@@ -100,9 +100,7 @@ async def test_a_grant_and_a_lease_look_up_are_answered_while_a_write_batch_wait
                 await _until_waiting_for_a_lock(postgres_url)
                 try:
                     with trio.fail_after(20):  # they used to wait for the lock
-                        granted = await store.ask(
-                            sm.AcquireLease(session="o", host="h2", ttl=60.0)
-                        )
+                        granted = await store.ask(sm.AcquireLease(session="o", host="h2", ttl=60.0))
                         found = await store.ask(sm.FindLease("s"))
                     order.append("grant")
                 finally:
@@ -111,7 +109,7 @@ async def test_a_grant_and_a_lease_look_up_are_answered_while_a_write_batch_wait
             await trio.to_thread.run_sync(locker.close)
         assert order == ["grant", "write"]
         assert (granted.host, granted.token, granted.previous_host) == ("h2", 1, None)
-        assert (found.host, found.token) == ("h", lease.token)
+        assert found is not None and (found.host, found.token) == ("h", lease.token)
 
 
 def _connect(url: str) -> psycopg.Connection[Any]:

@@ -180,7 +180,7 @@ class SessionStore(Actor[StoreMsg]):
         (``LoadSession``, ``ListSessions``, ``ExportSession``), served in a lane of their
         own so that they never wait behind a write's fsync. ``open_leases`` likewise
         opens a backend for lease renewals and heartbeats, in a lane of their own, and
-        ``open_grants`` one for lease grants and releases."""
+        ``open_grants`` one for lease grants, releases and look-ups."""
         self.config = config or SessionStoreConfig()
         self._open_backend = open_backend
         self._open_reader = open_reader

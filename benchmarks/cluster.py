@@ -49,9 +49,9 @@ from cluster_rig import (
     FakeModel,
     HostProcess,
     Netns,
+    RelayProcess,
     cleanup,
     netns_works,
-    relay,
 )
 
 PG_PORT = 5432
@@ -72,6 +72,7 @@ def parse(argv: Sequence[str] | None) -> argparse.Namespace:
     p.add_argument("--measure-sessions", type=int, default=50)
     p.add_argument("--measure-turns", type=int, default=10)
     p.add_argument("--no-measure", action="store_true", help="the chaos run only")
+    p.add_argument("--workdir", type=Path, help="keep the hosts' logs and configs here")
     p.add_argument("--quick", action="store_true", help="20 sessions, 6 turns, 2 kills, 1 stop")
     args = p.parse_args(argv)
     if args.quick:
@@ -185,7 +186,9 @@ async def chaos(args: argparse.Namespace, workdir: Path) -> int:
         async with trio.open_nursery() as nursery:
             relay_port = _free_port(outer)
             if ns:
-                await nursery.start(relay, (outer, relay_port), ("127.0.0.1", PG_PORT))
+                pump = RelayProcess((outer, relay_port), ("127.0.0.1", PG_PORT))
+                things.append(pump)
+                await trio.to_thread.run_sync(pump.wait_ready)
             for i in range(args.hosts):
                 in_ns = ns is not None and i == args.hosts - 1
                 if in_ns:
@@ -278,6 +281,7 @@ async def _chaos_run(args: argparse.Namespace, rig: Rig, db: Database, ns: Netns
                 f"{_pct(times, 99):.2f} s, max {max(times):.2f} s ({len(times)} sessions, "
                 f"{sum(t > budget for t in times)} over {budget:g} s)"
             )
+    _print_slowest(injector.log, clients.log, budget)
     for name, items in (
         ("lost", verdict.lost),
         ("duplicated", verdict.duplicated),
@@ -317,6 +321,30 @@ def failover_times(faults: Sequence[Fault], log: Sequence[Turn]) -> list[tuple[f
     return out
 
 
+def _print_slowest(faults: Sequence[Fault], log: Sequence[Turn], budget: float) -> None:
+    """Where the failovers over ``budget`` spent their time: each attempt of the turns
+    asked after the fault (seconds from the fault, the host, the outcome)."""
+    slow = []
+    for fault in faults:
+        for session in fault.held:
+            asked = [t for t in log if t.session == session
+                     and (t.answered_at is None or t.answered_at > fault.at)]  # fmt: skip
+            answered = [t for t in asked if t.answered_at is not None]
+            if not answered:
+                continue
+            first = min(answered, key=lambda t: t.answered_at or 0.0)
+            assert first.answered_at is not None
+            took = first.answered_at - max(fault.at, first.first_try)
+            if took > budget:
+                slow.append((took, fault, session, first))
+    slow.sort(key=lambda x: -x[0])
+    print(f"- failovers over {budget:g} s: {len(slow)}")
+    for took, fault, session, turn in slow[:12]:
+        tries = "; ".join(f"{a - fault.at:+.2f}..{b - fault.at:+.2f} h{i} {o}"
+                          for a, b, i, o in turn.tries)  # fmt: skip
+        print(f"  {took:.2f} s {fault.kind} {fault.host_id} {session} {turn.turn}: {tries}")
+
+
 def _pct(values: Sequence[float], p: int) -> float:
     ordered = sorted(values)
     return ordered[min(len(ordered) - 1, round(p / 100 * (len(ordered) - 1)))]
@@ -334,9 +362,11 @@ async def measure(args: argparse.Namespace, workdir: Path) -> None:
 def main(argv: Sequence[str] | None = None) -> int:
     args = parse(argv)
     with tempfile.TemporaryDirectory(prefix="agcore-cluster-") as tmp:
+        work = args.workdir or Path(tmp)
+        work.mkdir(parents=True, exist_ok=True)
         if not args.no_measure:
-            trio.run(measure, args, Path(tmp))
-        return trio.run(chaos, args, Path(tmp))
+            trio.run(measure, args, work)
+        return trio.run(chaos, args, work)
 
 
 if __name__ == "__main__":

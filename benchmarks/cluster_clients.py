@@ -41,6 +41,9 @@ class Turn:
     outcome: str = "pending"
     #: Which host (its index in the url list) each attempt went to.
     via: list[int] = attrs.field(factory=list)
+    #: Each attempt: (sent, answered, host index, outcome), trio clock times (to tell
+    #: where a slow failover spent its time).
+    tries: list[tuple[float, float, int, str]] = attrs.field(factory=list)
 
 
 @attrs.define
@@ -101,7 +104,9 @@ class Clients:
             index = route(session, record.attempts) if route else random.choice(others)
             record.attempts += 1
             record.via.append(index)
+            sent = trio.current_time()
             outcome = await self._attempt(client, urls[index], session, body)
+            record.tries.append((sent, trio.current_time(), index, outcome))
             if outcome == "turn_completed":
                 record.acked_at, record.outcome = trio.current_time(), "acked"
                 record.answered_at = record.acked_at

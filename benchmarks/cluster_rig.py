@@ -10,7 +10,10 @@
   packets are dropped, nothing answers) and later rejoined;
 - :func:`relay`: a TCP relay from the veth's address to PostgreSQL, which listens on
   loopback only (the relay is a byte pump: a cut leaves its sockets open and silent,
-  as a real network would).
+  as a real network would); :class:`RelayProcess` runs it in a process of its own
+  (in the benchmark's process, busy with 200 clients, it delayed every round trip of
+  the namespace's host to PostgreSQL by seconds under load: that host then failed
+  its store requests, which no real network does).
 
 Everything here is the harness's own: nothing of agcore_actors is imported, so what it
 measures and checks does not share code with what it tests.
@@ -320,6 +323,33 @@ async def relay(
     await trio.serve_listeners(handle, listeners)
 
 
+class RelayProcess:
+    """:func:`relay` in a process of its own (``python cluster_rig.py relay ...``)."""
+
+    def __init__(self, listen: tuple[str, int], target: tuple[str, int]) -> None:
+        argv = [sys.executable, __file__, "relay", listen[0], str(listen[1]),
+                target[0], str(target[1])]  # fmt: skip
+        self.listen = listen
+        self.process = subprocess.Popen(argv)
+
+    def wait_ready(self, timeout: float = 30.0) -> None:
+        """Until the relay accepts connections (raises if it exits or never does)."""
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline and self.process.poll() is None:
+            with contextlib.suppress(OSError), socket.create_connection(self.listen, 0.5):
+                return
+            time.sleep(0.05)
+        raise RuntimeError(f"the relay on {self.listen} did not start")
+
+    def terminate(self) -> None:
+        self.process.terminate()
+        try:
+            self.process.wait(5)
+        except subprocess.TimeoutExpired:
+            self.process.kill()
+            self.process.wait()
+
+
 @contextlib.contextmanager
 def cleanup() -> Iterator[list[Any]]:
     """A list of things with ``close()``/``terminate()``/``drop()``, undone in reverse."""
@@ -333,3 +363,9 @@ def cleanup() -> Iterator[list[Any]]:
                     with contextlib.suppress(Exception):
                         getattr(thing, method)()
                     break
+
+
+if __name__ == "__main__" and sys.argv[1:2] == ["relay"]:
+    _, _, listen_host, listen_port, target_host, target_port = sys.argv
+    with contextlib.suppress(KeyboardInterrupt):
+        trio.run(relay, (listen_host, int(listen_port)), (target_host, int(target_port)))

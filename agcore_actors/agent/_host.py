@@ -375,9 +375,11 @@ class SessionHost(LiveSet):
     async def delete(self, session: str) -> bool:
         """Deactivate ``session`` and delete everything stored for it; False if the store
         had nothing. A turn running in it is cancelled (and committed) first. A clustered
-        host deletes under the session's lease (no other host can activate it meanwhile),
-        and refuses with :class:`~agcore_actors.cluster.SessionOwnedElsewhere` a session
-        another live host serves."""
+        host deletes under the session's lease (no other host can activate it meanwhile; the
+        delete carries its token, so one that reaches the store after the lease was lost is
+        refused, :class:`~agcore_actors.cluster.LeaseLost`), and refuses with
+        :class:`~agcore_actors.cluster.SessionOwnedElsewhere` a session another live host
+        serves."""
         live = self._live.get(session)
         if live is not None and live.busy:
             await self.cancel(session)
@@ -388,7 +390,9 @@ class SessionHost(LiveSet):
             return await self.bundle.store.delete(session)
         lease = await self.cluster.acquire(session)
         try:
-            return await self.bundle.store.delete(session)
+            fenced = self._fenced(session, lease)
+            assert fenced is not None
+            return await fenced.delete(session)
         finally:
             await self._release(lease)
 

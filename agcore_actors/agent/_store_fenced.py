@@ -1,8 +1,8 @@
 """A session's writes under a lease: :class:`FencedTurns`, the
 :class:`~._store_port.StoreTurns` that one session of a clustered host writes through.
 
-Every write of that session (begin, commit, facts, and the repair of an interrupted turn
-by a load) carries the lease's fencing token, so the store refuses it in the same
+Every write of that session (begin, commit, facts, the repair of an interrupted turn
+by a load, and its deletion) carries the lease's fencing token, so the store refuses it in the same
 transaction once another host has been granted the session
 (:class:`~agcore_actors.store.Fenced`). A refusal revokes the lease (the host drops the
 session), and from then on — as once the keeper revoked it for a lost renewal or by
@@ -47,7 +47,10 @@ class FencedTurns(StoreTurns):
         return self.lease.check() if session == self.session else None
 
     async def _ask(self, request: Any) -> Any:
-        if getattr(request, "session", None) != self.session:
+        session = getattr(request, "session", None)
+        if isinstance(request, sm.DeleteSessions) and request.fence is not None:
+            session = request.ids[0]
+        if session != self.session:
             return await self.store.ask(request)
         try:
             if isinstance(request, sm.CommitTurn):

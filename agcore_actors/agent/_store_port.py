@@ -245,7 +245,8 @@ class StoreTurns:
         return record.version
 
     async def delete(self, session: str) -> bool:
-        deleted: sm.Deleted = await self.store.ask(sm.DeleteSessions([session]))
+        request = sm.DeleteSessions([session], fence=self.fence(session))
+        deleted: sm.Deleted = await self._ask(request)
         return session in deleted.ids
 
 

@@ -19,7 +19,7 @@ Guarantees:
       with again: not renewed, not released (another host may hold it by now), and no
       session write carries its token.
     - :meth:`LeaseKeeper.acquire` and :meth:`LeaseKeeper.release` are one store request
-      each (``acquire`` reads the lease first, to tell a takeover). Cancelled in flight,
+      each (the grant's reply names the previous holder, to tell a takeover). Cancelled in flight,
       a grant may be applied without the keeper knowing: it lapses after ``lease_ttl``
       (nothing renews it), as does a release that never arrives.
 """
@@ -150,14 +150,12 @@ class LeaseKeeper:
             AskTimeout: the store did not answer within ``lease_ttl - fence_margin``
                 (a grant it applies later lapses after ``lease_ttl``).
         """
-        span = self._span
-        prior: sm.Lease | None = await self.store.ask(sm.FindLease(session), timeout=span)
         sent = trio.current_time()
         try:
             # A grant answered later than this is of no use: it would be fenced at once.
             lease: sm.Lease = await self.store.ask(
                 sm.AcquireLease(session=session, host=self.host, ttl=self.config.lease_ttl),
-                timeout=span,
+                timeout=self._span,
             )
         except LeaseHeld as held:
             self._counts["owned_elsewhere"] += 1
@@ -169,9 +167,10 @@ class LeaseKeeper:
         handle = self._handles[session] = LeaseHandle(self, session, lease.token)
         self._held[session] = Held(lease.token, sent)
         self._counts["acquired"] += 1
-        if prior is not None and prior.host != self.host and not prior.released:
+        previous = lease.previous_host
+        if previous is not None and previous != self.host:
             self._counts["takeovers"] += 1
-            _log.info("host %r: took session %r over from host %r", self.host, session, prior.host)
+            _log.info("host %r: took session %r over from host %r", self.host, session, previous)
         self._added.set()
         return handle
 

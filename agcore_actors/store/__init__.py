@@ -42,6 +42,7 @@ from ._errors import (
     StoreBusy,
     StoreStorageError,
     StoreUnavailable,
+    TurnExists,
 )
 from ._transcript import export_session, import_session, snapshot_from_jsonl, snapshot_to_jsonl
 from .messages import (
@@ -91,6 +92,7 @@ __all__ = [
     "StoreMsg",
     "StoreStorageError",
     "StoreUnavailable",
+    "TurnExists",
     "export_session",
     "import_session",
     "messages",

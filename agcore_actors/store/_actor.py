@@ -42,6 +42,7 @@ from ._errors import (
     SessionNotFound,
     StoreBusy,
     StoreUnavailable,
+    TurnExists,
 )
 from ._lane import Lane
 from ._memory import InMemorySessionBackend
@@ -106,7 +107,11 @@ class SessionStore(Actor[StoreMsg]):
         On PostgreSQL, lease renewals and host heartbeats (``RenewLeases``,
         ``HostHeartbeat``, ``RegisterHost``) go to a third connection, in a lane of their
         own: a host's renewal never waits behind its sessions' write batches (only, in
-        the server, for the row locks of a batch in flight).
+        the server, for the row locks of a batch in flight). Lease grants, releases and
+        look-ups (``AcquireLease``, ``ReleaseLeases``, ``FindLease``) likewise have a
+        fourth connection and lane: a takeover's grant, and the look-up of a session's
+        owner that routes each request, wait neither for the turn batches queued in the
+        write lane, nor for the session reads in the read lane, nor behind a renewal.
 
         Requests in flight at the same moment have no order between them: wait for a
         reply before sending a request that depends on it.
@@ -121,15 +126,15 @@ class SessionStore(Actor[StoreMsg]):
         :class:`ActorStopped`.
 
     Errors
-        :class:`Conflict`, :class:`SessionNotFound`, :class:`InvalidTranscript`,
-        :class:`InvalidRequest`, :class:`Fenced`, :class:`LeaseHeld` and
-        :class:`HostNotFound` are the asker's: nothing was written, the actor carries
-        on. :class:`StoreBusy` (retryable) and :class:`StoreUnavailable` (disk full,
-        read-only, I/O error) fail every request of their batch, which was rolled back;
-        the actor carries on, and after a :class:`StoreUnavailable` reports itself
-        degraded (``ActorInfo.degraded`` in :meth:`ActorSystem.snapshot`) until a write
-        succeeds again. Any other :class:`StoreStorageError` fails every request of its
-        batch and crashes the actor; its supervisor restarts it, which reopens the
+        :class:`Conflict`, :class:`TurnExists`, :class:`SessionNotFound`,
+        :class:`InvalidTranscript`, :class:`InvalidRequest`, :class:`Fenced`,
+        :class:`LeaseHeld` and :class:`HostNotFound` are the asker's: nothing was written,
+        the actor carries on. :class:`StoreBusy` (retryable) and :class:`StoreUnavailable`
+        (disk full, read-only, I/O error) fail every request of their batch, which was
+        rolled back; the actor carries on, and after a :class:`StoreUnavailable` reports
+        itself degraded (``ActorInfo.degraded`` in :meth:`ActorSystem.snapshot`) until a
+        write succeeds again. Any other :class:`StoreStorageError` fails every request of
+        its batch and crashes the actor; its supervisor restarts it, which reopens the
         database.
 
     Time
@@ -147,6 +152,7 @@ class SessionStore(Actor[StoreMsg]):
     background_tasks: ClassVar[bool] = True
     expected_errors = (
         Conflict,
+        TurnExists,
         SessionNotFound,
         InvalidTranscript,
         InvalidRequest,
@@ -163,6 +169,7 @@ class SessionStore(Actor[StoreMsg]):
         *,
         open_reader: Callable[[], Backend] | None = None,
         open_leases: Callable[[], Backend] | None = None,
+        open_grants: Callable[[], Backend] | None = None,
         threaded: bool,
         config: SessionStoreConfig | None = None,
         clock: Clock = time.time,
@@ -172,16 +179,19 @@ class SessionStore(Actor[StoreMsg]):
         ``open_reader``, if given, opens a second backend on the same data for the reads
         (``LoadSession``, ``ListSessions``, ``ExportSession``), served in a lane of their
         own so that they never wait behind a write's fsync. ``open_leases`` likewise
-        opens a backend for lease renewals and heartbeats, in a lane of their own."""
+        opens a backend for lease renewals and heartbeats, in a lane of their own, and
+        ``open_grants`` one for lease grants, releases and look-ups."""
         self.config = config or SessionStoreConfig()
         self._open_backend = open_backend
         self._open_reader = open_reader
         self._open_leases = open_leases
+        self._open_grants = open_grants
         self._threaded = threaded
         self._clock = clock
         self._writes: Lane | None = None
         self._reads: Lane | None = None
         self._renewals: Lane | None = None
+        self._grants: Lane | None = None
 
     async def on_start(self) -> None:
         batch = self.config.max_batch
@@ -198,6 +208,11 @@ class SessionStore(Actor[StoreMsg]):
             leases = await self._open(self._open_leases)
             self._renewals = Lane(leases, threaded=self._threaded, max_batch=batch, report=report)
             self.ctx.nursery.start_soon(self._renewals.serve)
+        self._grants = self._writes
+        if self._open_grants is not None:
+            grants = await self._open(self._open_grants)
+            self._grants = Lane(grants, threaded=self._threaded, max_batch=batch, report=report)
+            self.ctx.nursery.start_soon(self._grants.serve)
         self.ctx.nursery.start_soon(self._writes.serve)
 
     async def _open(self, opener: Callable[[], Backend]) -> Backend:
@@ -208,10 +223,10 @@ class SessionStore(Actor[StoreMsg]):
     async def on_stop(self, reason: BaseException | None) -> None:
         lanes = {
             id(lane): lane
-            for lane in (self._reads, self._renewals, self._writes)
+            for lane in (self._reads, self._renewals, self._grants, self._writes)
             if lane is not None
         }
-        self._reads = self._renewals = self._writes = None
+        self._reads = self._renewals = self._grants = self._writes = None
         for lane in lanes.values():
             if reason is None:
                 # A graceful stop: what is queued is applied (a failure answers its
@@ -252,13 +267,15 @@ class SessionStore(Actor[StoreMsg]):
             case RestoreSession():
                 return await self._write(_ops.restore, msg)
             case AcquireLease():
-                return await self._write(_leases.acquire, msg)
+                return await self._grant(_leases.acquire, msg)
             case RenewLeases():
                 return await self._renew(_leases.renew, msg)
             case ReleaseLeases():
-                return await self._write(_leases.release, msg)
+                return await self._grant(_leases.release, msg)
             case FindLease():
-                return await self._read(_leases.find, msg)
+                if self._grants is self._writes:  # no lane of its own: with the reads
+                    return await self._read(_leases.find, msg)
+                return await self._grant(_leases.find, msg, write=False)
             case RegisterHost():
                 return await self._renew(_leases.register, msg)
             case HostHeartbeat():
@@ -277,6 +294,12 @@ class SessionStore(Actor[StoreMsg]):
     async def _renew(self, op: Callable[[Backend, M, float], R], msg: M) -> R | None:
         assert self._renewals is not None, "the lanes run between on_start and on_stop"
         return await self._submit(self._renewals, op, msg, True)
+
+    async def _grant(
+        self, op: Callable[[Backend, M, float], R], msg: M, *, write: bool = True
+    ) -> R | None:
+        assert self._grants is not None, "the lanes run between on_start and on_stop"
+        return await self._submit(self._grants, op, msg, write)
 
     async def _read(self, op: Callable[[Backend, M, float], R], msg: M) -> R | None:
         assert self._reads is not None, "the lanes run between on_start and on_stop"
@@ -331,6 +354,7 @@ def _factory(
                 functools.partial(_open_postgres, backend, reader=False, migrate=True),
                 open_reader=functools.partial(_open_postgres, backend, reader=True),
                 open_leases=functools.partial(_open_postgres, backend, reader=False),
+                open_grants=functools.partial(_open_postgres, backend, reader=False),
                 threaded=True,
                 config=config,
                 clock=clock,
@@ -386,7 +410,7 @@ def session_store_spec(
     ``InMemorySessions``: the sessions live in the spec, so they survive restarts of the
     actor (not of the process). ``SqliteSessions``: each start opens the file (and runs
     the schema migrations and, once, the transcript migration). ``PostgresSessions``:
-    each start connects (a writer, a reader and a lease connection) and migrates the
+    each start connects (a writer, a reader, a renewal and a grant connection) and migrates the
     schema.
     ``isolate`` parks a store
     that keeps crashing (an error on every write that is no typed store error): its

@@ -102,6 +102,11 @@ class Backend(Protocol):
 
     def entries(self, session: str, start: int, stop: int) -> list[LogEntry]: ...
 
+    def has_turn(self, session: str, turn: str) -> bool:
+        """Whether the session's log has an entry of ``turn`` (writes of this
+        transaction included)."""
+        ...
+
     def messages(self, session: str, start: int, stop: int) -> list[Message]: ...
 
     def is_tool(self, session: str, index: int) -> bool:

@@ -4,6 +4,7 @@
 
     SessionStoreError          session_store
     ├── Conflict               store_conflict             the asker's view of the session is stale
+    ├── TurnExists             store_turn_exists          the session has this turn id already
     ├── SessionNotFound        store_session_not_found    (LookupError) no such session
     ├── InvalidTranscript      store_invalid_transcript   (ValueError) the write would break the
     │                                                     tool-call pairing of the transcript
@@ -17,9 +18,10 @@
         └── StoreUnavailable   store_storage_unavailable  disk full, read-only, I/O error:
                                                           the asker's; the actor stays up
 
-:class:`Conflict`, :class:`SessionNotFound`, :class:`InvalidTranscript`,
-:class:`InvalidRequest`, :class:`Fenced`, :class:`LeaseHeld` and :class:`HostNotFound`
-are raised before anything is written and go to the asker only (the actor carries on).
+:class:`Conflict`, :class:`TurnExists`, :class:`SessionNotFound`,
+:class:`InvalidTranscript`, :class:`InvalidRequest`, :class:`Fenced`, :class:`LeaseHeld`
+and :class:`HostNotFound` are raised before anything is written and go to the asker only
+(the actor carries on).
 :class:`StoreBusy` and :class:`StoreUnavailable` fail every request of their
 transaction, which was rolled back, and stop there: the actor carries on, degraded
 after a :class:`StoreUnavailable` until a write succeeds again. Any other
@@ -48,6 +50,7 @@ __all__ = [
     "StoreBusy",
     "StoreStorageError",
     "StoreUnavailable",
+    "TurnExists",
 ]
 
 #: Why a write conflicted: the version differs (``version``), a turn is already open
@@ -83,6 +86,19 @@ class Conflict(SessionStoreError):
         self.reason: ConflictReason = reason
         self.expected = expected
         self.actual = actual
+
+
+class TurnExists(SessionStoreError):
+    """``BeginTurn`` named a turn id the session's log has already (the turn ran, or
+    began and was cut off); nothing was written. A client that retries a turn with its
+    id, through this host or another, gets this instead of the turn running twice."""
+
+    kind: ClassVar[str] = "store_turn_exists"
+
+    def __init__(self, session: str, turn: str) -> None:
+        super().__init__(f"session {session!r}: turn {turn!r} exists already")
+        self.session = session
+        self.turn = turn
 
 
 class SessionNotFound(SessionStoreError, LookupError):

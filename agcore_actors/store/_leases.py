@@ -110,7 +110,8 @@ def acquire(b: Backend, m: AcquireLease, now: float) -> Lease:
         raise LeaseHeld(m.session, host=lease.host, token=token, seconds_left=lease.expires_at - t)
     new = Lease(session=m.session, host=m.host, token=token + 1, expires_at=t + ttl)
     b.put_lease(new)
-    return _seen(new, t)
+    previous = lease.host if lease is not None and token > 0 and not lease.released else None
+    return _replace(_seen(new, t), previous_host=previous)
 
 
 def renew(b: Backend, m: RenewLeases, now: float) -> RenewedLeases:

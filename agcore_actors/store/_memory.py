@@ -185,6 +185,10 @@ class InMemorySessionBackend:
         facts = self._sessions[session].facts
         return {} if facts is None else dict(sorted(facts.items()))
 
+    def has_turn(self, session: str, turn: str) -> bool:
+        found = self._sessions.get(session)
+        return found is not None and turn in found.runs[1::3]
+
     def entries(self, session: str, start: int, stop: int) -> list[LogEntry]:
         found = self._sessions[session]
         decode = self.blobs.decode

@@ -14,7 +14,14 @@ import msgspec
 
 from ..llm import Message, ToolMessage, Usage
 from ._backend import Backend, decode_cursor, encode_cursor
-from ._errors import Conflict, ConflictReason, InvalidRequest, InvalidTranscript, SessionNotFound
+from ._errors import (
+    Conflict,
+    ConflictReason,
+    InvalidRequest,
+    InvalidTranscript,
+    SessionNotFound,
+    TurnExists,
+)
 from ._leases import check_fence
 from ._rules import closed, pending_after, synthetic_results
 from .messages import (
@@ -121,6 +128,8 @@ def _begin(b: Backend, m: BeginTurn | BeginTurnAndLoad, now: float) -> SessionRe
     record = _current(b, m.session, m.expected_version, create=True)
     if record is not None and record.open_turn is not None:
         raise Conflict(m.session, "turn_open", expected=m.expected_version, actual=record.version)
+    if record is not None and b.has_turn(m.session, m.turn):
+        raise TurnExists(m.session, m.turn)
     base = record or _new(m.session, now)
     pending = pending_after(base.pending_calls, m.messages)
     new = _replace(
@@ -321,7 +330,12 @@ def export(b: Backend, m: ExportSession, now: float) -> SessionSnapshot:
 def delete(b: Backend, m: DeleteSessions, now: float) -> Deleted:
     for session in m.ids:
         _non_empty("session", session)
-    return Deleted(b.delete(list(dict.fromkeys(m.ids))))
+    ids = list(dict.fromkeys(m.ids))
+    if m.fence is not None:
+        if len(ids) != 1:
+            raise InvalidRequest(f"a fenced delete names one session, not {len(ids)}")
+        check_fence(b, ids[0], m.fence, now)
+    return Deleted(b.delete(ids))
 
 
 def expire(b: Backend, m: ExpireSessions, now: float) -> Deleted:

@@ -47,6 +47,10 @@ class Lease(msgspec.Struct, frozen=True, kw_only=True, gc=False):
     #: ``expires_at`` it means the same on any host's clock.
     expires_in: float = 0.0
     released: bool = False
+    #: In ``AcquireLease``'s reply only: the host the session's previous grant went to,
+    #: unless that one was released (a takeover from a dead or stalled host, or a grant
+    #: renewed to the same host); None otherwise, and in every other reply.
+    previous_host: str | None = None
 
     @property
     def live(self) -> bool:

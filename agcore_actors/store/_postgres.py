@@ -92,6 +92,9 @@ def _sessions_of(operations: Sequence[Operation]) -> tuple[list[str], list[str],
         snapshot = getattr(msg, "snapshot", None)
         if snapshot is not None:
             session = snapshot.record.id
+        ids = getattr(msg, "ids", None)
+        if isinstance(ids, list) and len(ids) == 1 and getattr(msg, "fence", None) is not None:
+            session = ids[0]  # a fenced delete
         if not isinstance(session, str):
             continue
         if hasattr(msg, "expected_version") or snapshot is not None:

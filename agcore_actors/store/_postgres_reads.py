@@ -37,6 +37,13 @@ class PostgresReads:
         )
         return dict(rows.fetchall())
 
+    def has_turn(self, session: str, turn: str) -> bool:
+        check_values([session, turn])
+        row = self._flush().execute(
+            "SELECT 1 FROM messages WHERE session = %s AND turn = %s LIMIT 1", (session, turn)
+        )
+        return row.fetchone() is not None
+
     def entries(self, session: str, start: int, stop: int) -> list[LogEntry]:
         rows = self._flush().execute(
             "SELECT idx, turn, created_at, body FROM messages "

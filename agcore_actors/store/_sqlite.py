@@ -311,6 +311,12 @@ class SqliteSessionBackend(SqliteLeases):
             .fetchall()
         )
 
+    def has_turn(self, session: str, turn: str) -> bool:
+        row = self._flush().execute(
+            "SELECT 1 FROM messages WHERE session = ? AND turn = ? LIMIT 1", (session, turn)
+        )
+        return row.fetchone() is not None
+
     def entries(self, session: str, start: int, stop: int) -> list[LogEntry]:
         rows = self._flush().execute(
             "SELECT idx, turn, created_at, body FROM messages "

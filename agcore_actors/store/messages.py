@@ -378,6 +378,8 @@ class DeleteSessions(Request[Deleted], frozen=True, tag=True):
     """Delete these sessions with their messages and facts, in one transaction."""
 
     ids: list[str]
+    #: The writer's lease token (None: unfenced); a fenced delete names one session.
+    fence: int | None = None
 
 
 class ExpireSessions(Request[Deleted], frozen=True, tag=True):

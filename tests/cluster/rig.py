@@ -65,13 +65,14 @@ class StoreLink(Actor[Any]):
 
     async def handle(self, msg: Any) -> Any:
         try:
+            # Delayed, then held by a pause that began meanwhile (a request in transit).
+            await trio.sleep(self.link.delays.get(type(msg).__name__, 0.0))
             while self.link.paused:
                 await self.link.resumed.wait()
         except trio.Cancelled:
             if getattr(msg, "fence", None) is not None:
                 self.ctx.nursery.start_soon(self._late, msg)
             raise
-        await trio.sleep(self.link.delays.get(type(msg).__name__, 0.0))
         self.link.sent.append(type(msg).__name__)
         return await self.store.ask(msg)
 

@@ -373,6 +373,34 @@ async def test_a_session_served_elsewhere_is_not_deleted_under_its_owner(
         assert [m.content for m in await transcript(store, "s")] == ["anew", "echo: anew"]
 
 
+async def test_a_delete_that_reaches_the_store_after_its_lease_was_lost_deletes_nothing(
+    system: ActorSystem, autojump_clock: trio.testing.MockClock
+) -> None:
+    """A's delete is in transit (granted, then held up by a link that stalls) while its
+    lease lapses and B takes the session over: A's delete carries its token, so when it
+    arrives the store refuses it, and B's session stays whole."""
+    store = await start_store(system)
+    async with node(store, "a") as a, node(store, "b") as b:
+        await a.host.run("s", "hi")
+        a.link.delays["DeleteSessions"] = RENEW / 2
+
+        async def delete() -> None:
+            with pytest.raises(LeaseLost):
+                await a.host.delete("s")
+
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(delete)
+            await trio.sleep(RENEW / 4)  # granted, the delete on its way
+            a.link.pause()
+            await trio.sleep(TTL * 2)
+            assert (await b.host.run("s", "anew")).status == "completed"
+            a.link.resume()
+        await trio.sleep(RENEW)
+        assert ("DeleteSessions", "store_fenced") in a.link.late
+        contents = [m.content for m in await transcript(store, "s")]
+        assert contents == ["hi", "echo: hi", "anew", "echo: anew"]
+
+
 async def test_a_streamed_turn_cut_by_self_fencing_ends_with_a_lease_lost_event(
     system: ActorSystem, autojump_clock: trio.testing.MockClock
 ) -> None:

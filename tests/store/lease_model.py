@@ -66,6 +66,9 @@ class LeaseModel:
         holder = self.live_holder(sid, now)
         if holder is not None and holder != host:
             return ("LeaseHeld", None)
+        before = self.leases.get(sid)
+        # The reply names the previous grant's host unless that lease was released.
+        previous = None if before is None or before.released else before.host
         held = self.leases[sid] = Held(host, self.token(sid) + 1, now + ttl)
         return sm.Lease(
             session=sid,
@@ -73,6 +76,7 @@ class LeaseModel:
             token=held.token,
             expires_at=held.expires_at,
             expires_in=held.expires_at - now,
+            previous_host=previous,
         )
 
     def renew(self, host: str, pairs: list[tuple[str, int]], ttl: float, now: float) -> Outcome:

@@ -60,6 +60,7 @@ def conflict(reason: str) -> Error:
 NOT_FOUND: Error = ("SessionNotFound", None)
 BAD_TRANSCRIPT: Error = ("InvalidTranscript", None)
 BAD_REQUEST: Error = ("InvalidRequest", None)
+TURN_EXISTS: Error = ("TurnExists", None)
 
 
 class Model:
@@ -106,6 +107,8 @@ class Model:
             return found
         if found is not None and found.open_turn is not None:
             return conflict("turn_open")
+        if found is not None and any(t == turn for t, _, _ in found.log):
+            return TURN_EXISTS  # the turn ran (or began) already: not twice
         s = found or Session(sid, now, now)
         if problems(s.messages() + messages, open_end=True):
             return BAD_TRANSCRIPT

@@ -24,6 +24,7 @@ from agcore_actors.store import (
     PostgresSessions,
     SessionBackendConfig,
     SqliteSessions,
+    TurnExists,
     session_store_spec,
 )
 from agcore_actors.store import _leases as leases
@@ -277,3 +278,37 @@ async def test_concurrent_acquirers_get_at_most_one_live_lease_per_session(
         assert not newer, (session, token, sent, newer)
         assert grants[session][token][1] > sent - eps  # live when sent (no renewals here)
     assert len(accepted) >= 30 and overlaps_checked >= 5, (len(accepted), overlaps_checked)
+
+
+def test_a_delete_with_a_stale_token_is_fenced_and_deletes_nothing(backend: Backend) -> None:
+    old = acquire(backend, "s", "h1")
+    begin(backend, "s", 0, old.token)
+    new = acquire(backend, "s", "h2", now=200.0)  # h1's lease expired at 110
+    with pytest.raises(Fenced) as fenced:
+        run(backend, ops.delete, sm.DeleteSessions(["s"], fence=old.token), 201.0)
+    assert (fenced.value.reason, fenced.value.current) == ("stale", new.token)
+    assert backend.record("s") is not None
+    with pytest.raises(InvalidRequest):  # a token is one session's
+        run(backend, ops.delete, sm.DeleteSessions(["s", "t"], fence=new.token), 201.0)
+    done = run(backend, ops.delete, sm.DeleteSessions(["s"], fence=new.token), 201.0)
+    assert done == sm.Deleted(["s"])
+    assert backend.record("s") is None
+
+
+def test_a_turn_retried_under_the_next_owner_is_refused_not_run_twice(backend: Backend) -> None:
+    old = acquire(backend, "s", "h1")
+    begin(backend, "s", 0, old.token)  # turn "t0" begins on h1, which dies
+    new = acquire(backend, "s", "h2", now=200.0)
+    repair = sm.RepairInterrupted("s", "t0", fence=new.token)
+    assert run(backend, ops.repair, repair, 201.0).version == 2
+    again = sm.BeginTurn(
+        session="s", turn="t0", expected_version=2, messages=[user()], fence=new.token
+    )
+    with pytest.raises(TurnExists) as exists:
+        run(backend, ops.begin, again, 202.0)
+    assert (exists.value.session, exists.value.turn) == ("s", "t0")
+    assert backend.record("s").version == 2  # type: ignore[union-attr]
+    other = sm.BeginTurn(
+        session="s", turn="t1", expected_version=2, messages=[user()], fence=new.token
+    )
+    assert run(backend, ops.begin, other, 202.0).version == 3

@@ -69,6 +69,49 @@ async def test_a_renewal_is_answered_while_the_hosts_write_batch_waits_for_a_loc
         assert order == ["renewal", "write"]
 
 
+async def test_a_grant_and_a_lease_look_up_are_answered_while_a_write_batch_waits_for_a_lock(
+    postgres_url: str,
+) -> None:
+    """As above, for a takeover: the store's write batch waits for a row lock in the
+    server; a grant of another session and the look-up of a lease, sent meanwhile, are
+    answered before that write (they used to wait behind it in the write lane)."""
+    async with ActorSystem(strict=True, seed=0) as system:
+        spec = session_store_spec("store", backend=PostgresSessions(postgres_url))
+        store = await system.root.start_child(attrs.evolve(spec, start_timeout=60))
+        lease = await store.ask(sm.AcquireLease(session="s", host="h", ttl=60.0))
+        await store.ask(begin("s", 0, lease.token))
+        locker = await trio.to_thread.run_sync(_connect, postgres_url)
+        order: list[str] = []
+        try:
+            await trio.to_thread.run_sync(
+                locker.execute, "SELECT id FROM sessions WHERE id = 's' FOR UPDATE"
+            )
+
+            async def write() -> None:
+                commit = sm.CommitTurn(
+                    session="s", turn="t0", expected_version=1, messages=[user("a")],
+                    fence=lease.token,
+                )  # fmt: skip
+                await store.ask(commit)
+                order.append("write")
+
+            async with trio.open_nursery() as nursery:
+                nursery.start_soon(write)
+                await _until_waiting_for_a_lock(postgres_url)
+                try:
+                    with trio.fail_after(20):  # they used to wait for the lock
+                        granted = await store.ask(sm.AcquireLease(session="o", host="h2", ttl=60.0))
+                        found = await store.ask(sm.FindLease("s"))
+                    order.append("grant")
+                finally:
+                    await trio.to_thread.run_sync(locker.rollback)
+        finally:
+            await trio.to_thread.run_sync(locker.close)
+        assert order == ["grant", "write"]
+        assert (granted.host, granted.token, granted.previous_host) == ("h2", 1, None)
+        assert found is not None and (found.host, found.token) == ("h", lease.token)
+
+
 def _connect(url: str) -> psycopg.Connection[Any]:
     return psycopg.connect(url)
 

@@ -55,6 +55,8 @@ KEYS = ["k1", "k2", "k3"] * 4 + [""]  # an empty key is refused
 fact_maps = st.dictionaries(st.sampled_from(KEYS), st.sampled_from(["x", "y"]), max_size=2)
 fact_keys = st.lists(st.sampled_from(KEYS), max_size=1)
 summaries = st.sampled_from(["none", "text", "open"])
+#: Mostly a new turn id; sometimes (an index into) one handed out before.
+agains = st.none() | st.none() | st.integers(0, 40)
 
 
 class StoreMachine(RuleBasedStateMachine):
@@ -65,6 +67,8 @@ class StoreMachine(RuleBasedStateMachine):
         self.model = Model()
         self.calls = 0
         self.turns = 0
+        #: Every turn id handed out, for a begin that names one again.
+        self.used: list[str] = []
         self.driver = TrioDriver(clock=virtual_clock())
         self.system = self.driver.enter(ActorSystem(strict=True, seed=0))
         spec = session_store_spec(NAME, backend=self.make_backend(), clock=trio.current_time)
@@ -132,10 +136,15 @@ class StoreMachine(RuleBasedStateMachine):
         s = self.model.sessions.get(sid)
         return max(0, (0 if s is None else s.version) + stale)
 
-    def turn(self, sid: str, wrong: bool) -> str:
+    def turn(self, sid: str, wrong: bool, again: int | None = None) -> str:
+        """A new turn id; with ``again``, one handed out before (a client retrying a
+        turn, in this session or, by chance, one of another session's ids)."""
+        if again is not None and self.used:
+            return self.used[again % len(self.used)]
         s = self.model.sessions.get(sid)
         if wrong or s is None or s.open_turn is None:
             self.turns += 1
+            self.used.append(f"t{self.turns}")
             return f"t{self.turns}"
         return s.open_turn
 
@@ -153,13 +162,19 @@ class StoreMachine(RuleBasedStateMachine):
                 self.commit(sid, [], True, 0, False, Usage(1, 2, 3, 4, 5), {}, [], None)
 
     @rule(
-        sid=st.sampled_from(SESSIONS), plan=plans, stale=staleness, agent=st.none() | st.just("x")
+        sid=st.sampled_from(SESSIONS),
+        plan=plans,
+        stale=staleness,
+        agent=st.none() | st.just("x"),
+        again=agains,
     )
-    def begin(self, sid: str, plan: list[str], stale: int, agent: str | None) -> None:
+    def begin(
+        self, sid: str, plan: list[str], stale: int, agent: str | None, again: int | None = None
+    ) -> None:
         msgs, expected, turn = (
             self.build(sid, ["user", *plan]),
             self.version(sid, stale),
-            self.turn(sid, True),
+            self.turn(sid, True, again),
         )
         got = self.ask(
             sm.BeginTurn(
@@ -173,12 +188,15 @@ class StoreMachine(RuleBasedStateMachine):
         plan=plans,
         stale=staleness,
         tail=st.none() | st.integers(-1, 6),
+        again=agains,
     )
-    def begin_and_load(self, sid: str, plan: list[str], stale: int, tail: int | None) -> None:
+    def begin_and_load(
+        self, sid: str, plan: list[str], stale: int, tail: int | None, again: int | None
+    ) -> None:
         msgs, expected, turn = (
             self.build(sid, ["user", *plan]),
             self.version(sid, stale),
-            self.turn(sid, True),
+            self.turn(sid, True, again),
         )
         got = self.ask(
             sm.BeginTurnAndLoad(

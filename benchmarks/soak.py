@@ -377,7 +377,7 @@ def _start_worker(
     argv = [sys.executable, __file__, "worker", "--base", base, "--db", str(db)]
     argv += ["--acks", str(acks), "--sessions", str(args.sessions)]
     argv += ["--turns", str(args.turns), "--seed", str(args.seed + n)]
-    argv += ["--max-live", str(args.max_sessions), "--idle-ttl", str(args.idle_ttl)]
+    argv += ["--max-sessions", str(args.max_sessions), "--idle-ttl", str(args.idle_ttl)]
     argv += ["--in-flight", str(args.in_flight), "--mcp-tag", tag, "--drain-after", str(drain)]
     argv += ["--cache-mib", str(args.cache_mib)]
     env = {**os.environ, "PYTHONPATH": str(HERE.parent)}
@@ -393,7 +393,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seed", type=int, default=18)
     parser.add_argument("--rate", type=float, default=0.2, help="provider fault rate")
     parser.add_argument("--tool-rate", type=float, default=0.3, help="faulting tool rate")
-    parser.add_argument("--max-live", type=int, default=16)
+    parser.add_argument("--max-sessions", type=int, default=16)
     parser.add_argument("--idle-ttl", type=float, default=0.2)
     parser.add_argument("--in-flight", type=int, default=48, help="turns at once")
     parser.add_argument("--cache-mib", type=int, default=32, help="the store's page cache")

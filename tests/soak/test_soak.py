@@ -45,7 +45,7 @@ def test_soak_under_faults_and_eviction_loses_nothing_and_leaks_nothing(
     sessions, turns = 30, 4
     report = run(
         tmp_path, "soak", "--sessions", str(sessions), "--turns", str(turns),
-        "--rate", "0.3", "--max-live", "6", "--in-flight", "12",
+        "--rate", "0.3", "--max-sessions", "6", "--in-flight", "12",
     )  # fmt: skip
     assert_sound(report)
     for leak in ("tasks_leaked", "fds_leaked", "threads_leaked"):
@@ -69,7 +69,7 @@ def test_every_acknowledged_turn_survives_five_sigkills_and_restarts(tmp_path: P
     sessions, turns = 8, 6
     report = run(
         tmp_path, "crash", "--sessions", str(sessions), "--turns", str(turns),
-        "--kills", "5", "--drains", "1", "--max-live", "3", "--in-flight", "4",
+        "--kills", "5", "--drains", "1", "--max-sessions", "3", "--in-flight", "4",
     )  # fmt: skip
     assert [k["rc"] for k in report["kills"]] == [-9] * 5
     # The graceful stop under load: sessions still sending were refused (typed), and the

@@ -183,8 +183,8 @@ def _run(
     return record
 
 
-def _begin(session: str, version: int) -> sm.BeginTurn:
-    return sm.BeginTurn(session=session, turn="t", expected_version=version, messages=[user()])
+def _begin(session: str, version: int, turn: str = "t") -> sm.BeginTurn:
+    return sm.BeginTurn(session=session, turn=turn, expected_version=version, messages=[user()])
 
 
 def _commit(session: str, version: int) -> sm.CommitTurn:
@@ -202,7 +202,7 @@ def test_a_record_cached_by_one_connection_is_not_used_after_another_wrote_it(
         # A stale record would accept this and overwrite version 2 (a lost update).
         with pytest.raises(Conflict):
             _run(first, ops.commit, _commit("s", 1))
-        assert _run(first, ops.begin, _begin("s", 2)).version == 3
+        assert _run(first, ops.begin, _begin("s", 2, turn="t2")).version == 3
     finally:
         first.close()
         second.close()

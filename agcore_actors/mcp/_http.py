@@ -67,6 +67,19 @@ class _Stream:
         self.progressed = False
 
 
+def http_client(
+    config: HttpServer, connect_timeout: float, auth: httpx2.Auth | None
+) -> httpx2.AsyncClient:
+    """The HTTP client of a remote MCP server (streamable HTTP or legacy SSE). Reads have
+    no httpx timeout: each MCP request has its own deadline in the client, which cancels
+    the exchange that serves it."""
+    return httpx2.AsyncClient(
+        timeout=httpx2.Timeout(connect_timeout, read=None, write=connect_timeout, pool=None),
+        headers=dict(config.headers),
+        auth=auth,
+    )
+
+
 class HttpTransport:
     def __init__(
         self,
@@ -83,13 +96,7 @@ class HttpTransport:
         self.grace = grace
         self._connect_timeout = connect_timeout
         self.max_message_bytes = max_message_bytes
-        # Reads have no httpx timeout: each MCP request has its own deadline in the
-        # client, which cancels the POST that serves it.
-        self._client = httpx2.AsyncClient(
-            timeout=httpx2.Timeout(connect_timeout, read=None, write=connect_timeout, pool=None),
-            headers=dict(config.headers),
-            auth=auth,
-        )
+        self._client = http_client(config, connect_timeout, auth)
         self._auth = auth
         self.session_id: str | None = None
         self.protocol_version: str | None = None

@@ -28,6 +28,7 @@ import trio
 
 from ._config import HttpServer
 from ._errors import McpConnectionClosed, McpHttpError
+from ._http import http_client
 from ._policy import redact, secret_values
 from ._transport import Closed, Deliver, Fail, Waiting
 
@@ -52,11 +53,7 @@ class SseTransport:
         self.grace = grace
         self.max_message_bytes = max_message_bytes
         self._connect_timeout = connect_timeout
-        self._client = httpx2.AsyncClient(
-            timeout=httpx2.Timeout(connect_timeout, read=None, write=connect_timeout, pool=None),
-            headers=dict(config.headers),
-            auth=auth,
-        )
+        self._client = http_client(config, connect_timeout, auth)
         self._secrets = secret_values(config)
         self._fail: Fail | None = None
         self._stream = trio.CancelScope()

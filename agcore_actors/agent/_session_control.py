@@ -3,7 +3,7 @@ what it holds only while turns run or wait, its turn lock, its writes of a turn 
 commit) and how it gets back in step with the store after one failed, and its control
 messages — cancel, approve, switch agent, facts, info — answered at once, also while a
 turn runs. :class:`SessionControl` is the Session's base class; the turn loop is in
-``_session``.
+``_session``, the state's types in ``_session_state``.
 
 In step with the store: a begin, commit or facts write that fails or is cut short may
 or may not have been applied, so the session marks itself unsure (``_unsure``) and
@@ -24,11 +24,9 @@ from __future__ import annotations
 
 import contextlib
 import json
-from collections.abc import Awaitable, Callable, Mapping
-from types import MappingProxyType
-from typing import TYPE_CHECKING, Final
+from collections.abc import Mapping
+from typing import TYPE_CHECKING
 
-import attrs
 import msgspec
 import trio
 
@@ -40,74 +38,19 @@ from ..llm import SystemMessage, Usage
 from ..tools import ApprovalDecision, ApprovalRequest
 from . import messages as am
 from ._child import commit_turn
-from ._config import Agent, AgentConfig
 from ._errors import AgentConfigError, SessionSuspended
-from ._hooks import TurnHooks
+
+# The session state types, re-exported for _session, _session_resume and _bundle.
+from ._session_state import _NO_FACTS as _NO_FACTS
+from ._session_state import Emit as Emit
+from ._session_state import SessionRequest as SessionRequest
+from ._session_state import SessionSettings as SessionSettings
+from ._session_state import _Busy as _Busy
+from ._session_state import _Running as _Running
 from ._store_port import OpenTurn, SessionState, TurnStore
 from ._suspend import suspension_of
-from ._turn import Turn, TurnPorts
-from ._turn_setup import Deps, check_fact_keys, visible_facts
-
-Emit = Callable[[am.TurnEvent], Awaitable[None]]
-
-
-#: The facts of a session that has none (shared: an idle session holds no empty dict).
-_NO_FACTS: Final[Mapping[str, str]] = MappingProxyType({})
-
-
-@attrs.frozen
-class SessionSettings:
-    """What every session of a host shares (one object, not eight slots per session)."""
-
-    agents: Mapping[str, Agent]
-    #: The agent a new session starts with (a stored session keeps its own).
-    default_agent: str
-    ports: TurnPorts
-    store: TurnStore
-    config: AgentConfig
-    max_queued: int = 4
-    history_tail: int | None = 200
-    commit_timeout: float = 30.0
-    hooks: TurnHooks = attrs.field(factory=TurnHooks)
-    #: ``deps(session id)``: the application's dependencies in each turn's run context.
-    deps: Deps | None = None
-
-
-class _Busy:
-    """What a session holds only while turns run or wait: the turn lock (FIFO), how
-    many turns wait for it, the running turn, and what info asks wait for when they
-    come while the lock's holder has not loaded the session yet (see _on_info)."""
-
-    __slots__ = ("loaded", "lock", "queued", "running")
-
-    def __init__(self) -> None:
-        self.lock = trio.StrictFIFOLock()
-        self.queued = 0
-        self.running: _Running | None = None
-        # Made by the first info ask that waits; set and dropped when the holder has
-        # loaded the session (its usage is known) or let go of the lock.
-        self.loaded: trio.Event | None = None
-
-    def wake(self) -> None:
-        """Wake the info asks waiting (see ``loaded``)."""
-        if self.loaded is not None:
-            self.loaded.set()
-            self.loaded = None
-
-
-@attrs.define
-class _Running:
-    turn: Turn
-    scope: trio.CancelScope
-    emit: Emit
-    approvals: dict[str, tuple[trio.Event, list[ApprovalDecision]]] = attrs.field(factory=dict)
-    #: Elicitations waiting for the person, by id.
-    elicitations: dict[str, tuple[trio.Event, list[am.ElicitationAnswer]]] = attrs.field(
-        factory=dict
-    )
-
-
-SessionRequest = am.SessionMsg | ApprovalRequest
+from ._turn import Turn
+from ._turn_setup import check_fact_keys, visible_facts
 
 
 class SessionControl(Actor[SessionRequest]):

@@ -13,32 +13,25 @@ set. Server requests are answered: ``ping``, and the methods given handlers in
 ``requests`` (elicitation, sampling, roots: see :mod:`._requests`); anything else
 -32601.
 
-Whose a server request is (:func:`~._requests.requesting_session` in its handler): the
-session of the tool call whose response stream carried it (streamable HTTP), else of the
-call whose progress token its ``_meta.progressToken`` names, else the one session with
-calls in flight; else nobody's ("", and an elicitation is declined). A request that came
-on a request's response stream is never given to a session other than that request's.
-Over stdio, when elicitation or sampling is answered, the tool calls of one session at a
-time run (:class:`~._session_gate.SessionGate`; not with ``parallel_sessions``), so the
-last rule always finds the owner.
+Whose a server request is (the session and call its handler is told of): see
+:mod:`._routing`.
 """
 
 from __future__ import annotations
 
-import collections
 import logging
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager, nullcontext, suppress
 from typing import Any
 
-import attrs
 import httpx2
 import msgspec
 import trio
 
 from .._decode import DECODE_ERRORS
-from .._validators import non_negative, positive
 from . import _resources
+from ._client_options import ClientOptions as ClientOptions  # re-exported
+from ._client_options import make_transport as make_transport
 from ._config import HttpServer, ServerConfig, StdioServer
 from ._errors import (
     McpConnectionClosed,
@@ -47,7 +40,6 @@ from ._errors import (
     McpServerError,
     McpTimeout,
 )
-from ._http import HttpTransport
 from ._jsonrpc import (
     LATEST_PROTOCOL_VERSION,
     METHOD_NOT_FOUND,
@@ -75,9 +67,8 @@ from ._requests import (
     client_capabilities,
 )
 from ._resources import McpPrompt, McpPromptMessage, McpResource, McpResourceContent
+from ._routing import Routing
 from ._session_gate import SessionGate
-from ._sse import SseTransport
-from ._stdio import StdioTransport
 from ._transport import Transport
 from .messages import McpEvent, McpToolInfo, McpToolResult
 
@@ -86,24 +77,6 @@ log = logging.getLogger("agcore_actors.mcp")
 CLIENT_INFO = {"name": "agcore-actors", "version": "0.1.0"}
 #: Pages of ``tools/list`` followed at most (a server looping on cursors ends here).
 MAX_PAGES = 100
-
-
-@attrs.frozen
-class ClientOptions:
-    """Deadlines of an :class:`McpClient`."""
-
-    #: Seconds a request may wait for its answer unless it gives its own timeout.
-    request_timeout: float = attrs.field(default=30.0, validator=positive)
-    #: Seconds ``initialize`` (and connecting an HTTP server) may take.
-    connect_timeout: float = attrs.field(default=30.0, validator=positive)
-    #: Seconds each step of shutting a server down may take (stdin EOF, SIGTERM, DELETE).
-    shutdown_grace: float = attrs.field(default=2.0, validator=non_negative)
-    #: Seconds a handler of a server request (an elicitation a person answers) may take;
-    #: an elicitation past it is declined.
-    server_request_timeout: float = attrs.field(default=120.0, validator=positive)
-    #: The largest message accepted from a server; a larger one fails only the request
-    #: it answers.
-    max_message_bytes: int = attrs.field(default=16 * 1024 * 1024, validator=attrs.validators.ge(1))
 
 
 class _Pending:
@@ -139,19 +112,10 @@ class McpClient:
         #: Configured values (headers, env) kept out of every error this client raises.
         self.secrets: tuple[str, ...] = ()
         self._next_id = 0
-        self._progress_token = 0
-        #: Sessions with tool calls in flight, and how many each.
-        self._sessions = collections.Counter[str]()
-        #: The session of each tool call in flight, by request id and by progress token.
-        self._call_sessions: dict[int | str, str] = {}
-        self._token_sessions: dict[int | str, str] = {}
-        #: The turn's call id of each tool call in flight that has one (same keys).
-        self._call_ids: dict[int | str, str] = {}
-        self._token_calls: dict[int | str, str] = {}
+        #: Whose each tool call in flight is (and its progress callback).
+        self._routing = Routing()
         #: Over stdio with session-asking handlers: the calls of one session at a time.
         self.gate: SessionGate | None = None
-        #: The progress callbacks of calls in flight, by progress token.
-        self._progress: dict[int | str, ProgressCallback] = {}
         self._pending: dict[int | str, _Pending] = {}
         self._nursery: trio.Nursery | None = None
 
@@ -216,31 +180,10 @@ class McpClient:
                 error=JsonRpcError(METHOD_NOT_FOUND, f"Method not found: {msg.method}"),
             )
         else:
-            owner, call = self._owner(msg.params, related)
+            owner, call = self._routing.owner(msg.params, related, self._pending)
             self._nursery.start_soon(self._answer, msg.method, msg.id, msg.params, owner, call)
             return
         self._nursery.start_soon(self._send_quietly, encode(reply))
-
-    def _owner(self, params: Any, related: int | str | None) -> tuple[str, str]:
-        """The session a server request belongs to (see the module docstring), and the
-        turn's id of the tool call it belongs to when that call is known ("" if not)."""
-        if related is not None and related in self._call_sessions:
-            return self._call_sessions[related], self._call_ids.get(related, "")
-        meta = params.get("_meta") if isinstance(params, dict) else None
-        token = meta.get("progressToken") if isinstance(meta, dict) else None
-        if isinstance(token, int | str) and token in self._token_sessions:
-            return self._token_sessions[token], self._token_calls.get(token, "")
-        if related is not None and related in self._pending:
-            return "", ""  # related to a request of no session (tools/list, ...)
-        calling = {s for s in self._sessions if s}
-        # Only an unambiguous owner: with calls of two sessions in flight, neither is asked.
-        if len(calling) == 1 and "" not in self._sessions:
-            session = calling.pop()
-            # Its call, when it has exactly one in flight with an id.
-            calls = {c for c in self._call_ids.values() if c}
-            one = self._sessions[session] == 1 and len(calls) == 1
-            return session, calls.pop() if one else ""
-        return "", ""
 
     async def _answer(
         self, method: str, request_id: int | str, params: Any, owner: str, call: str = ""
@@ -256,25 +199,12 @@ class McpClient:
         if msg.method == "notifications/tools/list_changed":
             self.tools_changed.set()
         elif msg.method == "notifications/progress" and isinstance(msg.params, dict):
-            self._on_progress(msg.params)
+            self._routing.progress(msg.params, self.secrets)
         elif msg.method == "notifications/message" and isinstance(msg.params, dict):
             data = redact(str(msg.params.get("data")), self.secrets)
             log.info("[%s] %s: %s", self.name, msg.params.get("level"), data)
         if self.on_event is not None:
             self.on_event(McpEvent(server=self.name, method=msg.method, params=msg.params))
-
-    def _on_progress(self, params: dict[str, Any]) -> None:
-        token = params.get("progressToken")
-        callback = self._progress.get(token) if isinstance(token, int | str) else None
-        progress, total = params.get("progress"), params.get("total")
-        if callback is None or not isinstance(progress, int | float):
-            return
-        message = params.get("message")
-        callback(
-            float(progress),
-            float(total) if isinstance(total, int | float) else None,
-            redact(message, self.secrets) if isinstance(message, str) else None,
-        )
 
     async def _send_quietly(self, data: bytes) -> None:
         with trio.move_on_after(self.options.request_timeout):
@@ -305,10 +235,7 @@ class McpClient:
         if params is not None:
             message.params = params
         pending = self._pending[request_id] = _Pending()
-        if session is not None:
-            self._call_sessions[request_id] = session
-        if call:
-            self._call_ids[request_id] = call
+        self._routing.track(request_id, session, call)
         seconds = self.options.request_timeout if timeout is None else timeout
         answered = False
         try:
@@ -317,8 +244,7 @@ class McpClient:
                 await pending.done.wait()
                 answered = True
         finally:
-            self._call_sessions.pop(request_id, None)
-            self._call_ids.pop(request_id, None)
+            self._routing.untrack(request_id)
             if not answered:
                 self._pending.pop(request_id, None)
                 if method != "initialize" and not self.closed.is_set():
@@ -426,27 +352,13 @@ class McpClient:
         on_progress: ProgressCallback | None,
         call: str,
     ) -> Any:
-        token = 0
-        if on_progress is not None:
-            self._progress_token += 1
-            token = self._progress_token
-            params["_meta"] = {"progressToken": token}
-            self._progress[token] = on_progress
-            self._token_sessions[token] = session
-            if call:
-                self._token_calls[token] = call
-        self._sessions[session] += 1
+        token = self._routing.begin_call(params, session, on_progress, call)
         try:
             return await self.request(
                 "tools/call", params, timeout=timeout, session=session, call=call
             )
         finally:
-            self._progress.pop(token, None)
-            self._token_sessions.pop(token, None)
-            self._token_calls.pop(token, None)
-            self._sessions[session] -= 1
-            if not self._sessions[session]:
-                del self._sessions[session]
+            self._routing.end_call(token, session)
 
     async def ping(self) -> None:
         await self.request("ping")
@@ -473,28 +385,6 @@ class McpClient:
         self, name: str, arguments: dict[str, str] | None = None
     ) -> list[McpPromptMessage]:
         return await _resources.get_prompt(self, name, arguments)
-
-
-def make_transport(
-    name: str, config: ServerConfig, options: ClientOptions, auth: httpx2.Auth | None = None
-) -> Transport:
-    if isinstance(config, HttpServer):
-        if auth is None and config.oauth is not None:
-            from ._oauth import oauth_auth  # the SDK only for servers with OAuth
-
-            auth = oauth_auth(name, config)
-        kind = SseTransport if config.sse else HttpTransport
-        return kind(
-            name,
-            config,
-            connect_timeout=options.connect_timeout,
-            grace=options.shutdown_grace,
-            max_message_bytes=options.max_message_bytes,
-            auth=auth,
-        )
-    return StdioTransport(
-        name, config, grace=options.shutdown_grace, max_message_bytes=options.max_message_bytes
-    )
 
 
 @asynccontextmanager

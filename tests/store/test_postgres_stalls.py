@@ -135,23 +135,32 @@ async def test_a_refused_grant_takes_no_lock_so_the_owners_renewal_never_queues_
         h, h2 = stores
         lease = await h.ask(sm.AcquireLease(session="s", host="h", ttl=60.0))
         locker = await trio.to_thread.run_sync(_connect, postgres_url)
+        order: list[str] = []
+        done = trio.Event()
+
+        async def grant_then_renew() -> None:
+            with pytest.raises(LeaseHeld) as held:
+                await h2.ask(sm.AcquireLease(session="s", host="h2", ttl=60.0))
+            assert (held.value.host, held.value.token) == ("h", lease.token)
+            order.append("refused")
+            renewed = await h.ask(sm.RenewLeases(host="h", ttl=60.0, leases=[("s", lease.token)]))
+            assert renewed.renewed == ["s"]
+            order.append("renewed")
+            done.set()
+
         try:
             await trio.to_thread.run_sync(
                 locker.execute, "SELECT token FROM leases WHERE session = 's' FOR KEY SHARE"
             )
-            try:
-                with trio.fail_after(20):  # a hang guard: both used to wait for the lock
-                    with pytest.raises(LeaseHeld) as held:
-                        await h2.ask(sm.AcquireLease(session="s", host="h2", ttl=60.0))
-                    renewed = await h.ask(
-                        sm.RenewLeases(host="h", ttl=60.0, leases=[("s", lease.token)])
-                    )
-            finally:
+            async with trio.open_nursery() as nursery:
+                nursery.start_soon(grant_then_renew)
+                with trio.move_on_after(20):  # both used to wait for the lock
+                    await done.wait()
+                order.append("write ends")
                 await trio.to_thread.run_sync(locker.rollback)
         finally:
             await trio.to_thread.run_sync(locker.close)
-        assert (held.value.host, held.value.token) == ("h", lease.token)
-        assert renewed.renewed == ["s"]
+        assert order == ["refused", "renewed", "write ends"]
 
 
 async def test_a_grant_of_a_lapsed_lease_still_waits_for_the_old_owners_write(

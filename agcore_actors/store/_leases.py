@@ -93,21 +93,35 @@ def check_fence(b: Backend, session: str, fence: int | None, now: float) -> None
     raise Fenced(session, reason, token=fence, current=current)
 
 
+def held_elsewhere(lease: Lease | None, host: str, t: float) -> bool:
+    """Whether ``lease`` is live at ``t`` and held by a host other than ``host`` (a grant
+    to ``host`` is then refused)."""
+    return (
+        lease is not None
+        and lease.token > 0
+        and not lease.released
+        and lease.expires_at > t
+        and lease.host != host
+    )
+
+
 def acquire(b: Backend, m: AcquireLease, now: float) -> Lease:
+    """Grant the lease, or refuse it (``LeaseHeld``) without having locked it: the lease
+    is read first without a lock, and locked (and decided on again) only when it can be
+    granted. A refused grant that queued for the row lock would hold up the renewals of
+    the live lease behind it, and itself wait for its owner's write batch."""
     _non_empty("session", m.session)
     _non_empty("host", m.host)
     ttl = _ttl(m.ttl)
     t = b.clock(now)
-    lease = b.lease(m.session, lock=True)
+    lease = b.lease(m.session, lock=False)
+    if not held_elsewhere(lease, m.host, t):
+        lease = b.lease(m.session, lock=True)
+    if lease is not None and held_elsewhere(lease, m.host, t):
+        raise LeaseHeld(
+            m.session, host=lease.host, token=lease.token, seconds_left=lease.expires_at - t
+        )
     token = 0 if lease is None else lease.token
-    if (
-        lease is not None
-        and token > 0
-        and not lease.released
-        and lease.expires_at > t
-        and lease.host != m.host
-    ):
-        raise LeaseHeld(m.session, host=lease.host, token=token, seconds_left=lease.expires_at - t)
     new = Lease(session=m.session, host=m.host, token=token + 1, expires_at=t + ttl)
     b.put_lease(new)
     previous = lease.host if lease is not None and token > 0 and not lease.released else None

@@ -79,12 +79,14 @@ _UPSERT_FACT = (
 )
 
 
-def _sessions_of(operations: Sequence[Operation]) -> tuple[list[str], list[str], bool]:
-    """The sessions the batch's requests name, those whose lease they read, and whether
-    one of them grants a lease."""
+def _sessions_of(
+    operations: Sequence[Operation],
+) -> tuple[list[str], list[str], dict[str, set[str]]]:
+    """The sessions the batch's requests name, those whose lease they read, and those
+    whose lease they grant (to the hosts named)."""
     sessions: set[str] = set()
     leased: set[str] = set()
-    grants = False
+    grants: dict[str, set[str]] = {}
     for op in operations:
         args: tuple[Any, ...] = getattr(op, "args", ())
         msg = args[1] if len(args) > 1 else None
@@ -101,7 +103,8 @@ def _sessions_of(operations: Sequence[Operation]) -> tuple[list[str], list[str],
             sessions.add(session)
         if getattr(msg, "fence", None) is not None or hasattr(msg, "ttl"):
             leased.add(session)
-        grants = grants or hasattr(msg, "ttl")
+        if hasattr(msg, "ttl"):
+            grants.setdefault(session, set()).add(str(getattr(msg, "host", "")))
     return sorted(sessions), sorted(leased), grants
 
 
@@ -264,13 +267,17 @@ class PostgresSessionBackend(PostgresReads, PostgresLeases):
         self._records.clear()
         self._reset_leases(locks=False)
 
-    def _prefetch(self, sessions: list[str], leased: list[str], grants: bool) -> None:
+    def _prefetch(
+        self, sessions: list[str], leased: list[str], grants: dict[str, set[str]]
+    ) -> None:
         """Lock and read the batch's sessions and leases, and the clock: one round trip.
 
-        The leases are locked ``FOR UPDATE`` when the batch grants one, else (fenced
-        writes only) ``FOR KEY SHARE``: a grant to another host still waits for the
-        write's transaction, but a renewal of the lease (an ``UPDATE`` of its expiry,
-        on the lease connection) does not. All in one statement, in session order."""
+        The leases are locked ``FOR KEY SHARE`` when the batch grants none (fenced writes
+        only): a grant to another host still waits for the write's transaction, but a
+        renewal of the lease (an ``UPDATE`` of its expiry, on the lease connection) does
+        not. All in one statement, in session order. A batch that grants reads them
+        without a lock, then locks ``FOR UPDATE`` only those it may grant (a second
+        round trip, see :meth:`_lock_grantable`)."""
         conn = self._conn
         with conn.pipeline():
             clock = (
@@ -278,7 +285,7 @@ class PostgresSessionBackend(PostgresReads, PostgresLeases):
                 if self.lease_clock == "database"
                 else None
             )
-            lock = self.LEASES_FOR_UPDATE if grants else self.LEASES_FOR_KEY_SHARE
+            lock = self.LEASES if grants else self.LEASES_FOR_KEY_SHARE
             leases = conn.execute(lock, (leased,)) if leased else None
             records = (
                 conn.execute(
@@ -293,11 +300,13 @@ class PostgresSessionBackend(PostgresReads, PostgresLeases):
         if leases is not None:
             self._known_leases(leased, leases.fetchall())
             if not grants:
-                self._key_shared = frozenset(leased)
+                self._key_shared = self._locked = frozenset(leased)
         if records is not None:
             self._records.update(dict.fromkeys(sessions))
             for row in records.fetchall():
                 self._records[row[0]] = _record(row)
+        if grants:
+            self._lock_grantable(grants)
 
     # -- writes -----------------------------------------------------------------------
 

@@ -2,9 +2,12 @@
 
 The clock is the server's (``clock_timestamp()``), read once per transaction: every
 host sharing the database compares lease times against the same clock. A lease row is
-read ``FOR UPDATE`` by a grant and at least ``FOR KEY SHARE`` by a fenced write (the
-batch's prefetch, or ``FOR UPDATE`` here), so a grant and a fenced write of one session
-are serialised, while a renewal (an ``UPDATE`` of the expiry alone, which takes no lock
+read ``FOR UPDATE`` by a grant that can be granted (a grant reads the lease without a
+lock first and is refused on that read when another host holds it live, so a refused
+grant never queues for the row, where a renewal of the live lease would queue behind
+it) and at least ``FOR KEY SHARE`` by a fenced write (the batch's prefetch, or ``FOR
+UPDATE`` here), so a grant and a fenced write of one session are serialised, while a
+renewal (an ``UPDATE`` of the expiry alone, which takes no lock
 that conflicts with ``FOR KEY SHARE``) never waits for the host's own writes. A
 session's first lease is a plain ``INSERT``: two hosts granting it at once collide on
 the primary key, and the loser's batch runs again and finds the winner's lease.
@@ -14,9 +17,11 @@ the primary key, and the loser's batch runs again and finds the winner's lease.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from typing import Any, Literal
 
+from ._leases import held_elsewhere
 from ._postgres_schema import check_values
 from .messages import HostRecord, Lease, LeaseRef
 
@@ -54,6 +59,7 @@ class PostgresLeases:
     LEASES_FOR_UPDATE = (
         f"SELECT {_LEASE_COLUMNS} FROM leases WHERE session = ANY(%s) ORDER BY session FOR UPDATE"
     )
+    LEASES = f"SELECT {_LEASE_COLUMNS} FROM leases WHERE session = ANY(%s)"
     LEASES_FOR_KEY_SHARE = (
         f"SELECT {_LEASE_COLUMNS} FROM leases WHERE session = ANY(%s) "
         "ORDER BY session FOR KEY SHARE"
@@ -66,6 +72,8 @@ class PostgresLeases:
     _now: float | None
     #: Within one transaction: the sessions whose lease row it locked ``FOR KEY SHARE``.
     _key_shared: frozenset[str] = frozenset()
+    #: Within one transaction: the sessions whose lease row it locked (in either mode).
+    _locked: frozenset[str] = frozenset()
 
     def _reset_leases(self, *, locks: bool = True) -> None:
         """Forget the leases read (and, with ``locks``, the lock modes: a new transaction).
@@ -74,11 +82,30 @@ class PostgresLeases:
         self._now = None
         if locks:
             self._key_shared = frozenset()
+            self._locked = frozenset()
 
     def _known_leases(self, sessions: list[str], rows: list[Any]) -> None:
         self._leases.update(dict.fromkeys(sessions))
         for row in rows:
             self._leases[row[0]] = _lease(row)
+
+    def _lock_grantable(self, grants: dict[str, set[str]]) -> None:
+        """After an unlocked read of the leases of a batch's grants (``grants``: session
+        to the hosts asking): lock ``FOR UPDATE``, in one statement in session order, the
+        leases some grant may get (not held live by another host by the server's clock;
+        with the local clock, whatever the expiry), and read them again. The others are
+        left unlocked, to be refused on the read already made."""
+        t = self._now
+        grantable = sorted(
+            s
+            for s, hosts in grants.items()
+            if (lease := self._leases.get(s)) is not None
+            and any(not held_elsewhere(lease, h, math.inf if t is None else t) for h in hosts)
+        )
+        if grantable:
+            rows = self._conn.execute(self.LEASES_FOR_UPDATE, (grantable,)).fetchall()
+            self._known_leases(grantable, rows)
+            self._locked |= frozenset(grantable)
 
     def clock(self, now: float) -> float:
         if self.lease_clock == "local":
@@ -89,18 +116,21 @@ class PostgresLeases:
         return self._now
 
     def lease(self, session: str, *, lock: bool) -> Lease | None:
-        if session in self._leases:
+        lock = lock and not self._reader
+        if session in self._leases and (not lock or session in self._locked):
             return self._leases[session]
         check_values([session])
         # Read again in the mode this transaction already holds: upgrading a key share to
         # an update lock deadlocks with another host's fenced write holding one too.
         mode = " FOR KEY SHARE" if session in self._key_shared else " FOR UPDATE"
-        lock_clause = mode if lock and not self._reader else ""
+        lock_clause = mode if lock else ""
         row = self._conn.execute(
             f"SELECT {_LEASE_COLUMNS} FROM leases WHERE session = %s{lock_clause}", (session,)
         ).fetchone()
         found = None if row is None else _lease(row)
         self._leases[session] = found
+        if lock:
+            self._locked |= {session}
         return found
 
     def put_lease(self, lease: Lease) -> None:

@@ -5,6 +5,7 @@ a transaction whose process stalled mid-batch is ended by the server after
 
 from __future__ import annotations
 
+import time
 from typing import Any
 
 import attrs
@@ -13,7 +14,13 @@ import pytest
 import trio
 
 from agcore_actors import ActorSystem
-from agcore_actors.store import PostgresSessions, StoreBusy, StoreUnavailable, session_store_spec
+from agcore_actors.store import (
+    LeaseHeld,
+    PostgresSessions,
+    StoreBusy,
+    StoreUnavailable,
+    session_store_spec,
+)
 from agcore_actors.store import _leases as leases
 from agcore_actors.store import _ops as ops
 from agcore_actors.store import messages as sm
@@ -112,6 +119,84 @@ async def test_a_grant_and_a_lease_look_up_are_answered_while_a_write_batch_wait
         assert found is not None and (found.host, found.token) == ("h", lease.token)
 
 
+async def test_a_refused_grant_takes_no_lock_so_the_owners_renewal_never_queues_behind_it(
+    postgres_url: str,
+) -> None:
+    """Host h holds a live lease; another connection holds it ``FOR KEY SHARE`` (h's own
+    write batch, its host starved mid-transaction). Host h2's grant is refused at once
+    (``LeaseHeld``), and h's renewal sent after it is answered. A grant used to take
+    ``FOR UPDATE`` before deciding: it queued behind the write, and the renewal (an
+    ``UPDATE`` of the row) queued behind the grant."""
+    async with ActorSystem(strict=True, seed=0) as system:
+        stores = []
+        for name in ("h", "h2"):
+            spec = session_store_spec(name, backend=PostgresSessions(postgres_url))
+            stores.append(await system.root.start_child(attrs.evolve(spec, start_timeout=60)))
+        h, h2 = stores
+        lease = await h.ask(sm.AcquireLease(session="s", host="h", ttl=60.0))
+        locker = await trio.to_thread.run_sync(_connect, postgres_url)
+        order: list[str] = []
+        done = trio.Event()
+
+        async def grant_then_renew() -> None:
+            with pytest.raises(LeaseHeld) as held:
+                await h2.ask(sm.AcquireLease(session="s", host="h2", ttl=60.0))
+            assert (held.value.host, held.value.token) == ("h", lease.token)
+            order.append("refused")
+            renewed = await h.ask(sm.RenewLeases(host="h", ttl=60.0, leases=[("s", lease.token)]))
+            assert renewed.renewed == ["s"]
+            order.append("renewed")
+            done.set()
+
+        try:
+            await trio.to_thread.run_sync(
+                locker.execute, "SELECT token FROM leases WHERE session = 's' FOR KEY SHARE"
+            )
+            async with trio.open_nursery() as nursery:
+                nursery.start_soon(grant_then_renew)
+                with trio.move_on_after(20):  # both used to wait for the lock
+                    await done.wait()
+                order.append("write ends")
+                await trio.to_thread.run_sync(locker.rollback)
+        finally:
+            await trio.to_thread.run_sync(locker.close)
+        assert order == ["refused", "renewed", "write ends"]
+
+
+async def test_a_grant_of_a_lapsed_lease_still_waits_for_the_old_owners_write(
+    postgres_url: str,
+) -> None:
+    """The lock-free first read must not let a grant past a fenced write in progress:
+    h's lease has lapsed and a connection holds it ``FOR KEY SHARE`` (h's write batch);
+    h2's grant waits for that transaction and is then granted with the next token."""
+    async with ActorSystem(strict=True, seed=0) as system:
+        spec = session_store_spec("store", backend=PostgresSessions(postgres_url))
+        store = await system.root.start_child(attrs.evolve(spec, start_timeout=60))
+        old = await store.ask(sm.AcquireLease(session="s", host="h", ttl=0.01))
+        await trio.sleep(0.05)
+        locker = await trio.to_thread.run_sync(_connect, postgres_url)
+        order: list[str] = []
+        try:
+            await trio.to_thread.run_sync(
+                locker.execute, "SELECT token FROM leases WHERE session = 's' FOR KEY SHARE"
+            )
+
+            async def grant() -> None:
+                new = await store.ask(sm.AcquireLease(session="s", host="h2", ttl=60.0))
+                assert (new.host, new.token) == ("h2", old.token + 1)
+                order.append("grant")
+
+            async with trio.open_nursery() as nursery:
+                nursery.start_soon(grant)
+                with trio.fail_after(20):
+                    await _until_waiting_for_a_lock(postgres_url)
+                order.append("write ends")
+                await trio.to_thread.run_sync(locker.rollback)
+        finally:
+            await trio.to_thread.run_sync(locker.close)
+        assert order == ["write ends", "grant"]
+
+
 def _connect(url: str) -> psycopg.Connection[Any]:
     return psycopg.connect(url)
 
@@ -143,6 +228,7 @@ def test_a_transaction_left_idle_by_a_stalled_host_is_ended_and_its_locks_releas
         run(a, ops.begin, begin("s", 0, old.token))
         pid = a.connection.info.backend_pid
         a.connection.execute("SELECT token FROM leases WHERE session = 's' FOR UPDATE")
+        time.sleep(0.1)  # a's lease lapses (a grant of a live one is refused unlocked)
         b.connection.execute("SET lock_timeout = '30s'")
         b.connection.commit()
         # b's grant waits for a's lock until the server ends a's idle transaction.

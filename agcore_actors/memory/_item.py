@@ -16,6 +16,7 @@ Timestamps are Unix seconds as floats, taken from the store's injected clock.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 import msgspec
@@ -51,6 +52,25 @@ class MemoryItem(msgspec.Struct, frozen=True, kw_only=True):
     @property
     def recall_score_avg(self) -> float:
         return self.recall_score_total / self.recall_count if self.recall_count else 0.0
+
+
+def row_item(row: Sequence[Any]) -> MemoryItem:
+    """An item from a stored row: ``(id, content, metadata JSON, created_at, pinned,
+    accessed_at, access_count, recall_count, recall_score_total, recalled_at)`` (the
+    column order of the SQLite and PostgreSQL backends)."""
+    id, content, meta, created, pinned, accessed, count, r_count, r_total, r_at = row
+    return MemoryItem(
+        id=id,
+        content=content,
+        metadata=msgspec.json.decode(meta),
+        created_at=created,
+        pinned=bool(pinned),
+        accessed_at=accessed,
+        access_count=count,
+        recall_count=r_count,
+        recall_score_total=r_total,
+        recalled_at=r_at,
+    )
 
 
 class MemoryFilter(msgspec.Struct, frozen=True, kw_only=True):

@@ -33,8 +33,6 @@ from collections import Counter
 from collections.abc import Iterator, Sequence
 from typing import Any
 
-import msgspec
-
 from ._errors import NotFound
 from ._eviction import (
     EvictionConfig,
@@ -46,8 +44,8 @@ from ._eviction import (
     recall_base,
     sweep_due,
 )
-from ._item import MemoryItem
-from ._postgres_reads import COLUMNS, PostgresReads, row_item
+from ._item import MemoryItem, row_item
+from ._postgres_reads import COLUMNS, PostgresReads
 from ._postgres_schema import LOCK_KEY, check_nul, connect
 from ._store import Clock, check_put
 
@@ -230,18 +228,7 @@ class PostgresBackend(PostgresReads):
                 terms = sorted(counts)
                 self._conn.execute(_INDEX, (n, dl, terms, [counts[t] for t in terms]))
                 self._conn.execute(_TOTALS, (1, len(words)))
-            item = MemoryItem(
-                id=id,
-                content=content,
-                metadata=msgspec.json.decode(meta),
-                created_at=created,
-                pinned=new_pinned,
-                accessed_at=now,
-                access_count=stats[0],
-                recall_count=stats[1],
-                recall_score_total=stats[2],
-                recalled_at=stats[3],
-            )
+            item = row_item((id, content, meta, created, new_pinned, now, *stats))
             self._after_write()
         return item
 

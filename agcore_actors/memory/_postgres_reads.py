@@ -28,11 +28,9 @@ import time
 from collections.abc import Iterator, Sequence
 from typing import Any
 
-import msgspec
-
 from ._errors import InvalidInput, StorageError, StorageUnavailable
 from ._eviction import EvictionConfig, ItemStats, RecallBased, expiry_cutoff, recall_value
-from ._item import ALL, MemoryFilter, MemoryItem, prefix_upper_bound
+from ._item import ALL, MemoryFilter, MemoryItem, prefix_upper_bound, row_item
 from ._postgres_schema import SCHEMA_VERSION, classify, connect, import_psycopg
 from ._store import BackendBase
 
@@ -76,23 +74,6 @@ def _filtered(where: str) -> str:
         "FROM q JOIN memory_postings p ON p.term = q.term "
         f"JOIN memory_items i ON i.n = p.n, m WHERE true{where} "
         "GROUP BY i.id ORDER BY score DESC, i.id LIMIT %s"
-    )
-
-
-def row_item(row: Sequence[Any]) -> MemoryItem:
-    """A row of :data:`COLUMNS` as an item."""
-    id, content, meta, created, pinned, accessed, count, r_count, r_total, r_at = row
-    return MemoryItem(
-        id=id,
-        content=content,
-        metadata=msgspec.json.decode(meta),
-        created_at=created,
-        pinned=bool(pinned),
-        accessed_at=accessed,
-        access_count=count,
-        recall_count=r_count,
-        recall_score_total=r_total,
-        recalled_at=r_at,
     )
 
 

@@ -40,8 +40,6 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any, Literal
 
-import msgspec
-
 from ._errors import InvalidInput, NotFound, StorageError
 from ._eviction import (
     EvictionConfig,
@@ -53,7 +51,7 @@ from ._eviction import (
     recall_base,
     sweep_due,
 )
-from ._item import MemoryItem
+from ._item import MemoryItem, row_item
 from ._lock import WriterLock
 from ._schema import storage_errors, write_meta
 from ._sqlite_open import open_database
@@ -259,18 +257,7 @@ class SqliteBackend(SqliteReads):
                     "INSERT INTO items_fts (rowid, body) VALUES (?, ?)", (n, index_text)
                 )
             self._unpinned += not new_pinned
-            item = MemoryItem(
-                id=id,
-                content=content,
-                metadata=msgspec.json.decode(meta),
-                created_at=created,
-                pinned=new_pinned,
-                accessed_at=now,
-                access_count=stats[0],
-                recall_count=stats[1],
-                recall_score_total=stats[2],
-                recalled_at=stats[3],
-            )
+            item = row_item((id, content, meta, created, new_pinned, now, *stats))
             self._after_write()
         return item
 

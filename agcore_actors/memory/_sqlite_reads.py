@@ -23,8 +23,6 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
-import msgspec
-
 from ._errors import InvalidInput, StorageError
 from ._eviction import (
     EvictionConfig,
@@ -34,7 +32,7 @@ from ._eviction import (
     is_expired,
     recall_value,
 )
-from ._item import ALL, MemoryFilter, MemoryItem, prefix_upper_bound
+from ._item import ALL, MemoryFilter, MemoryItem, prefix_upper_bound, row_item
 from ._schema import SCHEMA_VERSION, storage_errors
 from ._store import BackendBase, Clock
 
@@ -113,18 +111,8 @@ class PendingStats:
                 accessed, count = access[0], count + access[2]
             if recall is not None:
                 r_count, r_total, r_at = r_count + recall[0], r_total + recall[1], recall[2]
-        return MemoryItem(
-            id=id,
-            content=content,
-            metadata=msgspec.json.decode(meta),
-            created_at=created,
-            pinned=bool(pinned),
-            accessed_at=accessed,
-            access_count=count,
-            recall_count=r_count,
-            recall_score_total=r_total,
-            recalled_at=r_at,
-        )
+        stats = (count, r_count, r_total, r_at)
+        return row_item((id, content, meta, created, pinned, accessed, *stats))
 
 
 class SqliteReads(BackendBase):

@@ -36,13 +36,16 @@ Semantics:
     mid-answer ends the client's response where it broke (a turn's stream without its
     last event: the client reattaches by the turn id, as after any cut connection). There
     is no read timeout, but an owner that has not begun to answer when its lease (as
-    ``locate`` read it) runs out is looked up again: if the session has another owner
-    by then, or none (a stalled owner: stopped, its kernel still accepting connections,
-    its lease expired), the forwarded request is closed and the client answered 502
-    ``owner_failed`` (the old owner may still run it if it wakes up: its lease fences
-    its writes, and the turn id keeps it from running twice), so the client's retry
-    reaches the new owner within about one lease TTL; while the owner keeps its lease,
-    the request waits for it (a long turn answered only at its end).
+    ``locate`` read it) runs out is looked up again: while it keeps its lease, the request
+    waits for it (a long turn answered only at its end); once nobody holds a live lease (a
+    stalled owner: stopped, its kernel still accepting connections, its lease expired),
+    the forwarded request is closed and the request is served here, as one for a session
+    nobody owns (the local activation takes the session over and repairs the turn the
+    owner left open); once another host holds it, the request is sent on to that host.
+    The old owner may still read the request if it wakes up: its lease fences its writes,
+    and the turn id keeps the turn from running twice (a retried id answers 409
+    ``turn_exists``). After ``max_moves`` such moves the client is answered 502
+    ``owner_failed`` instead.
 
 Cancellation:
     A client that disconnects closes the forwarded request at once; the owner sees a
@@ -56,8 +59,8 @@ fails (the store is unavailable or too slow: an ``AgcoreError``) the request is 
 
 Counting: ``agcore_cluster_forwards_total{outcome}`` (``forwarded``: an answer came back;
 ``unreachable``; ``broken``: it broke mid-answer; ``unlocated``: the owner could not be
-looked up; ``moved``: the owner had not answered when the session changed hands), in the
-server's ``/metrics``.
+looked up; ``moved``: the owner had not answered when its lease ran out, and the request
+went on to the new owner or was served here), in the server's ``/metrics``.
 """
 
 from __future__ import annotations
@@ -157,6 +160,9 @@ class ForwardConfig:
     connect_timeout: float = attrs.field(default=2.0, validator=positive)
     #: Connections kept open to the other hosts, all of them together.
     max_connections: int = attrs.field(default=256, validator=at_least_one)
+    #: Times a request follows its session to a new owner (or here) after the owner it
+    #: was sent to lost its lease before answering, before the client gets 502.
+    max_moves: int = attrs.field(default=2, validator=at_least_one)
 
 
 def _drop_hop_by_hop(headers: list[tuple[bytes, bytes]]) -> list[tuple[bytes, bytes]]:
@@ -217,28 +223,42 @@ class Forwarder:
 
     async def route(
         self, session: str, scope: Scope, receive: Receive, send: Send, *, max_body: int
-    ) -> bool:
+    ) -> Receive | None:
         """Forward the request for ``session`` when another host owns it and it was not
-        forwarded already; whether it did (then the response has been sent). A body
-        longer than ``max_body`` bytes is refused with 413 before it is sent on."""
+        forwarded already. None when it was (the response has been sent); else the
+        request is to be served here, read from the :data:`Receive` returned (``receive``,
+        or one that gives the body this read first). A body longer than ``max_body``
+        bytes is refused with 413 before it is sent on."""
         if forwarded(scope):
-            return False
+            return receive
+        owner = await self._locate(session)
+        if owner is None:
+            return receive
+        body = await _read_body(scope, receive, max_body)
+        for _ in range(self.config.max_moves + 1):
+            where = await self._forward(session, owner, scope, body, receive, send)
+            if isinstance(where, _Answered):
+                return None
+            self.counts["moved"] += 1
+            if where is None:  # its owner stalled and lost it: taken over here
+                return _replay(body, receive)
+            owner = where
+        why = "the session's host did not answer before its lease ran out"
+        raise HttpRefused(502, "owner_failed", why)
+
+    async def _locate(self, session: str) -> Owner | None:
         try:
-            owner = await self.locate(session)
+            return await self.locate(session)
         except AgcoreError as exc:  # the store did not answer in time, or refused
             self.counts["unlocated"] += 1
             why = f"where the session lives is unknown for now ({exc.kind})"
             raise HttpRefused(503, "owner_unknown", why) from None
-        if owner is None:
-            return False
-        body = await _read_body(scope, receive, max_body)
-        await self._forward(session, owner, scope, body, receive, send)
-        return True
 
     async def _forward(
         self, session: str, owner: Owner, scope: Scope, body: bytes, receive: Receive, send: Send
-    ) -> None:
-
+    ) -> _Answered | Owner | None:
+        """Send the request to ``owner``: :data:`ANSWERED` once its answer was relayed,
+        else where the session lives now (it moved before the owner began to answer)."""
         headers = _drop_hop_by_hop(list(scope["headers"]))
         headers.append((FORWARDED_BY, self.config.host_id.encode()))
         url = owner.address.rstrip("/") + scope.get("raw_path", scope["path"].encode()).decode()
@@ -248,27 +268,27 @@ class Forwarder:
         # The client may leave at any moment, also while the owner has not answered yet
         # (a stopped owner's kernel takes the request and nothing answers): then the
         # forwarded request is closed at once.
-        refusal: HttpRefused | None = None
+        outcome: _Answered | Owner | HttpRefused | None = ANSWERED  # the client left: done
         async with trio.open_nursery() as nursery:
             nursery.start_soon(_watch_disconnect, receive, nursery.cancel_scope)
-            refusal = await self._exchange(session, owner, request, send)
+            outcome = await self._exchange(session, owner, request, send)
             nursery.cancel_scope.cancel()
-        if refusal is not None:
-            raise refusal
+        if isinstance(outcome, HttpRefused):
+            raise outcome
+        return outcome
 
     async def _exchange(
         self, session: str, owner: Owner, request: httpx2.Request, send: Send
-    ) -> HttpRefused | None:
-        """Send ``request`` and relay its answer; the refusal to answer instead when the
-        owner gave none."""
+    ) -> _Answered | Owner | HttpRefused | None:
+        """Send ``request`` and relay its answer (:data:`ANSWERED`); where the session
+        lives now when it moved before the owner answered; the refusal to answer instead
+        when the owner failed."""
         import httpx2
 
         try:
             response = await self._answer_or_moved(session, owner, request)
-            if response is None:
-                self.counts["moved"] += 1
-                why = "the session's host did not answer before its lease ran out"
-                return HttpRefused(502, "owner_failed", why)
+            if not isinstance(response, httpx2.Response):
+                return response
         except (httpx2.ConnectError, httpx2.ConnectTimeout, httpx2.PoolTimeout) as exc:
             self.counts["unreachable"] += 1
             why = f"the session's host did not answer ({type(exc).__name__})"
@@ -295,15 +315,17 @@ class Forwarder:
         finally:
             with trio.CancelScope(shield=True):
                 await response.aclose()
-        return None
+        return ANSWERED
 
     async def _answer_or_moved(
         self, session: str, owner: Owner, request: httpx2.Request
-    ) -> httpx2.Response | None:
-        """The owner's answer (its status and headers), or None once the session has
-        another owner or none while the owner had not begun to answer (module doc)."""
+    ) -> httpx2.Response | Owner | None:
+        """The owner's answer (its status and headers), or where the session lives once
+        it has another owner or none while the owner had not begun to answer (module
+        doc)."""
         answer: list[httpx2.Response] = []
         failed: list[Exception] = []
+        moved: list[Owner | None] = []
         async with trio.open_nursery() as nursery:
 
             async def send() -> None:
@@ -323,12 +345,30 @@ class Forwarder:
                     left = _RECHECK  # unknown for now: ask again soon
                     continue
                 if now is None or now.host_id != owner.host_id:
+                    moved.append(now)
                     nursery.cancel_scope.cancel()
                     break
                 left = now.seconds_left
         if failed:
             raise failed[0]
-        return answer[0] if answer else None
+        return answer[0] if answer else moved[0]
+
+
+class _Answered:
+    """The forwarded request's answer was relayed to the client."""
+
+
+ANSWERED = _Answered()
+
+
+def _replay(body: bytes, receive: Receive) -> Receive:
+    """``receive``, giving first the request's ``body`` (read already) as one message."""
+    first = [{"type": "http.request", "body": body, "more_body": False}]
+
+    async def again() -> dict[str, Any]:
+        return first.pop() if first else await receive()
+
+    return again
 
 
 #: Seconds between two looks at a session's owner while it has not answered, at least.

@@ -263,15 +263,13 @@ class _App:
         runner = self.runner
         assert runner is not None
         sessions = self.sessions
-        if (
-            self.forward is not None
-            and len(parts) >= 3
-            and parts[:2] == ["v1", "sessions"]
-            and await self.forward.route(
+        if self.forward is not None and len(parts) >= 3 and parts[:2] == ["v1", "sessions"]:
+            here = await self.forward.route(
                 tenant.store_id(parts[2]), scope, receive, send, max_body=self.config.max_body
             )
-        ):
-            return
+            if here is None:  # forwarded and answered by the session's owner
+                return
+            receive = here
         match method, parts:
             case "GET", ["metrics"]:
                 from ._metrics import CONTENT_TYPE

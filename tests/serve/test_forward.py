@@ -302,42 +302,122 @@ async def test_a_client_leaving_while_the_owner_is_silent_closes_the_forwarded_r
         nursery.cancel_scope.cancel()
 
 
-async def test_a_silent_owner_whose_lease_runs_out_is_given_up_and_the_client_told_502() -> None:
+@asynccontextmanager
+async def silent_owners(count: int) -> AsyncIterator[tuple[list[str], list[trio.Event]]]:
+    """``count`` stopped owners: their kernel takes the connection and the request, and
+    nothing answers; their URLs, and an event set when the forwarding host hangs up."""
+    closed = [trio.Event() for _ in range(count)]
+
+    def owner(done: trio.Event) -> Any:
+        async def silent(stream: trio.SocketStream) -> None:
+            with contextlib.suppress(trio.BrokenResourceError):
+                while await stream.receive_some():
+                    pass
+            done.set()
+
+        return silent
+
+    async with trio.open_nursery() as nursery:
+        urls = []
+        for done in closed:
+            listeners = await nursery.start(trio.serve_tcp, owner(done), 0)
+            urls.append(f"http://127.0.0.1:{listeners[0].socket.getsockname()[1]}")
+        yield urls, closed
+        nursery.cancel_scope.cancel()
+
+
+async def test_a_silent_owner_whose_lease_runs_out_is_given_up_and_the_turn_served_here() -> None:
     # A stopped owner: its kernel takes the request and nothing answers. Its lease has
     # 0.3 s left when A looks it up; while it is still the owner A waits for it, and
     # once the lease has run out (the look-up finds no owner) A closes the forwarded
-    # request and answers 502, so the client's retry can take the session over.
-    closed = trio.Event()
+    # request and serves the turn itself, as one for a session nobody owns (the client
+    # used to get 502 and had to find a live host for its retry).
     looks: list[str] = []
-
-    async def silent_owner(stream: trio.SocketStream) -> None:
-        with contextlib.suppress(trio.BrokenResourceError):
-            while await stream.receive_some():
-                pass
-        closed.set()
 
     async def locate(session: str) -> Owner | None:
         looks.append(session)
         if len(looks) <= 2:  # the routing look-up, then one that finds it renewed
-            return Owner(host_id="B", address=owner_url, seconds_left=0.3)
+            return Owner(host_id="B", address=urls[0], seconds_left=0.3)
         return None
 
-    async with trio.open_nursery() as nursery:
-        listeners = await nursery.start(trio.serve_tcp, silent_owner, 0)
-        owner_url = f"http://127.0.0.1:{listeners[0].socket.getsockname()[1]}"
+    async with silent_owners(1) as (urls, closed):
         forwarder = Forwarder(locate, ForwardConfig(host_id="A", connect_timeout=1.0))
         try:
             async with served(forward=forwarder, token=TOKEN) as a, a.client() as client:
                 with trio.fail_after(30):  # a hang guard: it used to wait for ever
-                    answer = await client.post("/v1/sessions/b-1/turns", json={"text": "hi"})
-                    await closed.wait()
-                assert answer.status_code == 502
-                assert answer.json()["error_kind"] == "owner_failed"
+                    answer = await client.post(
+                        "/v1/sessions/b-1/turns", json={"text": "hi", "turn": "t1"}, headers=JSON
+                    )
+                    await closed[0].wait()
+                assert answer.status_code == 200, answer.text
+                assert answer.json()["status"] == "completed"
+                assert a.host.is_live("b-1")
                 assert looks == ["b-1"] * 3
-                assert forwarder.counts["moved"] == 1
+                assert forwarder.counts["moved"] == 1 and forwarder.counts["forwarded"] == 0
+                # The same turn id again answers the turn that ran, without a second run.
+                again = await client.post(
+                    "/v1/sessions/b-1/turns", json={"text": "hi", "turn": "t1"}, headers=JSON
+                )
+                assert again.status_code == 200 and again.json() == answer.json()
+                stored = (await client.get("/v1/sessions/b-1")).json()
+                assert [m["role"] for m in stored["messages"]] == ["user", "assistant"]
         finally:
             await forwarder.aclose()
-        nursery.cancel_scope.cancel()
+
+
+async def test_a_request_follows_its_session_to_the_host_that_took_it_from_a_silent_owner() -> None:
+    # B stalls with the request; by the time its lease runs out host C holds the
+    # session: A sends the request on to C, which runs it.
+    looks: list[str] = []
+    async with silent_owners(1) as (urls, closed), served(token=TOKEN) as c:
+
+        async def locate(session: str) -> Owner | None:
+            looks.append(session)
+            if len(looks) == 1:
+                return Owner(host_id="B", address=urls[0], seconds_left=0.2)
+            return Owner(host_id="C", address=c.url)
+
+        forwarder = Forwarder(locate, ForwardConfig(host_id="A", connect_timeout=1.0))
+        try:
+            async with served(forward=forwarder, token=TOKEN) as a, a.client() as client:
+                with trio.fail_after(30):
+                    answer = await client.post(
+                        "/v1/sessions/b-1/turns", json={"text": "hi"}, headers=JSON
+                    )
+                    await closed[0].wait()
+                assert answer.status_code == 200, answer.text
+                assert c.host.is_live("b-1") and not a.host.is_live("b-1")
+                assert forwarder.counts["moved"] == 1 and forwarder.counts["forwarded"] == 1
+        finally:
+            await forwarder.aclose()
+
+
+async def test_a_request_whose_owners_keep_stalling_gets_502_after_max_moves() -> None:
+    # Each owner in turn takes the request and stalls until its lease runs out, and
+    # another stalled host holds the session by then: after ``max_moves`` moves the
+    # client is told 502 rather than being sent round for ever.
+    looks: list[str] = []
+    async with silent_owners(3) as (urls, closed):
+
+        async def locate(session: str) -> Owner | None:
+            looks.append(session)
+            n = len(looks) - 1  # a new owner at every look
+            return Owner(host_id=f"B{n}", address=urls[min(n, 2)], seconds_left=0.2)
+
+        config = ForwardConfig(host_id="A", connect_timeout=1.0, max_moves=2)
+        forwarder = Forwarder(locate, config)
+        try:
+            async with served(forward=forwarder, token=TOKEN) as a, a.client() as client:
+                with trio.fail_after(30):
+                    answer = await client.post("/v1/sessions/b-1/turns", json={"text": "hi"})
+                    for done in closed:
+                        await done.wait()
+                assert answer.status_code == 502
+                assert answer.json()["error_kind"] == "owner_failed"
+                assert forwarder.counts["moved"] == 3
+                assert not a.host.is_live("b-1")
+        finally:
+            await forwarder.aclose()
 
 
 async def test_a_lookup_that_fails_gets_503_and_nothing_runs() -> None:

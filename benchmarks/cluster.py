@@ -42,7 +42,7 @@ from typing import Any
 import httpx2
 import trio
 from cluster_check import install_audit, judge, tables_exist
-from cluster_clients import ClientConfig, Clients, Turn
+from cluster_clients import Balancer, ClientConfig, Clients, Turn
 from cluster_faults import Fault, Injector
 from cluster_rig import (
     Database,
@@ -72,6 +72,11 @@ def parse(argv: Sequence[str] | None) -> argparse.Namespace:
     p.add_argument("--measure-sessions", type=int, default=50)
     p.add_argument("--measure-turns", type=int, default=10)
     p.add_argument("--no-measure", action="store_true", help="the chaos run only")
+    p.add_argument(
+        "--no-health-check",
+        action="store_true",
+        help="clients pick any host at random (no load balancer's health checks)",
+    )
     p.add_argument("--workdir", type=Path, help="keep the hosts' logs and configs here")
     p.add_argument("--quick", action="store_true", help="20 sessions, 6 turns, 2 kills, 1 stop")
     args = p.parse_args(argv)
@@ -235,14 +240,20 @@ async def _chaos_run(args: argparse.Namespace, rig: Rig, db: Database, ns: Netns
                  "cut": args.lease_ttl + 3.0}  # fmt: skip
     span = sum(durations[k] + args.fault_every for k in kinds) + 2 * args.fault_every
     every = span / max(1, args.turns)
+    balancer = None if args.no_health_check else Balancer(rig.urls)
     clients = Clients(rig.urls, ClientConfig(token=rig.token, turns=args.turns, every=every,
-                                             give_up=max(60.0, 4 * args.lease_ttl)))  # fmt: skip
+                                             give_up=max(60.0, 4 * args.lease_ttl)),
+                      balancer)  # fmt: skip
     sessions = [f"s{i:04d}" for i in range(args.sessions)]
     started = trio.current_time()
     async with trio.open_nursery() as nursery:
-        nursery.start_soon(clients.run, sessions)
-        await trio.sleep(args.fault_every)
-        await injector.run(kinds, args.fault_every)
+        if balancer:
+            nursery.start_soon(balancer.run)
+        async with trio.open_nursery() as turns:
+            turns.start_soon(clients.run, sessions)
+            await trio.sleep(args.fault_every)
+            await injector.run(kinds, args.fault_every)
+        nursery.cancel_scope.cancel()
     elapsed = trio.current_time() - started
     for host in rig.hosts:
         host.terminate()
@@ -258,6 +269,9 @@ async def _chaos_run(args: argparse.Namespace, rig: Rig, db: Database, ns: Netns
           f"{elapsed:.0f} s\n")  # fmt: skip
     faults = ", ".join(f"{f.kind} {f.host_id} ({len(f.held)} held)" for f in injector.log)
     print(f"- faults: {faults}")
+    print("- clients: " + ("random host, no health checks" if balancer is None else
+                           f"behind a balancer checking /healthz every {balancer.interval:g} s; "
+                           f"hosts taken out {dict(balancer.outs)}"))  # fmt: skip
     print(
         f"- turns: {outcomes}; attempts {sum(t.attempts for t in clients.log)}; "
         f"retried failures: {dict(clients.errors.most_common(8))}"

@@ -5,8 +5,10 @@ A turn is acknowledged when the client reads its ``turn_completed`` event. A fai
 anything else before that: no connection, an error status (503 while a host is down or
 a session changes hands), a stream cut before its final event, no byte for
 ``read_timeout`` seconds (a stopped host holds connections open). The retry goes to a
-random host again (not the one that just failed to answer, as a load balancer's health
-check would have it), the same turn id and text, after a short backoff. A turn that ends
+random host again (not the one that just failed to answer), the same turn id and text,
+after a short backoff. With a :class:`Balancer` (the chaos run's default), every attempt
+goes to a random host among those the balancer takes as up, as behind the load balancer
+of docs/deployment.md, which checks ``GET /healthz``. A turn that ends
 ``turn_failed`` or ``turn_cancelled`` is also retried with its id (the server decides
 whether that id already ran); a 409 ``turn_exists`` ends the retries (the id is stored
 already: the turn ran, or began before its host died, and will not run again), without
@@ -60,11 +62,61 @@ class ClientConfig:
 
 
 @attrs.define
+class Balancer:
+    """A load balancer's view of the hosts, set up as docs/deployment.md says (health
+    check ``GET /healthz``): an active check of each host every ``interval`` seconds,
+    given ``timeout`` seconds to answer (one failure takes the host out, one success
+    brings it back: HAProxy's ``check inter 500ms fall 1 rise 1``), and a passive one
+    (an attempt that could not connect, or got no byte in time, takes its host out until
+    its next good check, as nginx's ``max_fails=1``). Nothing else is known to it: a
+    host that answers its checks and then fails a turn stays in."""
+
+    urls: Callable[[], Sequence[str]]
+    interval: float = 0.5
+    timeout: float = 0.5
+    down: set[int] = attrs.field(factory=set)
+    #: How many times a host was taken out (by a check, by an attempt).
+    outs: Counter[str] = attrs.field(factory=Counter)
+
+    async def run(self) -> None:
+        """Check every host until cancelled."""
+        async with httpx2.AsyncClient(timeout=self.timeout) as client, trio.open_nursery() as n:
+            for index in range(len(self.urls())):
+                n.start_soon(self._check, client, index)
+
+    async def _check(self, client: httpx2.AsyncClient, index: int) -> None:
+        while True:
+            try:
+                ok = (await client.get(f"{self.urls()[index]}/healthz")).status_code == 200
+            except httpx2.HTTPError:
+                ok = False
+            if ok:
+                self.down.discard(index)
+            elif index not in self.down:
+                self.down.add(index)
+                self.outs["check"] += 1
+            await trio.sleep(self.interval)
+
+    def failed(self, index: int) -> None:
+        if index not in self.down:
+            self.down.add(index)
+            self.outs["attempt"] += 1
+
+    def pick(self, count: int, avoid: int | None) -> int:
+        """A random host that is up and not ``avoid``; failing that, any but ``avoid``."""
+        hosts = [i for i in range(count) if i != avoid] or list(range(count))
+        up = [i for i in hosts if i not in self.down]
+        return random.choice(up or hosts)
+
+
+@attrs.define
 class Clients:
-    """Runs the sessions' turns against ``urls()`` (the hosts' current addresses)."""
+    """Runs the sessions' turns against ``urls()`` (the hosts' current addresses),
+    through ``balancer`` when there is one."""
 
     urls: Callable[[], Sequence[str]]
     config: ClientConfig
+    balancer: Balancer | None = None
     log: list[Turn] = attrs.field(factory=list)
     errors: Counter[str] = attrs.field(factory=Counter)
 
@@ -97,11 +149,14 @@ class Clients:
         avoid: int | None = None
         while trio.current_time() - record.first_try < self.config.give_up:
             urls = self.urls()
-            route = self.config.route
-            # Like a load balancer's passive health check, a retry goes to another host
-            # than the one that just failed to answer.
-            others = [i for i in range(len(urls)) if i != avoid] or list(range(len(urls)))
-            index = route(session, record.attempts) if route else random.choice(others)
+            route, balancer = self.config.route, self.balancer
+            if route:
+                index = route(session, record.attempts)
+            elif balancer:
+                index = balancer.pick(len(urls), avoid)
+            else:  # a retry goes to another host than the one that just failed to answer
+                others = [i for i in range(len(urls)) if i != avoid] or list(range(len(urls)))
+                index = random.choice(others)
             record.attempts += 1
             record.via.append(index)
             sent = trio.current_time()
@@ -116,6 +171,8 @@ class Clients:
                 return record
             self.errors[outcome] += 1
             avoid = index if not outcome.startswith(("http_", "turn_")) else None
+            if avoid is not None and balancer:
+                balancer.failed(index)
             await trio.sleep(random.uniform(0.05, 0.25))
         record.outcome = "abandoned"
         return record

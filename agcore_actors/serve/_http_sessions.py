@@ -85,8 +85,5 @@ class SessionReads:
 
     async def has_turn(self, sid: str, turn: str) -> bool:
         """Whether the stored session ``sid`` has an entry of ``turn``."""
-        try:
-            snap: sm.SessionSnapshot = await self.store.ask(sm.ExportSession(sid))
-        except SessionNotFound:
-            return False
-        return any(entry.turn == turn for entry in snap.entries)
+        stored: bool = await self.store.ask(sm.HasTurn(sid, turn))
+        return stored

@@ -44,7 +44,6 @@ from .._ids import new_id
 from .._validators import at_least_one, non_negative
 from ..agent import SessionHost, StoreTurns
 from ..agent import messages as am
-from ..store import SessionNotFound
 from ..store import messages as sm
 from . import _elicit, _resume
 from ._auth import check_id
@@ -246,13 +245,8 @@ class _StdioServer:
         store = self.host.bundle.store
         if not isinstance(store, StoreTurns):
             return False
-        try:
-            snap: sm.SessionSnapshot = await store.store.ask(
-                sm.ExportSession(self.prefix + session)
-            )
-        except SessionNotFound:
-            return False
-        return any(entry.turn == turn for entry in snap.entries)
+        stored: bool = await store.store.ask(sm.HasTurn(self.prefix + session, turn))
+        return stored
 
     async def _on_turn(self, command: TurnCommand) -> None:
         turn = command.turn or new_id()

@@ -58,6 +58,7 @@ from .messages import (
     ExpireSessions,
     ExportSession,
     FindLease,
+    HasTurn,
     HostHeartbeat,
     ListHosts,
     ListSessions,
@@ -98,11 +99,12 @@ class SessionStore(Actor[StoreMsg]):
         its batch still commit. While one batch is being written the next one gathers, so
         1,000 sessions committing at once cost a handful of fsyncs, not 1,000.
 
-        Reads (``LoadSession``, ``ListSessions``, ``ExportSession``) on SQLite go to a
-        second connection, in a lane of their own batched the same way (one read
-        transaction per batch), so they never wait behind a write's fsync. A read sees
-        every write answered before it was sent, and never part of a write. (In memory,
-        each request runs at once, in the handler: there is no fsync to share.)
+        Reads (``LoadSession``, ``ListSessions``, ``ExportSession``, ``HasTurn``) on
+        SQLite go to a second connection, in a lane of their own batched the same way
+        (one read transaction per batch), so they never wait behind a write's fsync. A
+        read sees every write answered before it was sent, and never part of a write.
+        (In memory, each request runs at once, in the handler: there is no fsync to
+        share.)
 
         On PostgreSQL, lease renewals and host heartbeats (``RenewLeases``,
         ``HostHeartbeat``, ``RegisterHost``) go to a third connection, in a lane of their
@@ -177,8 +179,8 @@ class SessionStore(Actor[StoreMsg]):
         """``open_backend`` runs at each start (in a worker thread if ``threaded``,
         which every call to the backend then is) and the backend is closed at each stop.
         ``open_reader``, if given, opens a second backend on the same data for the reads
-        (``LoadSession``, ``ListSessions``, ``ExportSession``), served in a lane of their
-        own so that they never wait behind a write's fsync. ``open_leases`` likewise
+        (``LoadSession``, ``ListSessions``, ``ExportSession``, ``HasTurn``), served in a
+        lane of their own so that they never wait behind a write's fsync. ``open_leases`` likewise
         opens a backend for lease renewals and heartbeats, in a lane of their own, and
         ``open_grants`` one for lease grants, releases and look-ups."""
         self.config = config or SessionStoreConfig()
@@ -260,6 +262,8 @@ class SessionStore(Actor[StoreMsg]):
                 return await self._read(_ops.list_sessions, msg)
             case ExportSession():
                 return await self._read(_ops.export, msg)
+            case HasTurn():
+                return await self._read(_ops.has_turn, msg)
             case DeleteSessions():
                 return await self._write(_ops.delete, msg)
             case ExpireSessions():

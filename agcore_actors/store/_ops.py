@@ -34,6 +34,7 @@ from .messages import (
     DeleteSessions,
     ExpireSessions,
     ExportSession,
+    HasTurn,
     ListSessions,
     LoadedSession,
     LoadSession,
@@ -322,6 +323,11 @@ def export(b: Backend, m: ExportSession, now: float) -> SessionSnapshot:
         facts=b.facts(m.session),
         entries=b.entries(m.session, 0, record.last_index + 1),
     )
+
+
+def has_turn(b: Backend, m: HasTurn, now: float) -> bool:
+    _non_empty("session", m.session)
+    return b.has_turn(m.session, m.turn)
 
 
 # -- whole sessions ---------------------------------------------------------------------

@@ -23,6 +23,7 @@ Reads (one consistent read each)::
     LoadSession(session, tail, missing_ok)           -> LoadedSession
     ListSessions(idle_before, status, limit, cursor) -> SessionPage
     ExportSession(session)                           -> SessionSnapshot
+    HasTurn(session, turn)                           -> bool
 
 Whole sessions (retention never removes single messages)::
 
@@ -124,6 +125,7 @@ __all__ = [
     "ExpireSessions",
     "ExportSession",
     "FindLease",
+    "HasTurn",
     "HostHeartbeat",
     "HostRecord",
     "Hosts",
@@ -371,6 +373,14 @@ class ExportSession(Request[SessionSnapshot], frozen=True, tag=True):
     session: str
 
 
+class HasTurn(Request[bool], frozen=True, tag=True):
+    """Whether the session has messages of turn ``turn`` (it ran, or began: a retried
+    turn id), without reading the transcript; False for no such session."""
+
+    session: str
+    turn: str
+
+
 # -- whole sessions -------------------------------------------------------------------
 
 
@@ -409,6 +419,7 @@ StoreReply = (
     | ReleasedLeases
     | HostRecord
     | Hosts
+    | bool
     | None
 )
 
@@ -422,6 +433,7 @@ StoreMsg = (
     | LoadSession
     | ListSessions
     | ExportSession
+    | HasTurn
     | DeleteSessions
     | ExpireSessions
     | RestoreSession

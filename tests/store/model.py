@@ -206,6 +206,10 @@ class Model:
             s.facts.pop(key, None)
         s.facts.update(facts_set)
 
+    def has_turn(self, sid: str, turn: str) -> Outcome:
+        s = self.sessions.get(sid)
+        return s is not None and any(t == turn for t, _, _ in s.log)
+
     def load(self, sid: str, tail: int | None) -> Outcome:
         s = self.sessions.get(sid)
         if s is None:

@@ -161,6 +161,11 @@ class StoreMachine(RuleBasedStateMachine):
                 self.begin(sid, ["calls1"], 0, "x")
                 self.commit(sid, [], True, 0, False, Usage(1, 2, 3, 4, 5), {}, [], None)
 
+    @rule(sid=st.sampled_from([*SESSIONS, "zz"]), again=st.integers(0, 40))
+    def has_turn(self, sid: str, again: int) -> None:
+        turn = self.used[again % len(self.used)] if self.used else "t0"
+        self.check(self.ask(sm.HasTurn(sid, turn)), self.model.has_turn(sid, turn))
+
     @rule(
         sid=st.sampled_from(SESSIONS),
         plan=plans,

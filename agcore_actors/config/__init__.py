@@ -15,19 +15,18 @@ in ``docs/configuration.md``; ``agcore-actors config init`` writes a commented s
 
 from .._exports import publish
 from ._errors import ConfigError
-from ._load import LOCAL_NAME, find_config, load_settings, parse_settings
-from ._runtime import (
-    Runtime,
+from ._library import (
     agent_config,
     agents_of,
     host_config,
     local_model_config,
     mcp_servers,
-    open_runtime,
     provider_config,
     remote_provider,
     store_backend,
 )
+from ._load import LOCAL_NAME, find_config, load_settings, parse_settings
+from ._runtime import Runtime, open_runtime
 from ._schema import (
     AgentSettings,
     AnthropicProviderSettings,

@@ -47,15 +47,12 @@ from ._config import (
     load_config,
     parse_config,
 )
-from ._connection import (
+from ._connection import McpConnection, connection_spec
+from ._connection_config import (
     DEFAULT_MCP_BACKOFF,
     DEFAULT_MCP_BREAKER,
     ConnectionConfig,
-    McpConnection,
     ServerHealth,
-    connection_spec,
-    server_spec,
-    servers_spec,
 )
 from ._errors import (
     McpAuthError,
@@ -81,6 +78,7 @@ from ._resources import (
     McpResource,
     McpResourceContent,
 )
+from ._supervision import server_spec, servers_spec
 from .messages import (
     CallTool,
     ConnectionState,

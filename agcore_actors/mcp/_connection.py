@@ -1,40 +1,26 @@
-"""McpConnection: one actor per MCP server, supervised, and the specs that build it.
+"""McpConnection: one actor per MCP server, and :func:`connection_spec` that builds it.
 
 Its protocol is :mod:`agcore_actors.mcp.messages`; its tools reach a registry through
 :mod:`._adapter`; the circuit breaker is :class:`agcore_actors.actor.policy.CircuitBreaker`.
+Its configuration and the breaker state shared across incarnations are in
+:mod:`._connection_config`; the supervisors that restart it (one per server) in
+:mod:`._supervision`.
 """
 
 from __future__ import annotations
 
 import logging
-from collections.abc import Mapping
 from typing import ClassVar, assert_never
 
-import attrs
 import trio
 
-from .._validators import non_negative
-from ..actor import (
-    Actor,
-    ActorRef,
-    ActorStopped,
-    Backoff,
-    ChildSpec,
-    Intensity,
-    MailboxFull,
-    SupervisorSpec,
-)
-from ..actor.policy import (
-    BreakerState,
-    CircuitBreaker,
-    breaker_failure,
-    breaker_retry_in,
-    breaker_success,
-)
+from ..actor import Actor, ActorRef, ActorStopped, ChildSpec, MailboxFull
+from ..actor.policy import breaker_failure, breaker_retry_in, breaker_success
 from ..tools import ToolError, ToolRegistry
 from ._adapter import publish_tools
-from ._client import ClientOptions, McpClient, open_client
+from ._client import McpClient, open_client
 from ._config import ServerConfig
+from ._connection_config import ConnectionConfig, ServerHealth
 from ._content_requests import answer_content, tool_resources
 from ._errors import (
     McpConnectionClosed,
@@ -43,14 +29,8 @@ from ._errors import (
     McpTimeout,
     McpUnavailable,
 )
-from ._policy import DEFAULT_SEPARATOR, secret_values
-from ._requests import (
-    ROOTS,
-    ProgressCallback,
-    ProgressHandler,
-    ServerRequestHandler,
-    roots_handler,
-)
+from ._policy import secret_values
+from ._requests import ProgressCallback
 from ._resources import McpResource
 from .messages import (
     CallTool,
@@ -71,53 +51,9 @@ from .messages import (
     SubscribeResource,
 )
 
+__all__ = ["McpConnection", "connection_spec"]
+
 log = logging.getLogger("agcore_actors.mcp")
-
-#: An MCP server's breaker: parked after 3 consecutive failures for 5 s, doubling up to
-#: 5 min; a connection that stayed up 30 s clears the count.
-DEFAULT_MCP_BREAKER = CircuitBreaker(threshold=3, healthy_after=30.0)
-
-#: How a server's supervisor spaces the restarts of its connection.
-DEFAULT_MCP_BACKOFF = Backoff(initial=0.2, cap=5.0)
-
-
-@attrs.frozen
-class ConnectionConfig:
-    """How a connection talks to its server, names its tools and recovers."""
-
-    #: Deadlines of the protocol client.
-    client: ClientOptions = attrs.field(factory=ClientOptions)
-    #: What joins the server's name and a tool's name in the registry.
-    separator: str = DEFAULT_SEPARATOR
-    #: Seconds a dying connection lets waiting calls collect their error.
-    drain_timeout: float = attrs.field(default=1.0, validator=non_negative)
-    #: When the server is parked instead of reconnected at once.
-    breaker: CircuitBreaker = DEFAULT_MCP_BREAKER
-    #: How the server's supervisor spaces restarts of the connection.
-    backoff: Backoff = DEFAULT_MCP_BACKOFF
-    #: Handlers of server requests by method (``elicitation/create``,
-    #: ``sampling/createMessage``, ``roots/list``; see ``agcore_actors.mcp._requests``).
-    requests: Mapping[str, ServerRequestHandler] = attrs.field(factory=dict)
-    #: Directories (or URIs) offered to servers as roots (``roots/list``), unless
-    #: ``requests`` has its own handler.
-    roots: tuple[str, ...] = ()
-    #: Told each progress notification of a call made by a session (None: progress is
-    #: not asked for).
-    progress: ProgressHandler | None = None
-
-    def server_requests(self) -> dict[str, ServerRequestHandler]:
-        handlers = dict(self.requests)
-        if self.roots:
-            handlers.setdefault(ROOTS, roots_handler(self.roots))
-        return handlers
-
-
-@attrs.define
-class ServerHealth:
-    """Breaker state shared by the incarnations of one server's connection."""
-
-    config: CircuitBreaker = DEFAULT_MCP_BREAKER
-    state: BreakerState = attrs.field(factory=BreakerState)
 
 
 class McpConnection(Actor[McpConnectionMsg]):
@@ -427,50 +363,4 @@ def connection_spec(
 
     return ChildSpec(
         name=f"mcp:{name}", factory=factory, shutdown=config.client.shutdown_grace * 3 + 1
-    )
-
-
-def server_spec(
-    name: str,
-    *,
-    server: ServerConfig,
-    registry: ToolRegistry | None = None,
-    events: ActorRef[McpEvent] | None = None,
-    config: ConnectionConfig | None = None,
-) -> SupervisorSpec:
-    """A supervisor of its own, ``mcp-supervisor:{name}``, for :func:`connection_spec`.
-
-    It restarts the connection with ``config.backoff``; the breaker parks the server
-    before the supervisor's intensity could give up (``threshold + 2`` restarts are
-    allowed per shortest breaker period).
-    """
-    config = config or ConnectionConfig()
-    child = connection_spec(name, server=server, registry=registry, events=events, config=config)
-    return SupervisorSpec(
-        f"mcp-supervisor:{name}",
-        children=[child],
-        intensity=Intensity(
-            max_restarts=config.breaker.threshold + 2,
-            period=max(config.breaker.backoff.initial, 1e-3),
-        ),
-        backoff=config.backoff,
-    )
-
-
-def servers_spec(
-    servers: dict[str, ServerConfig],
-    *,
-    registry: ToolRegistry | None = None,
-    events: ActorRef[McpEvent] | None = None,
-    config: ConnectionConfig | None = None,
-    name: str = "mcp",
-) -> SupervisorSpec:
-    """One supervisor, ``name``, holding a :func:`server_spec` per configured server."""
-    return SupervisorSpec(
-        name,
-        children=[
-            server_spec(n, server=s, registry=registry, events=events, config=config)
-            for n, s in servers.items()
-        ],
-        intensity=Intensity(max_restarts=max(10, 3 * len(servers)), period=60.0),
     )

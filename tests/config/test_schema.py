@@ -12,7 +12,7 @@ import pytest
 
 from agcore_actors.agent import AgentConfig, HostConfig
 from agcore_actors.config import AgentSettings, HostSettings, RetrySettings, TimeoutSettings
-from agcore_actors.config._runtime import library_config
+from agcore_actors.config._library import library_config
 from agcore_actors.llm import RetryConfig, Timeouts
 
 PAIRS: list[tuple[type[Any], type[Any], dict[str, str]]] = [

@@ -231,6 +231,7 @@ class Session(SessionResume):
     async def _turn(
         self, user: UserMessage, turn_id: str, emit: Emit, overrides: am.ModelOverrides | None
     ) -> am.TurnResult:
+        """The turn, holding the turn lock: refused by a guardrail, or begun and driven."""
         text = content_text(user.content)
         agent = self.settings.agents[self.agent_name]
         context = PromptContext(

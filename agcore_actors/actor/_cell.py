@@ -39,8 +39,9 @@ from ._cancel import is_cancellation, unwrap_group
 from ._deferred import DeferredReply
 from ._dormant import may_sleep
 from ._ending import Ending
+from ._envelope import ABANDONED, DEFERRED, QUEUED, RUNNING, Envelope
 from ._errors import ActorParked, ActorStopped
-from ._mailbox import ABANDONED, DEFERRED, QUEUED, RUNNING, Envelope, Mailbox
+from ._mailbox import Mailbox
 from ._node import ActorInfo, Link, State
 from ._ref import ActorRef
 from ._runtime import Runtime

@@ -30,7 +30,7 @@ from ._message import Request, StreamRequest
 from ._runtime import log
 
 if TYPE_CHECKING:
-    from ._mailbox import Envelope
+    from ._envelope import Envelope
     from ._runtime import Runtime
 
 

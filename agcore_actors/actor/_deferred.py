@@ -17,12 +17,12 @@ import outcome
 from trio.lowlevel import Abort, Task, current_task
 
 from ._complete import Completion
-from ._mailbox import ABANDONED, DEFERRED, RUNNING
+from ._envelope import ABANDONED, DEFERRED, RUNNING
 
 if TYPE_CHECKING:
     from ._actor import ActorContext
     from ._cell import Cell
-    from ._mailbox import Envelope
+    from ._envelope import Envelope
 
 __all__ = ["DeferredReply", "defer_reply"]
 

@@ -20,8 +20,8 @@ from trio.lowlevel import Task
 from ._actor import Actor
 from ._cancel import interrupt_in, is_cancellation
 from ._deferred import Deferrals
+from ._envelope import DONE, Envelope
 from ._errors import ActorCrashed, ActorStopped
-from ._mailbox import DONE, Envelope
 from ._node import Link, State
 from ._runtime import log
 

@@ -1,4 +1,4 @@
-"""The bounded mailbox and the envelope that carries one message through it.
+"""The bounded mailbox of an actor (the envelope a message travels in: :mod:`._envelope`).
 
 The mailbox is built directly on ``trio.lowlevel`` (a deque plus parked
 tasks) rather than on memory channels: an ask then costs two task switches
@@ -21,82 +21,13 @@ from __future__ import annotations
 import contextlib
 from collections import deque
 from collections.abc import Callable
-from typing import Any, Final, Protocol
+from typing import Any
 
-import outcome
 import trio
 from trio.lowlevel import Abort, Task, current_task, reschedule, wait_task_rescheduled
 
+from ._envelope import Envelope as Envelope  # re-exported: where tests take it from
 from ._errors import ActorParked, ActorStopped, MailboxFull
-
-
-class AbortHandler(Protocol):
-    def abort_ask(self, env: Envelope, raise_cancel: Any) -> Abort: ...
-
-
-# Envelope states. Plain ints: compared on the hot path.
-QUEUED: Final = 0
-RUNNING: Final = 1
-DONE: Final = 2
-ABANDONED: Final = 3  # the asker was cancelled before the request started
-DEFERRED: Final = 4  # the handler took its reply, to give it later (see _deferred)
-
-
-class Envelope:
-    """One message in flight, and for an ask, the parked asker waiting on it.
-
-    An envelope is also the trio abort callback of its asker (``__call__``),
-    which saves allocating one per ask. For a stream request it carries the
-    channel the events go to (``sink``) and, once done, the error that ended
-    the stream (``error``).
-    """
-
-    __slots__ = ("asker", "cell", "error", "msg", "raise_cancel", "scope", "sink", "state")
-
-    def __init__(self, msg: Any, asker: Task | None, cell: AbortHandler | None = None) -> None:
-        self.msg = msg
-        self.asker = asker
-        self.cell = cell
-        self.state = QUEUED
-        # Set when the asker was cancelled while the request ran: the asker is
-        # then woken with this (a Cancelled) instead of the reply.
-        self.raise_cancel: Any = None
-        # Per-request cancel scope, only for requests of concurrent actors.
-        self.scope: trio.CancelScope | None = None
-        self.sink: trio.MemorySendChannel[Any] | None = None
-        self.error: BaseException | None = None
-
-    @property
-    def awaited(self) -> bool:
-        """Someone waits for this request to complete (an asker or a stream)."""
-        return self.asker is not None or self.sink is not None
-
-    def __call__(self, raise_cancel: Any) -> Abort:
-        assert self.cell is not None
-        return self.cell.abort_ask(self, raise_cancel)
-
-    def complete(self, result: outcome.Outcome[Any]) -> bool:
-        """Wake the asker with ``result``; returns False if the reply was dropped.
-
-        A reply is dropped (and the asker woken with its Cancelled) when the
-        asker was cancelled while the request ran. A stream's channel is
-        closed here; an error is kept for the reader to raise.
-        """
-        self.state = DONE
-        sink = self.sink
-        if sink is not None:
-            if isinstance(result, outcome.Error):
-                self.error = result.error
-            sink.close()
-        asker = self.asker
-        if asker is None:
-            return True
-        self.asker = None
-        if self.raise_cancel is not None:
-            reschedule(asker, outcome.capture(self.raise_cancel))
-            return False
-        reschedule(asker, result)
-        return True
 
 
 class _Waiters:

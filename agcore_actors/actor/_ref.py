@@ -15,6 +15,7 @@ import trio
 from trio.lowlevel import Abort, current_task, wait_task_rescheduled
 
 from ._codec import roundtrip
+from ._envelope import QUEUED, RUNNING, Envelope
 from ._errors import (
     ActorStopped,
     AskTimeout,
@@ -23,7 +24,6 @@ from ._errors import (
     WouldDeadlock,
     WrongRequestKind,
 )
-from ._mailbox import QUEUED, RUNNING, Envelope
 from ._message import Request, StreamRequest
 
 if TYPE_CHECKING:

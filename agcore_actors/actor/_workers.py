@@ -32,12 +32,13 @@ from typing import TYPE_CHECKING, Any
 import trio
 from trio.lowlevel import Abort, Task, current_task, reschedule, wait_task_rescheduled
 
-from ._mailbox import RUNNING
+from ._envelope import RUNNING
 
 if TYPE_CHECKING:
     from ._actor import Actor
     from ._cell import Cell
-    from ._mailbox import Envelope, Mailbox
+    from ._envelope import Envelope
+    from ._mailbox import Mailbox
 
 
 class Pool:

@@ -52,23 +52,21 @@ from __future__ import annotations
 import contextlib
 import logging
 import math
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import Mapping
 from types import MappingProxyType
 from typing import Any, ClassVar, assert_never
 
 import trio
 
 from .._errors import AgcoreError
-from .._ids import new_id
-from ..actor import ActorCrashed
 from ..llm import Message as ChatMessage
-from ..llm import TextPart, Usage, UserMessage, check_parts, content_text
+from ..llm import Usage, UserMessage, content_text
 from ..tools import ApprovalRequest
 from ..tools._deps import providing
 from . import messages as am
-from ._child import drop_events, run_child_session
+from ._child import run_child_session
 from ._config import Agent, AgentConfig, PromptContext
-from ._errors import AgentConfigError, SessionBusy, TurnTimeout
+from ._errors import AgentConfigError, TurnTimeout
 from ._hooks import TurnHooks
 from ._session_control import (
     _NO_FACTS,
@@ -78,6 +76,7 @@ from ._session_control import (
     _Busy,
     _Running,
 )
+from ._session_queue import run_turn, submit_turn
 from ._session_resume import SessionResume, closing_facts
 from ._store_port import OpenTurn, TurnStore
 from ._suspend import SUSPENDED_FACT
@@ -199,9 +198,9 @@ class Session(SessionResume):
     async def handle(self, msg: SessionRequest) -> Any:
         match msg:
             case am.SubmitTurn():
-                return self._on_submit(msg)
+                return submit_turn(self, msg)
             case am.RunTurn():
-                return await self._on_run(msg)
+                return await run_turn(self, msg)
             case am.CancelTurn():
                 return await self._on_cancel(msg)
             case am.Approve():
@@ -227,99 +226,12 @@ class Session(SessionResume):
             case _:
                 assert_never(msg)
 
-    # -- turns ---------------------------------------------------------------------------
-
-    def _admit(self) -> None:
-        busy = self._busy
-        if busy is not None and busy.queued + (busy.running is not None) > self.settings.max_queued:
-            raise SessionBusy(self.session, busy.queued)
-
-    def _user(self, msg: am.RunTurn | am.SubmitTurn) -> UserMessage:
-        """The turn's user message; ContentTooLarge or InvalidContent before anything."""
-        if not msg.parts:
-            return UserMessage(msg.text)
-        check_parts(msg.parts, self.settings.config.media_limits)
-        return UserMessage([TextPart(msg.text), *msg.parts] if msg.text else list(msg.parts))
-
-    async def _on_run(self, msg: am.RunTurn) -> am.TurnResult:
-        user = self._user(msg)
-        self._admit()
-        return await self._queued_turn(user, msg.turn or new_id(), drop_events, msg.settings)
-
-    async def _on_submit(self, msg: am.SubmitTurn) -> AsyncIterator[am.TurnEvent]:
-        user = self._user(msg)
-        self._admit()
-        turn_id = msg.turn or new_id()
-        send, receive = trio.open_memory_channel[am.TurnEvent](0)
-        done = trio.Event()
-        holder = trio.CancelScope()
-
-        async def emit(event: am.TurnEvent) -> None:
-            try:
-                await send.send(event)
-            except (trio.BrokenResourceError, trio.ClosedResourceError):
-                holder.cancel()  # the reader left: cancel the turn
-                await trio.lowlevel.checkpoint()
-
-        crash: list[BaseException] = []
-
-        async def runner() -> None:
-            try:
-                with holder:
-                    try:
-                        await self._queued_turn(user, turn_id, emit, msg.settings)
-                    except AgcoreError as exc:
-                        # The store refused the turn's begin or commit: the reader's
-                        # answer, not a crash of this task (of the whole actor).
-                        await emit(am.TurnFailed(failed_result(self.session, turn_id, exc)))
-            except BaseException as exc:
-                if not isinstance(exc, trio.Cancelled):
-                    crash.append(exc)  # a bug: it crashes the actor; the reader is told
-                raise
-            finally:
-                # Closed without a checkpoint: in a cancelled ``holder`` (the reader left)
-                # an ``aclose`` would raise Cancelled over a crash and lose it.
-                send.close()
-                done.set()
-
-        self.ctx.nursery.start_soon(runner)
-        try:
-            async with receive:
-                async for event in receive:
-                    yield event
-        finally:
-            if not done.is_set():
-                holder.cancel()
-                with trio.CancelScope(shield=True):
-                    await done.wait()
-        if crash:
-            # The stream ended with no final event: the turn's task crashed the actor.
-            raise ActorCrashed(self.ctx.name, crash[0])
-
-    async def _queued_turn(
-        self,
-        user: UserMessage,
-        turn_id: str,
-        emit: Emit,
-        overrides: am.ModelOverrides | None = None,
-    ) -> am.TurnResult:
-        busy = self._busy_now()
-        try:
-            busy.lock.acquire_nowait()  # free: no schedule point here (the turn has many)
-        except trio.WouldBlock:
-            busy.queued += 1
-            try:
-                await busy.lock.acquire()
-            finally:
-                busy.queued -= 1
-        try:
-            return await self._turn(user, turn_id, emit, overrides)
-        finally:
-            self._release()
+    # -- the turn (checked and queued by _session_queue) ----------------------------------
 
     async def _turn(
         self, user: UserMessage, turn_id: str, emit: Emit, overrides: am.ModelOverrides | None
     ) -> am.TurnResult:
+        """The turn, holding the turn lock: refused by a guardrail, or begun and driven."""
         text = content_text(user.content)
         agent = self.settings.agents[self.agent_name]
         context = PromptContext(

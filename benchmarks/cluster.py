@@ -378,6 +378,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     with tempfile.TemporaryDirectory(prefix="agcore-cluster-") as tmp:
         work = args.workdir or Path(tmp)
         work.mkdir(parents=True, exist_ok=True)
+        # The SQLite row starts on a fresh file: one left in a kept --workdir holds its
+        # turn ids already (every turn would answer 409).
+        for old in work.glob("one.db*"):
+            old.unlink()
         if not args.no_measure:
             trio.run(measure, args, work)
         return trio.run(chaos, args, work)

@@ -243,7 +243,7 @@ class _App:
                 elicit = _elicit.parse_elicitation(body, session=session)
                 reply = await _elicit.answer(self.host, tenant.store_id(session), elicit)
                 await respond(send, 200, encode(reply))
-            case _:  # _admit refused every other shape
+            case _:  # Admission.check refused every other shape
                 raise AssertionError(parts)
 
     async def _post_turn(

@@ -39,7 +39,7 @@ Cancellation:
     on a new turn or message (also one that waited for a turn slot) is refused with
     ``ActorStopped``, so a busy host drains in time; turns in flight get
     ``drain_timeout`` seconds to finish, then are cancelled (and committed); then every
-    session is deactivated.
+    session is deactivated (see :mod:`._host_lifecycle`).
 
 Several hosts:
     Given ``cluster`` (a :class:`~agcore_actors.cluster.LeaseKeeper` over the same
@@ -56,35 +56,28 @@ from __future__ import annotations
 
 import collections
 from collections.abc import AsyncIterator, Sequence
-from contextlib import asynccontextmanager, suppress
+from contextlib import asynccontextmanager
 from types import TracebackType
 from typing import Any
 
 import trio
 import trio.lowlevel
 
-from ..actor import (
-    ActorCrashed,
-    ActorStopped,
-    ActorSystem,
-    Strategy,
-    Supervisor,
-    SupervisorSpec,
-)
-from ..actor.policy import Intensity
+from ..actor import ActorCrashed, ActorStopped, ActorSystem, Supervisor
 from ..cluster import LeaseKeeper, Local, Location
 from ..llm import ContentPart
 from . import messages as am
 from ._bundle import RuntimeBundle
 from ._errors import AgentConfigError
 from ._host_config import HostConfig, HostSnapshot
-from ._host_live import Live, LiveSet
+from ._host_lifecycle import HostLifecycle
+from ._host_live import Live
 from ._store_port import StoreTurns
 
 __all__ = ["SessionHost"]
 
 
-class SessionHost(LiveSet):
+class SessionHost(HostLifecycle):
     """See the module docstring. ``async with SessionHost(system, bundle) as host:``."""
 
     def __init__(
@@ -135,52 +128,6 @@ class SessionHost(LiveSet):
     ) -> bool | None:
         suppress_exc: bool | None = await self._lifecycle.__aexit__(exc_type, exc, tb)
         return suppress_exc
-
-    @asynccontextmanager
-    async def _run(self) -> AsyncIterator[None]:
-        spec = SupervisorSpec(
-            name=self.name,
-            strategy=Strategy.ONE_FOR_ONE,
-            # Sessions are temporary children: the host, not the supervisor, restarts them,
-            # so no number of session crashes can exhaust this supervisor.
-            intensity=Intensity(max_restarts=1_000_000, period=1.0),
-        )
-        self._supervisor = await self.system.start_supervisor(spec)
-        async with trio.open_nursery() as nursery:
-            self._nursery = nursery
-            nursery.start_soon(self._sweeper)
-            nursery.start_soon(self._shrinker)
-            try:
-                if self.cluster is not None:
-                    await nursery.start(self.cluster.run, self._on_lease_lost)
-                yield
-            finally:
-                with trio.CancelScope(shield=True):
-                    self._stopping = True
-                    await self._drain()
-                    while self._activating:  # each ends live, or failed to start
-                        await next(iter(self._activating.values())).wait()
-                    for session in list(self._live):
-                        await self._deactivate(session, "shutdown")
-                    await self.system.stop(self.name)
-                    if self.cluster is not None:
-                        await self.cluster.unregister()
-                nursery.cancel_scope.cancel()
-
-    async def _drain(self) -> None:
-        with trio.move_on_after(self.config.drain_timeout):
-            await self._all_idle()
-        for session, live in list(self._live.items()):
-            if live.busy:
-                # A session that cannot be told is stopped by the deactivation anyway.
-                with suppress(Exception):
-                    await self.cancel(session)
-        await self._all_idle()
-
-    async def _all_idle(self) -> None:
-        while self._busy:
-            self._idle = trio.Event()
-            await self._idle.wait()
 
     # -- turns ---------------------------------------------------------------------------
 
@@ -235,38 +182,6 @@ class SessionHost(LiveSet):
         finally:
             self._leave_turn(session, live)
         return result
-
-    async def _enter_turn(self, session: str) -> Live:
-        """Take a turn slot and the live session (activated if need be).
-
-        Cancellation: either nothing is taken, or both are and the caller's ``finally``
-        gives them back (no checkpoint between ``_activate`` returning and the counts).
-        """
-        turns = self._turns
-        try:
-            turns.acquire_nowait()  # a free slot: no schedule point here (the ask has one)
-        except trio.WouldBlock:
-            await turns.acquire()
-        try:
-            live = await self._activate(session)
-        except BaseException:
-            turns.release()
-            raise
-        live.busy += 1
-        self._busy += 1
-        return live
-
-    def _leave_turn(self, session: str, live: Live) -> None:
-        live.busy -= 1
-        self._busy -= 1
-        if not self._busy:
-            self._idle.set()
-        live.last_used = trio.current_time()
-        if self._live.get(session) is live:
-            self._live[session] = self._live.pop(session)  # most recent last
-        if len(self._live) > self.config.max_sessions:
-            self._over_cap.set()  # over the cap while all were busy: shrink now
-        self._turns.release()
 
     async def cancel(self, session: str, mode: am.CancelMode = "immediate") -> bool:
         """Cancel the running turn of a live session, or its suspended turn (with a

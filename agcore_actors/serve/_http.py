@@ -33,9 +33,10 @@ Semantics:
     ``Origin`` of a POST or DELETE (403 unless the server's own), the route (404; a
     known path with another method: 405), the tenant's scope (403), the ids in the path
     (400 unless they follow the id rule), and the body (413 over ``max_body``, 408 when
-    slower than ``body_timeout``, 415 unless ``application/json``, 400 when malformed).
-    A refused request changes nothing. A turn is admitted or refused before it starts:
-    a session with ``max_queued`` turns waiting gets 429, a server with ``max_admitted``
+    slower than ``body_timeout``, 415 unless ``application/json``, 400 when malformed);
+    all but the body in :mod:`~agcore_actors.serve._http_admit`. A refused request
+    changes nothing. A turn is admitted or refused before it starts: a session with
+    ``max_queued`` turns waiting gets 429, a server with ``max_admitted``
     turns admitted or ``max_streams`` streams open, or shutting down, gets 503; each with
     ``Retry-After``; while ``max_admitted`` turns are in flight, a turn POST on a new
     connection gets that 503 at its request line, before any other check, and its
@@ -65,8 +66,9 @@ from ..actor import ActorRef
 from ..agent import SessionHost, StoreTurns
 from ..agent import messages as am
 from . import _elicit, _resume
-from ._auth import Tenant, check_id, host_allowed, identify, origin_allowed
+from ._auth import Tenant
 from ._errors import BadCommand, HttpRefused
+from ._http_admit import Admission
 from ._http_config import HttpConfig
 from ._http_gate import Gate, serve_gated
 from ._http_io import (
@@ -92,46 +94,12 @@ from ._wire import ApproveCommand, TurnCommand, parse_command
 
 __all__ = ["HttpConfig", "serve_http"]
 
-#: (method, path shape) -> the scope it needs; ``*`` stands for an id.
-ROUTES: dict[tuple[str, tuple[str, ...]], str] = {
-    ("POST", ("v1", "sessions", "*", "turns")): "turns",
-    ("GET", ("v1", "sessions", "*", "turns", "*")): "read",
-    ("POST", ("v1", "sessions", "*", "cancel")): "turns",
-    ("POST", ("v1", "sessions", "*", "approvals", "*")): "turns",
-    ("POST", ("v1", "sessions", "*", "turns", "*", "answers", "*")): "turns",
-    ("POST", ("v1", "sessions", "*", "resume")): "turns",
-    ("POST", ("v1", "sessions", "*", "elicitations", "*")): "turns",
-    ("GET", ("v1", "sessions", "*")): "read",
-    ("DELETE", ("v1", "sessions", "*")): "turns",
-    ("GET", ("v1", "sessions")): "read",
-    ("GET", ("observer", "state")): "admin",
-    ("GET", ("metrics",)): "admin",
-}
-_ID_NAMES = {"turns": "turn", "approvals": "call", "elicitations": "elicitation"}
-
-
-def _fits(pattern: tuple[str, ...], parts: list[str]) -> bool:
-    return len(pattern) == len(parts) and all(
-        p in ("*", x) for p, x in zip(pattern, parts, strict=True)
-    )
-
-
-def _match(method: str, parts: list[str]) -> str:
-    """The scope the route needs; 404 for an unknown path, 405 for another method."""
-    methods = {m: scope for (m, pattern), scope in ROUTES.items() if _fits(pattern, parts)}
-    if not methods:
-        raise HttpRefused(404, "no_such_route", "no such route")
-    if method not in methods:
-        allowed = ", ".join(sorted(methods))
-        raise HttpRefused(405, "method_not_allowed", f"use {allowed}", allow=allowed)
-    return methods[method]
-
 
 class _App:
     def __init__(self, host: SessionHost, store: ActorRef[Any], config: HttpConfig) -> None:
         self.host = host
         self.config = config
-        self.tenants = config.all_tenants
+        self.admission = Admission(config)
         # The serve extra's modules (hypercorn, prometheus_client) are imported only to
         # serve HTTP: importing agcore_actors.serve (serve --stdio) does without them.
         from ._metrics import Metrics
@@ -180,7 +148,7 @@ class _App:
             self.gate.decided()
             status = exc.status if isinstance(exc, HttpRefused) else 400
             if status not in (408, 413) and not scope.get(BODY_READ):
-                await self._drain(receive)
+                await self.admission.drain(receive)
             if status in (429, 503):
                 full = isinstance(exc, HttpRefused) and exc.reason == "overloaded"
                 retry_after = self._retry_after(full)
@@ -189,61 +157,6 @@ class _App:
             await refuse(send, exc, retry_after)
         finally:
             self.gate.decided()
-
-    async def _drain(self, receive: Receive) -> None:
-        """Read a refused request's body (within the body limits) before answering: the
-        server keeps a connection alive only after the whole request was read (a refusal
-        would otherwise cost the client a new connection), and one that must close goes
-        out whole (the server cuts a connection at once when bytes pipelined behind a
-        request that must close arrive)."""
-        size = 0
-        with trio.move_on_after(self.config.body_timeout):
-            while size <= self.config.max_body:
-                message = await receive()
-                size += len(message.get("body", b""))
-                if message["type"] != "http.request" or not message.get("more_body"):
-                    return
-
-    # -- checks before anything runs ----------------------------------------------------------
-
-    def _admit(self, scope: Scope, method: str, parts: list[str]) -> tuple[Tenant, str]:
-        """The caller's tenant and the route's scope, or the refusal (module docstring)."""
-        headers: dict[bytes, bytes] = {}
-        for name, value in scope["headers"]:
-            if name in headers and name in (b"host", b"content-length", b"authorization"):
-                raise HttpRefused(400, "bad_framing", f"two {name.decode()} headers", close=True)
-            headers[name] = value
-        if b"content-length" in headers and b"transfer-encoding" in headers:
-            raise HttpRefused(400, "bad_framing",
-                              "both Content-Length and Transfer-Encoding", close=True)  # fmt: skip
-        config = self.config
-        if not host_allowed(headers.get(b"host"), config.host, config.allowed_hosts):
-            raise HttpRefused(403, "bad_host", "the Host header does not name this server")
-        tenant = identify(self.tenants, headers.get(b"authorization", b""))
-        if tenant is None:
-            raise HttpRefused(401, "unauthorized", "a valid bearer token is required")
-        if method not in ("GET", "HEAD"):
-            port = (scope.get("server") or ("", 0))[1]
-            if not origin_allowed(headers.get(b"origin"), config.host, port,
-                                  config.allowed_hosts):  # fmt: skip
-                raise HttpRefused(403, "bad_origin", "requests from another origin are refused")
-        needs = _match(method, parts)
-        if needs not in tenant.scopes:
-            raise HttpRefused(403, "forbidden", f"this token lacks the {needs!r} scope")
-        if len(parts) > 2:
-            self._id("session", parts[2])
-        if len(parts) > 4:
-            self._id(_ID_NAMES[parts[3]], parts[4])
-        if len(parts) > 6:
-            self._id("call", parts[6])
-        return tenant, needs
-
-    @staticmethod
-    def _id(what: str, value: str) -> str:
-        try:
-            return check_id(what, value)
-        except ValueError as exc:
-            raise BadCommand(str(exc)) from None
 
     async def _body(self, scope: Scope, receive: Receive) -> Any:
         limit, timeout = self.config.max_body, self.config.body_timeout
@@ -259,7 +172,7 @@ class _App:
                 return await respond(send, 200, b'{"status":"ok"}')
             return await respond(send, 200, self.page, "text/html; charset=utf-8",
                                  csp=self.page_csp)  # fmt: skip
-        tenant, _ = self._admit(scope, method, parts)
+        tenant, _ = self.admission.check(scope, method, parts)
         runner = self.runner
         assert runner is not None
         sessions = self.sessions
@@ -330,7 +243,7 @@ class _App:
                 elicit = _elicit.parse_elicitation(body, session=session)
                 reply = await _elicit.answer(self.host, tenant.store_id(session), elicit)
                 await respond(send, 200, encode(reply))
-            case _:  # _admit refused every other shape
+            case _:  # Admission.check refused every other shape
                 raise AssertionError(parts)
 
     async def _post_turn(

@@ -6,9 +6,10 @@ anything else before that: no connection, an error status (503 while a host is d
 a session changes hands), a stream cut before its final event, no byte for
 ``read_timeout`` seconds (a stopped host holds connections open). The retry goes to a
 random host again (not the one that just failed to answer), the same turn id and text,
-after a short backoff. With a :class:`Balancer` (the chaos run's default), every attempt
-goes to a random host among those the balancer takes as up, as behind the load balancer
-of docs/deployment.md, which checks ``GET /healthz``. A turn that ends
+after a short backoff, or after the ``Retry-After`` of a 503 (as HTTP asks). With a
+:class:`Balancer` (the chaos run's default), every attempt goes to a random host among
+those the balancer takes as up, as behind the load balancer of docs/deployment.md, which
+checks ``GET /healthz``. A turn that ends
 ``turn_failed`` or ``turn_cancelled`` is also retried with its id (the server decides
 whether that id already ran); a 409 ``turn_exists`` ends the retries (the id is stored
 already: the turn ran, or began before its host died, and will not run again), without
@@ -160,7 +161,7 @@ class Clients:
             record.attempts += 1
             record.via.append(index)
             sent = trio.current_time()
-            outcome = await self._attempt(client, urls[index], session, body)
+            outcome, retry_after = await self._attempt(client, urls[index], session, body)
             record.tries.append((sent, trio.current_time(), index, outcome))
             if outcome == "turn_completed":
                 record.acked_at, record.outcome = trio.current_time(), "acked"
@@ -173,15 +174,15 @@ class Clients:
             avoid = index if not outcome.startswith(("http_", "turn_")) else None
             if avoid is not None and balancer:
                 balancer.failed(index)
-            await trio.sleep(random.uniform(0.05, 0.25))
+            await trio.sleep(max(retry_after, random.uniform(0.05, 0.25)))
         record.outcome = "abandoned"
         return record
 
     async def _attempt(
         self, client: httpx2.AsyncClient, url: str, session: str, body: dict[str, str]
-    ) -> str:
+    ) -> tuple[str, float]:
         """The final event's kind (also when the connection broke after it), or why there
-        was none."""
+        was none; and the seconds a 503's ``Retry-After`` asks to wait (else 0)."""
         final = "cut_stream"
         try:
             async with client.stream(
@@ -194,7 +195,9 @@ class Clients:
                         reason = str(response.json().get("error_kind", ""))
                     except ValueError:
                         reason = ""
-                    return f"http_{response.status_code}_{reason}"
+                    asked = response.headers.get("retry-after", "0")
+                    wait = float(asked) if response.status_code == 503 and asked.isdigit() else 0
+                    return f"http_{response.status_code}_{reason}", wait
                 # Read to the end of the stream (the server ends it after the final
                 # event): httpx2's nested line/text/byte generators then finish on their
                 # own, where leaving them early would leave the inner ones to the GC.
@@ -205,6 +208,6 @@ class Clients:
                             final = str(event["event"])
                             if final != "turn_completed":
                                 final += "_" + str(event.get("error_kind", ""))
-                return final
+                return final, 0.0
         except (httpx2.TimeoutException, httpx2.TransportError) as exc:
-            return final if final != "cut_stream" else type(exc).__name__
+            return (final if final != "cut_stream" else type(exc).__name__), 0.0

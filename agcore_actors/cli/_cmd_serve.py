@@ -205,7 +205,8 @@ async def _serve(
     if host.cluster is not None:
         from ..serve._forward import ForwardConfig, Forwarder, host_locate
 
-        forward = Forwarder(host_locate(host), ForwardConfig(host_id=host.cluster.host))
+        own = ForwardConfig(host_id=host.cluster.host, address=host.cluster.config.address)
+        forward = Forwarder(host_locate(host), own)
     try:
         await serve_http(host, config, store=store, shutdown=shutdown, tracer=tracer,
                          forward=forward, task_status=task_status)  # fmt: skip

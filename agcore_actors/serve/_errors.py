@@ -35,15 +35,25 @@ class HttpRefused(ServeError):
     """A request refused with HTTP ``status``; ``reason`` is the body's ``error_kind``
     (``unauthorized``, ``body_too_large``, ``too_many_streams``, ...). ``close``: the
     connection is closed after the answer (its framing cannot be trusted, or its client
-    should come back on a new connection); ``allow``: the methods a 405 names."""
+    should come back on a new connection); ``allow``: the methods a 405 names;
+    ``retry_after``: the seconds a 503 asks the client to wait (None: the server's own
+    figure)."""
 
     kind: ClassVar[str] = "http_refused"
 
     def __init__(
-        self, status: int, reason: str, message: str, *, close: bool = False, allow: str = ""
+        self,
+        status: int,
+        reason: str,
+        message: str,
+        *,
+        close: bool = False,
+        allow: str = "",
+        retry_after: float | None = None,
     ) -> None:
         super().__init__(message)
         self.status = status
         self.reason = reason
         self.close = close
         self.allow = allow
+        self.retry_after = retry_after

@@ -56,6 +56,7 @@ Cancellation:
 
 from __future__ import annotations
 
+import math
 from collections.abc import Awaitable, Callable
 from typing import Any
 
@@ -149,7 +150,9 @@ class _App:
             status = exc.status if isinstance(exc, HttpRefused) else 400
             if status not in (408, 413) and not scope.get(BODY_READ):
                 await self.admission.drain(receive)
-            if status in (429, 503):
+            if isinstance(exc, HttpRefused) and exc.retry_after is not None:
+                retry_after = min(60, max(1, math.ceil(exc.retry_after)))  # whole seconds
+            elif status in (429, 503):
                 full = isinstance(exc, HttpRefused) and exc.reason == "overloaded"
                 retry_after = self._retry_after(full)
             else:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import socket
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from typing import Any
@@ -161,10 +162,99 @@ async def test_an_unreachable_owner_gets_503_and_nothing_runs() -> None:
         pair(owner_url=f"http://127.0.0.1:{port}") as p,
         p.a.client() as client,
     ):
+        # Its lease lasts for ever (``seconds_left`` unknown): no wait, 503 at once.
         r = await client.post("/v1/sessions/b-1/turns", json={"text": "hi"})
         assert r.status_code == 503 and r.json()["error_kind"] == "owner_unreachable"
         assert not p.a.host.is_live("b-1") and not p.b.host.is_live("b-1")
         assert p.forwarder.counts["unreachable"] == 1
+
+
+def dead_url() -> str:
+    """An address where nothing listens (connections are refused)."""
+    with socket.socket() as closed:
+        closed.bind(("127.0.0.1", 0))
+        return f"http://127.0.0.1:{closed.getsockname()[1]}"
+
+
+@asynccontextmanager
+async def served_with(locate: Any, **config: Any) -> AsyncIterator[tuple[Served, Forwarder]]:
+    forwarder = Forwarder(locate, ForwardConfig(host_id="A", connect_timeout=1.0, **config))
+    try:
+        async with served(forward=forwarder, token=TOKEN) as a:
+            yield a, forwarder
+    finally:
+        await forwarder.aclose()
+
+
+async def test_a_dead_owners_request_waits_for_its_lease_and_is_served_here() -> None:
+    # The owner died (connections refused) with 0.4 s left on its lease: rather than
+    # answering 503 and having the client retry until the lease runs out, A holds the
+    # request, looks again when the lease would have run out, and serves it itself.
+    dead, looks = dead_url(), []
+
+    async def locate(session: str) -> Owner | None:
+        looks.append(trio.current_time())
+        return Owner(host_id="B", address=dead, seconds_left=0.4) if len(looks) == 1 else None
+
+    async with served_with(locate) as (a, forwarder), a.client() as client:
+        with trio.fail_after(30):
+            r = await client.post("/v1/sessions/b-1/turns", json={"text": "hi"}, headers=JSON)
+        assert r.status_code == 200 and r.json()["status"] == "completed", r.text
+        assert a.host.is_live("b-1") and len(looks) == 2
+        assert looks[1] - looks[0] >= 0.4  # not before the lease could have run out
+        assert forwarder.counts["unreachable"] == 1 and forwarder.counts["moved"] == 1
+
+
+async def test_an_owner_at_this_hosts_own_address_is_a_predecessor_and_never_contacted() -> None:
+    # A restarted host keeps its address under a new host id; the leases of the process
+    # it replaced name that address. A forward there would reach A itself (which would
+    # serve it and be refused the lease): A waits for the old lease and serves it.
+    own, looks = "http://10.255.255.1:8000", []
+
+    async def locate(session: str) -> Owner | None:
+        looks.append(session)
+        return (
+            Owner(host_id="A-old", address=own + "/", seconds_left=0.3) if len(looks) == 1 else None
+        )
+
+    async with served_with(locate, address=own) as (a, forwarder), a.client() as client:
+        with trio.fail_after(30):
+            r = await client.post("/v1/sessions/b-1/turns", json={"text": "hi"}, headers=JSON)
+        assert r.status_code == 200 and r.json()["status"] == "completed", r.text
+        assert forwarder.counts["unreachable"] == 0 and forwarder.counts["moved"] == 1
+
+
+async def test_an_unreachable_owner_keeping_its_lease_gets_503_retry_after_the_lease() -> None:
+    # An owner cut off from A only keeps renewing its lease: A waits no longer than
+    # max_hold, and tells the client when the lease would run out.
+    dead, looks = dead_url(), []
+
+    async def locate(session: str) -> Owner | None:
+        looks.append(session)
+        return Owner(host_id="B", address=dead, seconds_left=7.2)
+
+    async with served_with(locate, max_hold=5.0) as (a, _), a.client() as client:
+        with trio.fail_after(5):  # answered at once, not after max_hold
+            r = await client.post("/v1/sessions/b-1/turns", json={"text": "hi"})
+        assert r.status_code == 503 and r.json()["error_kind"] == "owner_unreachable"
+        assert r.headers["retry-after"] == "8"
+        assert not a.host.is_live("b-1") and looks == ["b-1"]
+
+
+async def test_a_client_that_leaves_while_its_request_waits_for_a_lease_runs_nothing() -> None:
+    dead, looks = dead_url(), []
+
+    async def locate(session: str) -> Owner | None:
+        looks.append(session)
+        return Owner(host_id="B", address=dead, seconds_left=1.5) if len(looks) == 1 else None
+
+    async with served_with(locate) as (a, forwarder):
+        async with a.client(timeout=0.5) as client:
+            with pytest.raises(httpx2.ReadTimeout):
+                await client.post("/v1/sessions/b-1/turns", json={"text": "hi"})
+        await trio.sleep(2.0)  # past the lease: had it not noticed, A would serve it now
+        assert not a.host.is_live("b-1") and looks == ["b-1"]
+        assert forwarder.counts["moved"] == 0
 
 
 async def test_a_body_over_the_limit_is_refused_before_it_is_forwarded() -> None:

@@ -43,7 +43,8 @@ Semantics:
     an owner that cannot be connected to (refused, or not within ``connect_timeout``: it
     died or is cut off); to one registered at this host's own ``address`` (a predecessor
     of this process, restarted under a new host id: a forward would reach this host
-    itself); and to one that has not begun to answer when its lease (as ``locate`` read
+    itself, and a request another host forwarded here for it waits here the same way);
+    and to one that has not begun to answer when its lease (as ``locate`` read
     it) runs out (a stalled owner: stopped, its kernel still accepting connections; while
     it keeps renewing its lease the request waits for it, a long turn being answered only
     at its end). The wait for an unreachable owner's lease lasts at most ``max_hold``
@@ -209,7 +210,7 @@ class Forwarder:
         returned (``receive``, or one that gives the body read here first). A body longer
         than ``max_body`` bytes is refused with 413 before it is sent on."""
         if forwarded(scope):
-            return receive
+            return await self._forwarded_here(session, scope, receive, max_body)
         owner = await self._locate(session)
         if owner is None:
             return receive
@@ -225,12 +226,31 @@ class Forwarder:
         why = "the session's host did not answer before its lease ran out"
         raise HttpRefused(502, "owner_failed", why)
 
+    async def _forwarded_here(
+        self, session: str, scope: Scope, receive: Receive, max_body: int
+    ) -> Receive | None:
+        """A request another host sent here is served here (never sent on: one hop).
+        But one sent here for the process this one replaced at its address (the other
+        host read that process's lease) first waits for that lease to run out, as the
+        activation would be refused until then. A session live here is not looked up."""
+        if not self._here:
+            return receive
+        owner = await self._locate(session)
+        if owner is None or not self._at_this_address(owner):
+            return receive
+        body = await read_body(scope, receive, max_body)
+        where = await _while_connected(receive, self._outlive, session, owner)
+        return None if isinstance(where, _Done) else replay(body, receive)
+
+    def _at_this_address(self, owner: Owner) -> bool:
+        return bool(self._here) and owner.address.rstrip("/") == self._here
+
     async def _reach(
         self, session: str, owner: Owner, scope: Scope, body: bytes, send: Send
     ) -> _Done | Owner | None:
         """The owner's answer relayed (:data:`_DONE`), else where the session lives once
         the owner lost it without answering."""
-        if not self._here or owner.address.rstrip("/") != self._here:
+        if not self._at_this_address(owner):
             answered = await self._send(session, owner, scope, body, send)
             if not isinstance(answered, _Unreachable):
                 return answered

@@ -205,6 +205,49 @@ async def test_a_dead_owners_request_waits_for_its_lease_and_is_served_here() ->
         assert forwarder.counts["unreachable"] == 1 and forwarder.counts["moved"] == 1
 
 
+async def test_many_requests_waiting_for_dead_owners_leases_each_run_once() -> None:
+    # 30 sessions of two dead owners whose leases run out at different moments, each
+    # asked by two clients at once with one turn id (a client and its retry): every
+    # request is answered, each turn runs once, and the leases are read again only
+    # after they could have run out.
+    dead = [dead_url(), dead_url()]
+    expires = {f"b-{i}": trio.current_time() + 0.2 + 0.02 * i for i in range(30)}
+    early: list[str] = []
+
+    async def locate(session: str) -> Owner | None:
+        left = expires[session] - trio.current_time()
+        if left <= 0:
+            return None
+        if len(early) < 1000:
+            early.append(session)
+        i = int(session[2:])
+        return Owner(host_id=f"B{i % 2}", address=dead[i % 2], seconds_left=left)
+
+    async with served_with(locate) as (a, forwarder), a.client() as client:
+        answers: dict[tuple[str, int], Any] = {}
+
+        async def ask(session: str, k: int) -> None:
+            body = {"text": "hi", "turn": f"{session}-t"}
+            r = await client.post(f"/v1/sessions/{session}/turns", json=body, headers=JSON)
+            answers[session, k] = r
+
+        with trio.fail_after(30):
+            async with trio.open_nursery() as nursery:
+                for session in expires:
+                    for k in range(2):
+                        nursery.start_soon(ask, session, k)
+        for (session, _), r in answers.items():
+            assert r.status_code in (200, 409), r.text
+            if r.status_code == 200:
+                assert r.json()["status"] == "completed" and r.json()["turn"] == f"{session}-t"
+        for session in expires:
+            stored = (await client.get(f"/v1/sessions/{session}")).json()
+            assert [m["role"] for m in stored["messages"]] == ["user", "assistant"], session
+        # Each request looked its owner up once on arrival and once after the lease.
+        assert len(early) == 60
+        assert forwarder.counts["moved"] == 60
+
+
 async def test_an_owner_at_this_hosts_own_address_is_a_predecessor_and_never_contacted() -> None:
     # A restarted host keeps its address under a new host id; the leases of the process
     # it replaced name that address. A forward there would reach A itself (which would
@@ -222,6 +265,28 @@ async def test_an_owner_at_this_hosts_own_address_is_a_predecessor_and_never_con
             r = await client.post("/v1/sessions/b-1/turns", json={"text": "hi"}, headers=JSON)
         assert r.status_code == 200 and r.json()["status"] == "completed", r.text
         assert forwarder.counts["unreachable"] == 0 and forwarder.counts["moved"] == 1
+
+
+async def test_a_request_forwarded_here_for_this_hosts_predecessor_waits_for_its_lease() -> None:
+    # Host B read the lease of the process A replaced, at A's address, and forwarded the
+    # request here. A must not forward it again (one hop), and its activation would be
+    # refused while that lease lasts: A waits for the lease, then serves it.
+    own, looks = "http://10.255.255.1:8000", []
+
+    async def locate(session: str) -> Owner | None:
+        looks.append(trio.current_time())
+        return Owner(host_id="A-old", address=own, seconds_left=0.3) if len(looks) == 1 else None
+
+    async with served_with(locate, address=own) as (a, forwarder), a.client() as client:
+        with trio.fail_after(30):
+            r = await client.post(
+                "/v1/sessions/b-1/turns",
+                json={"text": "hi"},
+                headers={**JSON, "x-agcore-forwarded-by": "B"},
+            )
+        assert r.status_code == 200 and r.json()["status"] == "completed", r.text
+        assert len(looks) == 2 and looks[1] - looks[0] >= 0.3
+        assert forwarder.counts["unreachable"] == 0 and forwarder.counts["forwarded"] == 0
 
 
 async def test_an_unreachable_owner_keeping_its_lease_gets_503_retry_after_the_lease() -> None:

@@ -68,9 +68,11 @@ class Balancer:
     check ``GET /healthz``): an active check of each host every ``interval`` seconds,
     given ``timeout`` seconds to answer (one failure takes the host out, one success
     brings it back: HAProxy's ``check inter 500ms fall 1 rise 1``), and a passive one
-    (an attempt that could not connect, or got no byte in time, takes its host out until
-    its next good check, as nginx's ``max_fails=1``). Nothing else is known to it: a
-    host that answers its checks and then fails a turn stays in."""
+    (an attempt that could not connect takes its host out until its next good check, as
+    nginx's ``max_fails=1``; the client's own 3 s read timeout is no sign of a dead host
+    here, as nginx's read timeout is 60 s: a host may hold a request that long while it
+    waits for a dead owner's lease). Nothing else is known to it: a host that answers
+    its checks and then fails a turn stays in."""
 
     urls: Callable[[], Sequence[str]]
     interval: float = 0.5
@@ -172,7 +174,7 @@ class Clients:
                 return record
             self.errors[outcome] += 1
             avoid = index if not outcome.startswith(("http_", "turn_")) else None
-            if avoid is not None and balancer:
+            if balancer and outcome in ("ConnectError", "ConnectTimeout"):
                 balancer.failed(index)
             await trio.sleep(max(retry_after, random.uniform(0.05, 0.25)))
         record.outcome = "abandoned"

@@ -212,17 +212,20 @@ class Forwarder:
         if forwarded(scope):
             return await self._forwarded_here(session, scope, receive, max_body)
         owner = await self._locate(session)
+        read_at = trio.current_time()
         if owner is None:
             return receive
         body = await read_body(scope, receive, max_body)
         for _ in range(self.config.max_moves + 1):
-            where = await _while_connected(receive, self._reach, session, owner, scope, body, send)
+            where = await _while_connected(
+                receive, self._reach, session, owner, read_at, scope, body, send
+            )
             if isinstance(where, _Done):
                 return None
             self.counts["moved"] += 1
             if where is None:  # its owner died or stalled and lost it: taken over here
                 return replay(body, receive)
-            owner = where
+            owner, read_at = where, trio.current_time()
         why = "the session's host did not answer before its lease ran out"
         raise HttpRefused(502, "owner_failed", why)
 
@@ -236,25 +239,26 @@ class Forwarder:
         if not self._here:
             return receive
         owner = await self._locate(session)
+        read_at = trio.current_time()
         if owner is None or not self._at_this_address(owner):
             return receive
         body = await read_body(scope, receive, max_body)
-        where = await _while_connected(receive, self._outlive, session, owner)
+        where = await _while_connected(receive, self._outlive, session, owner, read_at)
         return None if isinstance(where, _Done) else replay(body, receive)
 
     def _at_this_address(self, owner: Owner) -> bool:
         return bool(self._here) and owner.address.rstrip("/") == self._here
 
     async def _reach(
-        self, session: str, owner: Owner, scope: Scope, body: bytes, send: Send
+        self, session: str, owner: Owner, read_at: float, scope: Scope, body: bytes, send: Send
     ) -> _Done | Owner | None:
         """The owner's answer relayed (:data:`_DONE`), else where the session lives once
-        the owner lost it without answering."""
+        the owner (its lease read at ``read_at``) lost it without answering."""
         if not self._at_this_address(owner):
             answered = await self._send(session, owner, scope, body, send)
             if not isinstance(answered, _Unreachable):
                 return answered
-        return await self._outlive(session, owner)
+        return await self._outlive(session, owner, read_at)
 
     async def _locate(self, session: str) -> Owner | None:
         try:
@@ -264,26 +268,28 @@ class Forwarder:
             why = f"where the session lives is unknown for now ({exc.kind})"
             raise HttpRefused(503, "owner_unknown", why) from None
 
-    async def _outlive(self, session: str, owner: Owner) -> Owner | None:
-        """Where the session lives once ``owner``'s lease has run out (it cannot answer),
-        looked up each time the lease read last would have; 503 when that is further
-        away than ``max_hold``."""
-        deadline = trio.current_time() + self.config.max_hold
-        left = owner.seconds_left
+    async def _outlive(self, session: str, owner: Owner, read_at: float) -> Owner | None:
+        """Where the session lives once ``owner``'s lease (read at ``read_at``) has run
+        out (the owner cannot answer), looked up each time the lease read last would have
+        run out; 503 when that is further away than ``max_hold``."""
+        now = trio.current_time()
+        deadline = now + self.config.max_hold
+        expires = read_at + owner.seconds_left
         while True:
-            if trio.current_time() + left > deadline:
+            if expires > deadline:
                 why = f"the session's host {owner.host_id!r} cannot be reached"
-                retry = left if math.isfinite(left) else None
+                retry = expires - now if math.isfinite(expires) else None
                 raise HttpRefused(503, "owner_unreachable", why, retry_after=retry)
-            await trio.sleep(max(left, _RECHECK))
+            await trio.sleep_until(max(expires, now + _RECHECK))
             try:
-                now = await self.locate(session)
-            except AgcoreError:
-                left = _RECHECK  # unknown for now: ask again soon
+                where = await self.locate(session)
+            except AgcoreError:  # unknown for now: ask again soon
+                now = expires = trio.current_time()
                 continue
-            if now is None or now.host_id != owner.host_id:
-                return now
-            left = now.seconds_left
+            now = trio.current_time()
+            if where is None or where.host_id != owner.host_id:
+                return where
+            expires = now + where.seconds_left
 
     async def _send(
         self, session: str, owner: Owner, scope: Scope, body: bytes, send: Send

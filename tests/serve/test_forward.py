@@ -10,7 +10,7 @@ from __future__ import annotations
 import contextlib
 import json
 import socket
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Iterator
 from contextlib import asynccontextmanager
 from typing import Any
 
@@ -252,7 +252,8 @@ async def test_an_owner_at_this_hosts_own_address_is_a_predecessor_and_never_con
     # A restarted host keeps its address under a new host id; the leases of the process
     # it replaced name that address. A forward there would reach A itself (which would
     # serve it and be refused the lease): A waits for the old lease and serves it.
-    own, looks = "http://10.255.255.1:8000", []
+    # (A's own address is played by a silent listener, to see that nobody connects.)
+    looks: list[str] = []
 
     async def locate(session: str) -> Owner | None:
         looks.append(session)
@@ -260,11 +261,45 @@ async def test_an_owner_at_this_hosts_own_address_is_a_predecessor_and_never_con
             Owner(host_id="A-old", address=own + "/", seconds_left=0.3) if len(looks) == 1 else None
         )
 
-    async with served_with(locate, address=own) as (a, forwarder), a.client() as client:
-        with trio.fail_after(30):
-            r = await client.post("/v1/sessions/b-1/turns", json={"text": "hi"}, headers=JSON)
-        assert r.status_code == 200 and r.json()["status"] == "completed", r.text
-        assert forwarder.counts["unreachable"] == 0 and forwarder.counts["moved"] == 1
+    async with silent_owners(1) as ([own], [contacted]):
+        async with served_with(locate, address=own) as (a, forwarder), a.client() as client:
+            with trio.fail_after(30):
+                r = await client.post("/v1/sessions/b-1/turns", json={"text": "hi"}, headers=JSON)
+            assert r.status_code == 200 and r.json()["status"] == "completed", r.text
+            assert forwarder.counts["unreachable"] == 0 and forwarder.counts["moved"] == 1
+        assert not contacted.is_set() and looks == ["b-1", "b-1"]
+
+
+@contextlib.contextmanager
+def blackhole() -> Iterator[str]:
+    """An address whose connections time out: a listener that never accepts, its
+    backlog full (the kernel drops further SYNs), like a host cut off from the network."""
+    with socket.socket() as listener, socket.socket() as filler:
+        listener.bind(("127.0.0.1", 0))
+        listener.listen(0)
+        filler.connect(listener.getsockname())
+        yield f"http://127.0.0.1:{listener.getsockname()[1]}"
+
+
+async def test_a_cut_off_owners_lease_is_looked_at_again_when_it_runs_out_not_later() -> None:
+    # The forward spends connect_timeout (1 s) finding the owner cut off; its lease, read
+    # before that, had 1.2 s left: A looks again 1.2 s after reading it, not 1.2 s after
+    # giving up the connection (which made the client wait a whole connect_timeout more).
+    looks: list[float] = []
+    with blackhole() as cut_off:
+
+        async def locate(session: str) -> Owner | None:
+            looks.append(trio.current_time())
+            return (
+                Owner(host_id="B", address=cut_off, seconds_left=1.2) if len(looks) == 1 else None
+            )
+
+        async with served_with(locate) as (a, forwarder), a.client() as client:
+            with trio.fail_after(30):
+                r = await client.post("/v1/sessions/b-1/turns", json={"text": "hi"}, headers=JSON)
+            assert r.status_code == 200 and r.json()["status"] == "completed", r.text
+            assert forwarder.counts["unreachable"] == 1
+            assert 1.2 <= looks[1] - looks[0] < 1.7, looks
 
 
 async def test_a_request_forwarded_here_for_this_hosts_predecessor_waits_for_its_lease() -> None:

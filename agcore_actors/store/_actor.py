@@ -24,6 +24,7 @@ import trio
 from ..actor import DEFAULT_ISOLATION, Actor, ChildSpec, CircuitBreaker
 from ..actor.lowlevel import defer_reply
 from . import _leases, _ops
+from . import messages as sm
 from ._backend import Backend
 from ._config import (
     InMemorySessions,
@@ -46,42 +47,19 @@ from ._errors import (
 )
 from ._lane import Lane
 from ._memory import InMemorySessionBackend
-from ._migrate import migrate_memory_transcripts
-from ._sqlite import SqliteSessionBackend
-from .messages import (
-    AcquireLease,
-    AppendTurn,
-    BeginTurn,
-    BeginTurnAndLoad,
-    CommitTurn,
-    DeleteSessions,
-    ExpireSessions,
-    ExportSession,
-    FindLease,
-    HasTurn,
-    HostHeartbeat,
-    ListHosts,
-    ListSessions,
-    LoadSession,
-    RegisterHost,
-    ReleaseLeases,
-    RenewLeases,
-    RepairInterrupted,
-    RestoreSession,
-    StoreMsg,
-    StoreReply,
-    UnregisterHost,
-    UpdateSession,
-)
+from ._opening import open_postgres, open_sqlite
 
 __all__ = ["SessionStore", "session_store_spec"]
+
+#: The opener's name before it moved to ``_opening`` (tests import it from here).
+_open_postgres = open_postgres
 
 M = TypeVar("M")
 R = TypeVar("R")
 Clock = Callable[[], float]
 
 
-class SessionStore(Actor[StoreMsg]):
+class SessionStore(Actor[sm.StoreMsg]):
     """The session store: one protocol over a backend, written by a single writer.
 
     Semantics
@@ -240,53 +218,53 @@ class SessionStore(Actor[StoreMsg]):
             with trio.CancelScope(shield=True):
                 await lane.call(lane.backend.close)
 
-    async def handle(self, msg: StoreMsg) -> StoreReply | None:
+    async def handle(self, msg: sm.StoreMsg) -> sm.StoreReply | None:
         """The reply when the request ran at once (in memory), else None: a lane
         completes the request's deferred reply once its batch is durable."""
         match msg:
-            case BeginTurn():
+            case sm.BeginTurn():
                 return await self._write(_ops.begin, msg)
-            case BeginTurnAndLoad():
+            case sm.BeginTurnAndLoad():
                 return await self._write(_ops.begin_and_load, msg)
-            case AppendTurn():
+            case sm.AppendTurn():
                 return await self._write(_ops.append_turn, msg)
-            case CommitTurn():
+            case sm.CommitTurn():
                 return await self._write(_ops.commit, msg)
-            case RepairInterrupted():
+            case sm.RepairInterrupted():
                 return await self._write(_ops.repair, msg)
-            case UpdateSession():
+            case sm.UpdateSession():
                 return await self._write(_ops.update, msg)
-            case LoadSession():
+            case sm.LoadSession():
                 return await self._read(_ops.load, msg)
-            case ListSessions():
+            case sm.ListSessions():
                 return await self._read(_ops.list_sessions, msg)
-            case ExportSession():
+            case sm.ExportSession():
                 return await self._read(_ops.export, msg)
-            case HasTurn():
+            case sm.HasTurn():
                 return await self._read(_ops.has_turn, msg)
-            case DeleteSessions():
+            case sm.DeleteSessions():
                 return await self._write(_ops.delete, msg)
-            case ExpireSessions():
+            case sm.ExpireSessions():
                 return await self._write(_ops.expire, msg)
-            case RestoreSession():
+            case sm.RestoreSession():
                 return await self._write(_ops.restore, msg)
-            case AcquireLease():
+            case sm.AcquireLease():
                 return await self._grant(_leases.acquire, msg)
-            case RenewLeases():
+            case sm.RenewLeases():
                 return await self._renew(_leases.renew, msg)
-            case ReleaseLeases():
+            case sm.ReleaseLeases():
                 return await self._grant(_leases.release, msg)
-            case FindLease():
+            case sm.FindLease():
                 if self._grants is self._writes:  # no lane of its own: with the reads
                     return await self._read(_leases.find, msg)
                 return await self._grant(_leases.find, msg, write=False)
-            case RegisterHost():
+            case sm.RegisterHost():
                 return await self._renew(_leases.register, msg)
-            case HostHeartbeat():
+            case sm.HostHeartbeat():
                 return await self._renew(_leases.heartbeat, msg)
-            case ListHosts():
+            case sm.ListHosts():
                 return await self._read(_leases.list_hosts, msg)
-            case UnregisterHost():
+            case sm.UnregisterHost():
                 return await self._write(_leases.unregister, msg)
             case _:
                 assert_never(msg)
@@ -346,8 +324,8 @@ def _factory(
         case SqliteSessions():
             return functools.partial(
                 SessionStore,
-                functools.partial(_open_sqlite, backend, migrate=True),
-                open_reader=functools.partial(_open_sqlite, backend, migrate=False),
+                functools.partial(open_sqlite, backend, migrate=True),
+                open_reader=functools.partial(open_sqlite, backend, migrate=False),
                 threaded=True,
                 config=config,
                 clock=clock,
@@ -355,50 +333,16 @@ def _factory(
         case PostgresSessions():
             return functools.partial(
                 SessionStore,
-                functools.partial(_open_postgres, backend, reader=False, migrate=True),
-                open_reader=functools.partial(_open_postgres, backend, reader=True),
-                open_leases=functools.partial(_open_postgres, backend, reader=False),
-                open_grants=functools.partial(_open_postgres, backend, reader=False),
+                functools.partial(open_postgres, backend, reader=False, migrate=True),
+                open_reader=functools.partial(open_postgres, backend, reader=True),
+                open_leases=functools.partial(open_postgres, backend, reader=False),
+                open_grants=functools.partial(open_postgres, backend, reader=False),
                 threaded=True,
                 config=config,
                 clock=clock,
             )
         case _:
             assert_never(backend)
-
-
-def _open_postgres(config: PostgresSessions, *, reader: bool, migrate: bool = False) -> Backend:
-    from ._postgres import PostgresSessionBackend  # psycopg only when used
-
-    return PostgresSessionBackend(
-        config.url,
-        connect_timeout=config.connect_timeout,
-        lease_clock=config.lease_clock,
-        retries=config.retries,
-        migrate=migrate,
-        reader=reader,
-        stall_timeout=config.stall_timeout,
-    )
-
-
-def _open_sqlite(config: SqliteSessions, *, migrate: bool) -> Backend:
-    opened = SqliteSessionBackend(
-        config.path,
-        synchronous=config.synchronous,
-        busy_timeout=config.busy_timeout,
-        cache_mib=config.cache_mib,
-        checkpoint_pages=config.checkpoint_pages,
-        page_size=config.page_size,
-        # The reader's cache would be emptied by nearly every write of the writer.
-        record_cache=16_384 if migrate else 0,
-    )
-    if migrate and config.migrate_from is not None:
-        try:
-            migrate_memory_transcripts(opened, config.migrate_from)
-        except BaseException:
-            opened.close()
-            raise
-    return opened
 
 
 def session_store_spec(
@@ -408,7 +352,7 @@ def session_store_spec(
     config: SessionStoreConfig | None = None,
     clock: Clock = time.time,
     isolate: CircuitBreaker | None = DEFAULT_ISOLATION,
-) -> ChildSpec[StoreMsg]:
+) -> ChildSpec[sm.StoreMsg]:
     """A child spec for a :class:`SessionStore` on ``backend``; a fresh actor per start.
 
     ``InMemorySessions``: the sessions live in the spec, so they survive restarts of the

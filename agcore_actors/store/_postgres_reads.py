@@ -1,4 +1,4 @@
-"""The PostgreSQL backend's reads of the log, facts, summaries and pages.
+"""The PostgreSQL backend's reads of the log, its blobs, facts, summaries and pages.
 
 Each reads through :meth:`_flush`: the batch's buffered writes go to the server first,
 so a read inside a write batch sees what the batch's earlier requests wrote.
@@ -24,6 +24,11 @@ class PostgresReads:
     if TYPE_CHECKING:  # the backend's (declared for the checker, not defined here)
 
         def _flush(self) -> Any: ...
+
+    def _blob(self, digest: str) -> bytes | None:
+        row = self._flush().execute("SELECT data FROM blobs WHERE hash = %s", (digest,))
+        found = row.fetchone()
+        return None if found is None else bytes(found[0])
 
     def summary(self, session: str) -> list[Message]:
         row = self._flush().execute("SELECT summary FROM sessions WHERE id = %s", (session,))

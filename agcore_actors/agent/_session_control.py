@@ -1,9 +1,11 @@
 """The state of a :class:`~._session.Session`: the settings its host's sessions share,
 what it holds only while turns run or wait, its turn lock, its writes of a turn (begin,
 commit) and how it gets back in step with the store after one failed, and its control
-messages — cancel, approve, switch agent, facts, info — answered at once, also while a
-turn runs. :class:`SessionControl` is the Session's base class; the turn loop is in
-``_session``, the state's types in ``_session_state``.
+messages — switch agent, facts, info — answered at once, also while a turn runs.
+:class:`SessionControl` is the Session's base class; what a running turn asks
+(approvals, elicitations, progress) is in ``_session_asks``, suspend and resume in
+``_session_resume``, the turn loop in ``_session``, the state's types in
+``_session_state``.
 
 In step with the store: a begin, commit or facts write that fails or is cut short may
 or may not have been applied, so the session marks itself unsure (``_unsure``) and
@@ -23,19 +25,14 @@ begin (one store round trip), never for the turn.
 from __future__ import annotations
 
 import contextlib
-import json
 from collections.abc import Mapping
-from typing import TYPE_CHECKING
 
-import msgspec
 import trio
 
 from .._errors import AgcoreError
-from .._ids import new_id
 from ..actor import Actor
 from ..llm import Message as ChatMessage
 from ..llm import SystemMessage, Usage
-from ..tools import ApprovalDecision, ApprovalRequest
 from . import messages as am
 from ._child import commit_turn
 from ._errors import AgentConfigError, SessionSuspended
@@ -95,12 +92,6 @@ class SessionControl(Actor[SessionRequest]):
     #: The turn the store holds open (suspended, or left by a crash) when the agent's
     #: config keeps such turns to resume them (``durable``), else always None.
     _open: OpenTurn | None
-
-    if TYPE_CHECKING:  # SessionResume's (declared for the checker, not defined here)
-
-        async def _suspend_elicitation(
-            self, running: _Running, msg: am.Elicit
-        ) -> am.ElicitationAnswer: ...
 
     def _busy_now(self) -> _Busy:
         """The busy state, made if the session was idle."""
@@ -250,102 +241,6 @@ class SessionControl(Actor[SessionRequest]):
         return self._busy.running if self._busy is not None else None
 
     # -- control -------------------------------------------------------------------------
-
-    async def _on_approval_request(self, request: ApprovalRequest) -> ApprovalDecision:
-        running = self._running()
-        if running is None:
-            return ApprovalDecision(False, "no turn is running in this session")
-        given = running.turn.answers.get(request.call_id)
-        if given is not None:  # a resumed turn: the answer it was resumed with
-            return ApprovalDecision(given.allow, given.reason or ("" if given.allow else "denied"))
-        arguments = json.dumps(request.arguments, ensure_ascii=False)
-        if self.settings.config.approvals == "suspend":
-            # Not run now: the turn suspends after this round and waits for AnswerTurn.
-            running.turn.suspended[request.call_id] = am.AwaitingCall(
-                call_id=request.call_id, name=request.tool, arguments=arguments
-            )
-            await running.emit(
-                am.ApprovalRequested(
-                    call_id=request.call_id,
-                    name=request.tool,
-                    arguments=arguments,
-                    timeout=0.0,
-                    suspends=True,
-                )
-            )
-            return ApprovalDecision(False, "suspended until answered")
-        event = trio.Event()
-        answer: list[ApprovalDecision] = []
-        running.approvals[request.call_id] = (event, answer)
-        try:
-            await running.emit(
-                am.ApprovalRequested(
-                    call_id=request.call_id,
-                    name=request.tool,
-                    arguments=arguments,
-                    timeout=self.settings.config.approval_timeout,
-                )
-            )
-            with trio.move_on_after(self.settings.config.approval_timeout):
-                await event.wait()
-        finally:
-            running.approvals.pop(request.call_id, None)
-        return answer[0] if answer else ApprovalDecision(False, "approval timed out")
-
-    def _on_approve(self, msg: am.Approve) -> bool:
-        running = self._running()
-        pending = running.approvals.get(msg.call_id) if running is not None else None
-        if pending is None:
-            return False
-        event, answer = pending
-        answer.append(ApprovalDecision(msg.allow, msg.reason or ("" if msg.allow else "denied")))
-        event.set()
-        return True
-
-    async def _on_elicit(self, msg: am.Elicit) -> am.ElicitationAnswer:
-        running = self._running()
-        if running is None:
-            return am.ElicitationAnswer(action="decline")
-        if msg.call_id and self.settings.config.elicitations == "suspend":
-            return await self._suspend_elicitation(running, msg)
-        event = trio.Event()
-        answer: list[am.ElicitationAnswer] = []
-        elicitation_id = new_id()
-        running.elicitations[elicitation_id] = (event, answer)
-        timeout = self.settings.config.approval_timeout
-        try:
-            await running.emit(
-                am.ElicitationRequested(
-                    elicitation_id=elicitation_id,
-                    server=msg.server,
-                    message=msg.message,
-                    schema=json.dumps(msg.schema, ensure_ascii=False),
-                    timeout=timeout,
-                )
-            )
-            with trio.move_on_after(timeout):
-                await event.wait()
-        finally:
-            running.elicitations.pop(elicitation_id, None)
-        return answer[0] if answer else am.ElicitationAnswer(action="decline")
-
-    async def _on_report_progress(self, msg: am.ReportProgress) -> None:
-        running = self._running()
-        if running is None:
-            return
-        fields = msgspec.structs.asdict(msg)
-        await running.emit(am.ToolCallProgress(**fields))
-
-    def _on_answer_elicitation(self, msg: am.AnswerElicitation) -> bool:
-        running = self._running()
-        pending = running.elicitations.get(msg.elicitation_id) if running is not None else None
-        if pending is None:
-            return False
-        event, answer = pending
-        content = msg.content if msg.action == "accept" else None
-        answer.append(am.ElicitationAnswer(action=msg.action, content=content))
-        event.set()
-        return True
 
     def _on_switch(self, msg: am.SwitchAgent) -> str:
         if msg.agent not in self.settings.agents:

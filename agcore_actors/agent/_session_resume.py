@@ -44,7 +44,8 @@ from ._child import drop_events
 from ._config import Agent, PromptContext
 from ._errors import SessionSuspended, StaleAnswer
 from ._prompt import system_prompt
-from ._session_control import Emit, SessionControl, _Running
+from ._session_asks import SessionAsks
+from ._session_control import Emit, _Running
 from ._store_port import OpenTurn
 from ._suspend import (
     ANSWERED_FACT,
@@ -84,7 +85,7 @@ def _deferred(suspension: Suspension, call_id: str) -> bool:
     return any(c.call_id == call_id and c.kind == "deferred" for c in suspension.awaiting)
 
 
-class SessionResume(SessionControl):
+class SessionResume(SessionAsks):
     """The suspend/resume part of a :class:`~._session.Session` (see the module doc)."""
 
     __slots__ = ()

@@ -36,10 +36,10 @@ from ._checks import check_api_key, check_base_url, check_headers, headers_repr,
 from ._errors import InvalidResponseError, LlmError, StreamError, redact
 from ._http import open_stream, post, sse_chunks
 from ._provider import OutputMode, ReadLimits
+from ._request import ChatRequest
 from ._sse import DEFAULT_MAX_EVENT_BYTES, SseEvent
 from ._stream import ChatDelta, DeltaToolCall
 from ._stream_errors import stream_error
-from ._types import ChatRequest
 from .messages import ChatResponse
 
 if TYPE_CHECKING:

@@ -30,14 +30,13 @@ from typing import Any
 import msgspec
 
 from ._media_wire import anthropic_blocks
+from ._request import ChatRequest, NamedToolChoice
 from ._types import (
     AssistantMessage,
     AssistantToolCall,
-    ChatRequest,
     Content,
     DeveloperMessage,
     FunctionCall,
-    NamedToolChoice,
     ReasoningBlock,
     RedactedThinkingBlock,
     SystemMessage,

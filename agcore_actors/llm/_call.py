@@ -37,9 +37,9 @@ import trio
 from ._errors import BlockedByHook, LlmError, LlmTimeoutError
 from ._hooks import HookContext, HookEvent, HookExecutor
 from ._provider import Provider, ReadLimits
+from ._request import ChatRequest
 from ._retry import RetryConfig, Timeouts, retry_decision
 from ._stream import StreamAssembler
-from ._types import ChatRequest
 from ._usage import Usage
 from .messages import ChatResponse, Finish, Retrying, StreamEvent, UsageUpdate
 

@@ -25,7 +25,7 @@ from collections.abc import Awaitable, Callable
 
 import attrs
 
-from ._types import ChatRequest
+from ._request import ChatRequest
 from ._usage import Usage
 
 

@@ -41,10 +41,11 @@ from ._media_wire import ALL_MEDIA, openai_messages
 from ._openai_wire import ChatCompletionChunk, ErrorDetail, chunk_decoder, completion_decoder
 from ._openai_wire import response_from_completion as _response
 from ._provider import OutputMode, ReadLimits
+from ._request import ChatRequest
 from ._sse import DEFAULT_MAX_EVENT_BYTES, SseEvent
 from ._stream import ChatDelta, DeltaToolCall
 from ._stream_errors import stream_error
-from ._types import ChatRequest, content_text
+from ._types import content_text
 from .messages import ChatResponse
 
 if TYPE_CHECKING:

@@ -15,8 +15,8 @@ from typing import TYPE_CHECKING, Literal, Protocol, runtime_checkable
 import attrs
 
 from ._errors import UnknownProviderError
+from ._request import ChatRequest
 from ._stream import ChatDelta
-from ._types import ChatRequest
 from .messages import ChatResponse
 
 if TYPE_CHECKING:

@@ -33,7 +33,8 @@ import msgspec
 
 from .._exports import publish
 from ..actor import Request, StreamRequest
-from ._types import AssistantMessage, ChatRequest, FinishReason
+from ._request import ChatRequest
+from ._types import AssistantMessage, FinishReason
 from ._usage import Usage
 
 __all__ = [

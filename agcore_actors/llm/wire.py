@@ -53,9 +53,10 @@ from ._openai_wire import (
     response_from_completion,
 )
 from ._provider import NO_READ_LIMITS, ReadLimits, output_mode_of
+from ._request import StreamOptions
 from ._sse import DEFAULT_MAX_EVENT_BYTES, SseDecoder, SseEvent
 from ._stream import ChatDelta, DeltaToolCall, StreamAssembler, merge_chunks
-from ._types import StreamOptions, finish_reason
+from ._types import finish_reason
 
 __all__ = [
     "ALL_MEDIA",

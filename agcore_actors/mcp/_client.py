@@ -14,7 +14,8 @@ set. Server requests are answered: ``ping``, and the methods given handlers in
 -32601.
 
 Whose a server request is (the session and call its handler is told of): see
-:mod:`._routing`.
+:mod:`._routing`; the requests waiting for an answer, and what each got: see
+:mod:`._pending`.
 """
 
 from __future__ import annotations
@@ -25,7 +26,6 @@ from contextlib import asynccontextmanager, nullcontext, suppress
 from typing import Any
 
 import httpx2
-import msgspec
 import trio
 
 from .._decode import DECODE_ERRORS
@@ -33,13 +33,7 @@ from . import _resources
 from ._client_options import ClientOptions as ClientOptions  # re-exported
 from ._client_options import make_transport as make_transport
 from ._config import HttpServer, ServerConfig, StdioServer
-from ._errors import (
-    McpConnectionClosed,
-    McpError,
-    McpProtocolError,
-    McpServerError,
-    McpTimeout,
-)
+from ._errors import McpConnectionClosed, McpError, McpProtocolError, McpTimeout
 from ._jsonrpc import (
     LATEST_PROTOCOL_VERSION,
     METHOD_NOT_FOUND,
@@ -51,10 +45,10 @@ from ._jsonrpc import (
     JsonRpcResponse,
     decode,
     encode,
-    map_error,
     parse_tools,
     tool_result,
 )
+from ._pending import PendingRequests
 from ._policy import redact, secret_values
 from ._requests import (
     ELICIT,
@@ -77,15 +71,6 @@ log = logging.getLogger("agcore_actors.mcp")
 CLIENT_INFO = {"name": "agcore-actors", "version": "0.1.0"}
 #: Pages of ``tools/list`` followed at most (a server looping on cursors ends here).
 MAX_PAGES = 100
-
-
-class _Pending:
-    __slots__ = ("done", "error", "result")
-
-    def __init__(self) -> None:
-        self.done = trio.Event()
-        self.result: Any = None
-        self.error: Exception | None = None
 
 
 class McpClient:
@@ -111,12 +96,12 @@ class McpClient:
         self.closed_reason = ""
         #: Configured values (headers, env) kept out of every error this client raises.
         self.secrets: tuple[str, ...] = ()
-        self._next_id = 0
         #: Whose each tool call in flight is (and its progress callback).
         self._routing = Routing()
         #: Over stdio with session-asking handlers: the calls of one session at a time.
         self.gate: SessionGate | None = None
-        self._pending: dict[int | str, _Pending] = {}
+        #: The requests waiting for an answer.
+        self._pending = PendingRequests(name)
         self._nursery: trio.Nursery | None = None
 
     # -- transport callbacks (synchronous: no queue between transport and client)
@@ -129,43 +114,21 @@ class McpClient:
             return
         for msg in messages:
             if msg.is_response:
-                self._on_response(msg)
+                self._pending.answer(msg, self.secrets)
             elif msg.method is not None and msg.id is not None:
                 self._on_server_request(msg, related)
             elif msg.method is not None:
                 self._on_notification(msg)
 
-    def _on_response(self, msg: Incoming) -> None:
-        assert msg.id is not None
-        pending = self._pending.pop(msg.id, None)
-        if pending is None:  # a late answer to a withdrawn request (1.x sends code 0)
-            log.debug("[%s] dropping an answer to unknown id %r", self.name, msg.id)
-            return
-        if msg.error is not None:
-            error = JsonRpcError(
-                msg.error.code, redact(msg.error.message, self.secrets), msg.error.data
-            )
-            pending.error = McpServerError("", error.code, error.message, error.data)
-            pending.result = error
-        else:
-            pending.result = None if msg.result is msgspec.UNSET else msg.result
-        pending.done.set()
-
     def _fail(self, request_id: int | str, error: Exception) -> None:
-        pending = self._pending.pop(request_id, None)
-        if pending is not None:
-            pending.error = error
-            pending.done.set()
+        self._pending.fail(request_id, error)
 
     def _waiting(self, request_id: int | str) -> bool:
         return request_id in self._pending
 
     def _closed(self, reason: str) -> None:
         self.closed_reason = reason
-        for pending in self._pending.values():
-            pending.error = McpConnectionClosed(self.name, reason)
-            pending.done.set()
-        self._pending.clear()
+        self._pending.close(reason)
         self.closed.set()
 
     def _on_server_request(self, msg: Incoming, related: int | str | None) -> None:
@@ -229,33 +192,27 @@ class McpClient:
         ``call``: the turn's id of the tool call it makes, if any."""
         if self.closed.is_set():
             raise McpConnectionClosed(self.name, self.closed_reason)
-        self._next_id += 1
-        request_id = self._next_id
+        request_id, waiter = self._pending.add()
         message = JsonRpcRequest(id=request_id, method=method)
         if params is not None:
             message.params = params
-        pending = self._pending[request_id] = _Pending()
         self._routing.track(request_id, session, call)
         seconds = self.options.request_timeout if timeout is None else timeout
         answered = False
         try:
             with trio.move_on_after(seconds):
                 await self.transport.send(encode(message), request_id)
-                await pending.done.wait()
+                await waiter.done.wait()
                 answered = True
         finally:
             self._routing.untrack(request_id)
             if not answered:
-                self._pending.pop(request_id, None)
+                self._pending.withdraw(request_id)
                 if method != "initialize" and not self.closed.is_set():
                     await self._cancel_remote(request_id)
         if not answered:
             raise McpTimeout(method, seconds)
-        if isinstance(pending.error, McpServerError) and isinstance(pending.result, JsonRpcError):
-            raise map_error(method, pending.result)
-        if pending.error is not None:
-            raise pending.error
-        return pending.result
+        return waiter.outcome(method)
 
     async def _cancel_remote(self, request_id: int) -> None:
         note = JsonRpcNotification(

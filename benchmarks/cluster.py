@@ -68,6 +68,12 @@ def parse(argv: Sequence[str] | None) -> argparse.Namespace:
     p.add_argument("--lease-ttl", type=float, default=3.0)
     p.add_argument("--renew-interval", type=float, default=0.5)
     p.add_argument("--fence-margin", type=float, default=1.0)
+    p.add_argument(
+        "--read-timeout",
+        type=float,
+        default=3.0,
+        help="seconds a client waits for a byte before it retries elsewhere",
+    )
     p.add_argument("--fault-every", type=float, default=2.0, help="seconds between faults")
     p.add_argument("--measure-sessions", type=int, default=50)
     p.add_argument("--measure-turns", type=int, default=10)
@@ -242,6 +248,7 @@ async def _chaos_run(args: argparse.Namespace, rig: Rig, db: Database, ns: Netns
     every = span / max(1, args.turns)
     balancer = None if args.no_health_check else Balancer(rig.urls)
     clients = Clients(rig.urls, ClientConfig(token=rig.token, turns=args.turns, every=every,
+                                             read_timeout=args.read_timeout,
                                              give_up=max(60.0, 4 * args.lease_ttl)),
                       balancer)  # fmt: skip
     sessions = [f"s{i:04d}" for i in range(args.sessions)]

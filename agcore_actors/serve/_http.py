@@ -44,6 +44,9 @@ Semantics:
     of any ``503 overloaded``. A turn is known by (session, turn id): POSTing an id the
     server remembers reattaches to that turn, and an id the session has stored is 409; a
     turn never runs twice. A turn's response carries its id in ``X-Turn-Id`` before any event.
+    A request the layers below cannot serve now (the store down or too slow, an actor
+    crashed: any :class:`~agcore_actors.AgcoreError` before the answer began) gets 503
+    with that error's kind as ``error_kind`` and ``Retry-After``, never a 500.
 
 Cancellation:
     A turn runs apart from its request (:class:`~agcore_actors.serve._turns.TurnRunner`):
@@ -56,19 +59,21 @@ Cancellation:
 
 from __future__ import annotations
 
+import logging
 import math
 from collections.abc import Awaitable, Callable
 from typing import Any
 
 import trio
 
+from .._errors import AgcoreError
 from .._ids import new_id
 from ..actor import ActorRef
 from ..agent import SessionHost, StoreTurns
 from ..agent import messages as am
 from . import _elicit, _resume
 from ._auth import Tenant
-from ._errors import BadCommand, HttpRefused
+from ._errors import BadCommand, HttpRefused, ServeError
 from ._http_admit import Admission
 from ._http_config import HttpConfig
 from ._http_gate import Gate, serve_gated
@@ -94,6 +99,8 @@ from ._turns import FINAL, RunningTurn, TurnRunner
 from ._wire import ApproveCommand, TurnCommand, parse_command
 
 __all__ = ["HttpConfig", "serve_http"]
+
+_log = logging.getLogger("agcore_actors.serve")
 
 
 class _App:
@@ -144,7 +151,16 @@ class _App:
         if scope["type"] != "http":
             return
         try:
-            await self._route(scope, receive, send)
+            try:
+                await self._route(scope, receive, send)
+            except AgcoreError as exc:
+                if isinstance(exc, ServeError):
+                    raise
+                # A layer below (the store, an actor) cannot serve this now: 503 with its
+                # kind, never a bare 500, and no detail that may name an address.
+                _log.warning("%s %s: %s", scope["method"], scope["path"], exc)
+                why = f"the server cannot serve this now ({exc.kind}); retry later"
+                raise HttpRefused(503, exc.kind, why) from None
         except (HttpRefused, BadCommand) as exc:
             self.gate.decided()
             status = exc.status if isinstance(exc, HttpRefused) else 400

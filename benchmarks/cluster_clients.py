@@ -11,10 +11,12 @@ after a short backoff, or after the ``Retry-After`` of a 503 (as HTTP asks). Wit
 those the balancer takes as up, as behind the load balancer of docs/deployment.md, which
 checks ``GET /healthz``. A turn that ends
 ``turn_failed`` or ``turn_cancelled`` is also retried with its id (the server decides
-whether that id already ran); a 409 ``turn_exists`` ends the retries (the id is stored
-already: the turn ran, or began before its host died, and will not run again), without
-an acknowledgement. One not acknowledged after ``give_up`` seconds is abandoned. Every
-attempt is logged for the failover and cost figures.
+whether that id already ran); a 409 ``turn_exists`` (or a turn that failed with
+``store_turn_exists``: the id was stored by another host after the server checked it)
+ends the retries (the id is stored already: the turn ran, or began before its host died,
+and will not run again), without an acknowledgement. One not acknowledged after
+``give_up`` seconds is abandoned. Every attempt is logged for the failover and cost
+figures.
 """
 
 from __future__ import annotations
@@ -169,7 +171,9 @@ class Clients:
                 record.acked_at, record.outcome = trio.current_time(), "acked"
                 record.answered_at = record.acked_at
                 return record
-            if outcome == "http_409_turn_exists":  # it ran (or began) already: not again
+            # It ran (or began) already: not again. The turn's own refusal says the same
+            # when another host stored the id between the server's check and the start.
+            if outcome in ("http_409_turn_exists", "turn_failed_store_turn_exists"):
                 record.answered_at, record.outcome = trio.current_time(), "exists"
                 return record
             self.errors[outcome] += 1

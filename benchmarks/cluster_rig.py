@@ -181,7 +181,8 @@ class HostProcess:
             argv = ["ip", "netns", "exec", self.netns, *argv]
         env = {**os.environ, "PYTHONPATH": str(ROOT), "OPENAI_BASE_URL": self.model_url,
                "OPENAI_MODEL": "fake", "OPENAI_API_KEY": "sk-fake",
-               "AGCORE_SERVE_TOKEN": self.token}  # fmt: skip
+               "AGCORE_SERVE_TOKEN": self.token,
+               "PYTHONUNBUFFERED": "1"}  # a SIGKILLed host's log lines are all there  # fmt: skip
         log = (self.workdir / f"{self.host_id}.log").open("wb")
         self.process = subprocess.Popen(argv, stdout=log, stderr=log, env=env, cwd=self.workdir)
         log.close()

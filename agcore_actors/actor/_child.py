@@ -205,13 +205,3 @@ async def wait_started(child: Child, signal: trio.Event) -> None:
         return
     with trio.move_on_at(begun + child.start_timeout):
         await signal.wait()
-
-
-def blocking_chain(node: Node | None) -> Node | None:
-    """Follow supervisors waiting on a child's start or stop down to the node at the end."""
-    while node is not None:
-        below = node.blocked_on()
-        if below is None:
-            return node
-        node = below
-    return None

@@ -3,7 +3,8 @@
 The rules themselves live in :mod:`._policy`; this module applies them.
 Everything a supervisor does (starting, stopping, restarting, dynamic
 ``start_child``/``stop_child``) happens in its own task, one event at a
-time, so no two decisions about its children ever interleave.
+time, so no two decisions about its children ever interleave (other tasks'
+calls are posted to it: :mod:`._supervisor_calls`).
 
 Guarantees:
 
@@ -34,23 +35,16 @@ from ._breaker import BreakerState
 from ._cancel import is_cancellation, unwrap_group
 from ._cell import Cell
 from ._child import (
-    Call,
     Child,
     Event,
     Exited,
     Handoff,
     StartDone,
     StopSignal,
-    blocking_chain,
     terms,
 )
 from ._control import ChildControl
-from ._errors import (
-    ActorStopped,
-    NoSuchActor,
-    SupervisorGaveUp,
-    WouldDeadlock,
-)
+from ._errors import NoSuchActor, SupervisorGaveUp
 from ._node import ActorInfo, Link, Node, State
 from ._policy import (
     RestartWindow,
@@ -58,6 +52,7 @@ from ._policy import (
 from ._ref import ActorRef
 from ._runtime import Runtime
 from ._spec import ChildSpec, SupervisorSpec
+from ._supervisor_calls import SupervisorCalls
 
 M = TypeVar("M")
 
@@ -81,8 +76,10 @@ def make_node(runtime: Runtime, spec: ChildSpec[Any] | SupervisorSpec, rng: rand
     return node
 
 
-class Supervisor(ChildControl):
-    """A running supervisor; see the module docstring."""
+class Supervisor(SupervisorCalls, ChildControl):
+    """A running supervisor; see the module docstring (the calls other tasks make:
+    :class:`~._supervisor_calls.SupervisorCalls`, what its task does to its children:
+    :class:`~._control.ChildControl`)."""
 
     def __init__(self, runtime: Runtime, spec: SupervisorSpec, *, rng: random.Random) -> None:
         self.runtime = runtime
@@ -186,48 +183,6 @@ class Supervisor(ChildControl):
                 return found
         return None
 
-    async def _call(self, action: str, arg: Any) -> Any:
-        # The supervisor's task carries the call out even if this caller is
-        # cancelled meanwhile: a child started that way is supervised as usual.
-        if self._closed:
-            raise ActorStopped(self.name)
-        self._refuse_deadlock(action, arg)
-        call = Call(action, arg)
-        self.post(call)
-        await call.done.wait()
-        if call.error is not None:
-            raise call.error
-        return call.result
-
-    def _refuse_deadlock(self, action: str, arg: Any) -> None:
-        """Raise WouldDeadlock for a call that this supervisor could never finish.
-
-        The supervisor does one thing at a time. A call made from inside the
-        child it is waiting on (from that child's ``on_start``, say) would wait
-        for the supervisor, which waits for the caller. Stopping the caller's
-        own actor (or a supervisor above it) from its handler would wait for
-        the handler to end, which waits for the stop.
-        """
-        task = trio.lowlevel.current_task()
-        end = blocking_chain(self)
-        if end is not None and end is not self and end.runs_in(task):
-            raise WouldDeadlock(
-                end.name,
-                f"a {'spawn' if action == 'start' else 'stop'} from inside its own start "
-                "(on_start) or stop waits for the supervisor that waits for it",
-            )
-        if action == "stop" and isinstance(arg, str):
-            child = self._children.get(arg)
-            if child is not None and child.node.runs_in(task):
-                raise WouldDeadlock(
-                    arg,
-                    "stopping its own actor from its handler would wait for the handler; "
-                    "call ctx.stop() instead",
-                )
-
-    def post(self, event: Event) -> None:
-        self._events_in.send_nowait(event)
-
     # -- Node protocol -----------------------------------------------------------
 
     def request_stop(self) -> None:
@@ -266,15 +221,7 @@ class Supervisor(ChildControl):
         self._breakers.clear()
         self._answer_starts()
         self.runtime.unregister(self)
-        # Answer calls that were posted but will never be handled.
-        while True:
-            try:
-                event = self._events.receive_nowait()
-            except (trio.WouldBlock, trio.EndOfChannel):
-                break
-            if isinstance(event, Call):
-                event.error = ActorStopped(self.name)
-                event.done.set()
+        self._answer_unhandled_calls()
 
     def snapshot(self, parent: str | None, into: list[ActorInfo]) -> None:
         into.append(

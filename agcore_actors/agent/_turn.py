@@ -26,7 +26,8 @@ Guarantees, under cancellation too:
   with the provider and model that answered it (:mod:`~._model_call`, which also falls
   back along the agent's chain and applies its budget);
 - an output guardrail's replacement is what the transcript keeps; a blocked answer is
-  kept as a note saying so, and the turn fails with :class:`GuardrailBlocked`;
+  kept as a note saying so, and the turn fails with :class:`GuardrailBlocked`
+  (:mod:`~._turn_answer`, which also validates the answer into the output type);
 - the turn never holds a task after :meth:`Turn.run` returns: the model request, the
   tool batch and any approval wait are children of the caller's task;
 - a durable turn (given ``append``) stores each model reply that asks for tools before
@@ -45,20 +46,16 @@ from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import Any
 
 import attrs
-import msgspec
 import trio
 
-from .._decode import DECODE_ERRORS
 from ..actor import ActorRef
 from ..context import messages as cm
 from ..llm import (
     AssistantMessage,
-    AssistantToolCall,
     ContextLengthError,
     FunctionDefinition,
     OutputMode,
     SystemMessage,
-    ToolMessage,
     Usage,
     UserMessage,
 )
@@ -70,13 +67,13 @@ from ..tools import messages as tm
 from . import messages as am
 from ._budget import Spend
 from ._config import Agent, AgentConfig, ModelSettings
-from ._errors import GuardrailBlocked, LimitExceeded, OutputValidationError
-from ._guards import apply_output_guardrails, blocked_note
+from ._errors import LimitExceeded, OutputValidationError
 from ._model_call import ModelCalls
-from ._output import FINAL_TOOL, extract_json
+from ._output import FINAL_TOOL
 from ._suspend import Answer, usage_minus
 from ._tool_round import Emit, RunChild, ToolRound
 from ._transcript import interrupted, synthetic_results, unique_call_ids
+from ._turn_answer import TurnAnswer
 
 __all__ = ["Emit", "RunChild", "Turn", "TurnPorts"]
 
@@ -103,9 +100,10 @@ class TurnPorts:
 
 
 @attrs.define
-class Turn(ModelCalls, ToolRound):
+class Turn(ModelCalls, ToolRound, TurnAnswer):
     """The state of one running turn; see the module docstring (its model calls:
-    :class:`~._model_call.ModelCalls`, its tool rounds: :class:`~._tool_round.ToolRound`)."""
+    :class:`~._model_call.ModelCalls`, its tool rounds: :class:`~._tool_round.ToolRound`,
+    its answer: :class:`~._turn_answer.TurnAnswer`)."""
 
     session: str
     turn_id: str
@@ -345,65 +343,3 @@ class Turn(ModelCalls, ToolRound):
                 )
             )
         return list(result.messages)
-
-    async def _guard_output(self) -> None:
-        """Run the output guardrails on the answer: a replacement is what the transcript
-        keeps and the result says; a block keeps a note instead and raises."""
-        guardrails = self.agent.output_guardrails
-        if not guardrails:
-            return
-        assert self.run_context is not None
-        text, reason = await apply_output_guardrails(guardrails, self.run_context, self.text)
-        shown = blocked_note(reason) if reason is not None else text
-        if shown != self.text:
-            self.messages[-1] = AssistantMessage(shown)
-            self.text = text if reason is None else ""
-        if reason is not None:
-            self.blocked = reason
-            raise GuardrailBlocked("answer", reason)
-
-    def _output_name(self) -> str:
-        assert self.agent.output_type is not None
-        return self.agent.output_type.__name__
-
-    def _final_call(self, calls: list[AssistantToolCall]) -> AssistantToolCall | None:
-        if self.agent.output_type is None or self.output_mode != "tool":
-            return None
-        return next((c for c in calls if c.function.name == FINAL_TOOL), None)
-
-    async def _answer_final(
-        self, message: AssistantMessage, final: AssistantToolCall
-    ) -> str | None:
-        """Answer every call of a reply that gave ``final``: the answer is its arguments
-        when they are valid (None), else the validation error (the model is told it)."""
-        error = self._validate_output(final.function.arguments)
-        if error is None:
-            self.text = final.function.arguments
-        for call in message.tool_calls or []:
-            name = call.function.name
-            await self.emit(
-                am.ToolCallStarted(call_id=call.id, name=name, arguments=call.function.arguments)
-            )
-            status: am.ToolCallStatus = "ok"
-            if call is not final:
-                status, content = "error", "Error: not run: the final result was given"
-            elif error is None:
-                content = "Final result accepted."
-            else:
-                status, content = "invalid_arguments", f"Error: the result is not valid: {error}"
-            self.messages.append(ToolMessage(content, call.id))
-            await self.emit(
-                am.ToolCallFinished(call_id=call.id, name=name, status=status, content=content)
-            )
-        return error
-
-    def _validate_output(self, text: str) -> str | None:
-        assert self.agent.output_type is not None
-        if self.output_mode == "prompted":
-            text = extract_json(text)
-        try:
-            value = msgspec.json.decode(text.strip().encode(), type=self.agent.output_type)
-        except DECODE_ERRORS as exc:  # ValidationError is a DecodeError
-            return str(exc)
-        self.output = msgspec.to_builtins(value)
-        return None

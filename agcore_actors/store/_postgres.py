@@ -51,7 +51,7 @@ from ._postgres_leases import PostgresLeases
 from ._postgres_reads import PostgresReads
 from ._postgres_schema import check_values, classify, connect, import_psycopg
 from ._postgres_writes import PostgresWrites
-from ._sqlite import _COLUMNS, _record
+from ._session_rows import COLUMNS, record_of
 from .messages import SessionRecord
 
 
@@ -265,7 +265,7 @@ class PostgresSessionBackend(PostgresWrites, PostgresReads, PostgresLeases):
             leases = conn.execute(lock, (leased,)) if leased else None
             records = (
                 conn.execute(
-                    f"SELECT {_COLUMNS} FROM sessions WHERE id = ANY(%s) ORDER BY id FOR UPDATE",
+                    f"SELECT {COLUMNS} FROM sessions WHERE id = ANY(%s) ORDER BY id FOR UPDATE",
                     (sessions,),
                 )
                 if sessions
@@ -280,7 +280,7 @@ class PostgresSessionBackend(PostgresWrites, PostgresReads, PostgresLeases):
         if records is not None:
             self._records.update(dict.fromkeys(sessions))
             for row in records.fetchall():
-                self._records[row[0]] = _record(row)
+                self._records[row[0]] = record_of(row)
         if grants:
             self._lock_grantable(grants)
 
@@ -292,9 +292,9 @@ class PostgresSessionBackend(PostgresWrites, PostgresReads, PostgresLeases):
         check_values([session])
         lock = "" if self._reader else " FOR UPDATE"
         row = self._conn.execute(
-            f"SELECT {_COLUMNS} FROM sessions WHERE id = %s{lock}", (session,)
+            f"SELECT {COLUMNS} FROM sessions WHERE id = %s{lock}", (session,)
         ).fetchone()
-        found = None if row is None else _record(row)
+        found = None if row is None else record_of(row)
         self._records[session] = found
         return found
 

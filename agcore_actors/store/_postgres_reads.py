@@ -12,7 +12,7 @@ from ..llm import Message
 from ._backend import decode_messages
 from ._blobs import BlobShelf
 from ._postgres_schema import check_values
-from ._sqlite import _COLUMNS, _record
+from ._session_rows import COLUMNS, record_of
 from .messages import LogEntry, SessionRecord, SessionStatus
 
 
@@ -104,7 +104,7 @@ class PostgresReads:
             args.extend(after)
         clause = f"WHERE {' AND '.join(where)} " if where else ""
         rows = self._flush().execute(
-            f"SELECT {_COLUMNS} FROM sessions {clause}ORDER BY updated_at, id LIMIT %s",
+            f"SELECT {COLUMNS} FROM sessions {clause}ORDER BY updated_at, id LIMIT %s",
             (*args, limit),
         )
-        return [_record(row) for row in rows.fetchall()]
+        return [record_of(row) for row in rows.fetchall()]

@@ -18,13 +18,13 @@ from ..llm import Message
 from ._backend import encode_messages
 from ._blobs import BlobShelf
 from ._postgres_schema import check_values
-from ._sqlite import _COLUMNS, _ROLE, _values
+from ._session_rows import COLUMNS, ROLE, values_of
 from .messages import LogEntry, SessionRecord
 
-_N = len(_COLUMNS.split(","))
-_SET = ", ".join(f"{c.strip()} = %s" for c in _COLUMNS.split(",")[1:])
+_N = len(COLUMNS.split(","))
+_SET = ", ".join(f"{c.strip()} = %s" for c in COLUMNS.split(",")[1:])
 _INSERT_SESSION = (
-    f"INSERT INTO sessions ({_COLUMNS}, summary) VALUES ({', '.join(['%s'] * (_N + 1))})"
+    f"INSERT INTO sessions ({COLUMNS}, summary) VALUES ({', '.join(['%s'] * (_N + 1))})"
 )
 _UPDATE_SESSION = f"UPDATE sessions SET {_SET} WHERE id = %s"
 _UPDATE_SESSION_SUMMARY = f"UPDATE sessions SET {_SET}, summary = %s WHERE id = %s"
@@ -92,11 +92,13 @@ class PostgresWrites:
     ) -> None:
         text = None if not summary else encode_messages(summary).decode()
         if new:
-            self._write("sessions", _INSERT_SESSION, [(record.id, *_values(record), text)])
+            self._write("sessions", _INSERT_SESSION, [(record.id, *values_of(record), text)])
         elif summary is None:
-            self._write("sessions", _UPDATE_SESSION, [(*_values(record), record.id)])
+            self._write("sessions", _UPDATE_SESSION, [(*values_of(record), record.id)])
         else:
-            self._write("sessions", _UPDATE_SESSION_SUMMARY, [(*_values(record), text, record.id)])
+            self._write(
+                "sessions", _UPDATE_SESSION_SUMMARY, [(*values_of(record), text, record.id)]
+            )
         if self._buffering:
             self._records[record.id] = record
         else:
@@ -110,7 +112,7 @@ class PostgresWrites:
         for e in entries:
             body, found = self.blobs.encode(e.message)
             blobs.update((b.sha256, b.data) for b in found)
-            role = _ROLE[type(e.message)]
+            role = ROLE[type(e.message)]
             rows.append((session, e.index, e.turn, role, body.decode(), e.created_at))
         if blobs:
             # In hash order, as delete locks them: two writers never deadlock.

@@ -32,12 +32,11 @@ import contextlib
 import sqlite3
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, Literal, get_args
+from typing import Any, Literal
 
-import msgspec
 import outcome
 
-from ..llm import Message, Usage
+from ..llm import Message
 from ._backend import Operation, decode_messages, encode_messages
 from ._blobs import BlobShelf
 from ._schema import (
@@ -47,18 +46,13 @@ from ._schema import (
     connect,
     storage_errors,
 )
+from ._session_rows import COLUMNS, ROLE, record_of, values_of
 from ._sqlite_batch import RecordCache, WriteBuffer
 from ._sqlite_leases import SqliteLeases
 from .messages import LogEntry, SessionRecord, SessionStatus
 
-_ROLE: dict[type, str] = {cls: cls.__struct_config__.tag for cls in get_args(Message)}
-_COLUMNS = (
-    "id, agent, status, open_turn, turns, last_index, compacted_upto, pending_calls, "
-    "input_tokens, output_tokens, cache_read_tokens, cache_write_tokens, reasoning_tokens, "
-    "created_at, updated_at, version"
-)
-_SET = ", ".join(f"{c.strip()} = ?" for c in _COLUMNS.split(",")[1:])
-_INSERT_SESSION = f"INSERT INTO sessions ({_COLUMNS}, summary) VALUES ({', '.join('?' * 17)})"
+_SET = ", ".join(f"{c.strip()} = ?" for c in COLUMNS.split(",")[1:])
+_INSERT_SESSION = f"INSERT INTO sessions ({COLUMNS}, summary) VALUES ({', '.join('?' * 17)})"
 _UPDATE_SESSION = f"UPDATE sessions SET {_SET} WHERE id = ?"
 _UPDATE_SESSION_SUMMARY = f"UPDATE sessions SET {_SET}, summary = ? WHERE id = ?"
 _INSERT_MESSAGE = (
@@ -74,49 +68,6 @@ _UPSERT_FACT = (
     "INSERT INTO facts (session, key, value) VALUES (?, ?, ?) "
     "ON CONFLICT (session, key) DO UPDATE SET value = excluded.value"
 )
-_pending_decoder = msgspec.json.Decoder(tuple[str, ...])
-_encoder = msgspec.json.Encoder()
-
-
-def _record(row: Sequence[Any]) -> SessionRecord:
-    pending = row[7]
-    return SessionRecord(
-        id=row[0],
-        agent=row[1],
-        status=row[2],
-        open_turn=row[3],
-        turns=row[4],
-        last_index=row[5],
-        compacted_upto=row[6],
-        pending_calls=() if pending is None else _pending_decoder.decode(pending),
-        usage=Usage(row[8], row[9], row[10], row[11], row[12]),
-        created_at=row[13],
-        updated_at=row[14],
-        version=row[15],
-    )
-
-
-def _values(r: SessionRecord) -> tuple[Any, ...]:
-    """The columns of ``r`` after ``id``, in ``_COLUMNS`` order."""
-    u = r.usage
-    pending = _encoder.encode(r.pending_calls).decode() if r.pending_calls else None
-    return (
-        r.agent,
-        r.status,
-        r.open_turn,
-        r.turns,
-        r.last_index,
-        r.compacted_upto,
-        pending,
-        u.input_tokens,
-        u.output_tokens,
-        u.cache_read_tokens,
-        u.cache_write_tokens,
-        u.reasoning_tokens,
-        r.created_at,
-        r.updated_at,
-        r.version,
-    )
 
 
 class SqliteSessionBackend(SqliteLeases):
@@ -244,11 +195,11 @@ class SqliteSessionBackend(SqliteLeases):
                 return found
         # No flush needed: a buffered record is in the cache (see _sqlite_batch).
         row = self._conn.execute(
-            f"SELECT {_COLUMNS} FROM sessions WHERE id = ?", (session,)
+            f"SELECT {COLUMNS} FROM sessions WHERE id = ?", (session,)
         ).fetchone()
         if row is None:
             return None
-        record = _record(row)
+        record = record_of(row)
         if cached:
             self._cache.put(record)
         return record
@@ -270,11 +221,13 @@ class SqliteSessionBackend(SqliteLeases):
             self._cache.drop(record.id)
         text = None if not summary else encode_messages(summary).decode()
         if new:
-            self._write("sessions", _INSERT_SESSION, [(record.id, *_values(record), text)])
+            self._write("sessions", _INSERT_SESSION, [(record.id, *values_of(record), text)])
         elif summary is None:
-            self._write("sessions", _UPDATE_SESSION, [(*_values(record), record.id)])
+            self._write("sessions", _UPDATE_SESSION, [(*values_of(record), record.id)])
         else:
-            self._write("sessions", _UPDATE_SESSION_SUMMARY, [(*_values(record), text, record.id)])
+            self._write(
+                "sessions", _UPDATE_SESSION_SUMMARY, [(*values_of(record), text, record.id)]
+            )
 
     # -- the log and the facts --------------------------------------------------------
 
@@ -287,7 +240,7 @@ class SqliteSessionBackend(SqliteLeases):
             body, found = self.blobs.encode(e.message)
             blobs.update((b.sha256, b.data) for b in found)
             rows.append(
-                (session, e.index, e.turn, _ROLE[type(e.message)], body.decode(), e.created_at)
+                (session, e.index, e.turn, ROLE[type(e.message)], body.decode(), e.created_at)
             )
         if blobs:
             self._write("blobs", _INSERT_BLOB, [(h, len(d), d) for h, d in blobs.items()])
@@ -381,10 +334,10 @@ class SqliteSessionBackend(SqliteLeases):
             args.extend(after)
         clause = f"WHERE {' AND '.join(where)} " if where else ""
         rows = self._flush().execute(
-            f"SELECT {_COLUMNS} FROM sessions {clause}ORDER BY updated_at, id LIMIT ?",
+            f"SELECT {COLUMNS} FROM sessions {clause}ORDER BY updated_at, id LIMIT ?",
             (*args, limit),
         )
-        return [_record(row) for row in rows]
+        return [record_of(row) for row in rows]
 
     def delete(self, sessions: Sequence[str]) -> list[str]:
         conn = self._flush()

@@ -94,11 +94,10 @@ from ._forward_io import (
     chunks,
     drop_hop_by_hop,
     forwarded,
-    read_body,
     replay,
     watch_disconnect,
 )
-from ._http_io import Receive, Scope, Send
+from ._http_io import Receive, Scope, Send, read_bytes
 
 if TYPE_CHECKING:
     import httpx2
@@ -215,7 +214,7 @@ class Forwarder:
         read_at = trio.current_time()
         if owner is None:
             return receive
-        body = await read_body(scope, receive, max_body)
+        body = await read_bytes(scope, receive, max_body)
         for _ in range(self.config.max_moves + 1):
             where = await _while_connected(
                 receive, self._reach, session, owner, read_at, scope, body, send
@@ -242,7 +241,7 @@ class Forwarder:
         read_at = trio.current_time()
         if owner is None or not self._at_this_address(owner):
             return receive
-        body = await read_body(scope, receive, max_body)
+        body = await read_bytes(scope, receive, max_body)
         where = await _while_connected(receive, self._outlive, session, owner, read_at)
         return None if isinstance(where, _Done) else replay(body, receive)
 

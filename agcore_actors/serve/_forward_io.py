@@ -12,8 +12,7 @@ import trio
 from prometheus_client.core import CounterMetricFamily
 from prometheus_client.registry import Collector
 
-from ._errors import HttpRefused
-from ._http_io import BODY_READ, Receive, Scope
+from ._http_io import Receive, Scope
 
 if TYPE_CHECKING:
     import httpx2
@@ -74,21 +73,6 @@ class Counts(Collector):
         for outcome, value in self.counts.items():
             family.add_metric([outcome], value)
         yield family
-
-
-async def read_body(scope: Scope, receive: Receive, limit: int) -> bytes:
-    """The request's body, at most ``limit`` bytes (else 413)."""
-    body = bytearray()
-    while True:
-        message = await receive()
-        if message["type"] == "http.disconnect":
-            raise HttpRefused(400, "disconnected", "the client went away")
-        body += message.get("body", b"")
-        if len(body) > limit:
-            raise HttpRefused(413, "body_too_large", f"the body is larger than {limit} bytes")
-        if not message.get("more_body"):
-            scope[BODY_READ] = True  # a refusal after this need not read it again
-            return bytes(body)
 
 
 def replay(body: bytes, receive: Receive) -> Receive:

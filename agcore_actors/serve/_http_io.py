@@ -111,18 +111,9 @@ async def read_body(scope: Scope, receive: Receive, *, limit: int, timeout: floa
     length = headers.get(b"content-length")
     if length is not None and length.isdigit() and int(length) > limit:
         raise HttpRefused(413, "body_too_large", f"the body is larger than {limit} bytes")
-    body = bytearray()
+    body = b""
     with trio.move_on_after(timeout) as waited:
-        while True:
-            message = await receive()
-            if message["type"] == "http.disconnect":
-                raise HttpRefused(400, "disconnected", "the client went away")
-            body += message.get("body", b"")
-            if len(body) > limit:
-                raise HttpRefused(413, "body_too_large", f"the body is larger than {limit} bytes")
-            if not message.get("more_body"):
-                scope[BODY_READ] = True
-                break
+        body = await read_bytes(scope, receive, limit)
     if waited.cancelled_caught:
         raise HttpRefused(408, "body_timeout", f"the body took over {timeout:g} s", close=True)
     if not body.strip():
@@ -133,6 +124,22 @@ async def read_body(scope: Scope, receive: Receive, *, limit: int, timeout: floa
         return msgspec.json.decode(bytes(body))
     except DECODE_ERRORS as exc:
         raise BadCommand(f"not JSON: {exc}") from None
+
+
+async def read_bytes(scope: Scope, receive: Receive, limit: int) -> bytes:
+    """The request's body as it came, at most ``limit`` bytes (else 413); 400 when the
+    client leaves first. Marks the scope :data:`BODY_READ` once read whole."""
+    body = bytearray()
+    while True:
+        message = await receive()
+        if message["type"] == "http.disconnect":
+            raise HttpRefused(400, "disconnected", "the client went away")
+        body += message.get("body", b"")
+        if len(body) > limit:
+            raise HttpRefused(413, "body_too_large", f"the body is larger than {limit} bytes")
+        if not message.get("more_body"):
+            scope[BODY_READ] = True  # a refusal after this need not read it again
+            return bytes(body)
 
 
 def wants_json(scope: Scope) -> bool:

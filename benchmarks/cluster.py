@@ -274,7 +274,8 @@ async def _chaos_run(args: argparse.Namespace, rig: Rig, db: Database, ns: Netns
         outcomes[t.outcome] = outcomes.get(t.outcome, 0) + 1
     print(f"\n### Chaos run: {args.hosts} hosts, {args.sessions} sessions x {args.turns} turns, "
           f"{elapsed:.0f} s\n")  # fmt: skip
-    faults = ", ".join(f"{f.kind} {f.host_id} ({len(f.held)} held)" for f in injector.log)
+    faults = ", ".join(f"{f.kind} {f.host_id} at {f.at - started:.1f} s ({len(f.held)} held)"
+                       for f in injector.log)  # fmt: skip
     print(f"- faults: {faults}")
     print("- clients: " + ("random host, no health checks" if balancer is None else
                            f"behind a balancer checking /healthz every {balancer.interval:g} s; "
@@ -303,6 +304,10 @@ async def _chaos_run(args: argparse.Namespace, rig: Rig, db: Database, ns: Netns
                 f"{sum(t > budget for t in times)} over {budget:g} s)"
             )
     _print_slowest(injector.log, clients.log, budget)
+    for t in [t for t in clients.log if t.outcome == "abandoned"][:12]:
+        tries = "; ".join(f"{a - started:.2f}..{b - started:.2f} h{i} {o}"
+                          for a, b, i, o in t.tries)  # fmt: skip
+        print(f"  abandoned {t.session} {t.turn} (seconds from the run's start): {tries}")
     for name, items in (
         ("lost", verdict.lost),
         ("duplicated", verdict.duplicated),

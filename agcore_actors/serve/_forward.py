@@ -50,10 +50,11 @@ Semantics:
     at its end). The wait for an unreachable owner's lease lasts at most ``max_hold``
     seconds: an owner whose lease lasts longer (one that still renews it, cut off from
     this host only) is answered with 503 ``owner_unreachable`` at once, ``Retry-After``
-    the seconds its lease has left. A stalled owner may still read the request when it
-    wakes up: its lease fences its writes, and the turn id keeps the turn from running
-    twice (a retried id answers 409 ``turn_exists``). After ``max_moves`` moves the client
-    is answered 502 ``owner_failed``.
+    ``max_hold`` seconds (less if the lease runs out sooner): by then the retry is held
+    to the lease's end, or reaches a host that can reach the owner. A stalled owner may
+    still read the request when it wakes up: its lease fences its writes, and the turn
+    id keeps the turn from running twice (a retried id answers 409 ``turn_exists``).
+    After ``max_moves`` moves the client is answered 502 ``owner_failed``.
 
 Cancellation:
     A client that disconnects closes the forwarded request at once (or ends the wait
@@ -277,7 +278,7 @@ class Forwarder:
         while True:
             if expires > deadline:
                 why = f"the session's host {owner.host_id!r} cannot be reached"
-                retry = expires - now if math.isfinite(expires) else None
+                retry = min(expires - now, self.config.max_hold)
                 raise HttpRefused(503, "owner_unreachable", why, retry_after=retry)
             await trio.sleep_until(max(expires, now + _RECHECK))
             try:

@@ -299,7 +299,8 @@ async def test_a_cut_off_owners_lease_is_looked_at_again_when_it_runs_out_not_la
                 r = await client.post("/v1/sessions/b-1/turns", json={"text": "hi"}, headers=JSON)
             assert r.status_code == 200 and r.json()["status"] == "completed", r.text
             assert forwarder.counts["unreachable"] == 1
-            assert 1.2 <= looks[1] - looks[0] < 1.7, looks
+            # The old code looked only after connect_timeout + 1.2 s = 2.2 s at the soonest.
+            assert 1.2 <= looks[1] - looks[0] < 2.1, looks
 
 
 async def test_a_request_forwarded_here_for_this_hosts_predecessor_waits_for_its_lease() -> None:
@@ -326,7 +327,8 @@ async def test_a_request_forwarded_here_for_this_hosts_predecessor_waits_for_its
 
 async def test_an_unreachable_owner_keeping_its_lease_gets_503_retry_after_the_lease() -> None:
     # An owner cut off from A only keeps renewing its lease: A waits no longer than
-    # max_hold, and tells the client when the lease would run out.
+    # max_hold, and asks the client to come back after max_hold, not after the whole
+    # lease (its retry may reach a host that reaches the owner).
     dead, looks = dead_url(), []
 
     async def locate(session: str) -> Owner | None:
@@ -337,7 +339,7 @@ async def test_an_unreachable_owner_keeping_its_lease_gets_503_retry_after_the_l
         with trio.fail_after(5):  # answered at once, not after max_hold
             r = await client.post("/v1/sessions/b-1/turns", json={"text": "hi"})
         assert r.status_code == 503 and r.json()["error_kind"] == "owner_unreachable"
-        assert r.headers["retry-after"] == "8"
+        assert r.headers["retry-after"] == "5"  # max_hold, not the lease's 7.2 s
         assert not a.host.is_live("b-1") and looks == ["b-1"]
 
 
@@ -346,13 +348,13 @@ async def test_a_client_that_leaves_while_its_request_waits_for_a_lease_runs_not
 
     async def locate(session: str) -> Owner | None:
         looks.append(session)
-        return Owner(host_id="B", address=dead, seconds_left=1.5) if len(looks) == 1 else None
+        return Owner(host_id="B", address=dead, seconds_left=3.0) if len(looks) == 1 else None
 
     async with served_with(locate) as (a, forwarder):
         async with a.client(timeout=0.5) as client:
             with pytest.raises(httpx2.ReadTimeout):
                 await client.post("/v1/sessions/b-1/turns", json={"text": "hi"})
-        await trio.sleep(2.0)  # past the lease: had it not noticed, A would serve it now
+        await trio.sleep(3.0)  # past the lease: had it not noticed, A would serve it now
         assert not a.host.is_live("b-1") and looks == ["b-1"]
         assert forwarder.counts["moved"] == 0
 

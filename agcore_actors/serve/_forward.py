@@ -243,7 +243,9 @@ class Forwarder:
         if owner is None or not self._at_this_address(owner):
             return receive
         body = await read_bytes(scope, receive, max_body)
-        where = await _while_connected(receive, self._outlive, session, owner, read_at)
+        where = await _while_connected(
+            receive, self._lapse, session, owner, read_at, self.config.max_hold
+        )
         return None if isinstance(where, _Done) else replay(body, receive)
 
     def _at_this_address(self, owner: Owner) -> bool:
@@ -255,10 +257,10 @@ class Forwarder:
         """The owner's answer relayed (:data:`_DONE`), else where the session lives once
         the owner (its lease read at ``read_at``) lost it without answering."""
         if not self._at_this_address(owner):
-            answered = await self._send(session, owner, scope, body, send)
+            answered = await self._send(session, owner, read_at, scope, body, send)
             if not isinstance(answered, _Unreachable):
                 return answered
-        return await self._outlive(session, owner, read_at)
+        return await self._lapse(session, owner, read_at, self.config.max_hold)
 
     async def _locate(self, session: str) -> Owner | None:
         try:
@@ -268,17 +270,19 @@ class Forwarder:
             why = f"where the session lives is unknown for now ({exc.kind})"
             raise HttpRefused(503, "owner_unknown", why) from None
 
-    async def _outlive(self, session: str, owner: Owner, read_at: float) -> Owner | None:
+    async def _lapse(
+        self, session: str, owner: Owner, read_at: float, hold: float = math.inf
+    ) -> Owner | None:
         """Where the session lives once ``owner``'s lease (read at ``read_at``) has run
-        out (the owner cannot answer), looked up each time the lease read last would have
-        run out; 503 when that is further away than ``max_hold``."""
+        out, looked up each time the lease read last would have run out; 503
+        ``owner_unreachable`` when that is further away than ``hold`` seconds."""
         now = trio.current_time()
-        deadline = now + self.config.max_hold
+        deadline = now + hold
         expires = read_at + owner.seconds_left
         while True:
             if expires > deadline:
                 why = f"the session's host {owner.host_id!r} cannot be reached"
-                retry = min(expires - now, self.config.max_hold)
+                retry = min(expires - now, hold)
                 raise HttpRefused(503, "owner_unreachable", why, retry_after=retry)
             await trio.sleep_until(max(expires, now + _RECHECK))
             try:
@@ -292,7 +296,7 @@ class Forwarder:
             expires = now + where.seconds_left
 
     async def _send(
-        self, session: str, owner: Owner, scope: Scope, body: bytes, send: Send
+        self, session: str, owner: Owner, read_at: float, scope: Scope, body: bytes, send: Send
     ) -> _Done | Owner | _Unreachable | None:
         """Send the request to ``owner`` and relay its answer (:data:`_DONE`); where the
         session lives when it moved before the owner answered; :data:`_UNREACHABLE`."""
@@ -305,7 +309,7 @@ class Forwarder:
             url += "?" + scope["query_string"].decode("latin-1")
         request = self._client.build_request(scope["method"], url, headers=headers, content=body)
         try:
-            response = await self._answer_or_moved(session, owner, request)
+            response = await self._answer_or_moved(session, owner, read_at, request)
             if not isinstance(response, httpx2.Response):
                 return response
         except (httpx2.ConnectError, httpx2.ConnectTimeout, httpx2.PoolTimeout):
@@ -336,7 +340,7 @@ class Forwarder:
         return _DONE
 
     async def _answer_or_moved(
-        self, session: str, owner: Owner, request: httpx2.Request
+        self, session: str, owner: Owner, read_at: float, request: httpx2.Request
     ) -> httpx2.Response | Owner | None:
         """The owner's answer (its status and headers), or where the session lives once
         it has another owner or none while the owner had not begun to answer (module
@@ -354,19 +358,8 @@ class Forwarder:
                 nursery.cancel_scope.cancel()
 
             nursery.start_soon(send)
-            left = owner.seconds_left
-            while True:
-                await trio.sleep(max(left, _RECHECK))
-                try:
-                    now = await self.locate(session)
-                except AgcoreError:
-                    left = _RECHECK  # unknown for now: ask again soon
-                    continue
-                if now is None or now.host_id != owner.host_id:
-                    moved.append(now)
-                    nursery.cancel_scope.cancel()
-                    break
-                left = now.seconds_left
+            moved.append(await self._lapse(session, owner, read_at))
+            nursery.cancel_scope.cancel()
         if failed:
             raise failed[0]
         return answer[0] if answer else moved[0]
